@@ -1,0 +1,101 @@
+// The engine's public contract. Everything here is plain data: no I/O, no clocks, no globals.
+
+export const GRANULARITIES = [
+  'yearly',
+  'monthly',
+  'weekly',
+  'daily',
+  'hourly',
+  'minutely',
+  'secondly',
+  'microsecond',
+  'none',
+] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+export const IMPUTE_MODES = ['auto', 'previous', 'linear', 'fixed', 'zero', 'notFill'] as const;
+export type ImputeMode = (typeof IMPUTE_MODES)[number];
+
+/** A series as the API received it, after JSON-level validation. */
+export interface SeriesInput {
+  /**
+   * Epoch milliseconds of each point, in input order, or null when the timestamps are not used
+   * (granularity `none`). Sub-millisecond digits are already truncated by the parser.
+   */
+  readonly timestampsMs: readonly number[] | null;
+  /** Finite values, one per point, in input order. */
+  readonly values: readonly number[];
+  readonly granularity: Granularity;
+  /** Multiplies the granularity's step (minutely + 5 = 5-minute data); an integer >= 1. */
+  readonly customInterval: number;
+  readonly imputeMode: ImputeMode;
+  /** Required when imputeMode is `fixed`; `zero` implies 0. */
+  readonly imputeFixedValue?: number;
+}
+
+export interface DetectOptions {
+  /** undefined = detect the period; 0 = treat as non-seasonal; >= 1 = use as given. */
+  readonly period?: number;
+  /** 0..100; higher = narrower margins = more anomalies. */
+  readonly sensitivity: number;
+  /** Upper bound on the share of points flagged, in (0, 0.5). */
+  readonly maxAnomalyRatio: number;
+}
+
+export interface ChangePointOptions {
+  /** undefined = detect the period; 0 = non-seasonal; >= 1 = use as given. */
+  readonly period?: number;
+  /** Points on each side of a candidate that must show a stable trend; integer >= 3, < n/2. */
+  readonly stableTrendWindow?: number;
+  /** 0.01..0.99; a point is a changepoint when its confidence is >= threshold (and the seed's rules hold). */
+  readonly threshold?: number;
+}
+
+/** Entire-series result: every array has one element per input point, in input order. */
+export interface EntireResult {
+  readonly period: number;
+  readonly expectedValues: number[];
+  readonly upperMargins: number[];
+  readonly lowerMargins: number[];
+  readonly isAnomaly: boolean[];
+  readonly isPositiveAnomaly: boolean[];
+  readonly isNegativeAnomaly: boolean[];
+  /** 0 for normal points, (0, 1] for anomalies. */
+  readonly severity: number[];
+}
+
+/** Last-point result: the last point judged only from the points before it. */
+export interface LastResult {
+  readonly period: number;
+  readonly suggestedWindow: number;
+  readonly expectedValue: number;
+  readonly upperMargin: number;
+  readonly lowerMargin: number;
+  readonly isAnomaly: boolean;
+  readonly isPositiveAnomaly: boolean;
+  readonly isNegativeAnomaly: boolean;
+  readonly severity: number;
+}
+
+export interface ChangePointResult {
+  readonly period: number;
+  readonly isChangePoint: boolean[];
+  /** In [0, 1], one per input point. */
+  readonly confidenceScores: number[];
+}
+
+/** The vendor's error codes that the engine itself can raise (the API adds the parser's codes). */
+export type SeriesErrorCode = 'InvalidSeries' | 'InvalidModelArgument';
+
+/**
+ * A problem with the series found while aligning, imputing or modelling it. The API turns it
+ * into a 400 with `code` and `message` as they are.
+ */
+export class SeriesError extends Error {
+  readonly code: SeriesErrorCode;
+  constructor(code: SeriesErrorCode, message: string) {
+    super(message);
+    this.name = 'SeriesError';
+    this.code = code;
+  }
+}
