@@ -1,0 +1,161 @@
+// Builds the API as a Fastify instance without starting a server: tests `inject` into it,
+// server.ts listens with it. Everything it needs comes in through `config` and `options`.
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import { Type } from 'typebox';
+import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
+import type { ApiConfig } from './config.js';
+import { AppError, ERRORS, definitionForStatus } from './errors.js';
+import { healthRoutes } from './health/routes.js';
+import { installAuthentication } from './tenancy/authentication.js';
+import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
+import { meterDetections } from './tenancy/metering.js';
+import { tenancyRoutes } from './tenancy/routes.js';
+import { vendorRoutes } from './vendor/plugin.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the first-start bootstrap did on THIS start (plaintext keys only on the first one). */
+    readonly bootstrap: BootstrapResult;
+    /** The platform store; the app closes it in onClose. */
+    readonly store: Store;
+  }
+}
+
+export interface BuildAppOptions {
+  /** Fastify logger: false (default) for none, true or pino options for one. */
+  readonly logger?: FastifyServerOptions['logger'];
+  /**
+   * The store to use instead of opening the embedded one under `config.dataDir`. The app takes
+   * ownership: it closes the store when the app closes (or when building fails).
+   */
+  readonly store?: Store;
+}
+
+/** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
+const PlatformError = Type.Object(
+  { error: Type.Object({ code: Type.String(), message: Type.String() }) },
+  { description: 'Missing or invalid API key (the vendor gateway\'s shape), or another platform error' },
+);
+
+const OpenApiDocument = Type.Object(
+  { openapi: Type.String(), info: Type.Unknown(), paths: Type.Unknown() },
+  { additionalProperties: true, description: 'OpenAPI 3.1 document generated from the route schemas' },
+);
+
+export async function buildApp(config: ApiConfig, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const store = options.store ?? (await openEmbeddedStore({ dataDir: config.dataDir }));
+  let bootstrap: BootstrapResult;
+  let app: FastifyInstance;
+  try {
+    bootstrap = await bootstrapTenancy(store, { dataDir: config.dataDir, bootstrapApiKey: config.bootstrapApiKey });
+    app = Fastify({ logger: options.logger ?? false, bodyLimit: config.bodyLimitBytes });
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+
+  // From here on the store is closed by the app's onClose, also when building fails below.
+  app.decorate('bootstrap', bootstrap);
+  app.decorate('store', store);
+  app.addHook('onClose', async () => {
+    await store.close();
+  });
+
+  try {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'Anomaly detection service',
+          version: '0.1.0',
+          description:
+            'Time-series anomaly and changepoint detection. The /anomalydetector routes are drop-in compatible with Azure AI Anomaly Detector (univariate).',
+        },
+        components: {
+          securitySchemes: {
+            subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
+            serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' },
+            bearerKey: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token' },
+          },
+        },
+        security: [{ subscriptionKey: [] }, { serviceKey: [] }, { bearerKey: [] }],
+      },
+    });
+
+    // Every non-public route documents the 401 it can answer; the hook sends that body itself.
+    app.addHook('onRoute', (route) => {
+      if (route.config?.public === true) return;
+      const schema = route.schema ?? {};
+      const response = (schema.response ?? {}) as Record<string, unknown>;
+      if ('401' in response) return;
+      route.schema = { ...schema, response: { ...response, 401: PlatformError } };
+    });
+
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const { statusCode, code, message } = describeError(error);
+      if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      else request.log.info({ code, message }, 'request rejected');
+      if (statusCode === 503) reply.header('retry-after', '1');
+      // Sent as text so the body keeps this shape whatever schema the route declares.
+      return reply
+        .code(statusCode)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ error: { code, message } }));
+    });
+
+    app.setNotFoundHandler((request, reply) => {
+      const route = `${request.method} ${request.url.split('?')[0] ?? ''}`.slice(0, 200);
+      return reply
+        .code(404)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ error: { code: ERRORS.NotFound.code, message: `Route ${route} not found` } }));
+    });
+
+    installAuthentication(app, { store, cacheTtlMs: config.authCacheTtlMs });
+
+    await app.register(healthRoutes, { store });
+    app.get(
+      '/openapi.json',
+      {
+        config: { public: true },
+        schema: {
+          summary: "This service's OpenAPI document",
+          tags: ['meta'],
+          security: [],
+          response: { 200: OpenApiDocument },
+        },
+      },
+      async () => app.swagger(),
+    );
+    await app.register(tenancyRoutes, { store });
+
+    await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
+
+    await app.ready();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return app;
+}
+
+/** Status, code and client-safe message for any error reaching the app-wide handler. */
+function describeError(error: FastifyError): { statusCode: number; code: string; message: string } {
+  if (error instanceof AppError) {
+    const message = error.statusCode >= 500 && error.code === ERRORS.InternalError.code ? 'Internal server error' : error.message;
+    return { statusCode: error.statusCode, code: error.code, message };
+  }
+  if (isStoreError(error)) {
+    return {
+      statusCode: ERRORS.ServiceUnavailable.statusCode,
+      code: ERRORS.ServiceUnavailable.code,
+      message: 'The service cannot reach its store right now. Retry shortly.',
+    };
+  }
+  const statusCode = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+  const definition = definitionForStatus(statusCode);
+  // Fastify's own 4xx messages (bad JSON, body too large, schema validation) are safe to show.
+  const message = statusCode < 500 ? error.message : 'Internal server error';
+  return { statusCode, code: definition.code, message };
+}

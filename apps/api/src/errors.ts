@@ -1,0 +1,87 @@
+// The API's coded error registry. Every error the app raises on purpose is an AppError built from
+// one of these definitions: the code is stable (clients and dashboards may match on it), the
+// status is what the HTTP edge answers, `retriable` says whether the same request may succeed
+// later. Add a definition here instead of throwing strings; never match on `message`.
+//
+// The vendor-compatible routes keep their own wire codes (InvalidSeries, ...) in vendor/errors.ts;
+// this registry covers the platform: configuration, tenancy, health and the generic HTTP edge.
+
+export interface ErrorDefinition {
+  /** Stable, PascalCase, unique across the registry (a unit test checks). */
+  readonly code: string;
+  /** HTTP status the edge answers with; 500 for errors that never reach a client. */
+  readonly statusCode: number;
+  readonly retriable: boolean;
+}
+
+export const ERRORS = {
+  /** An environment variable is invalid; the process refuses to start. */
+  ConfigInvalid: { code: 'ConfigInvalid', statusCode: 500, retriable: false },
+  /** First-start key issuance failed (unwritable DATA_DIR, store failure). */
+  BootstrapFailed: { code: 'BootstrapFailed', statusCode: 500, retriable: false },
+  /** No key in any of the accepted headers. The wire body is the vendor gateway's (code "401"). */
+  MissingSubscriptionKey: { code: 'MissingSubscriptionKey', statusCode: 401, retriable: false },
+  /** Unknown, malformed or revoked key. The wire body is the vendor gateway's (code "401"). */
+  InvalidSubscriptionKey: { code: 'InvalidSubscriptionKey', statusCode: 401, retriable: false },
+  /** Malformed request outside the vendor routes (bad JSON, failed schema validation). */
+  BadRequest: { code: 'BadRequest', statusCode: 400, retriable: false },
+  /** No route for this method and path. */
+  NotFound: { code: 'NotFound', statusCode: 404, retriable: false },
+  /** Body larger than BODY_LIMIT_BYTES. */
+  PayloadTooLarge: { code: 'PayloadTooLarge', statusCode: 413, retriable: false },
+  /** Content type the route cannot parse. */
+  UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
+  /** The store is unreachable or closing; the request may succeed on retry. */
+  ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
+  /** A bug. The client sees a generic message; the log has the cause. */
+  InternalError: { code: 'InternalError', statusCode: 500, retriable: false },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorName = keyof typeof ERRORS;
+export type ErrorCode = (typeof ERRORS)[ErrorName]['code'];
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly retriable: boolean;
+
+  constructor(definition: (typeof ERRORS)[ErrorName], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = definition.code;
+    this.statusCode = definition.statusCode;
+    this.retriable = definition.retriable;
+  }
+}
+
+/** A configuration variable is missing or invalid. `variable` names it (e.g. `PORT`). */
+export class ConfigError extends AppError {
+  override name = 'ConfigError';
+  readonly variable: string;
+
+  constructor(variable: string, problem: string) {
+    super(ERRORS.ConfigInvalid, `Invalid configuration: ${variable} ${problem}`);
+    this.variable = variable;
+  }
+}
+
+/** The registry's codes, for the uniqueness test and for documentation. */
+export function registeredErrorCodes(): readonly string[] {
+  return Object.values(ERRORS).map((definition) => definition.code);
+}
+
+/** The AppError definition for an HTTP status raised by Fastify itself (parsing, limits). */
+export function definitionForStatus(statusCode: number): (typeof ERRORS)[ErrorName] {
+  switch (statusCode) {
+    case 404:
+      return ERRORS.NotFound;
+    case 413:
+      return ERRORS.PayloadTooLarge;
+    case 415:
+      return ERRORS.UnsupportedMediaType;
+    case 503:
+      return ERRORS.ServiceUnavailable;
+    default:
+      return statusCode >= 400 && statusCode < 500 ? ERRORS.BadRequest : ERRORS.InternalError;
+  }
+}

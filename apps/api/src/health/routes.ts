@@ -1,0 +1,73 @@
+// Liveness and readiness, for orchestrators. Both are public (no API key) and cheap.
+// /healthz says the process serves HTTP; it never touches dependencies, so a slow store does not
+// get the process restarted. /readyz says whether to send traffic: it pings the store.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Store } from '@adp/store';
+
+export interface HealthRoutesOptions {
+  readonly store: Store;
+  /** A store ping slower than this counts as unavailable, in milliseconds. Default 2000. */
+  readonly pingTimeoutMs?: number;
+}
+
+const Live = Type.Object({ status: Type.Literal('ok') }, { description: 'The process serves HTTP' });
+const Ready = Type.Object({ status: Type.Literal('ready') }, { description: 'Ready for traffic' });
+const Unavailable = Type.Object({
+  status: Type.Literal('unavailable'),
+  /** Which dependency failed and how, without secrets. */
+  reason: Type.String(),
+}, { description: 'Not ready: a dependency is failing' });
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, options) => {
+  const pingTimeoutMs = options.pingTimeoutMs ?? 2000;
+
+  app.get(
+    '/healthz',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Liveness: the process serves HTTP',
+        tags: ['health'],
+        security: [],
+        response: { 200: Live },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Readiness: the store answers',
+        tags: ['health'],
+        security: [],
+        response: { 200: Ready, 503: Unavailable },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await withTimeout(options.store.ping(), pingTimeoutMs);
+        return { status: 'ready' as const };
+      } catch (err) {
+        request.log.warn({ err }, 'readiness check failed');
+        return reply.code(503).send({ status: 'unavailable' as const, reason: `store: ${describe(err)}` });
+      }
+    },
+  );
+};
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function describe(err: unknown): string {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error ? err.message : 'unknown error';
+}

@@ -1,0 +1,79 @@
+// The process: configuration from the environment, pino logging, listen, graceful shutdown.
+// `npm start` runs this file. Everything else is built by buildApp and testable without it.
+import { loadConfig, type ApiConfig } from './config.js';
+import { buildApp } from './app.js';
+import { ConfigError } from './errors.js';
+import type { BootstrapResult } from './tenancy/bootstrap.js';
+
+async function main(): Promise<void> {
+  let config: ApiConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+
+  const app = await buildApp(config, {
+    logger: {
+      level: config.logLevel,
+      // Keys never reach the logs, whatever a serializer decides to include.
+      redact: {
+        paths: ['req.headers["ocp-apim-subscription-key"]', 'req.headers["x-service-key"]', 'req.headers.authorization'],
+        censor: '[redacted]',
+      },
+    },
+  });
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      app.log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
+    const deadline = setTimeout(() => {
+      app.log.error('graceful shutdown took too long: exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    deadline.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+
+  await app.listen({ host: config.host, port: config.port });
+  printBootstrap(app.bootstrap);
+}
+
+/** Prints the keys created on this start, once; later starts print nothing. */
+function printBootstrap(bootstrap: BootstrapResult): void {
+  if (bootstrap.createdKeys.length === 0) return;
+  const lines = [
+    '',
+    '  First start: created the default organization and its API keys.',
+    '',
+    ...bootstrap.createdKeys.map((issued) => `    ${issued.kind.padEnd(4)}  ${issued.key}`),
+    '',
+    `  Saved in ${bootstrap.keysFile ?? '(not saved)'} (mode 0600).`,
+    '  They are shown only this once and stored only as hashes. Send one in the',
+    '  Ocp-Apim-Subscription-Key header (or X-Service-Key, or Authorization: Bearer).',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`The API failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,97 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { AppError, ConfigError } from '../src/errors.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: path.resolve('./data'),
+      bootstrapApiKey: undefined,
+      logLevel: 'info',
+      bodyLimitBytes: 4 * 1024 * 1024,
+      authCacheTtlMs: 30_000,
+      shutdownGraceMs: 10_000,
+    });
+  });
+
+  it('reads every variable and returns a frozen object', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: '/var/lib/adp',
+      BOOTSTRAP_API_KEY: 'svc_live_abcdefghij-_KLMNOP',
+      LOG_LEVEL: 'debug',
+      BODY_LIMIT_BYTES: '1048576',
+      AUTH_CACHE_TTL_MS: '0',
+      SHUTDOWN_GRACE_MS: '500',
+    });
+    expect(config).toMatchObject({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: '/var/lib/adp',
+      bootstrapApiKey: 'svc_live_abcdefghij-_KLMNOP',
+      logLevel: 'debug',
+      bodyLimitBytes: 1048576,
+      authCacheTtlMs: 0,
+      shutdownGraceMs: 500,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', BOOTSTRAP_API_KEY: '  ', LOG_LEVEL: '' })).toMatchObject({
+      port: 8080,
+      bootstrapApiKey: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['BODY_LIMIT_BYTES', '10'],
+    ['BODY_LIMIT_BYTES', '1e6'],
+    ['AUTH_CACHE_TTL_MS', '3600000'],
+    ['SHUTDOWN_GRACE_MS', 'soon'],
+    ['LOG_LEVEL', 'verbose'],
+  ])('rejects %s=%s with a ConfigError naming the variable', (variable, value) => {
+    const error = configError({ [variable]: value });
+    expect(error).toBeInstanceOf(AppError);
+    expect(error.code).toBe('ConfigInvalid');
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(variable);
+  });
+
+  it.each([
+    'svc_prod_abcdefghijklmnop',
+    'svc_test_short',
+    'svc_test_has spaces in it!!',
+    'abcdefghijklmnopqrstuvwxyz',
+    `svc_live_${'a'.repeat(129)}`,
+  ])('rejects BOOTSTRAP_API_KEY %s without echoing it', (value) => {
+    const error = configError({ BOOTSTRAP_API_KEY: value });
+    expect(error.variable).toBe('BOOTSTRAP_API_KEY');
+    expect(error.message).not.toContain(value);
+  });
+
+  it('accepts both key kinds at the length bounds', () => {
+    expect(loadConfig({ BOOTSTRAP_API_KEY: `svc_test_${'a'.repeat(16)}` }).bootstrapApiKey).toBeDefined();
+    expect(loadConfig({ BOOTSTRAP_API_KEY: `svc_live_${'Z'.repeat(128)}` }).bootstrapApiKey).toBeDefined();
+  });
+});

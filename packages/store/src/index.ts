@@ -1,0 +1,21 @@
+// @adp/store: the platform's persistent state (organizations, API keys, usage) behind one narrow,
+// async interface. The embedded DuckDB implementation is the default; a scale-out one implements
+// the same `Store`.
+export type {
+  ApiKeyKind,
+  ApiKeyRecord,
+  CreateApiKeyResult,
+  EndpointUsage,
+  NewApiKey,
+  Organization,
+  OrganizationUsage,
+  Store,
+} from './types.js';
+export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
+export {
+  DEFAULT_ORGANIZATION_ID,
+  DEFAULT_ORGANIZATION_NAME,
+  EMBEDDED_STORE_FILE_NAME,
+  openEmbeddedStore,
+  type EmbeddedStoreOptions,
+} from './embedded/duckdb-store.js';
