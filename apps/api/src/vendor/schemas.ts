@@ -1,0 +1,132 @@
+// Wire schemas of the vendor routes, written from the vendor's v1.1 OpenAPI document (a superset
+// of v1.0). They feed the OpenAPI output. They do not run on requests or responses: bodies are
+// checked by ./request.ts in the vendor's order, and responses are built and checked field by
+// field in ./plugin.ts, then written with JSON.stringify (faster than a schema serialiser here).
+import { Type, type Static } from 'typebox';
+import { GRANULARITIES, IMPUTE_MODES } from '@adp/detection';
+import { API_VERSIONS, MAX_SERIES_POINTS, MIN_SERIES_POINTS } from './request.js';
+
+export const VersionParams = Type.Object({
+  version: Type.Enum([...API_VERSIONS], {
+    description: 'API version path segment; all four route to the same handlers (the v1.1 contract is a superset).',
+  }),
+});
+
+export const TimeSeriesPoint = Type.Object({
+  timestamp: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: "ISO 8601 timestamp; required when granularity is not 'none'.",
+    }),
+  ),
+  value: Type.Number({ description: 'The measurement; finite, |value| <= 1e100.' }),
+});
+
+const Series = Type.Array(TimeSeriesPoint, {
+  minItems: MIN_SERIES_POINTS,
+  maxItems: MAX_SERIES_POINTS,
+  description: 'Points sorted by timestamp, ascending, without duplicate timestamps.',
+});
+
+const Granularity = Type.Enum([...GRANULARITIES], {
+  description: "Sampling granularity; default 'none' (timestamps optional, points indexed 0..n-1).",
+});
+
+const CustomInterval = Type.Integer({
+  minimum: 1,
+  description: 'Multiplies the granularity: minutely + 5 = 5-minute data. Default 1.',
+});
+
+const Period = Type.Integer({
+  minimum: 0,
+  description: 'Period in points. Absent or null = detect it; 0 = treat as non-seasonal.',
+});
+
+export const DetectRequest = Type.Object(
+  {
+    series: Series,
+    granularity: Type.Optional(Granularity),
+    customInterval: Type.Optional(CustomInterval),
+    period: Type.Optional(Period),
+    maxAnomalyRatio: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, description: 'Largest share of points flagged. Default 0.25.' }),
+    ),
+    sensitivity: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 99, description: 'Higher = narrower margins = more anomalies. Default 95.' }),
+    ),
+    imputeMode: Type.Optional(
+      Type.Enum([...IMPUTE_MODES], { description: "How missing points are filled when granularity is not 'none'. Default 'auto'." }),
+    ),
+    imputeFixedValue: Type.Optional(Type.Number({ description: "Fill value; required when imputeMode is 'fixed'." })),
+  },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+);
+
+export const ChangePointDetectRequest = Type.Object(
+  {
+    series: Series,
+    granularity: Granularity,
+    customInterval: Type.Optional(CustomInterval),
+    period: Type.Optional(Period),
+    stableTrendWindow: Type.Optional(
+      Type.Integer({ minimum: 3, description: 'Points each side of a change that must show a stable trend; < n/2.' }),
+    ),
+    threshold: Type.Optional(
+      Type.Number({ minimum: 0.01, maximum: 0.99, description: 'A point is a change point when its confidence reaches it.' }),
+    ),
+  },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+);
+
+export const EntireDetectResponse = Type.Object(
+  {
+    period: Type.Integer({ description: 'Period used; 0 = no recurrent pattern.' }),
+    expectedValues: Type.Array(Type.Number()),
+    upperMargins: Type.Array(Type.Number()),
+    lowerMargins: Type.Array(Type.Number()),
+    isAnomaly: Type.Array(Type.Boolean()),
+    isNegativeAnomaly: Type.Array(Type.Boolean()),
+    isPositiveAnomaly: Type.Array(Type.Boolean()),
+    severity: Type.Array(Type.Number({ description: '0 for normal points, (0, 1] for anomalies.' })),
+  },
+  { description: 'Successful operation: every array has one element per input point, in input order.' },
+);
+export type EntireDetectResponse = Static<typeof EntireDetectResponse>;
+
+export const LastDetectResponse = Type.Object(
+  {
+    period: Type.Integer(),
+    suggestedWindow: Type.Integer({ description: 'Points to send for the next last-point request.' }),
+    expectedValue: Type.Number(),
+    upperMargin: Type.Number(),
+    lowerMargin: Type.Number(),
+    isAnomaly: Type.Boolean(),
+    isNegativeAnomaly: Type.Boolean(),
+    isPositiveAnomaly: Type.Boolean(),
+    severity: Type.Number(),
+  },
+  { description: 'Successful operation: the status of the last point.' },
+);
+export type LastDetectResponse = Static<typeof LastDetectResponse>;
+
+export const ChangePointDetectResponse = Type.Object(
+  {
+    period: Type.Integer(),
+    isChangePoint: Type.Array(Type.Boolean()),
+    confidenceScores: Type.Array(Type.Number({ description: 'In [0, 1].' })),
+  },
+  { description: 'Successful operation: every array has one element per input point, in input order.' },
+);
+export type ChangePointDetectResponse = Static<typeof ChangePointDetectResponse>;
+
+export const VendorErrorResponse = Type.Object(
+  {
+    code: Type.String({ description: "The vendor's error code (also sent as the x-ms-error-code header)." }),
+    message: Type.String(),
+  },
+  {
+    description: "Error in the vendor's shape.",
+    // Read by @fastify/swagger into the response's headers.
+    headers: { 'x-ms-error-code': { type: 'string', description: 'The same value as `code`.' } },
+  },
+);

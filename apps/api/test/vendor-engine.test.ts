@@ -1,0 +1,172 @@
+// The vendor routes over the real engine: timestamp forms, the engine's series errors, and the
+// request fields that must change the result (imputeMode, sensitivity, maxAnomalyRatio, period).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildVendorTestApp, dailySeries, post } from './fixtures/vendor/harness.js';
+
+const ENTIRE = '/anomalydetector/v1.1/timeseries/entire/detect';
+const LAST = '/anomalydetector/v1.1/timeseries/last/detect';
+const CHANGEPOINT = '/anomalydetector/v1.1/timeseries/changepoint/detect';
+const DAY_MS = 86_400_000;
+
+interface EntireBody {
+  period: number;
+  expectedValues: number[];
+  upperMargins: number[];
+  lowerMargins: number[];
+  isAnomaly: boolean[];
+  severity: number[];
+}
+
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  ({ app } = await buildVendorTestApp()); // the real engine
+});
+afterAll(async () => {
+  await app.close();
+});
+
+async function entire(payload: unknown): Promise<EntireBody> {
+  const res = await post(app, ENTIRE, payload);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as EntireBody;
+}
+
+async function expectSeriesError(path: string, payload: unknown, code: string, message: string | RegExp): Promise<void> {
+  const res = await post(app, path, payload);
+  expect(res.statusCode, res.body).toBe(400);
+  expect(res.headers['x-ms-error-code']).toBe(code);
+  const json = res.json() as { code: string; message: string };
+  expect(json.code).toBe(code);
+  if (typeof message === 'string') expect(json.message).toBe(message);
+  else expect(json.message).toMatch(message);
+}
+
+describe('timestamp forms clients send', () => {
+  const base = dailySeries(35);
+  const at = (i: number): number => Date.parse(base[i]!.timestamp);
+  const forms: Record<string, (i: number) => string> = {
+    Z: (i) => new Date(at(i)).toISOString().replace('.000Z', 'Z'),
+    '.000Z (JS SDKs)': (i) => new Date(at(i)).toISOString(),
+    '.0000000Z (.NET SDK)': (i) => new Date(at(i)).toISOString().replace('.000Z', '.0000000Z'),
+    '+00:00': (i) => new Date(at(i)).toISOString().replace('.000Z', '+00:00'),
+    '+02:00 (same instants)': (i) => `${new Date(at(i) + 2 * 3_600_000).toISOString().slice(0, 19)}+02:00`,
+  };
+
+  it('all give the same result for the same instants', async () => {
+    const bodies = new Set<string>();
+    for (const [name, form] of Object.entries(forms)) {
+      const series = base.map((point, i) => ({ timestamp: form(i), value: point.value }));
+      const res = await post(app, ENTIRE, { series, granularity: 'daily' });
+      expect(res.statusCode, `${name}: ${res.body}`).toBe(200);
+      bodies.add(res.body);
+    }
+    expect(bodies.size).toBe(1);
+  });
+});
+
+describe("the engine's series errors come back as 400s", () => {
+  it('unsorted timestamps', async () => {
+    const series = dailySeries(30);
+    [series[10], series[11]] = [series[11]!, series[10]!];
+    await expectSeriesError(ENTIRE, { series, granularity: 'daily' }, 'InvalidSeries', 'Series timestamps must be sorted');
+  });
+
+  it('duplicate timestamps', async () => {
+    const series = dailySeries(30);
+    series[12]!.timestamp = series[11]!.timestamp;
+    await expectSeriesError(LAST, { series, granularity: 'daily' }, 'InvalidSeries', 'Duplicate timestamps');
+  });
+
+  it('granularity none still refuses unsorted timestamps when every point has one', async () => {
+    const series = dailySeries(30);
+    [series[3], series[4]] = [series[4]!, series[3]!];
+    await expectSeriesError(ENTIRE, { series }, 'InvalidSeries', 'Series timestamps must be sorted');
+    // ... and ignores them once one point has none.
+    delete (series[0] as { timestamp?: string }).timestamp;
+    expect((await entire({ series })).expectedValues).toHaveLength(30);
+  });
+
+  it('misaligned timestamps', async () => {
+    const series = dailySeries(30);
+    series[7]!.timestamp = new Date(Date.parse(series[7]!.timestamp) + 3_600_000).toISOString();
+    await expectSeriesError(
+      ENTIRE,
+      { series, granularity: 'daily' },
+      'InvalidSeries',
+      "The 'timestamp' at index 7 is invalid in daily granularity with 1 gran as interval.",
+    );
+  });
+
+  it('a period too long for the series', async () => {
+    await expectSeriesError(
+      CHANGEPOINT,
+      { series: dailySeries(30), granularity: 'daily', period: 20 },
+      'InvalidModelArgument',
+      "The 'series' field must have more than 2 periods points",
+    );
+  });
+});
+
+/** 70 days of weekly pattern on a trend, with days 30..35 missing. */
+function seriesWithGap(): { timestamp: string; value: number }[] {
+  const start = Date.UTC(2024, 0, 1);
+  const points: { timestamp: string; value: number }[] = [];
+  for (let i = 0; i < 70; i++) {
+    if (i >= 30 && i <= 35) continue;
+    const weekly = [0, 12, 20, 18, 9, -25, -30][i % 7]!;
+    points.push({ timestamp: new Date(start + i * DAY_MS).toISOString(), value: 200 + i * 1.5 + weekly });
+  }
+  return points;
+}
+
+describe('request fields change the result', () => {
+  it('imputeMode: previous and linear fill a gap differently, and the gap is not reported', async () => {
+    const series = seriesWithGap();
+    const common = { series, granularity: 'daily', period: 7 };
+    const previous = await entire({ ...common, imputeMode: 'previous' });
+    const linear = await entire({ ...common, imputeMode: 'linear' });
+    expect(previous.expectedValues).toHaveLength(series.length);
+    expect(linear.expectedValues).toHaveLength(series.length);
+    expect(previous.expectedValues).not.toEqual(linear.expectedValues);
+  });
+
+  it('imputeMode fixed: the fill value matters', async () => {
+    const series = seriesWithGap();
+    const low = await entire({ series, granularity: 'daily', period: 7, imputeMode: 'fixed', imputeFixedValue: 0 });
+    const high = await entire({ series, granularity: 'daily', period: 7, imputeMode: 'fixed', imputeFixedValue: 5000 });
+    expect(low.expectedValues).not.toEqual(high.expectedValues);
+  });
+
+  it('sensitivity: higher means narrower margins', async () => {
+    const series = dailySeries(60);
+    const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+    const loose = await entire({ series, granularity: 'daily', sensitivity: 10 });
+    const tight = await entire({ series, granularity: 'daily', sensitivity: 99 });
+    expect(sum(tight.upperMargins)).toBeLessThan(sum(loose.upperMargins));
+  });
+
+  it('maxAnomalyRatio caps the number of anomalies', async () => {
+    const spikes = new Set([5, 17, 23, 41, 58, 66, 79, 90]);
+    const series = dailySeries(100).map((point, i) => ({ ...point, value: spikes.has(i) ? point.value + 200 + i : point.value }));
+    const many = await entire({ series, granularity: 'daily', period: 7, sensitivity: 99, maxAnomalyRatio: 0.4 });
+    const few = await entire({ series, granularity: 'daily', period: 7, sensitivity: 99, maxAnomalyRatio: 0.02 });
+    const count = (flags: boolean[]): number => flags.filter(Boolean).length;
+    expect(count(few.isAnomaly)).toBeLessThanOrEqual(2);
+    expect(count(many.isAnomaly)).toBeGreaterThan(count(few.isAnomaly));
+  });
+
+  it('period: used as given, and suggestedWindow follows it', async () => {
+    const res = await post(app, LAST, { series: dailySeries(40), granularity: 'daily', period: 7 });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ period: 7, suggestedWindow: 29 });
+    expect((await entire({ series: dailySeries(40), period: 0 })).period).toBe(0);
+  });
+
+  it('customInterval: a 2-day series is aligned on a 2-day grid', async () => {
+    const series = dailySeries(60).filter((_, i) => i % 2 === 0);
+    expect((await entire({ series, granularity: 'daily', customInterval: 2 })).expectedValues).toHaveLength(30);
+    await expectSeriesError(ENTIRE, { series: dailySeries(30), granularity: 'daily', customInterval: 2 }, 'InvalidSeries', /index 1 is invalid in daily granularity with 2/);
+  });
+});
