@@ -8,7 +8,12 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['pipelines/*/test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+          include: [
+            'pipelines/*/test/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            'eval/test/**/*.test.ts',
+          ],
           testTimeout: 30_000,
         },
       },

@@ -1,0 +1,110 @@
+// The runner's configuration: parsed once from the command line, validated, frozen, passed in.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const DETECTOR_IDS = ['engine', 'zscore', 'sr', 'null'] as const;
+export type DetectorId = (typeof DETECTOR_IDS)[number];
+
+export const BENCHMARKS = ['nab', 'tcpd'] as const;
+export type Benchmark = (typeof BENCHMARKS)[number];
+
+/** Sensitivities the sweep runs by default (the service's default, 95, among them). */
+export const DEFAULT_SWEEP_SENSITIVITIES = [50, 70, 80, 90, 95, 99] as const;
+
+export interface EvalConfig {
+  /** Repository root; results and the chart are written under it. */
+  readonly repoRoot: string;
+  /** Folder holding nab_dev/ and tcpd/ (default: <repo>/../shared/datasets). */
+  readonly datasetsDir: string;
+  /** Benchmarks to run (--only). */
+  readonly benchmarks: readonly Benchmark[];
+  /** Detectors to run (--detector); `engine` runs every selected variant. */
+  readonly detectors: readonly DetectorId[];
+  /** Engine variants to run (--variant); undefined = all. */
+  readonly variants: readonly string[] | undefined;
+  /** --sweep: run the NAB sensitivity sweep instead of the evaluation. */
+  readonly sweep: boolean;
+  readonly sweepSensitivities: readonly number[];
+  /**
+   * Where results go: the committed eval/results.json for a full run; a filtered run writes
+   * nothing unless --out names a file, so quick iterations never overwrite the committed figures.
+   */
+  readonly resultsPath: string | undefined;
+  readonly help: boolean;
+}
+
+export const USAGE = `Usage: npm run eval -- [options]
+
+  --only nab|tcpd          run one benchmark
+  --detector LIST          comma-separated: ${DETECTOR_IDS.join(', ')} (default: all)
+  --variant LIST           comma-separated engine variants (default: all)
+  --sweep                  NAB precision/recall over sensitivities -> eval/sweep.json, docs/sensitivity-sweep.png
+  --sensitivities LIST     sweep sensitivities (default: ${DEFAULT_SWEEP_SENSITIVITIES.join(',')})
+  --data DIR               datasets folder (default: ../shared/datasets from the repository root)
+  --out FILE               write results here (default: eval/results.json, full runs only)
+  --help                   this text`;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function list(text: string | undefined): string[] | undefined {
+  return text === undefined ? undefined : text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`${flag}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+export function parseConfig(argv: readonly string[], repoRoot: string): EvalConfig {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        only: { type: 'string' },
+        detector: { type: 'string' },
+        variant: { type: 'string' },
+        sweep: { type: 'boolean', default: false },
+        sensitivities: { type: 'string' },
+        data: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const benchmarks = parsed.only === undefined ? [...BENCHMARKS] : [oneOf(parsed.only, BENCHMARKS, '--only')];
+  const detectors = list(parsed.detector)?.map((d) => oneOf(d, DETECTOR_IDS, '--detector')) ?? [...DETECTOR_IDS];
+  if (detectors.length === 0) throw new UsageError('--detector: empty list');
+  const variants = list(parsed.variant);
+  const sweepSensitivities = list(parsed.sensitivities)?.map((s) => {
+    const v = Number(s);
+    if (!(Number.isFinite(v) && v >= 0 && v <= 100)) throw new UsageError(`--sensitivities: ${s} is not in 0..100`);
+    return v;
+  }) ?? [...DEFAULT_SWEEP_SENSITIVITIES];
+  const filtered = parsed.only !== undefined || parsed.detector !== undefined || parsed.variant !== undefined;
+  const resultsPath =
+    parsed.out !== undefined
+      ? path.resolve(parsed.out)
+      : filtered
+        ? undefined
+        : path.join(repoRoot, 'eval', 'results.json');
+  return Object.freeze({
+    repoRoot,
+    datasetsDir: path.resolve(parsed.data ?? path.join(repoRoot, '..', 'shared', 'datasets')),
+    benchmarks: Object.freeze(benchmarks),
+    detectors: Object.freeze(detectors),
+    variants: variants === undefined ? undefined : Object.freeze(variants),
+    sweep: parsed.sweep === true,
+    sweepSensitivities: Object.freeze([...sweepSensitivities].sort((a, b) => a - b)),
+    resultsPath,
+    help: parsed.help === true,
+  });
+}

@@ -1,0 +1,218 @@
+// The detection engine as the harness sees it: loaded at run time, wrapped as detectors.
+//
+// Loaded with a dynamic import and checked export by export at run time, so a broken or partial
+// engine is reported in the table rather than stopping the reference detectors; the signatures
+// are checked against the engine's own types at compile time (asEngineApi).
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type {
+  ChangePointOptions,
+  ChangePointResult,
+  DetectOptions,
+  Granularity,
+  LastResult,
+  SeriesInput,
+} from '@adp/detection';
+import type { ChangePointDetector, StreamingDetector } from './detectors.js';
+import { probationaryRows } from './nab-scorer.js';
+import type { EngineVariant } from './variants.js';
+
+export type StreamOptions = DetectOptions & { windowPoints: number; minHistory?: number };
+
+/** The engine's functions the harness calls (pipelines/detection/src/types.ts contract). */
+export interface EngineApi {
+  detectStream(input: SeriesInput, opts: StreamOptions): readonly LastResult[];
+  detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
+  suggestedWindow(period: number, n: number): number;
+  detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
+}
+
+const REQUIRED_EXPORTS = ['detectStream', 'detectChangePointSeries', 'suggestedWindow', 'detectPeriod'] as const;
+
+export type LoadedEngine =
+  | { readonly kind: 'loaded'; readonly api: EngineApi; readonly version: string }
+  | { readonly kind: 'missing'; readonly missing: readonly string[]; readonly version: string };
+
+export async function engineVersion(repoRoot: string): Promise<string> {
+  const pkg = JSON.parse(
+    await readFile(path.join(repoRoot, 'pipelines', 'detection', 'package.json'), 'utf8'),
+  ) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
+/**
+ * SHA-256 over the engine's source files (name and content, sorted by name): the version in
+ * package.json does not move with every change, the figures should still name the code.
+ */
+export async function engineSourceHash(repoRoot: string): Promise<string> {
+  const dir = path.join(repoRoot, 'pipelines', 'detection', 'src');
+  const names = (await readdir(dir, { recursive: true })).filter((n) => n.endsWith('.ts')).sort();
+  const hash = createHash('sha256');
+  for (const name of names) {
+    hash.update(`${name}\0`);
+    hash.update(await readFile(path.join(dir, name)));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+type DetectionModule = typeof import('@adp/detection');
+
+/** Type-checks, at compile time, that the engine's exports fit the slice the harness calls. */
+function asEngineApi(mod: DetectionModule): EngineApi {
+  return mod;
+}
+
+export async function loadEngine(repoRoot: string): Promise<LoadedEngine> {
+  const version = await engineVersion(repoRoot);
+  const mod = await import('@adp/detection');
+  const exported = mod as unknown as Record<string, unknown>;
+  const missing = REQUIRED_EXPORTS.filter((name) => typeof exported[name] !== 'function');
+  if (missing.length > 0) return { kind: 'missing', missing, version };
+  return { kind: 'loaded', api: asEngineApi(mod), version };
+}
+
+/**
+ * How the harness streams a series through the engine: the same rule for every file. The
+ * trailing window comes from the period detected on the series' learning prefix (NAB's
+ * probationary rows), so nothing is taken from the points being judged or later ones.
+ */
+export interface StreamSettings {
+  /** The service's default, 95. */
+  readonly sensitivity: number;
+  /** The service's default, 0.25. */
+  readonly maxAnomalyRatio: number;
+  /**
+   * `suggested`: engine.suggestedWindow(period, learning prefix length), at least `minPoints`;
+   * `fixed`: this many trailing points for every file.
+   */
+  readonly window: { readonly kind: 'suggested'; readonly minPoints: number } | { readonly kind: 'fixed'; readonly points: number };
+  /**
+   * `prefix`: the period detected once on the learning prefix is passed to the engine;
+   * `engine`: no period is passed, the engine detects it in each trailing window.
+   */
+  readonly period: 'prefix' | 'engine';
+}
+
+export const STREAM_DEFAULTS: StreamSettings = {
+  sensitivity: 95,
+  maxAnomalyRatio: 0.25,
+  window: { kind: 'suggested', minPoints: 12 },
+  // A last/detect request carries no period by default: the engine finds it in the window.
+  period: 'engine',
+};
+
+/**
+ * The series as the endpoint would receive it. Granularity `none` for every file: NAB's rows are
+ * not on a clean grid (duplicate stamps, gaps, a clock jump), and a grid would make the engine
+ * align and impute, so its points would no longer be the file's rows.
+ */
+export function seriesInput(values: readonly number[]): SeriesInput {
+  return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
+}
+
+/**
+ * The granularity a client would declare for rows spaced like these: from the median spacing,
+ * the coarsest of day/hour/minute/second that divides it, times the multiple. Only the period
+ * detection of the window rule uses it (its candidate cycles: a day of 5-minute points, ...).
+ */
+export function granularityOfSpacing(timestampsMs: readonly number[] | undefined): {
+  granularity: Granularity;
+  customInterval: number;
+} {
+  const steps: number[] = [];
+  for (let i = 1; i < (timestampsMs?.length ?? 0); i += 1) {
+    const step = (timestampsMs?.[i] as number) - (timestampsMs?.[i - 1] as number);
+    if (step > 0) steps.push(step);
+  }
+  if (steps.length === 0) return { granularity: 'none', customInterval: 1 };
+  steps.sort((a, b) => a - b);
+  const seconds = Math.max(1, Math.round((steps[Math.floor(steps.length / 2)] as number) / 1000));
+  const units = [
+    ['daily', 86_400],
+    ['hourly', 3_600],
+    ['minutely', 60],
+    ['secondly', 1],
+  ] as const;
+  for (const [granularity, unit] of units) {
+    if (seconds % unit === 0) return { granularity, customInterval: seconds / unit };
+  }
+  return { granularity: 'secondly', customInterval: seconds };
+}
+
+/** What the engine was asked for one series: recorded in results.json. */
+export interface StreamPlan {
+  readonly learningPoints: number;
+  /** Granularity of the rows' spacing, for the period detection of the window rule only. */
+  readonly granularity: Granularity;
+  readonly customInterval: number;
+  readonly period: number;
+  readonly windowPoints: number;
+}
+
+export function planStream(
+  api: EngineApi,
+  values: readonly number[],
+  timestampsMs: readonly number[] | undefined,
+  settings: StreamSettings,
+): StreamPlan {
+  const learningPoints = probationaryRows(values.length);
+  const { granularity, customInterval } = granularityOfSpacing(timestampsMs?.slice(0, learningPoints));
+  const period = api.detectPeriod(values.slice(0, learningPoints), granularity, customInterval);
+  const windowPoints =
+    settings.window.kind === 'fixed'
+      ? settings.window.points
+      : Math.max(api.suggestedWindow(period, learningPoints), settings.window.minPoints);
+  return { learningPoints, granularity, customInterval, period, windowPoints };
+}
+
+export interface EngineStreamingDetector extends StreamingDetector {
+  /** The plan of the last series run, for the per-file record. */
+  lastPlan(): StreamPlan | undefined;
+}
+
+export function engineStreamingDetector(
+  api: EngineApi,
+  variant: EngineVariant,
+  settings: StreamSettings = STREAM_DEFAULTS,
+): EngineStreamingDetector {
+  let plan: StreamPlan | undefined;
+  const effective: StreamSettings = { ...settings, ...variant.stream };
+  return {
+    name: `engine: ${variant.name}`,
+    lastPlan: () => plan,
+    flags(values, timestampsMs) {
+      plan = planStream(api, values, timestampsMs, effective);
+      const options = {
+        sensitivity: effective.sensitivity,
+        maxAnomalyRatio: effective.maxAnomalyRatio,
+        windowPoints: plan.windowPoints,
+        ...(effective.period === 'prefix' ? { period: plan.period } : {}),
+        ...variant.detect,
+      } as StreamOptions;
+      const records = api.detectStream(seriesInput(values), options);
+      if (records.length !== values.length) {
+        throw new RangeError(`detectStream returned ${records.length} records for ${values.length} points`);
+      }
+      return records.map((r) => r.isAnomaly);
+    },
+  };
+}
+
+export function engineChangePointDetector(api: EngineApi, variant: EngineVariant): ChangePointDetector {
+  return {
+    name: `engine: ${variant.name}`,
+    changePoints(values) {
+      const result = api.detectChangePointSeries(seriesInput(values), {
+        ...variant.changePoint,
+      } as ChangePointOptions);
+      if (result.isChangePoint.length !== values.length) {
+        throw new RangeError(
+          `detectChangePointSeries returned ${result.isChangePoint.length} flags for ${values.length} points`,
+        );
+      }
+      return result.isChangePoint.flatMap((flag, i) => (flag ? [i] : []));
+    },
+  };
+}

@@ -1,0 +1,245 @@
+// The evaluation as a function of its configuration: loads the benchmarks, runs the selected
+// detectors, builds the table and the results object. run.ts only wires it to the process.
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ANCHORS } from './anchors.js';
+import type { EvalConfig } from './config.js';
+import type { ChangePointDetector, StreamingDetector } from './detectors.js';
+import {
+  engineChangePointDetector,
+  engineSourceHash,
+  engineStreamingDetector,
+  type LoadedEngine,
+  loadEngine,
+  STREAM_DEFAULTS,
+} from './engine.js';
+import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
+import { type NabDetectorResult, runNab } from './nab-run.js';
+import { nullDetector, zeroChangePoints } from './reference/null.js';
+import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
+import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
+import { runSweep, type SweepPoint, sweepChartPng } from './sweep.js';
+import { markdownTable, type TableRow } from './table.js';
+import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
+import { runTcpd, type TcpdDetectorResult } from './tcpd-run.js';
+import { ENGINE_VARIANTS, type EngineVariant } from './variants.js';
+
+export interface Io {
+  /** Progress and diagnostics (stderr). */
+  readonly progress: (line: string) => void;
+  /** The table and the summary (stdout). */
+  readonly out: (text: string) => void;
+}
+
+/** One row group of the run: what ran, under which table name, and its results. */
+interface Entry {
+  readonly id: string;
+  readonly name: string;
+  nab?: NabDetectorResult;
+  tcpd?: TcpdDetectorResult;
+  note?: string;
+}
+
+export interface EvalResults {
+  readonly engine: {
+    readonly package: '@adp/detection';
+    readonly version: string;
+    /** SHA-256 of pipelines/detection/src at the start of the run. */
+    readonly sourceSha256: string;
+    readonly status: string;
+  };
+  readonly date: string;
+  readonly elapsedMs: number;
+  readonly machine: { readonly node: string; readonly cpus: number };
+  readonly settings: unknown;
+  readonly nab: unknown;
+  readonly tcpd: unknown;
+  readonly anchors: typeof ANCHORS;
+  readonly table: string;
+}
+
+function selectedVariants(config: EvalConfig): EngineVariant[] {
+  if (config.variants === undefined) return [...ENGINE_VARIANTS];
+  const unknown = config.variants.filter((v) => !ENGINE_VARIANTS.some((e) => e.name === v));
+  if (unknown.length > 0) throw new RangeError(`unknown variant(s): ${unknown.join(', ')}`);
+  return ENGINE_VARIANTS.filter((v) => config.variants?.includes(v.name));
+}
+
+function engineStatus(engine: LoadedEngine): string {
+  return engine.kind === 'loaded' ? 'loaded' : `not ready: missing ${engine.missing.join(', ')}`;
+}
+
+function fileProgress(io: Io, detector: string): (file: string, ms: number, error: string | undefined) => void {
+  return (file, ms, error) =>
+    io.progress(`  ${detector} · ${file} · ${(ms / 1000).toFixed(1)} s${error === undefined ? '' : ` · ERROR ${error}`}`);
+}
+
+export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalResults> {
+  const started = performance.now();
+  const sourceSha256 = await engineSourceHash(config.repoRoot);
+  const engine = await loadEngine(config.repoRoot);
+  if (engine.kind === 'missing') io.progress(`engine ${engineStatus(engine)}; running the rest`);
+  const variants = config.detectors.includes('engine') ? selectedVariants(config) : [];
+  const entries: Entry[] = [];
+  for (const v of variants) {
+    entries.push({ id: `engine:${v.name}`, name: `engine: ${v.name}`, ...(engine.kind === 'missing' ? { note: 'engine not ready' } : {}) });
+  }
+  if (config.detectors.includes('zscore')) entries.push({ id: 'zscore', name: 'rolling z-score (reference)' });
+  if (config.detectors.includes('sr')) entries.push({ id: 'sr', name: 'spectral residual (reference)' });
+  if (config.detectors.includes('null')) entries.push({ id: 'null', name: 'null / zero (never fires)' });
+
+  const streamingFor = (entry: Entry): { detector: StreamingDetector; planOf?: () => unknown } | undefined => {
+    if (entry.id.startsWith('engine:')) {
+      if (engine.kind !== 'loaded') return undefined;
+      const variant = variants.find((v) => `engine:${v.name}` === entry.id) as EngineVariant;
+      const detector = engineStreamingDetector(engine.api, variant, STREAM_DEFAULTS);
+      return { detector, planOf: () => detector.lastPlan() };
+    }
+    if (entry.id === 'zscore') return { detector: rollingZScore() };
+    if (entry.id === 'sr') return { detector: spectralResidual() };
+    if (entry.id === 'null') return { detector: nullDetector() };
+    return undefined;
+  };
+  const changePointFor = (entry: Entry): ChangePointDetector | undefined => {
+    if (entry.id.startsWith('engine:')) {
+      if (engine.kind !== 'loaded') return undefined;
+      return engineChangePointDetector(engine.api, variants.find((v) => `engine:${v.name}` === entry.id) as EngineVariant);
+    }
+    return entry.id === 'null' ? zeroChangePoints() : undefined;
+  };
+
+  let nabCorpus: NabCorpus | undefined;
+  if (config.benchmarks.includes('nab')) {
+    nabCorpus = await loadNabCorpus(path.join(config.datasetsDir, 'nab_dev'));
+    for (const entry of entries) {
+      const run = streamingFor(entry);
+      if (run === undefined) continue;
+      io.progress(`NAB · ${entry.name}`);
+      entry.nab = runNab(nabCorpus, run.detector, {
+        ...(run.planOf === undefined ? {} : { planOf: run.planOf }),
+        ...(entry.id.startsWith('engine:') ? { onFile: fileProgress(io, entry.name) } : {}),
+      });
+      io.progress(`NAB · ${entry.name} · ${(entry.nab.elapsedMs / 1000).toFixed(1)} s`);
+    }
+  }
+  if (config.benchmarks.includes('tcpd')) {
+    const series = await loadTcpdSeries(path.join(config.datasetsDir, 'tcpd'));
+    for (const entry of entries) {
+      const detector = changePointFor(entry);
+      if (detector === undefined) continue;
+      io.progress(`TCPD · ${entry.name}`);
+      entry.tcpd = runTcpd(series, detector);
+      for (const s of entry.tcpd.series) if (s.error !== undefined) io.progress(`  ${s.series}: ERROR ${s.error}`);
+    }
+  }
+
+  const rows: TableRow[] = entries.map((e) => {
+    const nab = e.nab;
+    const notes = [
+      e.note,
+      nab !== undefined && nab.errors > 0 ? `${nab.errors} NAB file(s) failed` : undefined,
+      e.tcpd !== undefined && e.tcpd.errors > 0 ? `${e.tcpd.errors} TCPD series failed (scored 0)` : undefined,
+    ].filter((n): n is string => n !== undefined);
+    return {
+      name: e.name,
+      nab:
+        nab === undefined
+          ? undefined
+          : (NAB_PROFILE_NAMES.map((p) => nab.profiles[p]?.score ?? Number.NaN) as [number, number, number]),
+      tcpdF1: e.tcpd?.f1,
+      tcpdCover: e.tcpd?.cover,
+      note: notes.join('; '),
+    };
+  });
+  for (const a of ANCHORS) rows.push({ name: a.name, nab: a.nab, tcpdF1: a.tcpdF1, tcpdCover: a.tcpdCover, note: 'anchor' });
+  const table = markdownTable(rows);
+  const elapsedMs = Math.round(performance.now() - started);
+
+  return {
+    engine: { package: '@adp/detection', version: engine.version, sourceSha256, status: engineStatus(engine) },
+    date: new Date().toISOString(),
+    elapsedMs,
+    machine: { node: process.version, cpus: os.cpus().length },
+    settings: {
+      nab: {
+        stream: STREAM_DEFAULTS,
+        granularity: 'none (each CSV row is one point)',
+        learningPrefix: 'NAB probationary rows: min(floor(0.15 N), 750)',
+        detections: "the engine's isAnomaly flags; no threshold sweep",
+      },
+      tcpd: {
+        granularity: 'none',
+        options: 'changepoint endpoint defaults (no options passed)',
+        missingValues: 'linear interpolation between observed neighbours, nearest value at the ends',
+        failures: "a failed series scores 0 (TCPDBench's rule)",
+      },
+      variants,
+      reference: { zscore: ROLLING_ZSCORE_DEFAULTS, spectralResidual: SPECTRAL_RESIDUAL_DEFAULTS },
+    },
+    nab:
+      nabCorpus === undefined
+        ? null
+        : {
+            files: nabCorpus.series.length,
+            windows: nabCorpus.series.reduce((n, s) => n + s.windows.length, 0),
+            profiles: nabCorpus.profiles,
+            detectors: entries.flatMap((e) => (e.nab === undefined ? [] : [{ id: e.id, name: e.name, ...e.nab }])),
+          },
+    tcpd: config.benchmarks.includes('tcpd')
+      ? {
+          series: TCPD_SERIES.length,
+          detectors: entries.flatMap((e) => (e.tcpd === undefined ? [] : [{ id: e.id, name: e.name, ...e.tcpd }])),
+        }
+      : null,
+    anchors: ANCHORS,
+    table,
+  };
+}
+
+export async function writeJson(file: string, value: unknown): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  // Short number arrays (change points) on one line keep the committed file readable.
+  const text = JSON.stringify(value, null, 2).replace(/\[\s+([-\d.,\s]*?)\s+\]/g, (_m, inner: string) => `[${inner.split(/,\s*/).join(', ')}]`);
+  await writeFile(file, `${text}\n`);
+}
+
+export async function runSweepCommand(config: EvalConfig, io: Io): Promise<SweepPoint[]> {
+  const sourceSha256 = await engineSourceHash(config.repoRoot);
+  const engine = await loadEngine(config.repoRoot);
+  if (engine.kind !== 'loaded') throw new Error(`the sweep needs the engine, which is ${engineStatus(engine)}`);
+  const variant = selectedVariants(config)[0];
+  if (variant === undefined) throw new RangeError('no engine variant selected');
+  const corpus = await loadNabCorpus(path.join(config.datasetsDir, 'nab_dev'));
+  const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
+  const points = runSweep(corpus, engine.api, variant, config.sweepSensitivities, (p) =>
+    io.progress(
+      `sensitivity ${p.sensitivity}: precision ${fmt(p.precision)} recall ${fmt(p.recall)} · ${(p.elapsedMs / 1000).toFixed(1)} s`,
+    ),
+  );
+  const lines = [
+    '| sensitivity | precision | recall | detections | windows recalled | NAB standard | NAB low FP | NAB low FN |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...points.map(
+      (p) =>
+        `| ${p.sensitivity} | ${fmt(p.precision)} | ${fmt(p.recall)} | ${p.detections} | ${p.recalledWindows}/${p.windows} | ` +
+        NAB_PROFILE_NAMES.map((n) => (p.nab[n] ?? Number.NaN).toFixed(1)).join(' | ') +
+        ' |',
+    ),
+  ];
+  io.out(lines.join('\n'));
+  await writeJson(path.join(config.repoRoot, 'eval', 'sweep.json'), {
+    engine: { package: '@adp/detection', version: engine.version, sourceSha256, variant: variant.name },
+    date: new Date().toISOString(),
+    definitions: {
+      precision: 'detected rows inside windows / all detected rows, after each file\'s probationary period; null without detections',
+      recall: 'windows holding at least one detection (after probation) / all 55 windows',
+    },
+    settings: STREAM_DEFAULTS,
+    points,
+  });
+  const chart = path.join(config.repoRoot, 'docs', 'sensitivity-sweep.png');
+  await mkdir(path.dirname(chart), { recursive: true });
+  await writeFile(chart, sweepChartPng(points));
+  return points;
+}

@@ -1,0 +1,76 @@
+// The sensitivity sweep: the engine's default variant over NAB at several sensitivities, with
+// window-level precision and recall (see nab-scorer windowPrecisionRecall) and the NAB scores.
+import { lineChartPng } from './chart.js';
+import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS } from './engine.js';
+import type { NabCorpus } from './nab-data.js';
+import { runNab } from './nab-run.js';
+import type { EngineVariant } from './variants.js';
+
+export interface SweepPoint {
+  readonly sensitivity: number;
+  /** Detections inside windows / all detections (after probation); null with no detections. */
+  readonly precision: number | null;
+  /** Windows with a detection / all windows. */
+  readonly recall: number | null;
+  readonly detections: number;
+  readonly detectionsInWindows: number;
+  readonly recalledWindows: number;
+  readonly windows: number;
+  /** Normalised NAB score per profile at this sensitivity. */
+  readonly nab: Readonly<Record<string, number>>;
+  readonly elapsedMs: number;
+  readonly errors: number;
+}
+
+export function runSweep(
+  corpus: NabCorpus,
+  api: EngineApi,
+  variant: EngineVariant,
+  sensitivities: readonly number[],
+  onPoint: (p: SweepPoint) => void = () => {},
+): SweepPoint[] {
+  return sensitivities.map((sensitivity) => {
+    const detector = engineStreamingDetector(api, variant, { ...STREAM_DEFAULTS, sensitivity });
+    const result = runNab(corpus, detector);
+    const nab: Record<string, number> = {};
+    for (const [profile, s] of Object.entries(result.profiles)) nab[profile] = s.score;
+    const sum = (pick: (f: (typeof result.files)[number]) => number): number =>
+      result.files.reduce((n, f) => n + pick(f), 0);
+    const point: SweepPoint = {
+      sensitivity,
+      precision: result.precision,
+      recall: result.recall,
+      detections: sum((f) => f.detections),
+      detectionsInWindows: sum((f) => f.detectionsInWindows),
+      recalledWindows: sum((f) => f.detectedWindows),
+      windows: sum((f) => f.windows),
+      nab,
+      elapsedMs: result.elapsedMs,
+      errors: result.errors,
+    };
+    onPoint(point);
+    return point;
+  });
+}
+
+export function sweepChartPng(points: readonly SweepPoint[]): Buffer {
+  const xs = points.map((p) => p.sensitivity);
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  const pad = Math.max(2, (hi - lo) * 0.05);
+  return lineChartPng({
+    width: 900,
+    height: 540,
+    title: 'NAB dev: precision and recall vs sensitivity',
+    xLabel: 'sensitivity',
+    yLabel: 'share',
+    xDomain: [lo - pad, hi + pad],
+    yDomain: [0, 1],
+    xTicks: xs,
+    yTicks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+    series: [
+      { name: 'precision', color: [31, 119, 180], points: points.map((p) => ({ x: p.sensitivity, y: p.precision })) },
+      { name: 'recall', color: [214, 39, 40], points: points.map((p) => ({ x: p.sensitivity, y: p.recall })) },
+    ],
+  });
+}
