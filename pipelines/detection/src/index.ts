@@ -1,1 +1,29 @@
+// @adp/detection: the pure detection engine (no I/O, no clocks, no globals). README.md beside
+// this folder describes the algorithms.
 export * from './types.js';
+export { parseIsoTimestamp } from './timestamps.js';
+export {
+  GRANULARITY_STEP_MS,
+  MAX_FILL_LENGTH,
+  alignSeries,
+  type FillSettings,
+  type PreparedSeries,
+} from './alignment.js';
+export { detectPeriod, granularityPeriods, seasonalFitScore, MIN_SEASONAL_FIT } from './period.js';
+export { anomalyCap, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
+export { MIN_SERIES_POINTS } from './prepare.js';
+export { detectEntireSeries } from './entire.js';
+export {
+  DEFAULT_WINDOW_WITHOUT_PERIOD,
+  defaultStreamWindow,
+  detectLastPoint,
+  detectStream,
+  MIN_STREAM_POINTS,
+  type StreamOptions,
+} from './last.js';
+export {
+  DEFAULT_STABLE_TREND_WINDOW,
+  defaultChangePointThreshold,
+  detectChangePointSeries,
+  effectiveStableTrendWindow,
+} from './changepoint.js';

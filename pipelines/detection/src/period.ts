@@ -1,0 +1,253 @@
+// Period detection: which seasonal cycle, if any, the series repeats. First the periods its
+// granularity suggests (a day of hours, a week of days, ...), then whatever the data's
+// autocorrelation shows. Every candidate must earn its place by a cross-validated seasonal fit,
+// so noise, trends and random walks come out as non-seasonal (period 0).
+import { autocorrelation } from './fft.js';
+import { MAD_TO_SIGMA, medianInPlace } from './robust.js';
+import type { Granularity } from './types.js';
+
+/**
+ * Share of the detrended variance a seasonal profile must explain OUT OF SAMPLE (fit on every
+ * other cycle, scored on the rest) for its period to be accepted. Pure noise scores below 0.
+ */
+export const MIN_SEASONAL_FIT = 0.25;
+/** A longer candidate that is a multiple of a shorter one must leave this much less unexplained. */
+const LONGER_PERIOD_GAIN = 0.8;
+/** A divisor of the chosen lag replaces it when it fits nearly as well (it is the fundamental). */
+const FUNDAMENTAL_TOLERANCE = 0.05;
+/** Smallest period the data-driven search reports. */
+const MIN_DATA_PERIOD = 3;
+/** Fewest points period detection looks at. */
+const MIN_POINTS = 12;
+/** Autocorrelation peaks lower than this are not candidates. */
+const MIN_PEAK_ACF = 0.1;
+/** How many of the highest autocorrelation peaks get a seasonal-fit test. */
+const PEAKS_TESTED = 5;
+
+/**
+ * Cycle lengths, in units of the granularity, that the vendor tries first (BEHAVIOUR.md §7):
+ * a day and a week of hours, minutes and seconds, a week of days, a year of months, ...
+ * Divided by customInterval where that gives a whole number of points.
+ */
+const GRANULARITY_CYCLES: Readonly<Record<Granularity, readonly number[]>> = {
+  yearly: [],
+  monthly: [12],
+  weekly: [4, 12],
+  daily: [7],
+  hourly: [24, 168],
+  minutely: [1440, 2880, 10080],
+  secondly: [86_400, 172_800, 604_800],
+  microsecond: [1000],
+  none: [],
+};
+
+/** The granularity's candidate periods in points, shortest first. */
+export function granularityPeriods(granularity: Granularity, customInterval: number): number[] {
+  const interval = Math.max(1, Math.floor(customInterval));
+  return GRANULARITY_CYCLES[granularity]
+    .filter((cycle) => cycle % interval === 0)
+    .map((cycle) => cycle / interval)
+    .sort((a, b) => a - b);
+}
+
+/**
+ * The series' period in points, or 0 when it has none.
+ *
+ * 1. Granularity candidates (length > 2 × period, period >= 4), each scored by
+ *    `seasonalFitScore`. The shortest accepted one wins unless a longer multiple of it explains
+ *    clearly more (a weekly pattern on top of a daily one): hourly data with only a daily cycle
+ *    gets 24, not 168.
+ * 2. Otherwise the autocorrelation (FFT) of the linearly detrended, winsorised series: its
+ *    highest local maxima with at least 3 full cycles in the series are scored the same way, and
+ *    the best is replaced by its smallest divisor that fits nearly as well, so a multiple of
+ *    the true period is refined down to the fundamental.
+ */
+export function detectPeriod(values: ArrayLike<number>, granularity: Granularity, customInterval: number): number {
+  const n = values.length;
+  if (n < MIN_POINTS) return 0;
+  const x = Float64Array.from(values);
+  if (isConstant(x)) return 0;
+
+  let chosen = 0;
+  let chosenFit = Number.NEGATIVE_INFINITY;
+  for (const period of granularityPeriods(granularity, customInterval)) {
+    if (period < 4 || n <= 2 * period) continue;
+    const fit = seasonalFitScore(x, period);
+    if (fit < MIN_SEASONAL_FIT) continue;
+    if (chosen === 0) {
+      chosen = period;
+      chosenFit = fit;
+    } else if (period % chosen === 0 && 1 - fit < LONGER_PERIOD_GAIN * (1 - chosenFit)) {
+      chosen = period;
+      chosenFit = fit;
+    }
+  }
+  if (chosen > 0) return chosen;
+  return autocorrelationPeriod(x);
+}
+
+function isConstant(x: Float64Array): boolean {
+  for (let i = 1; i < x.length; i++) if (x[i] !== x[0]) return false;
+  return true;
+}
+
+function autocorrelationPeriod(x: Float64Array): number {
+  const n = x.length;
+  const centred = winsorise(detrendLinear(x));
+  const acf = autocorrelation(centred);
+  const maxLag = Math.floor(n / 3);
+  const peaks: number[] = [];
+  for (let lag = MIN_DATA_PERIOD; lag <= maxLag && lag + 1 < n; lag++) {
+    const r = acf[lag]!;
+    if (r > MIN_PEAK_ACF && r > acf[lag - 1]! && r >= acf[lag + 1]!) peaks.push(lag);
+  }
+  if (peaks.length === 0) return 0;
+  peaks.sort((a, b) => acf[b]! - acf[a]!);
+
+  const fitCache = new Map<number, number>();
+  const fitOf = (period: number): number => {
+    let fit = fitCache.get(period);
+    if (fit === undefined) {
+      fit = seasonalFitScore(x, period);
+      fitCache.set(period, fit);
+    }
+    return fit;
+  };
+  let best = 0;
+  let bestFit = Number.NEGATIVE_INFINITY;
+  for (const lag of peaks.slice(0, PEAKS_TESTED)) {
+    const fit = fitOf(lag);
+    if (fit > bestFit) {
+      best = lag;
+      bestFit = fit;
+    }
+  }
+  if (bestFit < MIN_SEASONAL_FIT) return 0;
+  // Smallest divisor first: the fundamental, when it explains the series about as well.
+  let fundamental = best;
+  for (let divisor = Math.floor(best / MIN_DATA_PERIOD); divisor >= 2; divisor--) {
+    const candidate = Math.round(best / divisor);
+    if (candidate < MIN_DATA_PERIOD || Math.abs(candidate * divisor - best) > 1) continue;
+    if (fitOf(candidate) >= bestFit - FUNDAMENTAL_TOLERANCE) {
+      fundamental = candidate;
+      break;
+    }
+  }
+  return sharpenPeriod(centred, fundamental, maxLag);
+}
+
+/**
+ * Long periods give broad autocorrelation peaks that noise shifts by a lag or two (168 comes
+ * out as 169). A least-squares sinusoid resolves the frequency far better: among lags within
+ * 2 % of the estimate, take the one whose sine and cosine explain the most variance. (The plain
+ * periodogram is biased here by leakage from the negative frequency; the 2 × 2 normal
+ * equations remove it.)
+ */
+function sharpenPeriod(x: Float64Array, period: number, maxLag: number): number {
+  const reach = Math.round(period * 0.02);
+  if (reach < 1) return period;
+  let best = period;
+  let bestExplained = Number.NEGATIVE_INFINITY;
+  for (let lag = Math.max(MIN_DATA_PERIOD, period - reach); lag <= Math.min(maxLag, period + reach); lag++) {
+    const w = (2 * Math.PI) / lag;
+    let yc = 0;
+    let ys = 0;
+    let cc = 0;
+    let ss = 0;
+    let cs = 0;
+    for (let i = 0; i < x.length; i++) {
+      const c = Math.cos(w * i);
+      const s = Math.sin(w * i);
+      yc += x[i]! * c;
+      ys += x[i]! * s;
+      cc += c * c;
+      ss += s * s;
+      cs += c * s;
+    }
+    const det = cc * ss - cs * cs;
+    if (!(det > 0)) continue;
+    const explained = (ss * yc * yc - 2 * cs * yc * ys + cc * ys * ys) / det;
+    if (explained > bestExplained) {
+      best = lag;
+      bestExplained = explained;
+    }
+  }
+  return best;
+}
+
+function detrendLinear(x: Float64Array): Float64Array {
+  const n = x.length;
+  const meanT = (n - 1) / 2;
+  let meanX = 0;
+  for (let i = 0; i < n; i++) meanX += x[i]!;
+  meanX /= n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (i - meanT) * (x[i]! - meanX);
+    sxx += (i - meanT) * (i - meanT);
+  }
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = x[i]! - meanX - slope * (i - meanT);
+  return out;
+}
+
+/** Clips values beyond 5 robust standard deviations, so one spike cannot fake or hide a cycle. */
+function winsorise(x: Float64Array): Float64Array {
+  const n = x.length;
+  const scratch = x.slice();
+  const center = medianInPlace(scratch);
+  for (let i = 0; i < n; i++) scratch[i] = Math.abs(x[i]! - center);
+  const limit = 5 * MAD_TO_SIGMA * medianInPlace(scratch);
+  if (!(limit > 0)) return x;
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.min(Math.max(x[i]!, center - limit), center + limit);
+  return out;
+}
+
+/**
+ * Cross-validated share of variance a period-`period` seasonal profile explains: detrend by a
+ * full-period moving average (which averages one cycle out exactly), winsorise, then fit the
+ * per-phase means on the even cycles and score them on the odd ones, and the other way round.
+ * 1 = the cycle explains everything; <= 0 = it predicts no better than a flat line (noise).
+ * Out of sample, so a long period cannot win merely by having more phases to fit.
+ */
+export function seasonalFitScore(x: ArrayLike<number>, period: number): number {
+  const n = x.length;
+  const p = Math.floor(period);
+  if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
+  const prefix = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + x[i]!;
+  const detrended = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const start = Math.min(Math.max(i - (p >> 1), 0), n - p);
+    detrended[i] = x[i]! - (prefix[start + p]! - prefix[start]!) / p;
+  }
+  const d = winsorise(detrended);
+
+  const sums = new Float64Array(2 * p);
+  const counts = new Float64Array(2 * p);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const cycle = Math.floor(i / p);
+    const slot = (cycle & 1) * p + (i - cycle * p);
+    sums[slot] = sums[slot]! + d[i]!;
+    counts[slot] = counts[slot]! + 1;
+    total += d[i]!;
+  }
+  const mean = total / n;
+  let sse = 0;
+  let sst = 0;
+  for (let i = 0; i < n; i++) {
+    const cycle = Math.floor(i / p);
+    const phase = i - cycle * p;
+    const other = (1 - (cycle & 1)) * p + phase;
+    const count = counts[other]!;
+    if (count === 0) continue;
+    const error = d[i]! - sums[other]! / count;
+    sse += error * error;
+    sst += (d[i]! - mean) * (d[i]! - mean);
+  }
+  return sst > 0 ? 1 - sse / sst : 0;
+}

@@ -1,0 +1,273 @@
+// Robust statistics the models are built from: order statistics, running medians, robust lines
+// and scales. Medians and MADs rather than means and standard deviations everywhere a fit could
+// see an anomaly, so that an anomaly never pulls the expected value towards itself.
+
+/** Consistency constant: MAD × 1.4826 estimates the standard deviation of Gaussian noise. */
+export const MAD_TO_SIGMA = 1.4826;
+/** Mean absolute deviation × 1.2533 estimates the standard deviation of Gaussian noise. */
+const MEAN_ABS_TO_SIGMA = 1.2533;
+
+/**
+ * Rearranges `a[lo..hi]` so that `a[k]` holds the value it would have if that range were sorted,
+ * and returns it. Expected O(hi − lo); the scratch array is the caller's to lose.
+ */
+export function selectInPlace(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
+  while (hi > lo) {
+    // Median of three as the pivot keeps sorted and reversed input linear.
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < a[lo]!) swap(a, mid, lo);
+    if (a[hi]! < a[lo]!) swap(a, hi, lo);
+    if (a[hi]! < a[mid]!) swap(a, hi, mid);
+    const pivot = a[mid]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        swap(a, i, j);
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k]!;
+}
+
+function swap(a: Float64Array, i: number, j: number): void {
+  const t = a[i]!;
+  a[i] = a[j]!;
+  a[j] = t;
+}
+
+/** Median of `a[lo..hi]`, reordering that range. Even counts give the mean of the middle two. */
+export function medianInPlace(a: Float64Array, lo = 0, hi = a.length - 1): number {
+  const n = hi - lo + 1;
+  if (n <= 0) return Number.NaN;
+  const upper = lo + (n >> 1);
+  const upperValue = selectInPlace(a, upper, lo, hi);
+  if (n % 2 === 1) return upperValue;
+  // After selection everything below `upper` is <= upperValue; the lower middle is their maximum.
+  let lowerValue = a[lo]!;
+  for (let i = lo + 1; i < upper; i++) if (a[i]! > lowerValue) lowerValue = a[i]!;
+  return (lowerValue + upperValue) / 2;
+}
+
+/** Median of the values, leaving them untouched. */
+export function median(values: ArrayLike<number>): number {
+  return medianInPlace(Float64Array.from(values));
+}
+
+/** The q-quantile (0..1) by linear interpolation between order statistics, leaving values untouched. */
+export function quantile(values: ArrayLike<number>, q: number): number {
+  const a = Float64Array.from(values);
+  if (a.length === 0) return Number.NaN;
+  const position = Math.min(Math.max(q, 0), 1) * (a.length - 1);
+  const below = Math.floor(position);
+  const low = selectInPlace(a, below);
+  if (below === position) return low;
+  // The next order statistic is the minimum of what selection left above `below`.
+  let high = Number.POSITIVE_INFINITY;
+  for (let i = below + 1; i < a.length; i++) if (a[i]! < high) high = a[i]!;
+  return low + (high - low) * (position - below);
+}
+
+/**
+ * A robust estimate of the noise's standard deviation: MAD × 1.4826. When more than half the
+ * values tie (MAD = 0, common with counts or flat stretches) it falls back to the mean absolute
+ * deviation × 1.2533, which is non-zero as soon as one value differs; and it never goes below
+ * `floor`, so a perfectly flat series still gets a band of non-zero width.
+ */
+export function robustScale(values: Float64Array, floor: number): number {
+  const n = values.length;
+  if (n === 0) return floor;
+  const scratch = values.slice();
+  const center = medianInPlace(scratch);
+  let meanAbs = 0;
+  for (let i = 0; i < n; i++) {
+    const d = Math.abs(values[i]! - center);
+    scratch[i] = d;
+    meanAbs += d;
+  }
+  const mad = medianInPlace(scratch);
+  if (mad > 0) return Math.max(mad * MAD_TO_SIGMA, floor);
+  return Math.max((meanAbs / n) * MEAN_ABS_TO_SIGMA, floor);
+}
+
+/**
+ * A scale floor tied to the series' magnitude: a millionth of its mean absolute value, so that
+ * margins never collapse to zero width on flat data yet never hide a real deviation.
+ */
+export function scaleFloor(values: ArrayLike<number>): number {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += Math.abs(values[i]!);
+  const magnitude = values.length > 0 ? total / values.length : 0;
+  return magnitude > 0 ? magnitude * 1e-6 : 1e-12;
+}
+
+/** Largest odd number <= limit that is >= wanted rounded up to odd (at least 1). */
+export function oddWindow(wanted: number, limit: number): number {
+  let w = Math.max(1, Math.ceil(wanted));
+  if (w % 2 === 0) w += 1;
+  let cap = Math.max(1, Math.floor(limit));
+  if (cap % 2 === 0) cap -= 1;
+  return Math.min(w, cap);
+}
+
+/** A robust straight line y = intercept + slope × x. */
+export interface Line {
+  readonly slope: number;
+  readonly intercept: number;
+}
+
+/**
+ * Theil–Sen line through the points `from..to-1` (x from `xs`, or the index when null): the median
+ * of all pairwise slopes, then the median intercept. Breaks down only when ~29 % of the points
+ * are outliers. O(w²) in the number of points; used on short windows only.
+ */
+export function theilSen(ys: ArrayLike<number>, xs: ArrayLike<number> | null, from: number, to: number): Line {
+  const w = to - from;
+  if (w <= 0) return { slope: 0, intercept: 0 };
+  if (w === 1) return { slope: 0, intercept: ys[from]! };
+  const slopes = new Float64Array((w * (w - 1)) / 2);
+  let count = 0;
+  for (let i = from; i < to; i++) {
+    const xi = xs === null ? i : xs[i]!;
+    for (let j = i + 1; j < to; j++) {
+      const dx = (xs === null ? j : xs[j]!) - xi;
+      if (dx !== 0) slopes[count++] = (ys[j]! - ys[i]!) / dx;
+    }
+  }
+  const slope = count > 0 ? medianInPlace(slopes, 0, count - 1) : 0;
+  const intercepts = new Float64Array(w);
+  for (let i = from; i < to; i++) intercepts[i - from] = ys[i]! - slope * (xs === null ? i : xs[i]!);
+  return { slope, intercept: medianInPlace(intercepts) };
+}
+
+/** How the running median treats the first and last half-window, where no centred window fits. */
+export type EdgeRule = 'clamp' | 'line';
+
+/**
+ * Running median over an odd window `w`, O(n·w) with a sorted window and binary search (w is at
+ * most a few hundred here, where shifting beats a heap). Median filters keep level shifts sharp
+ * and ignore bursts shorter than half the window, which is why the trend is built from them.
+ *
+ * Edges: `clamp` uses the first (last) full window's median, right for seasonal data where a
+ * full window is needed to average a cycle out; `line` uses a Theil–Sen line through the first
+ * (last) window, so that a trending series is not lagged at its ends.
+ *
+ * `leaveOut`, when given, receives for every interior point the median of its window WITHOUT
+ * the point itself (edge points get the edge value). Residuals against it are out of sample, so
+ * a noise scale estimated from them is not shrunk by the point having voted for its own trend.
+ */
+export function runningMedian(x: Float64Array, w: number, edges: EdgeRule, leaveOut?: Float64Array): Float64Array {
+  const n = x.length;
+  const out = new Float64Array(n);
+  if (n === 0) return out;
+  const window = oddWindow(w, n);
+  const half = (window - 1) >> 1;
+  const sorted = x.slice(0, window).sort();
+  out[half] = sorted[half]!;
+  if (leaveOut !== undefined) leaveOut[half] = medianWithout(sorted, x[half]!, half);
+  for (let center = half + 1; center + half < n; center++) {
+    replaceSorted(sorted, x[center - half - 1]!, x[center + half]!);
+    out[center] = sorted[half]!;
+    if (leaveOut !== undefined) leaveOut[center] = medianWithout(sorted, x[center]!, half);
+  }
+  if (edges === 'clamp' || window < 3) {
+    const first = out[half]!;
+    const last = out[n - 1 - half]!;
+    for (let i = 0; i < half; i++) out[i] = first;
+    for (let i = n - half; i < n; i++) out[i] = last;
+  } else {
+    const head = theilSen(x, null, 0, window);
+    for (let i = 0; i < half; i++) out[i] = head.intercept + head.slope * i;
+    const tail = theilSen(x, null, n - window, n);
+    for (let i = n - half; i < n; i++) out[i] = tail.intercept + tail.slope * i;
+  }
+  if (leaveOut !== undefined) {
+    for (let i = 0; i < half; i++) leaveOut[i] = out[i]!;
+    for (let i = n - half; i < n; i++) leaveOut[i] = out[i]!;
+    if (window < 3) leaveOut.set(out);
+  }
+  return out;
+}
+
+/**
+ * Median of an odd-length sorted window (middle index `half`) once one copy of `value` is
+ * removed: the mean of the two middle values of the rest. Ties leave the same multiset
+ * whichever copy goes, so the first copy's rank decides.
+ */
+function medianWithout(sorted: Float64Array, value: number, half: number): number {
+  if (sorted.length < 3) return sorted[half]!;
+  const rank = lowerBound(sorted, value);
+  const low = rank > half - 1 ? sorted[half - 1]! : sorted[half]!;
+  const high = rank > half ? sorted[half]! : sorted[half + 1]!;
+  return (low + high) / 2;
+}
+
+/**
+ * A robust global slope: the median of the slopes between points half the series apart. O(n),
+ * insensitive to spikes, and to the seasonal cycle too when averaged over many pairs. Running
+ * medians are taken around this line: on a steep trend a window's median is simply its middle
+ * point, so without it the trend would chase the noise.
+ */
+export function robustSlope(x: Float64Array): number {
+  const n = x.length;
+  const lag = n >> 1;
+  if (lag < 1) return 0;
+  const slopes = new Float64Array(n - lag);
+  for (let i = 0; i + lag < n; i++) slopes[i] = (x[i + lag]! - x[i]!) / lag;
+  return medianInPlace(slopes);
+}
+
+/**
+ * Running median taken around the series' robust straight line (see `robustSlope`), the line
+ * added back. `leaveOut` as in `runningMedian`.
+ */
+export function detrendedRunningMedian(
+  x: Float64Array,
+  w: number,
+  edges: EdgeRule,
+  leaveOut?: Float64Array,
+): Float64Array {
+  const n = x.length;
+  const slope = robustSlope(x);
+  const level = new Float64Array(n);
+  for (let i = 0; i < n; i++) level[i] = x[i]! - slope * i;
+  const out = runningMedian(level, w, edges, leaveOut);
+  for (let i = 0; i < n; i++) out[i] = out[i]! + slope * i;
+  if (leaveOut !== undefined) for (let i = 0; i < n; i++) leaveOut[i] = leaveOut[i]! + slope * i;
+  return out;
+}
+
+/** Swaps one value of a sorted array for another, keeping it sorted, by one shift of the gap. */
+function replaceSorted(sorted: Float64Array, leaving: number, entering: number): void {
+  let at = lowerBound(sorted, leaving);
+  if (entering > leaving) {
+    while (at + 1 < sorted.length && sorted[at + 1]! < entering) {
+      sorted[at] = sorted[at + 1]!;
+      at++;
+    }
+  } else {
+    while (at > 0 && sorted[at - 1]! > entering) {
+      sorted[at] = sorted[at - 1]!;
+      at--;
+    }
+  }
+  sorted[at] = entering;
+}
+
+function lowerBound(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

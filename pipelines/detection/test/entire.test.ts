@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { detectEntireSeries, marginMultiplier, SeriesError, severityOf, type EntireResult } from '../src/index.js';
+import { gridInput, indicesWhere, noiseSeries, plainInput, seededRandom, sineSeries } from './helpers.js';
+import { vendorMonthlyInput } from './vendor-fixtures.js';
+
+const DEFAULTS = { sensitivity: 95, maxAnomalyRatio: 0.25 };
+
+function expectConsistent(result: EntireResult, values: readonly number[]): void {
+  const n = values.length;
+  for (const key of ['expectedValues', 'upperMargins', 'lowerMargins', 'isAnomaly', 'isPositiveAnomaly', 'isNegativeAnomaly', 'severity'] as const) {
+    expect(result[key]).toHaveLength(n);
+  }
+  for (let i = 0; i < n; i++) {
+    const deviation = values[i]! - result.expectedValues[i]!;
+    // Anomaly <=> outside the band, in the direction of the deviation.
+    expect(result.isAnomaly[i], `point ${i}`).toBe(Math.abs(deviation) > result.upperMargins[i]!);
+    expect(result.isPositiveAnomaly[i]).toBe(result.isAnomaly[i]! && deviation > 0);
+    expect(result.isNegativeAnomaly[i]).toBe(result.isAnomaly[i]! && deviation < 0);
+    const severity = result.severity[i]!;
+    if (result.isAnomaly[i]) {
+      expect(severity).toBeGreaterThan(0);
+      expect(severity).toBeLessThanOrEqual(1);
+    } else {
+      expect(severity).toBe(0);
+    }
+    expect(result.upperMargins[i]).toBeGreaterThan(0);
+  }
+}
+
+describe('detectEntireSeries', () => {
+  it('on the vendor v1.1 example finds period 12 and flags the spike, and only it', () => {
+    const input = vendorMonthlyInput();
+    const result = detectEntireSeries(input, DEFAULTS);
+    expect(result.period).toBe(12);
+    expect(indicesWhere(result.isAnomaly)).toEqual([25]);
+    expect(result.isPositiveAnomaly[25]).toBe(true);
+    // Expected values follow the yearly cycle, not the spike.
+    expect(result.expectedValues[25]).toBeGreaterThan(770);
+    expect(result.expectedValues[25]).toBeLessThan(830);
+    expectConsistent(result, input.values);
+  });
+
+  it('finds injected spikes with their direction and nothing else on clean seasonal data', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const values = sineSeries(720, { period: 24, noise: 1, amplitude: 10, seed, trendPerPoint: 0.01 });
+      values[100]! += 8;
+      values[300]! -= 8;
+      values[500]! += 15;
+      values[501]! += 15;
+      const result = detectEntireSeries(gridInput(values), DEFAULTS);
+      expect(result.period, `seed ${seed}`).toBe(24);
+      expect(indicesWhere(result.isAnomaly), `seed ${seed}`).toEqual([100, 300, 500, 501]);
+      expect(indicesWhere(result.isPositiveAnomaly)).toEqual([100, 500, 501]);
+      expect(indicesWhere(result.isNegativeAnomaly)).toEqual([300]);
+      expectConsistent(result, values);
+    }
+  });
+
+  it('does not let an anomaly pull the expected value towards itself', () => {
+    const clean = sineSeries(240, { period: 24, noise: 1, seed: 8 });
+    const spiked = [...clean];
+    spiked[120]! += 50;
+    const a = detectEntireSeries(gridInput(clean), DEFAULTS);
+    const b = detectEntireSeries(gridInput(spiked), DEFAULTS);
+    expect(Math.abs(b.expectedValues[120]! - a.expectedValues[120]!)).toBeLessThan(1);
+    expect(b.isAnomaly[120]).toBe(true);
+  });
+
+  it('flags more (never fewer) points as sensitivity rises, with narrower margins', () => {
+    const values = sineSeries(720, { period: 24, noise: 1, seed: 3 });
+    for (const [i, bump] of [[50, 3], [150, 4], [250, 5], [350, 6], [450, 8], [550, 12]] as const) values[i]! += bump;
+    let previousCount = -1;
+    let previousMargin = Number.POSITIVE_INFINITY;
+    for (const sensitivity of [0, 10, 25, 50, 75, 90, 95, 99, 100]) {
+      const result = detectEntireSeries(gridInput(values), { sensitivity, maxAnomalyRatio: 0.49 });
+      const count = result.isAnomaly.filter(Boolean).length;
+      expect(count, `sensitivity ${sensitivity}`).toBeGreaterThanOrEqual(previousCount);
+      expect(result.upperMargins[0]!).toBeLessThan(previousMargin);
+      previousCount = count;
+      previousMargin = result.upperMargins[0]!;
+    }
+    expect(previousCount).toBeGreaterThanOrEqual(6);
+  });
+
+  it('respects maxAnomalyRatio, keeping the most severe and widening the others’ margins', () => {
+    const values = noiseSeries(200, 11);
+    const random = seededRandom(5);
+    // 30 spikes at distinct random positions, sizes 10, 11, ..., 39 (irregular, so not a cycle).
+    const positions = new Set<number>();
+    while (positions.size < 30) positions.add(1 + Math.floor(random() * 198));
+    const spikes = [...positions];
+    spikes.forEach((i, k) => (values[i]! += 10 + k));
+    const result = detectEntireSeries(plainInput(values), { sensitivity: 95, maxAnomalyRatio: 0.1, period: 0 });
+    const flagged = indicesWhere(result.isAnomaly);
+    expect(flagged).toHaveLength(20);
+    // The 20 largest spikes are the last 20 placed.
+    expect(flagged).toEqual(spikes.slice(10).sort((a, b) => a - b));
+    expectConsistent(result, values);
+    // Cap of at least one even when ratio × n < 1.
+    const one = detectEntireSeries(plainInput(values.slice(0, 40)), { sensitivity: 95, maxAnomalyRatio: 0.01, period: 0 });
+    expect(one.isAnomaly.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('gives severity in (0, 1], growing with the distance outside the band', () => {
+    const values = noiseSeries(300, 5);
+    values[50]! += 8;
+    values[150]! += 16;
+    values[250]! -= 40;
+    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    expect(indicesWhere(result.isAnomaly)).toEqual([50, 150, 250]);
+    const [a, b, c] = [result.severity[50]!, result.severity[150]!, result.severity[250]!];
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(a);
+    expect(c).toBeGreaterThan(b);
+    expect(c).toBeLessThanOrEqual(1);
+    expectConsistent(result, values);
+  });
+
+  it('never flags a point equal to its expected value; a flat series keeps non-zero margins', () => {
+    const flat = new Array<number>(50).fill(100);
+    const result = detectEntireSeries(plainInput(flat), { sensitivity: 100, maxAnomalyRatio: 0.49 });
+    expect(result.isAnomaly.some(Boolean)).toBe(false);
+    expect(result.expectedValues.every((v) => v === 100)).toBe(true);
+    expect(result.upperMargins[0]).toBeGreaterThan(0);
+    const spiked = [...flat];
+    spiked[20] = 130;
+    const withSpike = detectEntireSeries(plainInput(spiked), DEFAULTS);
+    expect(indicesWhere(withSpike.isAnomaly)).toEqual([20]);
+    const zeros = detectEntireSeries(plainInput(new Array<number>(20).fill(0)), DEFAULTS);
+    expect(zeros.isAnomaly.some(Boolean)).toBe(false);
+  });
+
+  it('raises no false alarms on trends, noise and a random walk', () => {
+    for (const seed of [1, 2, 3]) {
+      const trend = sineSeries(500, { period: 1e9, amplitude: 0, noise: 1, trendPerPoint: 0.3, seed });
+      expect(detectEntireSeries(plainInput(trend), DEFAULTS).isAnomaly.filter(Boolean).length, `trend ${seed}`).toBe(0);
+      expect(detectEntireSeries(plainInput(noiseSeries(2000, seed)), DEFAULTS).isAnomaly.filter(Boolean).length).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('reports one result per input point when points are missing, modelling the filled grid', () => {
+    const full = sineSeries(24 * 10, { period: 24, noise: 0.5, seed: 2 });
+    const missing = new Set([30, 31, 32, 100, 101, 150]);
+    const input = gridInput(full, { missing });
+    const result = detectEntireSeries(input, DEFAULTS);
+    expect(result.period).toBe(24);
+    expect(result.expectedValues).toHaveLength(full.length - missing.size);
+    expect(result.isAnomaly.some(Boolean)).toBe(false);
+    expectConsistent(result, input.values);
+  });
+
+  it('uses a given period, and period 0 as non-seasonal', () => {
+    const values = sineSeries(120, { period: 12, noise: 0.5, seed: 4 });
+    expect(detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12 }).period).toBe(12);
+    const flat = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 0 });
+    expect(flat.period).toBe(0);
+  });
+
+  it('rejects series shorter than 12 points', () => {
+    expect(() => detectEntireSeries(plainInput([1, 2, 3]), DEFAULTS)).toThrow(SeriesError);
+  });
+
+  it('models 8,640 points in well under a second', () => {
+    const values = sineSeries(8640, { period: 288, noise: 3, seed: 3 });
+    const input = gridInput(values, { granularity: 'minutely', customInterval: 5 });
+    const started = performance.now();
+    const result = detectEntireSeries(input, DEFAULTS);
+    const elapsedMs = performance.now() - started;
+    expect(result.period).toBe(288);
+    expect(elapsedMs).toBeLessThan(2000);
+  });
+});
+
+describe('margins and severity', () => {
+  it('z(s) falls strictly as sensitivity rises', () => {
+    for (let s = 1; s <= 100; s++) expect(marginMultiplier(s)).toBeLessThan(marginMultiplier(s - 1));
+    expect(marginMultiplier(100)).toBe(2.5);
+    expect(marginMultiplier(99)).toBeCloseTo(3, 10);
+  });
+
+  it('severity = 1 − margin/|deviation| outside the band, 0 inside', () => {
+    expect(severityOf(1, 2)).toBe(0);
+    expect(severityOf(-4, 2)).toBe(0.5);
+    expect(severityOf(20, 2)).toBeCloseTo(0.9, 12);
+  });
+});

@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import {
+  detectLastPoint,
+  detectStream,
+  SeriesError,
+  type LastResult,
+  type SeriesInput,
+  type StreamOptions,
+} from '../src/index.js';
+import { gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
+import { vendorMonthlyInput } from './vendor-fixtures.js';
+
+const DEFAULTS = { sensitivity: 95, maxAnomalyRatio: 0.25 };
+
+function withLastValue(input: SeriesInput, value: number): SeriesInput {
+  return { ...input, values: [...input.values.slice(0, -1), value] };
+}
+
+/** The window a streaming client would send for point i. */
+function windowInput(input: SeriesInput, i: number, windowPoints: number): SeriesInput {
+  const from = Math.max(0, i - windowPoints + 1);
+  return {
+    ...input,
+    timestampsMs: input.timestampsMs === null ? null : input.timestampsMs.slice(from, i + 1),
+    values: input.values.slice(from, i + 1),
+  };
+}
+
+function expectSameRecord(actual: LastResult, expected: LastResult, label: string): void {
+  expect(actual.period, label).toBe(expected.period);
+  expect(actual.suggestedWindow, label).toBe(expected.suggestedWindow);
+  expect(actual.expectedValue, label).toBeCloseTo(expected.expectedValue, 9);
+  expect(actual.upperMargin, label).toBeCloseTo(expected.upperMargin, 9);
+  expect(actual.lowerMargin, label).toBeCloseTo(expected.lowerMargin, 9);
+  expect(actual.isAnomaly, label).toBe(expected.isAnomaly);
+  expect(actual.isPositiveAnomaly, label).toBe(expected.isPositiveAnomaly);
+  expect(actual.isNegativeAnomaly, label).toBe(expected.isNegativeAnomaly);
+  expect(actual.severity, label).toBeCloseTo(expected.severity, 9);
+}
+
+describe('detectLastPoint', () => {
+  it('uses no look-ahead: the last value never changes its expected value or margins', () => {
+    const inputs = [
+      vendorMonthlyInput(),
+      gridInput(sineSeries(24 * 8 + 1, { period: 24, noise: 1, seed: 3 })),
+      plainInput(noiseSeries(60, 2)),
+      gridInput(sineSeries(24 * 8 + 1, { period: 24, noise: 1, seed: 4 }), { missing: new Set([190, 191]) }),
+    ];
+    for (const input of inputs) {
+      const base = detectLastPoint(input, DEFAULTS);
+      for (const value of [-1e6, -5, 0, 42, 1e3, 1e9]) {
+        const changed = detectLastPoint(withLastValue(input, value), DEFAULTS);
+        expect(changed.expectedValue).toBe(base.expectedValue);
+        expect(changed.upperMargin).toBe(base.upperMargin);
+        expect(changed.period).toBe(base.period);
+      }
+    }
+  });
+
+  it('on the vendor LastDetect example: period 12, suggested window 49, a normal last point', () => {
+    const result = detectLastPoint(vendorMonthlyInput({ imputeMode: 'fixed', imputeFixedValue: 800 }), DEFAULTS);
+    expect(result.period).toBe(12);
+    expect(result.suggestedWindow).toBe(49);
+    expect(result.isAnomaly).toBe(false);
+    expect(result.severity).toBe(0);
+    // Forecast from the previous Decembers (805, 802, 813) plus the level: near 810.
+    expect(Math.abs(result.expectedValue - 810)).toBeLessThan(15);
+  });
+
+  it('flags a spiked last point with its direction, and leaves a normal one alone', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const values = sineSeries(24 * 6 + 1, { period: 24, noise: 1, seed, trendPerPoint: 0.05 });
+      const input = gridInput(values);
+      const normal = detectLastPoint(input, DEFAULTS);
+      expect(normal.isAnomaly, `seed ${seed}`).toBe(false);
+      expect(normal.period).toBe(24);
+      expect(normal.suggestedWindow).toBe(97);
+      const last = values[values.length - 1]!;
+      const up = detectLastPoint(withLastValue(input, last + 12), DEFAULTS);
+      expect(up.isAnomaly && up.isPositiveAnomaly && !up.isNegativeAnomaly).toBe(true);
+      expect(up.severity).toBeGreaterThan(0);
+      expect(up.severity).toBeLessThanOrEqual(1);
+      const down = detectLastPoint(withLastValue(input, last - 12), DEFAULTS);
+      expect(down.isAnomaly && down.isNegativeAnomaly && !down.isPositiveAnomaly).toBe(true);
+    }
+  });
+
+  it('forecasts across a gap before the last point from the trend and the phase', () => {
+    const values = sineSeries(24 * 6, { period: 24, amplitude: 10, noise: 0.3, seed: 6 });
+    const input = gridInput(values, { missing: new Set([140, 141, 142]) });
+    const result = detectLastPoint(input, DEFAULTS);
+    expect(result.period).toBe(24);
+    expect(Math.abs(result.expectedValue - (100 + 10 * Math.sin((2 * Math.PI * 143) / 24)))).toBeLessThan(1.5);
+    expect(result.isAnomaly).toBe(false);
+  });
+
+  it('suggests max(29, n) without a period', () => {
+    expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(29);
+    expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(50);
+  });
+
+  it('validates the whole series and the given period', () => {
+    expect(() => detectLastPoint(plainInput([1, 2, 3]), DEFAULTS)).toThrow(SeriesError);
+    const input = plainInput(noiseSeries(30, 1));
+    expect(() => detectLastPoint(input, { ...DEFAULTS, period: 15 })).toThrow("The 'series' field must have more than 2 periods points");
+  });
+});
+
+describe('detectStream', () => {
+  const seasonal = sineSeries(3000, { period: 24, noise: 1, seed: 12, trendPerPoint: 0.002 });
+  for (const i of [700, 1500, 2600]) seasonal[i]! += 10;
+  seasonal[2000]! -= 10;
+  const input = gridInput(seasonal);
+  const opts: StreamOptions = { ...DEFAULTS, windowPoints: 97 };
+
+  it('equals detectLastPoint over each trailing window (given period)', () => {
+    const records = detectStream(input, { ...opts, period: 24 });
+    expect(records).toHaveLength(seasonal.length);
+    for (const i of [60, 96, 97, 500, 700, 1500, 2000, 2999]) {
+      expectSameRecord(records[i]!, detectLastPoint(windowInput(input, i, 97), { ...DEFAULTS, period: 24 }), `point ${i}`);
+    }
+    // Windows shorter than 2 periods + 1 would be rejected by last detect: not judged.
+    expect(records[30]!.isAnomaly).toBe(false);
+    expect(records[30]!.expectedValue).toBe(seasonal[30]);
+  });
+
+  it('equals detectLastPoint exactly when the period is re-detected for every point', () => {
+    const records = detectStream(input, { ...opts, periodRecheckPoints: 1 });
+    for (const i of [11, 20, 50, 96, 700, 1500, 2000, 2999]) {
+      expectSameRecord(records[i]!, detectLastPoint(windowInput(input, i, 97), DEFAULTS), `point ${i}`);
+    }
+  });
+
+  it('with the cached period equals detectLastPoint given that period', () => {
+    const records = detectStream(input, opts);
+    for (const i of [150, 700, 1234, 2000, 2999]) {
+      const record = records[i]!;
+      expect(record.period).toBe(24);
+      expectSameRecord(record, detectLastPoint(windowInput(input, i, 97), { ...DEFAULTS, period: record.period }), `point ${i}`);
+    }
+  });
+
+  it('reports points without enough history as not judged', () => {
+    const records = detectStream(input, { ...opts, minHistory: 30 });
+    for (let i = 0; i < 29; i++) {
+      expect(records[i]).toMatchObject({ isAnomaly: false, expectedValue: seasonal[i], upperMargin: 0, lowerMargin: 0, severity: 0 });
+    }
+    expect(records[29]!.upperMargin).toBeGreaterThan(0);
+  });
+
+  it('finds the injected spikes as they arrive, with few false alarms', () => {
+    const records = detectStream(input, opts);
+    for (const i of [700, 1500, 2600]) expect(records[i]!.isPositiveAnomaly, `point ${i}`).toBe(true);
+    expect(records[2000]!.isNegativeAnomaly).toBe(true);
+    const falseAlarms = records.filter((r, i) => r.isAnomaly && ![700, 1500, 2000, 2600].includes(i)).length;
+    expect(falseAlarms).toBeLessThanOrEqual(3);
+  });
+
+  it('streams 20,000 points with a 1,441-point window in seconds', () => {
+    const values = sineSeries(20_000, { period: 288, noise: 3, seed: 5 });
+    const started = performance.now();
+    const records = detectStream(gridInput(values, { granularity: 'minutely', customInterval: 5 }), {
+      ...DEFAULTS,
+      windowPoints: 1441,
+    });
+    const elapsedMs = performance.now() - started;
+    expect(records).toHaveLength(20_000);
+    expect(records[19_999]!.period).toBe(288);
+    // A few seconds on a shared 2-core machine; the bound only catches an O(n²) regression.
+    expect(elapsedMs).toBeLessThan(25_000);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { detectPeriod, granularityPeriods, suggestedWindow } from '../src/index.js';
+import { gaussian, noiseSeries, sineSeries } from './helpers.js';
+
+describe('detectPeriod', () => {
+  it.each([7, 12, 24, 168])('finds period %i in sine + noise without a granularity hint', (period) => {
+    for (const seed of [1, 2, 3]) {
+      const values = sineSeries(Math.max(6 * period, 60), { period, noise: 3, seed });
+      expect(detectPeriod(values, 'none', 1), `seed ${seed}`).toBe(period);
+    }
+  });
+
+  it('uses the granularity candidates: a week of days, a day of hours, a year of months', () => {
+    expect(detectPeriod(sineSeries(60, { period: 7, noise: 3 }), 'daily', 1)).toBe(7);
+    expect(detectPeriod(sineSeries(24 * 14, { period: 24, noise: 3 }), 'hourly', 1)).toBe(24);
+    expect(detectPeriod(sineSeries(48, { period: 12, noise: 2 }), 'monthly', 1)).toBe(12);
+    // 5-minute data: a day is 288 points.
+    expect(detectPeriod(sineSeries(8640, { period: 288, noise: 3 }), 'minutely', 5)).toBe(288);
+  });
+
+  it('prefers the daily cycle of hourly data unless a weekly pattern adds to it', () => {
+    expect(detectPeriod(sineSeries(24 * 60, { period: 24, noise: 3 }), 'hourly', 1)).toBe(24);
+    const draw = gaussian(9);
+    const weekly = Array.from(
+      { length: 24 * 28 },
+      (_, i) => 100 + 10 * Math.sin((2 * Math.PI * i) / 24) + (Math.floor(i / 24) % 7 >= 5 ? -15 : 0) + 2 * draw(),
+    );
+    expect(detectPeriod(weekly, 'hourly', 1)).toBe(168);
+  });
+
+  it('refines to the fundamental when the cycle has a strong harmonic', () => {
+    const draw = gaussian(4);
+    const values = Array.from(
+      { length: 240 },
+      (_, i) => 10 * Math.sin((2 * Math.PI * i) / 24) + 8 * Math.sin((4 * Math.PI * i) / 24) + draw(),
+    );
+    expect(detectPeriod(values, 'none', 1)).toBe(24);
+  });
+
+  it('finds no period in noise, random walks, trends and level shifts', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      expect(detectPeriod(noiseSeries(500, seed), 'none', 1)).toBe(0);
+      expect(detectPeriod(noiseSeries(500, seed), 'hourly', 1)).toBe(0);
+      const step = gaussian(seed);
+      let level = 0;
+      expect(detectPeriod(Array.from({ length: 500 }, () => (level += step())), 'none', 1)).toBe(0);
+    }
+    const draw = gaussian(7);
+    expect(detectPeriod(Array.from({ length: 300 }, (_, i) => i + draw()), 'none', 1)).toBe(0);
+    expect(detectPeriod(Array.from({ length: 300 }, (_, i) => (i > 150 ? 10 : 0) + draw()), 'none', 1)).toBe(0);
+    expect(detectPeriod(new Array<number>(100).fill(5), 'daily', 1)).toBe(0);
+    expect(detectPeriod([1, 2, 3], 'none', 1)).toBe(0);
+  });
+
+  it('needs at least 3 cycles from the data-driven search', () => {
+    // Two and a half cycles of period 40 and no granularity hint: not enough evidence.
+    expect(detectPeriod(sineSeries(100, { period: 40, noise: 1 }), 'none', 1)).toBe(0);
+  });
+
+  it('lists granularity candidates in points', () => {
+    expect(granularityPeriods('hourly', 1)).toEqual([24, 168]);
+    expect(granularityPeriods('minutely', 5)).toEqual([288, 576, 2016]);
+    expect(granularityPeriods('hourly', 5)).toEqual([]);
+    expect(granularityPeriods('yearly', 1)).toEqual([]);
+  });
+});
+
+describe('suggestedWindow', () => {
+  it('is four periods and one point, or the series length but at least 29', () => {
+    expect(suggestedWindow(12, 48)).toBe(49);
+    expect(suggestedWindow(0, 12)).toBe(29);
+    expect(suggestedWindow(0, 500)).toBe(500);
+  });
+});
