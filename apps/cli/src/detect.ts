@@ -1,0 +1,177 @@
+// From a parsed series and command to one output record per point. Pure: calls the engine only.
+import {
+  SeriesError,
+  detectChangePointSeries,
+  detectEntireSeries,
+  detectLastPoint,
+  detectPeriod,
+  detectStream,
+  suggestedWindow,
+  type DetectOptions,
+  type SeriesInput,
+} from '@adp/detection';
+import type { DetectCommand } from './args.js';
+import { MIN_POINTS, type CsvSeries } from './csv.js';
+import { CliError } from './errors.js';
+
+/**
+ * Largest series `entire` and `changepoint` take: the API's limit. Those modes model the whole
+ * series at once, so the CLI keeps to what the service would answer rather than give results no
+ * API call can reproduce. `stream` reads any length (each point sees only its trailing window);
+ * `last` reads any length and judges the last point from the trailing MAX_BATCH_POINTS.
+ */
+export const MAX_BATCH_POINTS = 8640;
+
+/** One line of output: the fields of the vendor's per-point results, named in the singular. */
+export interface PointRecord {
+  readonly timestamp: string;
+  readonly value: number;
+  readonly expectedValue: number;
+  readonly upperMargin: number;
+  readonly lowerMargin: number;
+  readonly isAnomaly: boolean;
+  readonly isPositiveAnomaly: boolean;
+  readonly isNegativeAnomaly: boolean;
+  readonly severity: number;
+  /** changepoint mode only. */
+  readonly isChangePoint?: boolean;
+  /** changepoint mode only. */
+  readonly confidenceScore?: number;
+}
+
+/**
+ * Stream window for a non-seasonal series when --window is not given. The vendor's suggestion
+ * there is the whole series, which would make each point cost as much as all the history before
+ * it (quadratic in the file); a non-seasonal forecast needs only the recent trend and a residual
+ * scale, which 1,441 points (a day of minute data) estimate well.
+ */
+export const NON_SEASONAL_STREAM_WINDOW = 1441;
+
+/**
+ * The stream window when --window is not given: the suggested window, period*4+1, but never
+ * fewer than the 12 points a window needs to be judged at all.
+ */
+export function defaultStreamWindow(period: number, seriesLength: number): number {
+  if (period <= 0) return Math.min(seriesLength, NON_SEASONAL_STREAM_WINDOW);
+  return Math.max(MIN_POINTS, suggestedWindow(period, seriesLength));
+}
+
+function seriesInput(series: CsvSeries, command: DetectCommand, from = 0): SeriesInput {
+  const base = {
+    // Timestamps only matter when they define a grid; with `none` the engine ignores them.
+    timestampsMs: command.granularity === 'none' ? null : series.timestampsMs.slice(from),
+    values: series.values.slice(from),
+    granularity: command.granularity,
+    customInterval: command.customInterval,
+    imputeMode: command.imputeMode,
+  };
+  return command.imputeFixedValue === undefined ? base : { ...base, imputeFixedValue: command.imputeFixedValue };
+}
+
+function detectOptions(command: DetectCommand, period: number | undefined): DetectOptions {
+  const base = { sensitivity: command.sensitivity, maxAnomalyRatio: command.maxAnomalyRatio };
+  return period === undefined ? base : { ...base, period };
+}
+
+/** Runs the command's mode. Engine rejections become data errors with the engine's message. */
+export function detectRecords(series: CsvSeries, command: DetectCommand): PointRecord[] {
+  try {
+    return runMode(series, command);
+  } catch (err) {
+    if (err instanceof SeriesError) throw new CliError('InvalidSeries', `${err.code}: ${err.message}`);
+    throw err;
+  }
+}
+
+function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
+  const n = series.values.length;
+  switch (command.mode) {
+    case 'entire':
+    case 'changepoint': {
+      if (n > MAX_BATCH_POINTS) {
+        throw new CliError(
+          'TooManyPoints',
+          `the file has ${n} points; --mode ${command.mode} takes at most ${MAX_BATCH_POINTS} (the API's limit). ` +
+            'Use --mode stream for longer files, or split the file.',
+        );
+      }
+      const input = seriesInput(series, command);
+      const entire = detectEntireSeries(input, detectOptions(command, command.period));
+      const changes =
+        command.mode === 'changepoint'
+          ? detectChangePointSeries(input, {
+              ...(command.period === undefined ? {} : { period: command.period }),
+              ...(command.threshold === undefined ? {} : { threshold: command.threshold }),
+              ...(command.stableTrendWindow === undefined ? {} : { stableTrendWindow: command.stableTrendWindow }),
+            })
+          : undefined;
+      const records: PointRecord[] = [];
+      for (let i = 0; i < n; i++) {
+        const record: PointRecord = {
+          timestamp: series.timestamps[i] as string,
+          value: series.values[i] as number,
+          expectedValue: entire.expectedValues[i] as number,
+          upperMargin: entire.upperMargins[i] as number,
+          lowerMargin: entire.lowerMargins[i] as number,
+          isAnomaly: entire.isAnomaly[i] as boolean,
+          isPositiveAnomaly: entire.isPositiveAnomaly[i] as boolean,
+          isNegativeAnomaly: entire.isNegativeAnomaly[i] as boolean,
+          severity: entire.severity[i] as number,
+        };
+        records.push(
+          changes === undefined
+            ? record
+            : { ...record, isChangePoint: changes.isChangePoint[i] as boolean, confidenceScore: changes.confidenceScores[i] as number },
+        );
+      }
+      return records;
+    }
+    case 'last': {
+      // What last/detect answers for the file's points; a longer file is cut to its trailing
+      // MAX_BATCH_POINTS, which is all the API would take.
+      const from = Math.max(0, n - MAX_BATCH_POINTS);
+      const last = detectLastPoint(seriesInput(series, command, from), detectOptions(command, command.period));
+      return [
+        {
+          timestamp: series.timestamps[n - 1] as string,
+          value: series.values[n - 1] as number,
+          expectedValue: last.expectedValue,
+          upperMargin: last.upperMargin,
+          lowerMargin: last.lowerMargin,
+          isAnomaly: last.isAnomaly,
+          isPositiveAnomaly: last.isPositiveAnomaly,
+          isNegativeAnomaly: last.isNegativeAnomaly,
+          severity: last.severity,
+        },
+      ];
+    }
+    case 'stream': {
+      // The default window comes from the period of the whole file; each window then detects
+      // its own period (as a client sending no period would get), unless --period fixes it.
+      const period = command.period ?? detectPeriod(series.values, command.granularity, command.customInterval);
+      const windowPoints = command.windowPoints ?? defaultStreamWindow(period, n);
+      if (command.minHistory !== undefined && command.minHistory > windowPoints) {
+        throw new CliError(
+          'BadFlagValue',
+          `--min-history ${command.minHistory} is larger than the window (${windowPoints} points): no point would be judged`,
+        );
+      }
+      const results = detectStream(seriesInput(series, command), {
+        ...detectOptions(command, command.period),
+        windowPoints,
+        ...(command.minHistory === undefined ? {} : { minHistory: command.minHistory }),
+      });
+      return results.map((r, i) => ({
+        timestamp: series.timestamps[i] as string,
+        value: series.values[i] as number,
+        expectedValue: r.expectedValue,
+        upperMargin: r.upperMargin,
+        lowerMargin: r.lowerMargin,
+        isAnomaly: r.isAnomaly,
+        isPositiveAnomaly: r.isPositiveAnomaly,
+        isNegativeAnomaly: r.isNegativeAnomaly,
+        severity: r.severity,
+      }));
+    }
+  }
+}

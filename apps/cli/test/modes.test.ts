@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
+import { MAX_BATCH_POINTS, NON_SEASONAL_STREAM_WINDOW, defaultStreamWindow } from '../src/detect.js';
+import { memoryIo } from './memory-io.js';
+import { hourlyTimestamps, syntheticCsv } from './synthetic.js';
+
+const PERIOD = 12;
+const POINTS = 96;
+const SPIKE = 80;
+const spiky = syntheticCsv({ points: POINTS, period: PERIOD, spikes: [SPIKE] });
+
+const POINT_FIELDS = [
+  'timestamp', 'value', 'expectedValue', 'upperMargin', 'lowerMargin',
+  'isAnomaly', 'isPositiveAnomaly', 'isNegativeAnomaly', 'severity',
+].sort();
+
+async function run(argv: string[], files: Record<string, string> = { 'spiky.csv': spiky }) {
+  const mem = memoryIo(files);
+  const code = await runCli(argv, mem.io);
+  return { code, ...mem };
+}
+
+function expectPointShape(line: Record<string, unknown>, extra: string[] = []) {
+  expect(Object.keys(line).sort()).toEqual([...POINT_FIELDS, ...extra].sort());
+  expect(typeof line.timestamp).toBe('string');
+  for (const k of ['value', 'expectedValue', 'upperMargin', 'lowerMargin', 'severity']) {
+    expect(Number.isFinite(line[k])).toBe(true);
+  }
+  for (const k of ['isAnomaly', 'isPositiveAnomaly', 'isNegativeAnomaly']) expect(typeof line[k]).toBe('boolean');
+  expect(line.severity as number).toBeGreaterThanOrEqual(0);
+  expect(line.severity as number).toBeLessThanOrEqual(1);
+}
+
+function anomalyIndexes(lines: Record<string, unknown>[]): number[] {
+  return lines.flatMap((l, i) => (l.isAnomaly === true ? [i] : []));
+}
+
+describe('modes', () => {
+  it('entire (the default): one line per point, in order, with the spike flagged upward', async () => {
+    const r = await run(['spiky.csv', '--period', String(PERIOD)]);
+    expect(r.stderr()).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.lines();
+    expect(lines).toHaveLength(POINTS);
+    lines.forEach((l) => expectPointShape(l));
+    expect(lines[0]?.timestamp).toBe('2024-01-01T00:00:00.000Z');
+    expect(lines[SPIKE]).toMatchObject({ isAnomaly: true, isPositiveAnomaly: true, isNegativeAnomaly: false });
+    expect(lines[SPIKE]?.severity as number).toBeGreaterThan(0);
+    expect(anomalyIndexes(lines).length).toBeLessThanOrEqual(Math.floor(POINTS * 0.25));
+  });
+
+  it('entire with the period detected flags the spike too', async () => {
+    const r = await run(['spiky.csv']);
+    expect(r.code).toBe(0);
+    expect(r.lines()[SPIKE]?.isAnomaly).toBe(true);
+  });
+
+  it('last: one line, for the last point', async () => {
+    const upToSpike = syntheticCsv({ points: SPIKE + 1, period: PERIOD, spikes: [SPIKE] });
+    const r = await run(['up.csv', '--mode', 'last', '--period', String(PERIOD)], { 'up.csv': upToSpike });
+    expect(r.code).toBe(0);
+    const lines = r.lines();
+    expect(lines).toHaveLength(1);
+    expectPointShape(lines[0] as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ timestamp: new Date(Date.UTC(2024, 0, 1, SPIKE)).toISOString(), isAnomaly: true, isPositiveAnomaly: true });
+
+    const calm = await run(['spiky.csv', '--mode', 'last', '--period', String(PERIOD)]);
+    expect(calm.lines()).toHaveLength(1);
+    expect(calm.lines()[0]?.isAnomaly).toBe(false);
+  });
+
+  it('changepoint: the entire fields plus isChangePoint and confidenceScore, with the level shift found', async () => {
+    const shifted = syntheticCsv({ points: 120, period: PERIOD, shiftAt: 60, shiftBy: 40 });
+    const r = await run(['shift.csv', '--mode', 'changepoint', '--period', String(PERIOD)], { 'shift.csv': shifted });
+    expect(r.stderr()).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.lines();
+    expect(lines).toHaveLength(120);
+    for (const l of lines) {
+      expectPointShape(l, ['isChangePoint', 'confidenceScore']);
+      expect(typeof l.isChangePoint).toBe('boolean');
+      expect(l.confidenceScore as number).toBeGreaterThanOrEqual(0);
+      expect(l.confidenceScore as number).toBeLessThanOrEqual(1);
+    }
+    const changes = lines.flatMap((l, i) => (l.isChangePoint === true ? [i] : []));
+    expect(changes.some((i) => Math.abs(i - 60) <= 3)).toBe(true);
+  });
+
+  it('changepoint passes --threshold and --stable-trend-window to the engine', async () => {
+    const shifted = syntheticCsv({ points: 120, period: PERIOD, shiftAt: 60, shiftBy: 40 });
+    const files = { 'shift.csv': shifted };
+    const count = async (extra: string[]) => {
+      const r = await run(['shift.csv', '--mode', 'changepoint', '--period', String(PERIOD), ...extra], files);
+      expect(r.stderr()).toBe('');
+      return r.lines().filter((l) => l.isChangePoint === true).length;
+    };
+    expect(await count(['--threshold', '0.99'])).toBeLessThanOrEqual(await count(['--threshold', '0.01']));
+    expect(await count(['--stable-trend-window', '5'])).toBeGreaterThanOrEqual(0);
+  });
+
+  it('stream: one line per point; early points are not anomalous; the spike is flagged', async () => {
+    const r = await run(['spiky.csv', '--mode', 'stream', '--period', String(PERIOD)]);
+    expect(r.stderr()).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.lines();
+    expect(lines).toHaveLength(POINTS);
+    lines.forEach((l) => expectPointShape(l));
+    expect(lines.slice(0, 11).every((l) => l.isAnomaly === false)).toBe(true);
+    expect(lines[SPIKE]).toMatchObject({ isAnomaly: true, isPositiveAnomaly: true });
+    expect(lines.map((l) => l.timestamp)).toEqual(hourlyTimestamps(POINTS));
+  });
+
+  it('stream honours --window and --min-history', async () => {
+    const r = await run(['spiky.csv', '--mode', 'stream', '--period', String(PERIOD), '--window', '40', '--min-history', '30']);
+    expect(r.code).toBe(0);
+    const lines = r.lines();
+    expect(lines).toHaveLength(POINTS);
+    // Points whose window holds fewer than 30 points are not judged: no margins, not anomalous.
+    for (const l of lines.slice(0, 29)) expect(l).toMatchObject({ isAnomaly: false, upperMargin: 0, lowerMargin: 0, severity: 0 });
+    expect(lines[29]?.upperMargin as number).toBeGreaterThan(0);
+    expect(lines[SPIKE]?.isAnomaly).toBe(true);
+  });
+
+  it('stream defaults to the suggested window, at least 12 points, capped without a period', () => {
+    expect(defaultStreamWindow(24, 1000)).toBe(97);
+    expect(defaultStreamWindow(2, 1000)).toBe(12);
+    expect(defaultStreamWindow(0, 20_000)).toBe(NON_SEASONAL_STREAM_WINDOW);
+    expect(defaultStreamWindow(0, 100)).toBe(100);
+  });
+
+  it('stream rejects a --min-history larger than the window as a usage error', async () => {
+    const r = await run(['spiky.csv', '--mode', 'stream', '--window', '30', '--min-history', '40']);
+    expect(r.code).toBe(2);
+    expect(r.stderr()).toMatch(/--min-history 40 is larger than the window \(30 points\)/);
+  });
+
+  it('rejects entire and changepoint over the API limit with a pointer to stream', async () => {
+    const big = syntheticCsv({ points: MAX_BATCH_POINTS + 1, period: 24 });
+    for (const mode of ['entire', 'changepoint']) {
+      const r = await run(['big.csv', '--mode', mode], { 'big.csv': big });
+      expect(r.code).toBe(1);
+      expect(r.stdout()).toBe('');
+      expect(r.stderr()).toMatch(new RegExp(`has ${MAX_BATCH_POINTS + 1} points; --mode ${mode} takes at most ${MAX_BATCH_POINTS}.*--mode stream`));
+    }
+  });
+
+  it('prints help on stdout with status 0', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout()).toMatch(/^Usage: npm run detect/);
+  });
+
+  it('reports a data error with status 1 and nothing on stdout', async () => {
+    const r = await run(['missing.csv']);
+    expect(r.code).toBe(1);
+    expect(r.stdout()).toBe('');
+    expect(r.stderr()).toBe('detect: cannot read missing.csv: no such file\n');
+  });
+});

@@ -1,0 +1,404 @@
+// `npm run bench`: latency and throughput of the vendor endpoints over loopback HTTP, and the
+// engine's own speed without HTTP. Prints a markdown table and writes bench/results.json.
+// `npm run bench -- --quick` is a short smoke run that prints the table and writes nothing.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { detectEntireSeries, detectStream, type SeriesInput } from '@adp/detection';
+import { keepAliveAgent, postJson, type HttpTarget } from './http.js';
+import type { ServeReply, ServeRequest } from './serve.js';
+import { benchSeries, type BenchSeries } from './series.js';
+import { round, summarize, type LatencySummary } from './stats.js';
+
+const quick = process.argv.includes('--quick');
+
+/** Every knob of a run, recorded in results.json with the figures. */
+const SETTINGS = {
+  seed: 20240101,
+  batchPoints: 8640,
+  /** 5-minute data: the series is 30 days, with a daily period of 288 points. */
+  granularity: 'minutely',
+  customInterval: 5,
+  seasonalPeriod: 288,
+  sensitivity: 95,
+  maxAnomalyRatio: 0.25,
+  warmupRequests: quick ? 3 : 10,
+  sequentialRequests: quick ? 20 : 200,
+  /** A sequential row stops early when it has used this much time (and has at least 20 samples). */
+  sequentialBudgetS: quick ? 5 : 25,
+  concurrency: 32,
+  concurrentDurationS: quick ? 3 : 10,
+  /** Distinct last-detect bodies the concurrent clients rotate through. */
+  lastBodies: 32,
+  engineEntireRuns: quick ? 5 : 30,
+  engineBudgetS: quick ? 5 : 15,
+  streamPoints: 20_000,
+  streamWindowPoints: 1441,
+  streamRuns: quick ? 1 : 3,
+  /** The stream row stops after the first run once this is spent. */
+  streamBudgetS: quick ? 1 : 30,
+  /** The server's LOG_LEVEL: the production default, so request logging is part of the cost. */
+  serverLogLevel: 'info',
+} as const;
+
+const VENDOR = '/anomalydetector/v1.1/timeseries';
+const STEP_MS = SETTINGS.customInterval * 60_000;
+
+interface Row {
+  readonly section: 'http' | 'http-concurrent' | 'engine';
+  readonly name: string;
+  readonly points: number;
+  readonly latency: LatencySummary;
+  /** Requests (or runs) per second, or points per second for the stream row. */
+  readonly throughput: number;
+  readonly throughputUnit: 'req/s' | 'runs/s' | 'points/s';
+  readonly notes?: Record<string, number | string>;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+// --- request bodies ---------------------------------------------------------------------------
+
+function vendorSeries(series: BenchSeries, from: number, to: number) {
+  const points = [];
+  for (let i = from; i < to; i++) {
+    points.push({ timestamp: new Date(series.timestampsMs[i] as number).toISOString(), value: series.values[i] });
+  }
+  return points;
+}
+
+function detectBody(series: BenchSeries, from: number, to: number): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      series: vendorSeries(series, from, to),
+      granularity: SETTINGS.granularity,
+      customInterval: SETTINGS.customInterval,
+      sensitivity: SETTINGS.sensitivity,
+      maxAnomalyRatio: SETTINGS.maxAnomalyRatio,
+    }),
+  );
+}
+
+function changepointBody(series: BenchSeries): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      series: vendorSeries(series, 0, series.values.length),
+      granularity: SETTINGS.granularity,
+      customInterval: SETTINGS.customInterval,
+    }),
+  );
+}
+
+// --- the server child ---------------------------------------------------------------------------
+
+interface Server {
+  readonly target: HttpTarget;
+  close(): Promise<void>;
+}
+
+async function startServer(): Promise<Server> {
+  const dataDir = await mkdtemp(join(os.tmpdir(), 'adp-bench-'));
+  const apiKey = `svc_test_${randomBytes(24).toString('base64url')}`;
+  const child: ChildProcess = fork(fileURLToPath(new URL('./serve.ts', import.meta.url)), [], {
+    execArgv: ['--import', import.meta.resolve('tsx')],
+    // The server's stdout (first-start key notice, logs) is not part of the report.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const cleanUp = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the server process exited (status ${code}) before listening`)));
+      child.once('error', reject);
+      child.on('message', (m: ServeReply) => {
+        if (m.type === 'listening') resolve(m.port);
+        if (m.type === 'failed') reject(new Error(`the server did not start: ${m.message}`));
+      });
+      const start: ServeRequest = { type: 'start', dataDir, apiKey, logLevel: SETTINGS.serverLogLevel };
+      child.send(start);
+    });
+    child.removeAllListeners('exit');
+    return {
+      target: { port, apiKey, agent: keepAliveAgent(SETTINGS.concurrency) },
+      close: async () => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.send({ type: 'close' });
+        });
+        await cleanUp();
+      },
+    };
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+}
+
+// --- HTTP measurements --------------------------------------------------------------------------
+
+async function expectOk(target: HttpTarget, path: string, body: Buffer, check: (json: unknown) => string | null) {
+  const res = await postJson(target, path, body);
+  if (res.status !== 200) {
+    throw new Error(`${path} answered ${res.status}: ${res.body.slice(0, 300)}`);
+  }
+  const problem = check(JSON.parse(res.body));
+  if (problem !== null) throw new Error(`${path}: ${problem}`);
+  return JSON.parse(res.body) as Record<string, unknown>;
+}
+
+function arrayOf(field: string, length: number) {
+  return (json: unknown): string | null => {
+    const value = (json as Record<string, unknown>)[field];
+    return Array.isArray(value) && value.length === length ? null : `expected ${field} with ${length} elements`;
+  };
+}
+
+async function sequential(target: HttpTarget, name: string, path: string, bodies: readonly Buffer[], points: number): Promise<Row> {
+  const pick = (i: number) => bodies[i % bodies.length] as Buffer;
+  for (let i = 0; i < SETTINGS.warmupRequests; i++) await postJson(target, path, pick(i));
+  const durations: number[] = [];
+  const started = performance.now();
+  const deadline = started + SETTINGS.sequentialBudgetS * 1000;
+  for (let i = 0; i < SETTINGS.sequentialRequests; i++) {
+    const res = await postJson(target, path, pick(i));
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status} during the run: ${res.body.slice(0, 200)}`);
+    durations.push(res.elapsedMs);
+    if (durations.length >= 20 && performance.now() > deadline) break;
+  }
+  const elapsedS = (performance.now() - started) / 1000;
+  const latency = summarize(durations);
+  log(`${name}: ${latency.samples} requests, p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms`);
+  return { section: 'http', name, points, latency, throughput: round(durations.length / elapsedS, 1), throughputUnit: 'req/s' };
+}
+
+async function concurrent(target: HttpTarget, path: string, bodies: readonly Buffer[], points: number): Promise<Row> {
+  const durations: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + SETTINGS.concurrentDurationS * 1000;
+  const client = async () => {
+    while (performance.now() < deadline) {
+      const res = await postJson(target, path, bodies[next++ % bodies.length] as Buffer);
+      if (res.status === 200) durations.push(res.elapsedMs);
+      else failures++;
+    }
+  };
+  await Promise.all(Array.from({ length: SETTINGS.concurrency }, client));
+  const elapsedS = (performance.now() - started) / 1000;
+  const latency = summarize(durations);
+  const rps = round(durations.length / elapsedS, 1);
+  log(`last/detect x${SETTINGS.concurrency}: ${durations.length} ok, ${failures} failed in ${round(elapsedS, 1)} s = ${rps} req/s`);
+  return {
+    section: 'http-concurrent',
+    name: `last/detect, concurrency ${SETTINGS.concurrency}`,
+    points,
+    latency,
+    throughput: rps,
+    throughputUnit: 'req/s',
+    notes: { failures, durationS: round(elapsedS, 2), concurrency: SETTINGS.concurrency },
+  };
+}
+
+// --- engine measurements ------------------------------------------------------------------------
+
+function engineInput(series: BenchSeries, withGrid: boolean): SeriesInput {
+  return {
+    timestampsMs: withGrid ? series.timestampsMs : null,
+    values: series.values,
+    granularity: withGrid ? SETTINGS.granularity : 'none',
+    customInterval: withGrid ? SETTINGS.customInterval : 1,
+    imputeMode: 'auto',
+  };
+}
+
+/** Up to `runs` timed calls; stops early once `budgetS` is spent and `minRuns` are done. */
+function timeRuns(runs: number, minRuns: number, budgetS: number, fn: () => void): number[] {
+  const durations: number[] = [];
+  const deadline = performance.now() + budgetS * 1000;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    durations.push(performance.now() - t0);
+    if (durations.length >= minRuns && performance.now() > deadline) break;
+  }
+  return durations;
+}
+
+function engineRows(batch: BenchSeries): Row[] {
+  const rows: Row[] = [];
+  const options = { sensitivity: SETTINGS.sensitivity, maxAnomalyRatio: SETTINGS.maxAnomalyRatio };
+
+  const entireInput = engineInput(batch, true);
+  for (let i = 0; i < 2; i++) detectEntireSeries(entireInput, options);
+  const entire = timeRuns(SETTINGS.engineEntireRuns, 3, SETTINGS.engineBudgetS, () => detectEntireSeries(entireInput, options));
+  const entireLatency = summarize(entire);
+  log(`engine detectEntireSeries: ${entire.length} runs, p50 ${entireLatency.p50Ms} ms`);
+  rows.push({
+    section: 'engine',
+    name: 'detectEntireSeries',
+    points: batch.values.length,
+    latency: entireLatency,
+    throughput: round(1000 / entireLatency.meanMs, 1),
+    throughputUnit: 'runs/s',
+  });
+
+  // The stream file as `npm run detect -- f.csv --mode stream --window 1441` reads it: no grid,
+  // no client period (each window's period is detected, re-checked as the window slides).
+  const streamSeries = benchSeries({
+    points: SETTINGS.streamPoints,
+    period: SETTINGS.seasonalPeriod,
+    stepMs: STEP_MS,
+    seed: SETTINGS.seed + 1,
+  });
+  const streamInput = engineInput(streamSeries, false);
+  const streamOptions = { ...options, windowPoints: SETTINGS.streamWindowPoints };
+  detectStream(engineInput(benchSeries({ points: 3000, period: SETTINGS.seasonalPeriod, stepMs: STEP_MS, seed: 1 }), false), streamOptions);
+  let judged = 0;
+  const stream = timeRuns(SETTINGS.streamRuns, 1, SETTINGS.streamBudgetS, () => {
+    judged = detectStream(streamInput, streamOptions).length;
+  });
+  if (judged !== SETTINGS.streamPoints) throw new Error(`detectStream returned ${judged} records for ${SETTINGS.streamPoints} points`);
+  const streamLatency = summarize(stream);
+  log(`engine detectStream: ${stream.length} runs, p50 ${streamLatency.p50Ms} ms`);
+  rows.push({
+    section: 'engine',
+    name: `detectStream, window ${SETTINGS.streamWindowPoints}`,
+    points: SETTINGS.streamPoints,
+    latency: streamLatency,
+    throughput: Math.round((SETTINGS.streamPoints * 1000) / streamLatency.p50Ms),
+    throughputUnit: 'points/s',
+    notes: { period: 'detected per window', usPerPoint: round((streamLatency.p50Ms * 1000) / SETTINGS.streamPoints, 1) },
+  });
+  return rows;
+}
+
+// --- report -------------------------------------------------------------------------------------
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    totalMemoryGiB: round(os.totalmem() / 2 ** 30, 1),
+  };
+}
+
+const SECTION_LABEL: Record<Row['section'], string> = {
+  http: 'HTTP, sequential',
+  'http-concurrent': 'HTTP, concurrent',
+  engine: 'engine, no HTTP',
+};
+
+function table(rows: readonly Row[]): string {
+  const lines = [
+    '| What | Case | Points | Samples | p50 ms | p99 ms | Mean ms | Throughput |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    const throughput = `${r.throughput.toLocaleString('en-US')} ${r.throughputUnit}`;
+    lines.push(
+      `| ${SECTION_LABEL[r.section]} | ${r.name} | ${r.points.toLocaleString('en-US')} | ${r.latency.samples} | ` +
+        `${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.latency.meanMs} | ${throughput} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadAverageAtStart = os.loadavg().map((x) => round(x));
+  log(`${quick ? 'quick run' : 'full run'}; load average ${loadAverageAtStart.join(' ')} on ${os.cpus().length} cores`);
+
+  const batch = benchSeries({
+    points: SETTINGS.batchPoints,
+    period: SETTINGS.seasonalPeriod,
+    stepMs: STEP_MS,
+    seed: SETTINGS.seed,
+    levelShiftFraction: 0.6,
+  });
+
+  const rows: Row[] = [];
+  log('engine section');
+  const engine = engineRows(batch);
+
+  log('starting the API');
+  const server = await startServer();
+  let suggestedWindow = 0;
+  try {
+    const { target } = server;
+    const n = batch.values.length;
+    const entireBody = detectBody(batch, 0, n);
+    const changeBody = changepointBody(batch);
+
+    // The last-detect series is as long as the service's own suggested window for this data.
+    const probe = await expectOk(target, `${VENDOR}/last/detect`, entireBody, (j) =>
+      typeof (j as Record<string, unknown>).suggestedWindow === 'number' ? null : 'no suggestedWindow',
+    );
+    suggestedWindow = Math.min(n, probe.suggestedWindow as number);
+    const lastBodies: Buffer[] = [];
+    for (let k = 0; k < SETTINGS.lastBodies; k++) {
+      const to = n - k * 7;
+      lastBodies.push(detectBody(batch, to - suggestedWindow, to));
+    }
+    await expectOk(target, `${VENDOR}/entire/detect`, entireBody, arrayOf('isAnomaly', n));
+    await expectOk(target, `${VENDOR}/last/detect`, lastBodies[0] as Buffer, (j) =>
+      typeof (j as Record<string, unknown>).isAnomaly === 'boolean' ? null : 'no isAnomaly',
+    );
+    await expectOk(target, `${VENDOR}/changepoint/detect`, changeBody, arrayOf('isChangePoint', n));
+
+    log('HTTP section');
+    rows.push(await sequential(target, 'entire/detect', `${VENDOR}/entire/detect`, [entireBody], n));
+    rows.push(await sequential(target, 'last/detect', `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
+    rows.push(await sequential(target, 'changepoint/detect', `${VENDOR}/changepoint/detect`, [changeBody], n));
+    rows.push(await concurrent(target, `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
+    target.agent.destroy();
+  } finally {
+    await server.close();
+  }
+  rows.push(...engine);
+
+  const loadAverageAtEnd = os.loadavg().map((x) => round(x));
+  const durationS = round((Date.now() - startedAt.getTime()) / 1000, 1);
+  const markdown = table(rows);
+  process.stdout.write(`\n${markdown}\n\n`);
+  process.stdout.write(
+    `${machine().cpuModel}, ${os.cpus().length} cores, Node ${process.version}; load average ${loadAverageAtStart.join(' ')} ` +
+      `at start, ${loadAverageAtEnd.join(' ')} at end; ${durationS} s in all.\n`,
+  );
+
+  if (quick) {
+    log('quick run: bench/results.json left as it was');
+    return;
+  }
+  const results = {
+    date: startedAt.toISOString(),
+    durationS,
+    machine: { ...machine(), loadAverageAtStart, loadAverageAtEnd },
+    settings: { ...SETTINGS, suggestedWindow },
+    series: { batchSpikes: batch.spikes.length, batchLevelShiftAt: batch.levelShiftAt },
+    rows,
+    markdown,
+  };
+  const out = fileURLToPath(new URL('./results.json', import.meta.url));
+  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${out}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`[bench] failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});
