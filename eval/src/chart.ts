@@ -53,7 +53,6 @@ const GLYPHS: Readonly<Record<string, readonly string[]>> = {
 };
 
 const GLYPH_WIDTH = 5;
-const GLYPH_HEIGHT = 7;
 
 /** Width in pixels of `text` drawn at `scale` (one blank column between glyphs). */
 export function textWidth(text: string, scale: number): number {

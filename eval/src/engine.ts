@@ -17,6 +17,7 @@ import type {
 import type { ChangePointDetector, StreamingDetector } from './detectors.js';
 import { probationaryRows } from './nab-scorer.js';
 import type { EngineVariant } from './variants.js';
+import type * as detection from '@adp/detection';
 
 export type StreamOptions = DetectOptions & { windowPoints: number; minHistory?: number };
 
@@ -57,7 +58,7 @@ export async function engineSourceHash(repoRoot: string): Promise<string> {
   return hash.digest('hex');
 }
 
-type DetectionModule = typeof import('@adp/detection');
+type DetectionModule = typeof detection;
 
 /** Type-checks, at compile time, that the engine's exports fit the slice the harness calls. */
 function asEngineApi(mod: DetectionModule): EngineApi {

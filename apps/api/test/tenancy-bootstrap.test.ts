@@ -6,7 +6,7 @@ import { EMBEDDED_STORE_FILE_NAME } from '@adp/store';
 import { buildApp } from '../src/app.js';
 import { BOOTSTRAP_KEYS_FILE_NAME } from '../src/tenancy/bootstrap.js';
 import { apiKeyKind, describeApiKey, generateApiKey, hashApiKey } from '../src/tenancy/keys.js';
-import { firstKey, testEnvironment, type TestEnvironment } from './platform-helpers.js';
+import { testEnvironment, type TestEnvironment } from './platform-helpers.js';
 
 const GENERATED_KEY = /^svc_(test|live)_[A-Za-z0-9_-]{32}$/;
 const CONFIGURED_KEY = 'svc_live_fromTheEnvironment_0123456789';
