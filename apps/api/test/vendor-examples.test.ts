@@ -1,45 +1,10 @@
 // The vendor's own example requests (v1.0 and v1.1 spec folders) through our routes and the real
 // engine; every response is validated against the vendor's OpenAPI definitions with ajv.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { VENDOR_ERROR_STATUS, VendorError } from '../src/vendor/errors.js';
 import { buildVendorTestApp, post, type DetectedCall } from './fixtures/vendor/harness.js';
-
-// The vendor's files live beside the repository in ../shared (read-only, not ours to copy in).
-const FIXTURES = new URL('../../../../shared/reference/vendor-api/', import.meta.url);
-type SpecVersion = 'v1.0' | 'v1.1';
-const SPEC_FILES: Record<SpecVersion, string> = {
-  'v1.0': 'v1.0/AnomalyDetector.json',
-  'v1.1': 'v1.1/UnivariateAnomalyDetector.json',
-};
-
-function readJson(relative: string): unknown {
-  return JSON.parse(readFileSync(fileURLToPath(new URL(relative, FIXTURES)), 'utf8'));
-}
-
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
-/** Validators for `#/definitions/<name>` of both vendor documents. */
-function vendorValidators(): (version: SpecVersion, definition: string) => ValidateFunction {
-  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
-  addFormats(ajv);
-  // Swagger 2 numeric formats: ajv only knows string formats unless told the type.
-  ajv.addFormat('float', { type: 'number', validate: (n: number) => Number.isFinite(n) });
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
-  for (const [version, file] of Object.entries(SPEC_FILES)) {
-    ajv.addSchema(readJson(file) as object, version);
-  }
-  return (version, definition) => {
-    const validate = ajv.getSchema(`${version}#/definitions/${definition}`);
-    if (validate === undefined) throw new Error(`no definition ${definition} in ${version}`);
-    return validate;
-  };
-}
+import { readVendorJson as readJson, SPEC_FILES, vendorValidators, type SpecVersion } from './fixtures/vendor/spec.js';
 
 interface Example {
   readonly body: { readonly series: readonly unknown[] } & Record<string, unknown>;
