@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two tiers, one switch: `unit` needs no network and no server; `e2e` starts the API on a real
-// loopback socket and drives it with the vendor's own SDK clients (npm and Python).
+// Tiers by folder: `unit` needs no network and no server; `e2e` starts the API on a real loopback
+// socket and drives it with the vendor's own SDK clients (npm and Python); `integration` talks to
+// the real servers that infra/servers.sh starts.
 export default defineConfig({
   test: {
     projects: [
@@ -23,6 +24,17 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Real Redis, ClickHouse and Kafka started by infra/servers.sh; skipped locally when a
+        // server is unreachable, a failure under CI=true.
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
           fileParallelism: false,
         },
       },
