@@ -1,0 +1,64 @@
+// The learned model as the rest of the platform sees it. The implementation runs ONNX graphs with
+// onnxruntime-node; callers (the native API, the streaming workers) depend only on this.
+
+/** Dimension of the embedding of one point (the window of points ending at it). */
+export const EMBEDDING_DIM = 192;
+
+/** The predictor's weights, as flat float32 arrays in the layout the ONNX graphs take. */
+export interface PredictorWeights {
+  /** Named tensors (e.g. `w1`, `b1`, `w2`, `b2`) with their shapes. */
+  readonly tensors: Readonly<Record<string, { readonly dims: readonly number[]; readonly data: Float32Array }>>;
+}
+
+/** How values are scaled before they reach the encoder; stored with a baseline. */
+export interface Normalisation {
+  readonly center: number;
+  readonly scale: number;
+}
+
+export interface EnergyResult {
+  /** One per input point: the predictor's error on that point's embedding (0 where there is no history). */
+  readonly energies: Float64Array;
+  /** One 192-number embedding per input point, when asked for. */
+  readonly embeddings: Float32Array[] | null;
+  readonly normalisation: Normalisation;
+}
+
+export interface FineTuneOptions {
+  /** Upper bound on epochs; early stopping on a held-out tail usually ends sooner. */
+  readonly maxEpochs?: number;
+  /** Share of windows held out at the end of the series for early stopping. */
+  readonly holdoutShare?: number;
+}
+
+export interface FineTuneStats {
+  readonly status: 'completed' | 'skipped';
+  readonly finalLoss: number;
+  readonly epochsRun: number;
+  readonly epochsMax: number;
+  readonly earlyStopped: boolean;
+  readonly windows: number;
+  readonly durationSeconds: number;
+}
+
+export interface FineTuneResult {
+  readonly weights: PredictorWeights;
+  readonly normalisation: Normalisation;
+  readonly stats: FineTuneStats;
+}
+
+export interface ModelRuntime {
+  /** Reported to clients as `model_version`. */
+  readonly modelVersion: string;
+  /**
+   * Energies (and optionally embeddings) of a series. Without `weights` the generic predictor is
+   * used; without `normalisation` the series' own robust centre and scale are used.
+   */
+  energies(
+    values: ArrayLike<number>,
+    options?: { weights?: PredictorWeights; normalisation?: Normalisation; includeEmbeddings?: boolean },
+  ): Promise<EnergyResult>;
+  /** Fine-tunes the predictor on healthy data with the encoder frozen. */
+  fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
+  close(): Promise<void>;
+}
