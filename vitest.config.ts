@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
 // the real servers that infra/servers.sh starts.
 export default defineConfig({
   test: {
+    // Under CI a JSON report as well, from which .ci/run prints the plain 'N passed, N failed' line.
+    reporters: process.env['CI'] === 'true' ? ['default', 'json'] : ['default'],
+    outputFile: { json: '.cache/vitest-report.json' },
     projects: [
       {
         test: {
