@@ -29,12 +29,9 @@ readonly PACKAGES=(clickhouse-server clickhouse-client)
 config_src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/clickhouse"
 readonly config_src
 
-log() { printf 'clickhouse: %s\n' "$*"; }
-fail() { printf 'clickhouse: ERROR: %s\n' "$*" >&2; exit 1; }
-
-as_root() {
-  if [[ ${EUID} -eq 0 ]]; then "$@"; else sudo "$@"; fi
-}
+readonly SERVER_NAME="clickhouse"
+# shellcheck source=infra/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_packages() {
   local missing=() pkg
@@ -101,27 +98,7 @@ start() {
 }
 
 stop() {
-  if [[ ! -s "${PID_FILE}" ]]; then
-    if answers; then
-      log "${URL} answers but was not started by this script (no ${PID_FILE}); leaving it"
-    else
-      log "not running"
-    fi
-    return
-  fi
-  local pid
-  pid="$(cat "${PID_FILE}")"
-  if kill -0 "${pid}" 2>/dev/null; then
-    log "stopping pid ${pid}"
-    kill "${pid}" 2>/dev/null || true
-    local deadline=$((SECONDS + 30))
-    while kill -0 "${pid}" 2>/dev/null; do
-      ((SECONDS < deadline)) || { log "still running after 30s: SIGKILL"; kill -9 "${pid}" 2>/dev/null || true; break; }
-      sleep 0.2
-    done
-  fi
-  rm -f "${PID_FILE}"
-  log "stopped"
+  stop_started_server "${PID_FILE}" 30 answers "${URL}"
 }
 
 print_address() {

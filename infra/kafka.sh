@@ -39,12 +39,9 @@ pom_hash="$(sha256sum "${POM}" | cut -c1-12)"
 readonly pom_hash
 readonly LIBS_DIR="${ANOMALY_CACHE_DIR:-${HOME}/.cache/anomaly-platform}/kafka-libs/${kafka_version}-${pom_hash}"
 
-log() { printf 'kafka: %s\n' "$*"; }
-fail() { printf 'kafka: ERROR: %s\n' "$*" >&2; exit 1; }
-
-as_root() {
-  if [[ ${EUID} -eq 0 ]]; then "$@"; else sudo "$@"; fi
-}
+readonly SERVER_NAME="kafka"
+# shellcheck source=infra/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_command() {
   local cmd="$1" pkg="$2"
@@ -155,27 +152,7 @@ start() {
 }
 
 stop() {
-  if [[ ! -s "${PID_FILE}" ]]; then
-    if port_open; then
-      log "${BOOTSTRAP} is listening but was not started by this script (no ${PID_FILE}); leaving it"
-    else
-      log "not running"
-    fi
-    return
-  fi
-  local pid
-  pid="$(cat "${PID_FILE}")"
-  if kill -0 "${pid}" 2>/dev/null; then
-    log "stopping pid ${pid} (controlled shutdown)"
-    kill "${pid}" 2>/dev/null || true
-    local deadline=$((SECONDS + 60))
-    while kill -0 "${pid}" 2>/dev/null; do
-      ((SECONDS < deadline)) || { log "still running after 60s: SIGKILL"; kill -9 "${pid}" 2>/dev/null || true; break; }
-      sleep 0.2
-    done
-  fi
-  rm -f "${PID_FILE}"
-  log "stopped"
+  stop_started_server "${PID_FILE}" 60 port_open "${BOOTSTRAP}"
 }
 
 print_address() {

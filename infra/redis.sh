@@ -19,12 +19,9 @@ readonly PID_FILE="${STATE_DIR}/redis.pid"
 readonly LOG_FILE="${STATE_DIR}/redis.log"
 readonly START_TIMEOUT_S=30
 
-log() { printf 'redis: %s\n' "$*"; }
-fail() { printf 'redis: ERROR: %s\n' "$*" >&2; exit 1; }
-
-as_root() {
-  if [[ ${EUID} -eq 0 ]]; then "$@"; else sudo "$@"; fi
-}
+readonly SERVER_NAME="redis"
+# shellcheck source=infra/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_package() {
   if dpkg-query -W -f='${Status}' redis-server 2>/dev/null | grep -q 'install ok installed'; then
@@ -70,27 +67,7 @@ start() {
 }
 
 stop() {
-  if [[ ! -s "${PID_FILE}" ]]; then
-    if answers; then
-      log "${HOST}:${PORT} answers but was not started by this script (no ${PID_FILE}); leaving it"
-    else
-      log "not running"
-    fi
-    return
-  fi
-  local pid
-  pid="$(cat "${PID_FILE}")"
-  if kill -0 "${pid}" 2>/dev/null; then
-    log "stopping pid ${pid}"
-    redis-cli -h "${HOST}" -p "${PORT}" shutdown nosave >/dev/null 2>&1 || kill "${pid}" 2>/dev/null || true
-    local deadline=$((SECONDS + 15))
-    while kill -0 "${pid}" 2>/dev/null; do
-      ((SECONDS < deadline)) || { kill -9 "${pid}" 2>/dev/null || true; break; }
-      sleep 0.1
-    done
-  fi
-  rm -f "${PID_FILE}"
-  log "stopped"
+  stop_started_server "${PID_FILE}" 15 answers "${HOST}:${PORT}" redis-cli -h "${HOST}" -p "${PORT}" shutdown nosave
 }
 
 print_address() {
