@@ -25,10 +25,24 @@ export interface EnergyResult {
 }
 
 export interface FineTuneOptions {
-  /** Upper bound on epochs; early stopping on a held-out tail usually ends sooner. */
+  /** Upper bound on epochs (Adam modes; `ridge` makes one pass); early stopping on a held-out tail usually ends sooner. */
   readonly maxEpochs?: number;
   /** Share of windows held out at the end of the series for early stopping. */
   readonly holdoutShare?: number;
+  /** Adam learning rate (default 1e-3). */
+  readonly learningRate?: number;
+  /** Epochs without a better held-out loss before stopping (default 5). */
+  readonly patience?: number;
+  /** Training pairs per Adam step (default: 128, or more on long series so an epoch has at most 16 steps). */
+  readonly batchSize?: number;
+  /** Seed of the per-epoch shuffle; the same series and options give the same weights. */
+  readonly seed?: number;
+  /**
+   * How the predictor is fine-tuned (first layer frozen except in `full`): `ridge` (default) solves
+   * the output layer (w2, b2) in closed form, ridge towards the generic weights; `head` trains the
+   * output layer with Adam; `full` trains all four tensors with Adam. See packages/model/README.md.
+   */
+  readonly mode?: 'ridge' | 'head' | 'full';
 }
 
 export interface FineTuneStats {

@@ -1,0 +1,139 @@
+// Fine-tuning and energy benchmark of @adp/model: `npx tsx packages/model/bench/finetune.ts`
+// [--quick] [--reference-8640] [--threads N]. --reference-8640 adds the slow references at 8,640
+// points (several minutes). Prints a markdown table and writes
+// packages/model/bench/results.json (not with --quick). The fast path is the default fine-tune
+// (closed-form ridge on the predictor head). It is compared with the Adam head fine-tune at its
+// defaults and with slow references: Adam at a 4x lower learning rate, 4x the epochs and 4x the
+// patience, on the head and on all tensors. `--threads` sets onnxruntime's
+// intra-op threads (default 1).
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { createModelRuntime, FINETUNE_DEFAULTS, fineTuneInWorker, type FineTuneOptions, startFineTuneWorker } from '../src/index.js';
+
+const quick = process.argv.includes('--quick');
+const reference8640 = process.argv.includes('--reference-8640');
+const threadsArg = process.argv.indexOf('--threads');
+
+const slow = {
+  learningRate: FINETUNE_DEFAULTS.learningRate / 4,
+  maxEpochs: FINETUNE_DEFAULTS.maxEpochs * 4,
+  patience: FINETUNE_DEFAULTS.patience * 4,
+} as const;
+const SETTINGS = {
+  intraOpThreads: threadsArg > 0 ? Number(process.argv[threadsArg + 1]) : 1,
+  sizes: [1000, 8640],
+  seed: 20240101,
+  energyRuns: quick ? 2 : 5,
+  fast: {} as FineTuneOptions,
+  adamHead: { mode: 'head' } satisfies FineTuneOptions,
+  reference: { ...slow, mode: 'head' } satisfies FineTuneOptions,
+  referenceFull: { ...slow, mode: 'full' } satisfies FineTuneOptions,
+};
+
+/** A machine-like series: 5-minute data with a daily period (288 points), a faster cycle and noise. */
+function machineSeries(points: number, seed: number): number[] {
+  let a = seed >>> 0;
+  const random = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return Array.from({ length: points }, (_, t) => {
+    return 50 + 8 * Math.sin((2 * Math.PI * t) / 288) + 2 * Math.sin((2 * Math.PI * t) / 12) + (random() - 0.5) * 1.5;
+  });
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+const round = (v: number, digits = 3): number => Number(v.toFixed(digits));
+
+const runtime = await createModelRuntime({ intraOpThreads: SETTINGS.intraOpThreads });
+const rows: Record<string, unknown>[] = [];
+const sizes = quick ? [1000] : SETTINGS.sizes;
+for (const points of sizes) {
+  const series = machineSeries(points, SETTINGS.seed);
+  const fast = await runtime.fineTune(series, SETTINGS.fast);
+  const row: Record<string, unknown> = {
+    points,
+    windows: fast.stats.windows,
+    fineTuneSeconds: round(fast.stats.durationSeconds),
+    finalLoss: round(fast.stats.finalLoss, 6),
+  };
+  if (!quick) {
+    const adam = await runtime.fineTune(series, SETTINGS.adamHead);
+    row.adamHeadSeconds = round(adam.stats.durationSeconds);
+    row.adamHeadEpochsRun = adam.stats.epochsRun;
+    row.adamHeadFinalLoss = round(adam.stats.finalLoss, 6);
+  }
+  if (!quick && (points <= 1000 || reference8640)) {
+    const ref = await runtime.fineTune(series, SETTINGS.reference);
+    row.referenceSeconds = round(ref.stats.durationSeconds);
+    row.referenceEpochsRun = ref.stats.epochsRun;
+    row.referenceFinalLoss = round(ref.stats.finalLoss, 6);
+    row.lossRatioToReference = round(fast.stats.finalLoss / ref.stats.finalLoss, 3);
+  }
+  if (!quick && (points <= 1000 || reference8640)) {
+    const full = await runtime.fineTune(series, SETTINGS.referenceFull);
+    row.fullReferenceSeconds = round(full.stats.durationSeconds);
+    row.fullReferenceFinalLoss = round(full.stats.finalLoss, 6);
+    row.lossRatioToFullReference = round(fast.stats.finalLoss / full.stats.finalLoss, 3);
+  }
+  rows.push(row);
+}
+
+// Energies (inference) for the longest series, with and without embeddings.
+const long = machineSeries(8640, SETTINGS.seed + 1);
+const tuned = await runtime.fineTune(machineSeries(1000, SETTINGS.seed), SETTINGS.fast);
+const energyTimes: Record<string, number> = {};
+for (const includeEmbeddings of [false, true]) {
+  const times: number[] = [];
+  for (let r = 0; r < SETTINGS.energyRuns; r++) {
+    const t0 = performance.now();
+    await runtime.energies(long, { weights: tuned.weights, normalisation: tuned.normalisation, includeEmbeddings });
+    times.push(performance.now() - t0);
+  }
+  energyTimes[includeEmbeddings ? 'withEmbeddingsMs' : 'withoutEmbeddingsMs'] = round(median(times), 1);
+}
+await runtime.close();
+
+// The worker path: a fresh worker (startup included) and a warm one.
+const t0 = performance.now();
+await fineTuneInWorker(machineSeries(1000, SETTINGS.seed), { intraOpThreads: SETTINGS.intraOpThreads });
+const coldWorkerSeconds = round((performance.now() - t0) / 1000);
+const worker = await startFineTuneWorker({ intraOpThreads: SETTINGS.intraOpThreads });
+const t1 = performance.now();
+await worker.fineTune(machineSeries(1000, SETTINGS.seed));
+const warmWorkerSeconds = round((performance.now() - t1) / 1000);
+await worker.close();
+
+const load = os.loadavg().map((v) => round(v, 2));
+console.log(`\n@adp/model ${runtime.modelVersion}, ${os.cpus().length} CPUs, load average ${load.join(' ')}\n`);
+console.log('| points | windows | fine-tune s (ridge) | loss | Adam head s | Adam head loss | slow ref s | slow ref loss | ridge / slow ref | slow full ref s | slow full ref loss | ridge / full ref |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  const cells = [r.points, r.windows, r.fineTuneSeconds, r.finalLoss, r.adamHeadSeconds, r.adamHeadFinalLoss];
+  cells.push(r.referenceSeconds, r.referenceFinalLoss, r.lossRatioToReference);
+  cells.push(r.fullReferenceSeconds, r.fullReferenceFinalLoss, r.lossRatioToFullReference);
+  console.log(`| ${cells.map((c) => c ?? '-').join(' | ')} |`);
+}
+console.log(`\nenergies, 8,640 points (fine-tuned predictor): ${energyTimes.withoutEmbeddingsMs} ms without embeddings, ${energyTimes.withEmbeddingsMs} ms with`);
+console.log(`fine-tune 1,000 points in a worker: ${coldWorkerSeconds} s with worker startup, ${warmWorkerSeconds} s warm\n`);
+
+if (!quick) {
+  const results = {
+    modelVersion: runtime.modelVersion,
+    measuredAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', loadAverage: load },
+    settings: SETTINGS,
+    fineTune: rows,
+    energies8640: energyTimes,
+    worker: { coldWorkerSeconds, warmWorkerSeconds },
+  };
+  await writeFile(new URL('./results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+}

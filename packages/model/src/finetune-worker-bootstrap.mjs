@@ -1,0 +1,7 @@
+// Plain-JavaScript entry of the fine-tuning worker thread: registers tsx's loader in this thread
+// (a worker does not inherit the parent's module hooks, and Node 20 ignores `--import` in a
+// worker's execArgv), then loads the TypeScript worker.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./finetune-worker.ts');

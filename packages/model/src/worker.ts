@@ -1,0 +1,121 @@
+// Fine-tuning off the event loop: a worker thread that owns its own ModelRuntime and runs the same
+// fineTune code. Arrays cross the thread boundary by transfer, not copy.
+import { Worker } from 'node:worker_threads';
+import type { FineTuneOptions, FineTuneResult } from './contract.js';
+import { isModelErrorCode, ModelError } from './errors.js';
+import type { ModelRuntimeOptions } from './runtime.js';
+
+export interface FineTuneWorker {
+  /** Fine-tunes in the worker; calls on one worker run one after another. */
+  fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
+  /** Ends the worker; pending calls fail with MODEL_WORKER_FAILED. */
+  close(): Promise<void>;
+}
+
+/** Messages between the thread and the worker (see finetune-worker.ts). */
+export type WorkerReply =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'result'; readonly id: number; readonly result: FineTuneResult }
+  | { readonly kind: 'error'; readonly id: number | null; readonly code: string; readonly message: string };
+
+export interface WorkerRequest {
+  readonly id: number;
+  readonly values: Float64Array;
+  readonly options: FineTuneOptions;
+}
+
+/**
+ * Starts a worker thread with its own runtime (its sessions load once, so reuse the worker for
+ * many fine-tunes). The worker is TypeScript loaded through tsx (see finetune-worker-bootstrap.mjs).
+ */
+export async function startFineTuneWorker(runtimeOptions: ModelRuntimeOptions = {}): Promise<FineTuneWorker> {
+  const worker = new Worker(new URL('./finetune-worker-bootstrap.mjs', import.meta.url), {
+    workerData: { runtimeOptions },
+  });
+  const pending = new Map<number, { resolve: (r: FineTuneResult) => void; reject: (e: unknown) => void }>();
+  let nextId = 1;
+  let failure: ModelError | null = null;
+
+  const failAll = (error: ModelError): void => {
+    failure ??= error;
+    for (const p of pending.values()) p.reject(error);
+    pending.clear();
+  };
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('message', (msg: WorkerReply) => {
+      if (msg.kind === 'ready') {
+        resolve();
+        return;
+      }
+      if (msg.kind === 'error' && msg.id === null) {
+        const err = toModelError(msg.code, msg.message);
+        reject(err);
+        failAll(err);
+        return;
+      }
+      const id = msg.id;
+      if (id === null) return;
+      const entry = pending.get(id);
+      if (entry === undefined) return;
+      pending.delete(id);
+      if (msg.kind === 'result') entry.resolve(msg.result);
+      else entry.reject(toModelError(msg.code, msg.message));
+    });
+    worker.on('error', (cause) => {
+      const err = new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning worker failed', { cause });
+      reject(err);
+      failAll(err);
+    });
+    worker.on('exit', (code) => {
+      const err = new ModelError('MODEL_WORKER_FAILED', `the fine-tuning worker exited (code ${code})`);
+      reject(err);
+      failAll(err);
+    });
+  });
+  try {
+    await ready;
+  } catch (err) {
+    await worker.terminate();
+    throw err;
+  }
+
+  return {
+    fineTune(values, options = {}) {
+      if (failure !== null) return Promise.reject(failure);
+      const id = nextId++;
+      const copy = Float64Array.from(values);
+      return new Promise<FineTuneResult>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        const request: WorkerRequest = { id, values: copy, options };
+        worker.postMessage(request, [copy.buffer]);
+      });
+    },
+    async close() {
+      failAll(new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning worker was closed'));
+      await worker.terminate();
+    },
+  };
+}
+
+/** One fine-tune in a fresh worker thread (startup included); for repeated use keep a worker. */
+export async function fineTuneInWorker(
+  values: ArrayLike<number>,
+  options: FineTuneOptions & ModelRuntimeOptions = {},
+): Promise<FineTuneResult> {
+  const { assetsDir, intraOpThreads, ...fineTuneOptions } = options;
+  const runtimeOptions: ModelRuntimeOptions = {
+    ...(assetsDir === undefined ? {} : { assetsDir }),
+    ...(intraOpThreads === undefined ? {} : { intraOpThreads }),
+  };
+  const worker = await startFineTuneWorker(runtimeOptions);
+  try {
+    return await worker.fineTune(values, fineTuneOptions);
+  } finally {
+    await worker.close();
+  }
+}
+
+function toModelError(code: string, message: string): ModelError {
+  return new ModelError(isModelErrorCode(code) ? code : 'MODEL_WORKER_FAILED', message);
+}

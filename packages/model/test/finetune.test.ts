@@ -1,0 +1,138 @@
+import { join } from 'node:path';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  computeEnergyStats,
+  createModelRuntime,
+  defaultAssetsDir,
+  EMBEDDING_DIM,
+  fineTuneInWorker,
+  isModelError,
+  type FineTuneResult,
+  type LoadedModelRuntime,
+  PREDICTOR_TENSOR_NAMES,
+  WARMUP_POINTS,
+} from '../src/index.js';
+import { healthySeries, mean, seeded } from './helpers.js';
+
+describe('training-step graph', () => {
+  it('one Adam step lowers the loss on a fixed batch', async () => {
+    const runtime = await createModelRuntime({ intraOpThreads: 1 });
+    const dir = defaultAssetsDir();
+    const step = await InferenceSession.create(join(dir, 'predictor_train_step.onnx'), { intraOpNumThreads: 1 });
+    const evalLoss = await InferenceSession.create(join(dir, 'predictor_eval.onnx'), { intraOpNumThreads: 1 });
+    const random = seeded(3);
+    const rows = 32;
+    const x = Float32Array.from({ length: rows * EMBEDDING_DIM }, () => random() * 2 - 1);
+    const y = Float32Array.from({ length: rows * EMBEDDING_DIM }, () => random() * 2 - 1);
+    const batch = { x: new Tensor('float32', x, [rows, EMBEDDING_DIM]), y: new Tensor('float32', y, [rows, EMBEDDING_DIM]) };
+    const weights: Record<string, Tensor> = {};
+    const moments: Record<string, Tensor> = {};
+    for (const name of PREDICTOR_TENSOR_NAMES) {
+      const t = runtime.genericWeights.tensors[name];
+      if (t === undefined) throw new Error(`missing ${name}`);
+      weights[name] = new Tensor('float32', t.data, t.dims);
+      moments[`m_${name}`] = new Tensor('float32', new Float32Array(t.data.length), t.dims);
+      moments[`v_${name}`] = new Tensor('float32', new Float32Array(t.data.length), t.dims);
+    }
+    const before = (await evalLoss.run({ ...batch, ...weights })).loss?.data[0] as number;
+    const out = await step.run({
+      ...batch,
+      ...weights,
+      ...moments,
+      step: new Tensor('float32', new Float32Array([1]), []),
+      lr: new Tensor('float32', new Float32Array([1e-3]), []),
+    });
+    expect(out.loss?.data[0]).toBeCloseTo(before, 5);
+    const updated: Record<string, Tensor> = {};
+    for (const name of PREDICTOR_TENSOR_NAMES) {
+      const t = out[`${name}_new`];
+      if (t === undefined) throw new Error(`missing output ${name}_new`);
+      updated[name] = t as Tensor;
+    }
+    const after = (await evalLoss.run({ ...batch, ...updated })).loss?.data[0] as number;
+    expect(after).toBeLessThan(before);
+    await Promise.all([step.release(), evalLoss.release(), runtime.close()]);
+  });
+});
+
+describe('fine-tuning', () => {
+  let runtime: LoadedModelRuntime;
+  let tuned: FineTuneResult;
+  const train = healthySeries(400, 11);
+  const heldOut = healthySeries(300, 12, 400);
+
+  beforeAll(async () => {
+    runtime = await createModelRuntime({ intraOpThreads: 2 });
+    tuned = await runtime.fineTune(train);
+  });
+  afterAll(async () => {
+    await runtime.close();
+  });
+
+  it('reports completed stats', () => {
+    const s = tuned.stats;
+    expect(s.status).toBe('completed');
+    expect(s.windows).toBe(400 - WARMUP_POINTS);
+    expect(s.epochsMax).toBe(1);
+    expect(s.epochsRun).toBe(1);
+    expect(s.earlyStopped).toBe(false);
+    expect(Number.isFinite(s.finalLoss)).toBe(true);
+    expect(s.durationSeconds).toBeGreaterThan(0);
+  });
+
+  it('lowers the mean energy on held-out healthy data compared with the generic predictor', async () => {
+    const normalisation = tuned.normalisation;
+    const generic = await runtime.energies(heldOut, { normalisation });
+    const fine = await runtime.energies(heldOut, { normalisation, weights: tuned.weights });
+    expect(mean(fine.energies, WARMUP_POINTS)).toBeLessThan(0.8 * mean(generic.energies, WARMUP_POINTS));
+  });
+
+  it('gives injected spikes energies above the baseline p99', async () => {
+    const baseline = await runtime.energies(train, { normalisation: tuned.normalisation, weights: tuned.weights });
+    const stats = computeEnergyStats(baseline.energies.subarray(WARMUP_POINTS));
+    const spiked = [...heldOut];
+    const spikes = [100, 180, 260];
+    for (const t of spikes) spiked[t] = (spiked[t] ?? 0) + 25;
+    const result = await runtime.energies(spiked, { normalisation: tuned.normalisation, weights: tuned.weights });
+    for (const t of spikes) expect(result.energies[t]).toBeGreaterThan(stats.energy_p99);
+  });
+
+  it('the Adam modes (head and full) also beat the generic held-out loss', async () => {
+    const generic = await runtime.fineTune(train, { mode: 'head', maxEpochs: 0 });
+    expect(generic.stats.epochsRun).toBe(0);
+    for (const mode of ['head', 'full'] as const) {
+      const result = await runtime.fineTune(train, { mode, maxEpochs: 6 });
+      expect(result.stats.epochsMax).toBe(6);
+      expect(result.stats.epochsRun).toBeGreaterThan(0);
+      expect(result.stats.finalLoss).toBeLessThan(generic.stats.finalLoss);
+    }
+  });
+
+  it('refuses fewer than 100 points with a typed error', async () => {
+    const caught = await runtime.fineTune(healthySeries(99, 1)).catch((err: unknown) => err);
+    expect(isModelError(caught) && caught.code === 'MODEL_SERIES_TOO_SHORT').toBe(true);
+  });
+
+  it('runs the same fine-tune in a worker thread with the same result shape', async () => {
+    const series = healthySeries(160, 5);
+    const [inWorker, inThread] = await Promise.all([
+      fineTuneInWorker(series, { maxEpochs: 3, intraOpThreads: 1 }),
+      runtime.fineTune(series, { maxEpochs: 3 }),
+    ]);
+    expect(Object.keys(inWorker.weights.tensors).sort()).toEqual(Object.keys(inThread.weights.tensors).sort());
+    for (const name of PREDICTOR_TENSOR_NAMES) {
+      expect(inWorker.weights.tensors[name]?.dims).toEqual(inThread.weights.tensors[name]?.dims);
+      expect(inWorker.weights.tensors[name]?.data).toBeInstanceOf(Float32Array);
+    }
+    expect(inWorker.normalisation).toEqual(inThread.normalisation);
+    expect(Object.keys(inWorker.stats).sort()).toEqual(Object.keys(inThread.stats).sort());
+    expect(inWorker.stats.windows).toBe(inThread.stats.windows);
+    expect(inWorker.stats.finalLoss).toBeCloseTo(inThread.stats.finalLoss, 4);
+  });
+
+  it('a worker reports typed errors from the worker side', async () => {
+    const caught = await fineTuneInWorker([1, 2, 3], { intraOpThreads: 1 }).catch((err: unknown) => err);
+    expect(isModelError(caught) && caught.code === 'MODEL_SERIES_TOO_SHORT').toBe(true);
+  });
+});
