@@ -9,6 +9,8 @@ import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
 import { installAuthentication } from './tenancy/authentication.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
+import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
+import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { vendorRoutes } from './vendor/plugin.js';
@@ -30,6 +32,11 @@ export interface BuildAppOptions {
    * ownership: it closes the store when the app closes (or when building fails).
    */
   readonly store?: Store;
+  /**
+   * Builds the learned model for the native routes, on their first request. Default: the
+   * packaged model (@adp/model). Tests pass a shared or fake one.
+   */
+  readonly model?: NativeModelFactory;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -49,7 +56,9 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
   let app: FastifyInstance;
   try {
     bootstrap = await bootstrapTenancy(store, { dataDir: config.dataDir, bootstrapApiKey: config.bootstrapApiKey });
-    app = Fastify({ logger: options.logger ?? false, bodyLimit: config.bodyLimitBytes });
+    // Path parameters up to 512 characters reach the routes (native machine ids are up to 128
+    // and get a coded 400 beyond); Fastify's default of 100 would answer longer ones itself.
+    app = Fastify({ logger: options.logger ?? false, bodyLimit: config.bodyLimitBytes, routerOptions: { maxParamLength: 512 } });
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
@@ -131,6 +140,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(tenancyRoutes, { store });
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
+    await app.register(nativeRoutes, {
+      store,
+      model: options.model ?? loadPackagedModel,
+      predictorCacheSize: config.predictorCacheSize,
+    });
 
     await app.ready();
   } catch (err) {

@@ -45,6 +45,12 @@ export interface ApiConfig {
    * process exits anyway, in milliseconds. Default 10000. Range 0 .. 120000.
    */
   readonly shutdownGraceMs: number;
+  /**
+   * `PREDICTOR_CACHE_SIZE`: how many machines' fine-tuned predictors the native API keeps loaded
+   * in memory (least recently used evicted first). Default 32. Each costs about 1.9 MB (462k
+   * float32 parameters); a miss reads the weights from the store. 0 disables the cache. Range 0 .. 4096.
+   */
+  readonly predictorCacheSize: number;
 }
 
 /** Validates the environment once. Throws a ConfigError naming the first invalid variable. */
@@ -77,6 +83,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     bodyLimitBytes: integer(read, 'BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
     authCacheTtlMs: integer(read, 'AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
     shutdownGraceMs: integer(read, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+    predictorCacheSize: integer(read, 'PREDICTOR_CACHE_SIZE', 32, 0, 4096),
   });
 }
 

@@ -25,6 +25,18 @@ export const ERRORS = {
   InvalidSubscriptionKey: { code: 'InvalidSubscriptionKey', statusCode: 401, retriable: false },
   /** Malformed request outside the vendor routes (bad JSON, failed schema validation). */
   BadRequest: { code: 'BadRequest', statusCode: 400, retriable: false },
+  /** Native API: `machine_id` missing or not 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit. */
+  InvalidMachineId: { code: 'InvalidMachineId', statusCode: 400, retriable: false },
+  /** Native API: the series (or energies) is missing, too short or long, or has a malformed point. */
+  InvalidSeries: { code: 'InvalidSeries', statusCode: 400, retriable: false },
+  /** Native API: another field has the wrong type or is out of range. */
+  InvalidArgument: { code: 'InvalidArgument', statusCode: 400, retriable: false },
+  /** Native API: the caller's organization has no baseline for this machine. */
+  BaselineNotFound: { code: 'BaselineNotFound', statusCode: 404, retriable: false },
+  /** Native API: the caller's organization has no machine of this id. */
+  MachineNotFound: { code: 'MachineNotFound', statusCode: 404, retriable: false },
+  /** Native API: the learned model could not be loaded or failed to run; the request may succeed on retry. */
+  ModelUnavailable: { code: 'ModelUnavailable', statusCode: 503, retriable: true },
   /** No route for this method and path. */
   NotFound: { code: 'NotFound', statusCode: 404, retriable: false },
   /** Body larger than BODY_LIMIT_BYTES. */

@@ -121,12 +121,18 @@ describe('platform routes', () => {
     const response = await app.inject({ method: 'GET', url: '/v1/usage', headers: { 'ocp-apim-subscription-key': key } });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({
-      orgId: app.bootstrap.organizationId,
-      keyId: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,
-      keyKind: 'live',
-      points: 100,
-      calls: 1,
-      byEndpoint: [{ endpoint: 'entire/detect', points: 100, calls: 1 }],
+      org_id: app.bootstrap.organizationId,
+      key_id: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,
+      key_kind: 'live',
+      total_points: 100,
+      call_count: 1,
+      usage: [
+        { endpoint: 'entire/detect', total_points: 100, call_count: 1 },
+        { endpoint: 'last/detect', total_points: 0, call_count: 0 },
+        { endpoint: 'changepoint/detect', total_points: 0, call_count: 0 },
+        { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
+        { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
+      ],
     });
   });
 

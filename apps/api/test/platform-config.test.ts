@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       bodyLimitBytes: 4 * 1024 * 1024,
       authCacheTtlMs: 30_000,
       shutdownGraceMs: 10_000,
+      predictorCacheSize: 32,
     });
   });
 
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
       BODY_LIMIT_BYTES: '1048576',
       AUTH_CACHE_TTL_MS: '0',
       SHUTDOWN_GRACE_MS: '500',
+      PREDICTOR_CACHE_SIZE: '0',
     });
     expect(config).toMatchObject({
       port: 0,
@@ -48,6 +50,7 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1048576,
       authCacheTtlMs: 0,
       shutdownGraceMs: 500,
+      predictorCacheSize: 0,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -68,6 +71,7 @@ describe('loadConfig', () => {
     ['BODY_LIMIT_BYTES', '10'],
     ['BODY_LIMIT_BYTES', '1e6'],
     ['AUTH_CACHE_TTL_MS', '3600000'],
+    ['PREDICTOR_CACHE_SIZE', '4097'],
     ['SHUTDOWN_GRACE_MS', 'soon'],
     ['LOG_LEVEL', 'verbose'],
   ])('rejects %s=%s with a ConfigError naming the variable', (variable, value) => {

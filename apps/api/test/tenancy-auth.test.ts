@@ -82,11 +82,11 @@ describe('authentication hook', () => {
 
   it('tells the route who is calling', async () => {
     const live = firstKey(app, 'live');
-    const body = (await get({ 'x-service-key': live })).json() as { orgId: string; keyId: string; keyKind: string };
+    const body = (await get({ 'x-service-key': live })).json() as { org_id: string; key_id: string; key_kind: string };
     expect(body).toMatchObject({
-      orgId: app.bootstrap.organizationId,
-      keyId: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,
-      keyKind: 'live',
+      org_id: app.bootstrap.organizationId,
+      key_id: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,
+      key_kind: 'live',
     });
   });
 

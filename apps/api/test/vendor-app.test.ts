@@ -63,10 +63,12 @@ describe('the vendor routes in the app', () => {
 
     const usage = await app.inject({ method: 'GET', url: '/v1/usage', headers: { 'ocp-apim-subscription-key': API_KEY } });
     expect(usage.statusCode, usage.body).toBe(200);
-    expect((usage.json() as { byEndpoint: unknown[] }).byEndpoint).toEqual([
-      { endpoint: 'changepoint/detect', points: 40, calls: 1 },
-      { endpoint: 'entire/detect', points: 40, calls: 1 },
-      { endpoint: 'last/detect', points: 40, calls: 1 },
+    expect((usage.json() as { usage: unknown[] }).usage).toEqual([
+      { endpoint: 'entire/detect', total_points: 40, call_count: 1 },
+      { endpoint: 'last/detect', total_points: 40, call_count: 1 },
+      { endpoint: 'changepoint/detect', total_points: 40, call_count: 1 },
+      { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
+      { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
     ]);
   });
 

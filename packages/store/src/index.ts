@@ -4,18 +4,30 @@
 export type {
   ApiKeyKind,
   ApiKeyRecord,
+  BaselineFineTuneStats,
+  BaselineRecord,
+  BaselineStats,
   CreateApiKeyResult,
+  DeleteMachineResult,
+  MachineDetection,
+  MachineStatusRecord,
+  MachineSummary,
+  NewBaseline,
+  RegimeCounts,
+  RegimeName,
   EndpointUsage,
   NewApiKey,
   Organization,
   OrganizationUsage,
   Store,
 } from './types.js';
+export { REGIME_NAMES } from './types.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,
   DEFAULT_ORGANIZATION_NAME,
   EMBEDDED_STORE_FILE_NAME,
+  RECENT_DETECTIONS_KEPT,
   openEmbeddedStore,
   type EmbeddedStoreOptions,
 } from './embedded/duckdb-store.js';

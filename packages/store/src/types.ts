@@ -59,7 +59,99 @@ export interface OrganizationUsage {
   readonly byEndpoint: readonly EndpointUsage[];
 }
 
+/** Summary statistics of a machine's energies on healthy data (the z-score reference). */
+export interface BaselineStats {
+  readonly energyMean: number;
+  readonly energyStd: number;
+  readonly energyP99: number;
+  /** Windows (points with history) the statistics were computed over. */
+  readonly numWindows: number;
+  /** Points in the series (or energies) the baseline was built from. */
+  readonly seriesLength: number;
+}
+
+/** How the predictor was fine-tuned for the baseline; `skipped` when only energies were given. */
+export interface BaselineFineTuneStats {
+  readonly status: 'completed' | 'skipped';
+  readonly finalLoss: number | null;
+  readonly epochsRun: number;
+  readonly epochsMax: number;
+  readonly earlyStopped: boolean;
+  readonly windows: number;
+  readonly durationSeconds: number;
+}
+
+/** What the app hands the store to create or replace a machine's baseline. */
+export interface NewBaseline {
+  readonly machineId: string;
+  readonly baselineId: string;
+  readonly label: string | null;
+  readonly granularity: string | null;
+  readonly sensitivity: number | null;
+  readonly stats: BaselineStats;
+  readonly fineTuneStats: BaselineFineTuneStats;
+  /** The fine-tuned predictor, serialised by the model package; null when fine-tuning was skipped. */
+  readonly predictorWeights: Uint8Array | null;
+  /** Value scaling used with the predictor; null when fine-tuning was skipped. */
+  readonly normalisation: { readonly center: number; readonly scale: number } | null;
+}
+
+export interface BaselineRecord extends NewBaseline {
+  readonly orgId: string;
+  /** When this machine's first baseline was created; kept when the baseline is replaced. */
+  readonly createdAt: Date;
+  /** When the baseline was last written (equals createdAt for a first baseline). */
+  readonly updatedAt: Date;
+}
+
+/** One machine of an organization, as a list shows it. */
+export interface MachineSummary {
+  readonly machineId: string;
+  readonly firstSeenAt: Date;
+  /** Null when the machine has no baseline (it was only seen in detections). */
+  readonly baselineCreatedAt: Date | null;
+  readonly numWindows: number | null;
+  readonly label: string | null;
+}
+
+export const REGIME_NAMES = ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] as const;
+export type RegimeName = (typeof REGIME_NAMES)[number];
+export type RegimeCounts = Readonly<Record<RegimeName, number>>;
+
+/** One detection for a machine, as the status counters record it. */
+export interface MachineDetection {
+  readonly points: number;
+  readonly regimeCounts: RegimeCounts;
+  /** Whether the detection ran with the machine's baseline (fine-tuned or statistics-only). */
+  readonly withBaseline: boolean;
+}
+
+export interface MachineStatusRecord {
+  readonly machineId: string;
+  readonly firstSeenAt: Date;
+  readonly baseline: BaselineRecord | null;
+  /** Start of the counters: the current baseline's updatedAt, else when the machine was first seen. */
+  readonly countersSince: Date;
+  readonly detectionsSince: number;
+  readonly pointsSince: number;
+  readonly lastDetectionAt: Date | null;
+  /** The most recent detections (newest first), at most RECENT_DETECTIONS_KEPT. */
+  readonly recentDetections: readonly (MachineDetection & { readonly at: Date })[];
+}
+
+export interface DeleteMachineResult {
+  /** False when the organization has no such machine. */
+  readonly deleted: boolean;
+  /** True when a baseline (and its weights) was removed with the machine. */
+  readonly baselineDeleted: boolean;
+}
+
 export interface Store {
+  /**
+   * Creates an organization (already bootstrapped: its keys come from `createApiKey`), or returns
+   * the existing one of that id unchanged. Idempotent.
+   */
+  createOrganization(id: string, name: string): Promise<Organization>;
   /** Returns the default organization, creating it when absent. Idempotent. */
   ensureDefaultOrganization(): Promise<Organization>;
   /**
@@ -82,6 +174,21 @@ export interface Store {
    */
   recordUsage(orgId: string, endpoint: string, points: number): Promise<void>;
   usageFor(orgId: string): Promise<OrganizationUsage>;
+  /**
+   * Creates or replaces the baseline of `baseline.machineId` in `orgId`, creating the machine when
+   * absent, and restarts its detection counters. Returns the stored record (with its weights).
+   */
+  upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord>;
+  /** The machine's baseline with its weights, or null. Machines are visible to their organization only. */
+  getBaseline(orgId: string, machineId: string): Promise<BaselineRecord | null>;
+  /** The organization's machines, sorted by machine id. */
+  listMachines(orgId: string): Promise<readonly MachineSummary[]>;
+  /** Removes the machine, its baseline, weights and counters. */
+  deleteMachine(orgId: string, machineId: string): Promise<DeleteMachineResult>;
+  /** Counts one detection for the machine, creating the machine when absent. */
+  recordDetection(orgId: string, machineId: string, detection: MachineDetection): Promise<void>;
+  /** Counters, baseline and recent detections of a machine, or null when the organization has no such machine. */
+  machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null>;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

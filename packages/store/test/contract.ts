@@ -2,7 +2,15 @@
 // describeStoreContract with a backend that gives every test a fresh, isolated database.
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ORGANIZATION_ID, StoreError, type NewApiKey, type Store } from '@adp/store';
+import {
+  DEFAULT_ORGANIZATION_ID,
+  RECENT_DETECTIONS_KEPT,
+  StoreError,
+  type NewApiKey,
+  type NewBaseline,
+  type RegimeCounts,
+  type Store,
+} from '@adp/store';
 
 export interface StoreBackend {
   /** Prepares an empty, isolated database for one test. */
@@ -18,6 +26,38 @@ export const newKey = (plaintext: string, kind: 'live' | 'test' = 'test'): NewAp
   kind,
   keyHash: sha256(plaintext),
   prefix: plaintext.slice(0, 13),
+});
+
+export function baselineFor(machineId: string, overrides: Partial<NewBaseline> = {}): NewBaseline {
+  return {
+    machineId,
+    baselineId: `bl_${machineId}`,
+    label: 'pump',
+    granularity: 'minutely',
+    sensitivity: 90,
+    stats: { energyMean: 0.5, energyStd: 0.25, energyP99: 1.5, numWindows: 90, seriesLength: 120 },
+    fineTuneStats: {
+      status: 'completed',
+      finalLoss: 0.125,
+      epochsRun: 12,
+      epochsMax: 50,
+      earlyStopped: true,
+      windows: 90,
+      durationSeconds: 0.75,
+    },
+    predictorWeights: new Uint8Array([0, 1, 2, 255, 254, 39, 0]),
+    normalisation: { center: 10, scale: 2.5 },
+    ...overrides,
+  };
+}
+
+const regimes = (counts: Partial<RegimeCounts>): RegimeCounts => ({
+  HEALTHY: 0,
+  ACTIVE: 0,
+  TRANSITION: 0,
+  SHOCK: 0,
+  UNKNOWN: 0,
+  ...counts,
 });
 
 export function describeStoreContract(name: string, backend: StoreBackend): void {
@@ -44,6 +84,17 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect(first.id).toBe(DEFAULT_ORGANIZATION_ID);
       expect(second).toEqual(first);
       expect(first.bootstrappedAt).toBeNull();
+    });
+
+    it('creates further organizations idempotently, with keys of their own', async () => {
+      const store = await openStore();
+      const created = await store.createOrganization('org_second', 'Second');
+      expect(created).toMatchObject({ id: 'org_second', name: 'Second' });
+      expect(created.bootstrappedAt).toBeInstanceOf(Date);
+      expect(await store.createOrganization('org_second', 'Renamed')).toEqual(created);
+      const { key } = await store.createApiKey('org_second', newKey('svc_test_secondorg0000000'));
+      expect(key.orgId).toBe('org_second');
+      await expect(store.createOrganization('', 'x')).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
     });
 
     it('completes the bootstrap exactly once', async () => {
@@ -166,6 +217,126 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       await Promise.all(writes);
       const second = await openStore();
       expect((await second.usageFor('org_a')).calls).toBe(10);
+    });
+
+    it('creates, reads and replaces a baseline, keeping created_at and the weights', async () => {
+      let now = new Date('2025-05-01T00:00:00Z');
+      const store = await openStore(() => now);
+      const first = await store.upsertBaseline('org_a', baselineFor('pump-1'));
+      expect(first).toMatchObject({ orgId: 'org_a', machineId: 'pump-1', baselineId: 'bl_pump-1', label: 'pump' });
+      expect(first.createdAt.toISOString()).toBe('2025-05-01T00:00:00.000Z');
+      expect(Array.from(first.predictorWeights ?? [])).toEqual([0, 1, 2, 255, 254, 39, 0]);
+      expect(await store.getBaseline('org_a', 'pump-1')).toEqual(first);
+
+      now = new Date('2025-05-02T00:00:00Z');
+      const replaced = await store.upsertBaseline(
+        'org_a',
+        baselineFor('pump-1', {
+          label: null,
+          granularity: null,
+          sensitivity: null,
+          predictorWeights: null,
+          normalisation: null,
+          fineTuneStats: { ...baselineFor('x').fineTuneStats, status: 'skipped', finalLoss: null },
+        }),
+      );
+      expect(replaced.createdAt).toEqual(first.createdAt);
+      expect(replaced.updatedAt.toISOString()).toBe('2025-05-02T00:00:00.000Z');
+      expect(replaced).toMatchObject({ label: null, predictorWeights: null, normalisation: null });
+      expect(replaced.fineTuneStats).toMatchObject({ status: 'skipped', finalLoss: null });
+      expect(await store.listMachines('org_a')).toHaveLength(1);
+    });
+
+    it('keeps machines per organization', async () => {
+      const store = await openStore();
+      await store.upsertBaseline('org_a', baselineFor('shared-id'));
+      expect(await store.getBaseline('org_b', 'shared-id')).toBeNull();
+      expect(await store.listMachines('org_b')).toEqual([]);
+      expect(await store.machineStatus('org_b', 'shared-id')).toBeNull();
+      expect(await store.deleteMachine('org_b', 'shared-id')).toEqual({ deleted: false, baselineDeleted: false });
+      expect(await store.getBaseline('org_a', 'shared-id')).not.toBeNull();
+    });
+
+    it('lists machines with and without baselines, and deletes them with their data', async () => {
+      const store = await openStore();
+      await store.upsertBaseline('org_a', baselineFor('b-machine'));
+      await store.recordDetection('org_a', 'a-seen', { points: 12, withBaseline: false, regimeCounts: regimes({ UNKNOWN: 12 }) });
+      const machines = await store.listMachines('org_a');
+      expect(machines.map((machine) => [machine.machineId, machine.numWindows, machine.label])).toEqual([
+        ['a-seen', null, null],
+        ['b-machine', 90, 'pump'],
+      ]);
+      expect(machines[0]?.baselineCreatedAt).toBeNull();
+      expect(machines[1]?.baselineCreatedAt).toBeInstanceOf(Date);
+
+      expect(await store.deleteMachine('org_a', 'b-machine')).toEqual({ deleted: true, baselineDeleted: true });
+      expect(await store.deleteMachine('org_a', 'a-seen')).toEqual({ deleted: true, baselineDeleted: false });
+      expect(await store.deleteMachine('org_a', 'a-seen')).toEqual({ deleted: false, baselineDeleted: false });
+      expect(await store.getBaseline('org_a', 'b-machine')).toBeNull();
+      expect(await store.machineStatus('org_a', 'a-seen')).toBeNull();
+      expect(await store.listMachines('org_a')).toEqual([]);
+    });
+
+    it('counts detections since the baseline and keeps the most recent ones', async () => {
+      let now = new Date('2025-06-01T00:00:00Z');
+      const store = await openStore(() => now);
+      await store.recordDetection('org_a', 'm1', { points: 10, withBaseline: false, regimeCounts: regimes({ UNKNOWN: 10 }) });
+      now = new Date('2025-06-01T01:00:00Z');
+      await store.upsertBaseline('org_a', baselineFor('m1'));
+      for (let i = 0; i < RECENT_DETECTIONS_KEPT + 5; i++) {
+        now = new Date(Date.UTC(2025, 5, 1, 2, i));
+        await store.recordDetection('org_a', 'm1', {
+          points: 100,
+          withBaseline: true,
+          regimeCounts: regimes({ HEALTHY: 97, ACTIVE: 1, TRANSITION: 1, SHOCK: i % 2 }),
+        });
+      }
+      const status = await store.machineStatus('org_a', 'm1');
+      expect(status).toMatchObject({
+        machineId: 'm1',
+        detectionsSince: RECENT_DETECTIONS_KEPT + 5,
+        pointsSince: (RECENT_DETECTIONS_KEPT + 5) * 100,
+      });
+      expect(status?.firstSeenAt.toISOString()).toBe('2025-06-01T00:00:00.000Z');
+      expect(status?.countersSince.toISOString()).toBe('2025-06-01T01:00:00.000Z');
+      expect(status?.lastDetectionAt?.toISOString()).toBe(now.toISOString());
+      expect(status?.baseline?.baselineId).toBe('bl_m1');
+      expect(status?.recentDetections).toHaveLength(RECENT_DETECTIONS_KEPT);
+      expect(status?.recentDetections[0]?.at.toISOString()).toBe(now.toISOString());
+      expect(status?.recentDetections[0]?.regimeCounts).toEqual(regimes({ HEALTHY: 97, ACTIVE: 1, TRANSITION: 1, SHOCK: 0 }));
+    });
+
+    it('refuses invalid baselines and detections', async () => {
+      const store = await openStore();
+      await expect(store.upsertBaseline('', baselineFor('m'))).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+      await expect(
+        store.upsertBaseline('org_a', baselineFor('m', { stats: { ...baselineFor('m').stats, energyMean: Number.NaN } })),
+      ).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+      await expect(store.upsertBaseline('org_a', baselineFor('m', { normalisation: null }))).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+      await expect(
+        store.recordDetection('org_a', 'm', { points: -1, withBaseline: false, regimeCounts: regimes({}) }),
+      ).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+      await expect(
+        store.recordDetection('org_a', 'm', { points: 1, withBaseline: false, regimeCounts: regimes({ SHOCK: 0.5 }) }),
+      ).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+      expect(await store.listMachines('org_a')).toEqual([]);
+    });
+
+    it('treats hostile machine ids as values', async () => {
+      const store = await openStore();
+      const hostile = "m'); DROP TABLE baselines; --";
+      await store.upsertBaseline('org_a', baselineFor(hostile));
+      expect((await store.getBaseline('org_a', hostile))?.machineId).toBe(hostile);
+    });
+
+    it('keeps baselines and weights across a restart', async () => {
+      const first = await backend.open();
+      const written = await first.upsertBaseline('org_a', baselineFor('persisted'));
+      await first.close();
+      const second = await openStore();
+      expect(await second.getBaseline('org_a', 'persisted')).toEqual(written);
     });
 
     it('refuses work after close and closes idempotently', async () => {

@@ -9,23 +9,33 @@
 import { mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
 import { MIGRATIONS } from './migrations.js';
-import type {
-  ApiKeyKind,
-  ApiKeyRecord,
-  CreateApiKeyResult,
-  NewApiKey,
-  Organization,
-  OrganizationUsage,
-  Store,
+import {
+  REGIME_NAMES,
+  type ApiKeyKind,
+  type ApiKeyRecord,
+  type BaselineRecord,
+  type CreateApiKeyResult,
+  type DeleteMachineResult,
+  type MachineDetection,
+  type MachineStatusRecord,
+  type MachineSummary,
+  type NewApiKey,
+  type NewBaseline,
+  type Organization,
+  type OrganizationUsage,
+  type RegimeCounts,
+  type Store,
 } from '../types.js';
 
 export const DEFAULT_ORGANIZATION_ID = 'org_default';
 export const DEFAULT_ORGANIZATION_NAME = 'Default organization';
 export const EMBEDDED_STORE_FILE_NAME = 'platform.duckdb';
+/** How many of a machine's most recent detections the status keeps. */
+export const RECENT_DETECTIONS_KEPT = 20;
 
 export interface EmbeddedStoreOptions {
   /** Directory that holds the database file; created (mode 0700) when absent. */
@@ -98,6 +108,12 @@ interface Waiter {
   readonly reject: (err: unknown) => void;
 }
 
+const BASELINE_COLUMNS =
+  'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
+  'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, finetune_epochs_max, ' +
+  'finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights, normalisation_center, ' +
+  'normalisation_scale, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
+
 const KEY_COLUMNS =
   'id, org_id, kind, prefix, key_hash, epoch_ms(created_at) AS created_ms, ' +
   'epoch_ms(last_used_at) AS last_used_ms, epoch_ms(revoked_at) AS revoked_ms';
@@ -116,6 +132,20 @@ class DuckDBStore implements Store {
     private readonly connection: DuckDBConnection,
     private readonly now: () => Date,
   ) {}
+
+  createOrganization(id: string, name: string): Promise<Organization> {
+    return this.op('createOrganization', async () => {
+      if (!id || !name) throw new StoreError('STORE_INVALID_ARGUMENT', 'createOrganization', 'id and name must be non-empty');
+      await this.connection.run(
+        `INSERT INTO organizations (id, name, created_at, bootstrapped_at)
+           VALUES ($1, $2, epoch_ms(CAST($3 AS BIGINT)), epoch_ms(CAST($3 AS BIGINT))) ON CONFLICT (id) DO NOTHING`,
+        [id, name, this.nowMs()],
+      );
+      const organization = await this.organizationById(id);
+      if (!organization) throw new Error('organization missing right after insert');
+      return organization;
+    });
+  }
 
   ensureDefaultOrganization(): Promise<Organization> {
     return this.op('ensureDefaultOrganization', async () => {
@@ -239,6 +269,183 @@ class DuckDBStore implements Store {
     });
   }
 
+  upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord> {
+    return this.op('upsertBaseline', async () => {
+      validateBaseline(orgId, baseline);
+      const now = this.nowMs();
+      return this.transaction(async () => {
+        await this.connection.run(
+          `INSERT INTO machines (org_id, machine_id, first_seen_at, counters_since, detections_since, points_since)
+             VALUES ($1, $2, epoch_ms(CAST($3 AS BIGINT)), epoch_ms(CAST($3 AS BIGINT)), 0, 0)
+             ON CONFLICT (org_id, machine_id) DO UPDATE
+             SET counters_since = excluded.counters_since, detections_since = 0, points_since = 0`,
+          [orgId, baseline.machineId, now],
+        );
+        const { stats, fineTuneStats: tune } = baseline;
+        await this.connection.run(
+          `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                     epoch_ms(CAST($22 AS BIGINT)), epoch_ms(CAST($22 AS BIGINT)))
+             ON CONFLICT (org_id, machine_id) DO UPDATE SET
+               baseline_id = excluded.baseline_id, label = excluded.label, granularity = excluded.granularity,
+               sensitivity = excluded.sensitivity, energy_mean = excluded.energy_mean, energy_std = excluded.energy_std,
+               energy_p99 = excluded.energy_p99, num_windows = excluded.num_windows,
+               series_length = excluded.series_length, finetune_status = excluded.finetune_status,
+               finetune_final_loss = excluded.finetune_final_loss, finetune_epochs_run = excluded.finetune_epochs_run,
+               finetune_epochs_max = excluded.finetune_epochs_max,
+               finetune_early_stopped = excluded.finetune_early_stopped, finetune_windows = excluded.finetune_windows,
+               finetune_duration_seconds = excluded.finetune_duration_seconds,
+               predictor_weights = excluded.predictor_weights, normalisation_center = excluded.normalisation_center,
+               normalisation_scale = excluded.normalisation_scale, updated_at = excluded.updated_at`,
+          [
+            orgId,
+            baseline.machineId,
+            baseline.baselineId,
+            baseline.label,
+            baseline.granularity,
+            baseline.sensitivity,
+            stats.energyMean,
+            stats.energyStd,
+            stats.energyP99,
+            BigInt(stats.numWindows),
+            BigInt(stats.seriesLength),
+            tune.status,
+            tune.finalLoss,
+            tune.epochsRun,
+            tune.epochsMax,
+            tune.earlyStopped,
+            BigInt(tune.windows),
+            tune.durationSeconds,
+            baseline.predictorWeights === null ? null : new DuckDBBlobValue(baseline.predictorWeights),
+            baseline.normalisation?.center ?? null,
+            baseline.normalisation?.scale ?? null,
+            now,
+          ],
+        );
+        const record = await this.baselineOf(orgId, baseline.machineId);
+        if (!record) throw new Error('baseline missing right after upsert');
+        return record;
+      });
+    });
+  }
+
+  getBaseline(orgId: string, machineId: string): Promise<BaselineRecord | null> {
+    return this.op('getBaseline', () => this.baselineOf(orgId, machineId));
+  }
+
+  listMachines(orgId: string): Promise<readonly MachineSummary[]> {
+    return this.op('listMachines', async () => {
+      const reader = await this.connection.runAndReadAll(
+        `SELECT m.machine_id, epoch_ms(m.first_seen_at) AS first_seen_ms, epoch_ms(b.created_at) AS baseline_created_ms,
+                b.num_windows, b.label
+           FROM machines m LEFT JOIN baselines b ON b.org_id = m.org_id AND b.machine_id = m.machine_id
+           WHERE m.org_id = $1 ORDER BY m.machine_id`,
+        [orgId],
+      );
+      return reader.getRowObjects().map((row) => ({
+        machineId: String(row['machine_id']),
+        firstSeenAt: toDate(row['first_seen_ms']) ?? new Date(0),
+        baselineCreatedAt: toDate(row['baseline_created_ms']),
+        numWindows: toNumberOrNull(row['num_windows']),
+        label: toStringOrNull(row['label']),
+      }));
+    });
+  }
+
+  deleteMachine(orgId: string, machineId: string): Promise<DeleteMachineResult> {
+    return this.op('deleteMachine', () =>
+      this.transaction(async () => {
+        const baselines = await this.connection.run('DELETE FROM baselines WHERE org_id = $1 AND machine_id = $2', [
+          orgId,
+          machineId,
+        ]);
+        await this.connection.run('DELETE FROM machine_detections WHERE org_id = $1 AND machine_id = $2', [
+          orgId,
+          machineId,
+        ]);
+        const machines = await this.connection.run('DELETE FROM machines WHERE org_id = $1 AND machine_id = $2', [
+          orgId,
+          machineId,
+        ]);
+        return { deleted: machines.rowsChanged > 0, baselineDeleted: baselines.rowsChanged > 0 };
+      }),
+    );
+  }
+
+  recordDetection(orgId: string, machineId: string, detection: MachineDetection): Promise<void> {
+    return this.op('recordDetection', async () => {
+      if (!orgId || !machineId || !Number.isSafeInteger(detection.points) || detection.points < 0) {
+        throw new StoreError(
+          'STORE_INVALID_ARGUMENT',
+          'recordDetection',
+          'orgId and machineId must be non-empty and points a non-negative integer',
+        );
+      }
+      const counts = REGIME_NAMES.map((name) => detection.regimeCounts[name]);
+      if (counts.some((count) => !Number.isSafeInteger(count) || count < 0)) {
+        throw new StoreError('STORE_INVALID_ARGUMENT', 'recordDetection', 'regime counts must be non-negative integers');
+      }
+      const now = this.nowMs();
+      await this.transaction(async () => {
+        await this.connection.run(
+          `INSERT INTO machines (org_id, machine_id, first_seen_at, counters_since, detections_since, points_since, last_detection_at)
+             VALUES ($1, $2, epoch_ms(CAST($3 AS BIGINT)), epoch_ms(CAST($3 AS BIGINT)), 1, $4, epoch_ms(CAST($3 AS BIGINT)))
+             ON CONFLICT (org_id, machine_id) DO UPDATE
+             SET detections_since = machines.detections_since + 1,
+                 points_since = machines.points_since + excluded.points_since,
+                 last_detection_at = excluded.last_detection_at`,
+          [orgId, machineId, now, BigInt(detection.points)],
+        );
+        await this.connection.run(
+          `INSERT INTO machine_detections (seq, org_id, machine_id, detected_at, points, with_baseline,
+               regime_healthy, regime_active, regime_transition, regime_shock, regime_unknown)
+             VALUES (nextval('machine_detection_seq'), $1, $2, epoch_ms(CAST($3 AS BIGINT)), $4, $5, $6, $7, $8, $9, $10)`,
+          [orgId, machineId, now, BigInt(detection.points), detection.withBaseline, ...counts.map((count) => BigInt(count))],
+        );
+        await this.connection.run(
+          `DELETE FROM machine_detections
+             WHERE org_id = $1 AND machine_id = $2 AND seq NOT IN (
+               SELECT seq FROM machine_detections WHERE org_id = $1 AND machine_id = $2 ORDER BY seq DESC LIMIT $3)`,
+          [orgId, machineId, RECENT_DETECTIONS_KEPT],
+        );
+      });
+    });
+  }
+
+  machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null> {
+    return this.op('machineStatus', async () => {
+      const reader = await this.connection.runAndReadAll(
+        `SELECT epoch_ms(first_seen_at) AS first_seen_ms, epoch_ms(counters_since) AS since_ms, detections_since,
+                points_since, epoch_ms(last_detection_at) AS last_ms
+           FROM machines WHERE org_id = $1 AND machine_id = $2`,
+        [orgId, machineId],
+      );
+      const row = reader.getRowObjects()[0];
+      if (!row) return null;
+      const recent = await this.connection.runAndReadAll(
+        `SELECT epoch_ms(detected_at) AS at_ms, points, with_baseline, regime_healthy, regime_active,
+                regime_transition, regime_shock, regime_unknown
+           FROM machine_detections WHERE org_id = $1 AND machine_id = $2 ORDER BY seq DESC LIMIT $3`,
+        [orgId, machineId, RECENT_DETECTIONS_KEPT],
+      );
+      return {
+        machineId,
+        firstSeenAt: toDate(row['first_seen_ms']) ?? new Date(0),
+        baseline: await this.baselineOf(orgId, machineId),
+        countersSince: toDate(row['since_ms']) ?? new Date(0),
+        detectionsSince: Number(row['detections_since']),
+        pointsSince: Number(row['points_since']),
+        lastDetectionAt: toDate(row['last_ms']),
+        recentDetections: recent.getRowObjects().map((detection) => ({
+          at: toDate(detection['at_ms']) ?? new Date(0),
+          points: Number(detection['points']),
+          withBaseline: detection['with_baseline'] === true,
+          regimeCounts: regimeCountsOf(detection),
+        })),
+      };
+    });
+  }
+
   ping(): Promise<void> {
     return this.op('ping', async () => {
       await this.connection.run('SELECT 1');
@@ -326,6 +533,15 @@ class DuckDBStore implements Store {
     return record;
   }
 
+  private async baselineOf(orgId: string, machineId: string): Promise<BaselineRecord | null> {
+    const reader = await this.connection.runAndReadAll(
+      `SELECT ${BASELINE_COLUMNS} FROM baselines WHERE org_id = $1 AND machine_id = $2`,
+      [orgId, machineId],
+    );
+    const row = reader.getRowObjects()[0];
+    return row ? toBaseline(row) : null;
+  }
+
   private async keyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     const reader = await this.connection.runAndReadAll(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [
       keyHash,
@@ -369,6 +585,80 @@ function validateNewKey(operation: string, key: NewApiKey): void {
     throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'keyHash must be a lower-case hex SHA-256 digest');
   }
   if (!key.prefix) throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'prefix must be non-empty');
+}
+
+const BASELINE_INSERT_COLUMNS = BASELINE_COLUMNS.replace(
+  'epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms',
+  'created_at, updated_at',
+);
+
+function validateBaseline(orgId: string, baseline: NewBaseline): void {
+  const fail = (problem: string): never => {
+    throw new StoreError('STORE_INVALID_ARGUMENT', 'upsertBaseline', problem);
+  };
+  if (!orgId || !baseline.machineId || !baseline.baselineId) fail('orgId, machineId and baselineId must be non-empty');
+  const { stats, fineTuneStats } = baseline;
+  for (const value of [stats.energyMean, stats.energyStd, stats.energyP99, fineTuneStats.durationSeconds]) {
+    if (!Number.isFinite(value)) fail('energy statistics and durations must be finite numbers');
+  }
+  for (const value of [stats.numWindows, stats.seriesLength, fineTuneStats.epochsRun, fineTuneStats.epochsMax, fineTuneStats.windows]) {
+    if (!Number.isSafeInteger(value) || value < 0) fail('counts must be non-negative integers');
+  }
+  if ((baseline.predictorWeights === null) !== (baseline.normalisation === null)) {
+    fail('predictor weights and normalisation come together');
+  }
+}
+
+function toBaseline(row: Row): BaselineRecord {
+  const weights = row['predictor_weights'];
+  const center = toNumberOrNull(row['normalisation_center']);
+  const scale = toNumberOrNull(row['normalisation_scale']);
+  return {
+    orgId: String(row['org_id']),
+    machineId: String(row['machine_id']),
+    baselineId: String(row['baseline_id']),
+    label: toStringOrNull(row['label']),
+    granularity: toStringOrNull(row['granularity']),
+    sensitivity: toNumberOrNull(row['sensitivity']),
+    stats: {
+      energyMean: Number(row['energy_mean']),
+      energyStd: Number(row['energy_std']),
+      energyP99: Number(row['energy_p99']),
+      numWindows: Number(row['num_windows']),
+      seriesLength: Number(row['series_length']),
+    },
+    fineTuneStats: {
+      status: row['finetune_status'] === 'completed' ? 'completed' : 'skipped',
+      finalLoss: toNumberOrNull(row['finetune_final_loss']),
+      epochsRun: Number(row['finetune_epochs_run']),
+      epochsMax: Number(row['finetune_epochs_max']),
+      earlyStopped: row['finetune_early_stopped'] === true,
+      windows: Number(row['finetune_windows']),
+      durationSeconds: Number(row['finetune_duration_seconds']),
+    },
+    predictorWeights: weights instanceof DuckDBBlobValue ? weights.bytes : null,
+    normalisation: center === null || scale === null ? null : { center, scale },
+    createdAt: toDate(row['created_ms']) ?? new Date(0),
+    updatedAt: toDate(row['updated_ms']) ?? new Date(0),
+  };
+}
+
+function regimeCountsOf(row: Row): RegimeCounts {
+  return {
+    HEALTHY: Number(row['regime_healthy']),
+    ACTIVE: Number(row['regime_active']),
+    TRANSITION: Number(row['regime_transition']),
+    SHOCK: Number(row['regime_shock']),
+    UNKNOWN: Number(row['regime_unknown']),
+  };
+}
+
+function toNumberOrNull(value: DuckDBValue | undefined): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+function toStringOrNull(value: DuckDBValue | undefined): string | null {
+  return value === null || value === undefined ? null : String(value);
 }
 
 function toApiKey(row: Row): ApiKeyRecord {

@@ -41,4 +41,64 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 2,
+    statements: [
+      // A machine exists per organization once it has a baseline or has been named in a
+      // detection. The counters restart when its baseline is (re)written: `counters_since`.
+      `CREATE TABLE machines (
+         org_id VARCHAR NOT NULL,
+         machine_id VARCHAR NOT NULL,
+         first_seen_at TIMESTAMP NOT NULL,
+         counters_since TIMESTAMP NOT NULL,
+         detections_since BIGINT NOT NULL,
+         points_since BIGINT NOT NULL,
+         last_detection_at TIMESTAMP,
+         PRIMARY KEY (org_id, machine_id)
+       )`,
+      // One baseline per machine; the fine-tuned predictor is a BLOB in the model package's
+      // serialisation (NULL when only energies were given and fine-tuning was skipped).
+      `CREATE TABLE baselines (
+         org_id VARCHAR NOT NULL,
+         machine_id VARCHAR NOT NULL,
+         baseline_id VARCHAR NOT NULL,
+         label VARCHAR,
+         granularity VARCHAR,
+         sensitivity INTEGER,
+         energy_mean DOUBLE NOT NULL,
+         energy_std DOUBLE NOT NULL,
+         energy_p99 DOUBLE NOT NULL,
+         num_windows BIGINT NOT NULL,
+         series_length BIGINT NOT NULL,
+         finetune_status VARCHAR NOT NULL CHECK (finetune_status IN ('completed', 'skipped')),
+         finetune_final_loss DOUBLE,
+         finetune_epochs_run INTEGER NOT NULL,
+         finetune_epochs_max INTEGER NOT NULL,
+         finetune_early_stopped BOOLEAN NOT NULL,
+         finetune_windows BIGINT NOT NULL,
+         finetune_duration_seconds DOUBLE NOT NULL,
+         predictor_weights BLOB,
+         normalisation_center DOUBLE,
+         normalisation_scale DOUBLE,
+         created_at TIMESTAMP NOT NULL,
+         updated_at TIMESTAMP NOT NULL,
+         PRIMARY KEY (org_id, machine_id)
+       )`,
+      // The last few detections per machine (pruned on insert), for the status endpoint.
+      'CREATE SEQUENCE machine_detection_seq START 1',
+      `CREATE TABLE machine_detections (
+         seq BIGINT PRIMARY KEY,
+         org_id VARCHAR NOT NULL,
+         machine_id VARCHAR NOT NULL,
+         detected_at TIMESTAMP NOT NULL,
+         points BIGINT NOT NULL,
+         with_baseline BOOLEAN NOT NULL,
+         regime_healthy BIGINT NOT NULL,
+         regime_active BIGINT NOT NULL,
+         regime_transition BIGINT NOT NULL,
+         regime_shock BIGINT NOT NULL,
+         regime_unknown BIGINT NOT NULL
+       )`,
+    ],
+  },
 ];

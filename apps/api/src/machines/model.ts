@@ -1,0 +1,190 @@
+// The slice of the learned model runtime (@adp/model) the native API uses, and the lazy holder that loads
+// it on the first native request, so the app starts (and its other routes serve) without paying
+// for the ONNX sessions.
+import {
+  createModelRuntime,
+  isModelError,
+  startFineTuneWorker,
+  type EnergyResult,
+  type FineTuneOptions,
+  type FineTuneResult,
+  type FineTuneWorker,
+  type Normalisation,
+  type PredictorWeights,
+} from '@adp/model';
+import { AppError, ERRORS } from '../errors.js';
+
+export interface EnergyOptions {
+  readonly weights?: PredictorWeights;
+  readonly normalisation?: Normalisation;
+  readonly includeEmbeddings?: boolean;
+}
+
+/** What the baseline service and the detect route need from the model. */
+export interface NativeModel {
+  /** Reported to clients as `model_version`. */
+  readonly modelVersion: string;
+  energies(values: ArrayLike<number>, options?: EnergyOptions): Promise<EnergyResult>;
+  /** Fine-tunes the predictor on healthy data. Runs off the event loop (a worker thread). */
+  fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
+  close(): Promise<void>;
+}
+
+/** Builds the production model. */
+export type NativeModelFactory = () => Promise<NativeModel>;
+
+/** Fine-tuning worker threads kept by the packaged model: two machines fine-tune at once. */
+export const FINE_TUNE_WORKERS = 2;
+/** After a worker fails to start, how long calls fine-tune in process before a worker is tried again. */
+export const WORKER_RETRY_MS = 60_000;
+
+/** A fine-tuning worker thread could not start; `cause` says why. */
+export class WorkerStartError extends Error {
+  override readonly name = 'WorkerStartError';
+  constructor(cause: unknown) {
+    super('the fine-tuning worker could not start', { cause });
+  }
+}
+
+/**
+ * Worker threads for fine-tuning, started on first use and kept (each loads its own ONNX
+ * sessions once). A call goes to the worker with the fewest calls in flight; a worker that fails
+ * is dropped, so the next call starts a fresh one.
+ */
+export class FineTunePool {
+  private readonly workers: { worker: Promise<FineTuneWorker>; inFlight: number }[] = [];
+  private closed = false;
+  private startFailure: unknown = undefined;
+  private startRefusedUntilMs = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly start: () => Promise<FineTuneWorker>,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  /** Workers started or starting. */
+  get workerCount(): number {
+    return this.workers.length;
+  }
+
+  async fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult> {
+    if (this.closed) throw new AppError(ERRORS.ServiceUnavailable, 'The service is shutting down.');
+    if (this.nowMs() < this.startRefusedUntilMs) throw new WorkerStartError(this.startFailure);
+    let slot = this.workers.reduce<(typeof this.workers)[number] | undefined>(
+      (best, candidate) => (best === undefined || candidate.inFlight < best.inFlight ? candidate : best),
+      undefined,
+    );
+    if (slot === undefined || (slot.inFlight > 0 && this.workers.length < this.size)) {
+      slot = { worker: this.start(), inFlight: 0 };
+      this.workers.push(slot);
+    }
+    const current = slot;
+    current.inFlight += 1;
+    try {
+      let worker: FineTuneWorker;
+      try {
+        worker = await current.worker;
+      } catch (cause) {
+        this.drop(current);
+        // Do not pay for a failing start on every call: try again after a pause.
+        this.startFailure = cause;
+        this.startRefusedUntilMs = this.nowMs() + WORKER_RETRY_MS;
+        throw new WorkerStartError(cause);
+      }
+      return await worker.fineTune(values, options);
+    } catch (error) {
+      if (error instanceof WorkerStartError) throw error;
+      if (!isModelError(error) || error.code === 'MODEL_WORKER_FAILED') this.drop(current);
+      throw error;
+    } finally {
+      current.inFlight -= 1;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map(async ({ worker }) => (await worker.catch(() => undefined))?.close()));
+  }
+
+  private drop(slot: (typeof this.workers)[number]): void {
+    const index = this.workers.indexOf(slot);
+    if (index >= 0) this.workers.splice(index, 1);
+    void slot.worker.then((worker) => worker.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * The production model from @adp/model: its runtime for energies, and fine-tuning in worker
+ * threads (never on the event loop).
+ */
+export const loadPackagedModel: NativeModelFactory = async () => {
+  const runtime = await createModelRuntime();
+  const pool = new FineTunePool(FINE_TUNE_WORKERS, () => startFineTuneWorker());
+  return {
+    modelVersion: runtime.modelVersion,
+    energies: (values, options) => runtime.energies(values, options),
+    fineTune: async (values, options) => {
+      try {
+        return await pool.fineTune(values, options);
+      } catch (error) {
+        // A worker that cannot start at all (its loader, its sessions) must not take baselines
+        // down: fine-tune in this thread instead. onnxruntime still runs the graphs on its own
+        // threads; only the glue between steps runs on the event loop. Failures of a started
+        // worker (and the caller's bad series) are not retried.
+        if (!(error instanceof WorkerStartError)) throw error;
+        return runtime.fineTune(values, options);
+      }
+    },
+    close: async () => {
+      await pool.close();
+      await runtime.close();
+    },
+  };
+};
+
+/**
+ * A model failure as the API reports it: the caller's series at fault is a 400 InvalidSeries;
+ * anything else (a failed graph, a dead worker, unreadable assets or weights) is a retriable
+ * ModelUnavailable with the cause in the log.
+ */
+export function toModelAppError(cause: unknown, doing: string): unknown {
+  if (cause instanceof AppError) return cause;
+  if (isModelError(cause) && (cause.code === 'MODEL_SERIES_INVALID' || cause.code === 'MODEL_SERIES_TOO_SHORT')) {
+    return new AppError(ERRORS.InvalidSeries, `The learned model cannot use this series: ${cause.message}.`, { cause });
+  }
+  return new AppError(ERRORS.ModelUnavailable, `The learned model failed while ${doing}. Retry shortly.`, { cause });
+}
+
+/**
+ * Loads the model once, on first use. A failed load is not remembered: the next request tries
+ * again (the failure may be transient, such as memory pressure).
+ */
+export class ModelHolder {
+  private loading: Promise<NativeModel> | undefined;
+  private closed = false;
+
+  constructor(private readonly factory: NativeModelFactory) {}
+
+  get(): Promise<NativeModel> {
+    if (this.closed) return Promise.reject(new AppError(ERRORS.ServiceUnavailable, 'The service is shutting down.'));
+    if (!this.loading) {
+      const loading = this.factory().catch((cause: unknown) => {
+        if (this.loading === loading) this.loading = undefined;
+        throw toModelAppError(cause, 'loading');
+      });
+      this.loading = loading;
+    }
+    return this.loading;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const loading = this.loading;
+    this.loading = undefined;
+    if (!loading) return;
+    const model = await loading.catch(() => undefined);
+    await model?.close();
+  }
+}

@@ -1,0 +1,395 @@
+// The native API: POST /v1/detect, POST|GET /v1/baseline, GET /v1/machines,
+// DELETE /v1/machines/{machine_id}, GET /v1/status/{machine_id}. README.md beside this file
+// documents the shapes and the regime rules. Errors use the app's coded shape
+// `{"error":{"code","message"}}` (the app-wide error handler writes it).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
+import { WINDOW_POINTS } from '@adp/model';
+import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
+import { AppError, ERRORS } from '../errors.js';
+import { seriesEnergyStats } from '../machines/energy-stats.js';
+import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
+import { BaselineService, type MachinePredictor } from '../machines/service.js';
+import { classifyRegimes, countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
+import { parseBaselineRequest, parseDetectRequest, parseMachineId, toNativeError } from './request.js';
+import {
+  BaselineQuery,
+  BaselineRequest,
+  BaselineResponse,
+  DeleteMachineResponse,
+  DetectRequest,
+  DetectResponse,
+  MachineParams,
+  MachineStatusResponse,
+  MachinesResponse,
+  NativeError,
+  type BaselineResponse as BaselineBody,
+  type DetectResponse as DetectBody,
+} from './schemas.js';
+
+/** Usage labels of the native routes. */
+export type NativeEndpoint = 'v1/detect' | 'v1/baseline';
+
+export interface NativeRoutesOptions {
+  readonly store: Store;
+  /** Builds the learned model on the first native request. */
+  readonly model: NativeModelFactory;
+  /** PREDICTOR_CACHE_SIZE. */
+  readonly predictorCacheSize: number;
+}
+
+const TAGS = ['native'];
+const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
+/** Embedding components are float32; 6 decimals keep them exact enough and the body a third the size. */
+const EMBEDDING_SCALE = 1e6;
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+export function baselineBody(record: BaselineRecord): BaselineBody {
+  const { stats, fineTuneStats: tune } = record;
+  return {
+    machine_id: record.machineId,
+    baseline_id: record.baselineId,
+    created_at: record.createdAt.toISOString(),
+    updated_at: record.updatedAt.toISOString(),
+    label: record.label,
+    granularity: record.granularity,
+    sensitivity: record.sensitivity,
+    stats: {
+      energy_mean: stats.energyMean,
+      energy_std: stats.energyStd,
+      energy_p99: stats.energyP99,
+      num_windows: stats.numWindows,
+      series_length: stats.seriesLength,
+    },
+    finetune_stats: {
+      status: tune.status,
+      final_loss: tune.finalLoss,
+      epochs_run: tune.epochsRun,
+      epochs_max: tune.epochsMax,
+      early_stopped: tune.earlyStopped,
+      windows: tune.windows,
+      duration_seconds: tune.durationSeconds,
+    },
+    status: 'active',
+  };
+}
+
+function orgOf(request: FastifyRequest): string {
+  // `auth` is null only if a route forgot to require a key: a bug, not a client error.
+  const orgId = (request.auth as typeof request.auth | null)?.orgId;
+  if (!orgId) throw new AppError(ERRORS.InternalError, 'Native route ran without an authenticated caller');
+  return orgId;
+}
+
+function finiteOrFail(values: ArrayLike<number>, what: string): number[] {
+  const out = new Array<number>(values.length);
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] ?? Number.NaN;
+    if (!Number.isFinite(value)) {
+      throw new AppError(ERRORS.InvalidSeries, `The series' values are out of the learned model's range (${what} overflow at index ${index}).`);
+    }
+    out[index] = value;
+  }
+  return out;
+}
+
+function roundedEmbeddings(embeddings: readonly Float32Array[]): number[][] {
+  return embeddings.map((embedding) => {
+    const out = new Array<number>(embedding.length);
+    for (let index = 0; index < embedding.length; index++) {
+      out[index] = Math.round((embedding[index] ?? 0) * EMBEDDING_SCALE) / EMBEDDING_SCALE;
+    }
+    return out;
+  });
+}
+
+export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const store = options.store;
+  const holder = new ModelHolder(options.model);
+  const service = new BaselineService({ store, model: holder, cacheSize: options.predictorCacheSize });
+  app.addHook('onClose', async () => {
+    await holder.close();
+  });
+  // Bodies, queries and paths are checked by ./request.ts (coded errors, fixed order); the
+  // schemas document them and shape the responses.
+  app.setValidatorCompiler(() => () => true);
+
+  async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
+    try {
+      await store.recordUsage(orgOf(request), endpoint, points);
+    } catch (cause) {
+      throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
+    }
+  }
+
+  async function model(): Promise<NativeModel> {
+    return holder.get();
+  }
+
+  async function energiesOf(
+    current: NativeModel,
+    values: readonly number[],
+    predictor: MachinePredictor | null,
+    includeEmbeddings: boolean,
+  ): Promise<{ energies: number[]; embeddings: Float32Array[] | null; inferenceMs: number }> {
+    const started = performance.now();
+    let result;
+    try {
+      result = await current.energies(values, {
+        ...(predictor?.weights ? { weights: predictor.weights } : {}),
+        ...(predictor?.normalisation ? { normalisation: predictor.normalisation } : {}),
+        includeEmbeddings,
+      });
+    } catch (cause) {
+      throw toModelAppError(cause, 'computing energies');
+    }
+    const inferenceMs = performance.now() - started;
+    return { energies: finiteOrFail(result.energies, 'energy'), embeddings: result.embeddings, inferenceMs };
+  }
+
+  app.post(
+    '/v1/detect',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'nativeDetect',
+        summary: 'Anomalies, energies, z-scores, regimes and (optionally) embeddings for a series.',
+        body: DetectRequest,
+        response: { 200: DetectResponse, ...ERROR_RESPONSES },
+      },
+      // The body is built field by field below; for arrays of thousands of numbers (and 192 per
+      // point with embeddings) V8's JSON.stringify is much faster than a schema serialiser.
+      serializerCompiler: () => (data) => JSON.stringify(data),
+    },
+    async (request): Promise<DetectBody> => {
+      const orgId = orgOf(request);
+      const parsed = parseDetectRequest(request.body, parseIsoTimestamp);
+      const predictor = parsed.machineId === null ? null : await service.predictorFor(orgId, parsed.machineId);
+      // The baseline's sensitivity applies when the request has none.
+      const baselineSensitivity = parsed.sensitivityGiven ? null : (predictor?.baseline.sensitivity ?? null);
+      const detectOptions =
+        baselineSensitivity !== null ? { ...parsed.options, sensitivity: baselineSensitivity } : parsed.options;
+      // The engine runs before the model loads: a series it refuses is a 400 without model cost.
+      let entire: EntireResult;
+      try {
+        entire = detectEntireSeries(parsed.input, detectOptions);
+      } catch (error) {
+        throw toNativeError(error, 'InvalidSeries');
+      }
+      const current = await model();
+      const values = parsed.input.values;
+      const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
+
+      let zScores: Float64Array;
+      let regimes: Regime[];
+      if (predictor) {
+        const { energyMean, energyStd } = predictor.baseline.stats;
+        zScores = zScoresOf(energies, energyMean, energyStd);
+        // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
+        regimes = classifyRegimes({
+          zScores,
+          changePoints: changePointsOf(parsed.input, entire.period),
+          warmupPoints: WINDOW_POINTS,
+        });
+      } else {
+        const own = seriesEnergyStats(energies);
+        zScores = zScoresOf(energies, own.energyMean, own.energyStd);
+        regimes = unknownRegimes(values.length);
+      }
+
+      await meter(request, 'v1/detect', values.length);
+      if (parsed.machineId !== null) {
+        // Status counters are bookkeeping: a failure is logged, the detection still answers.
+        await service
+          .recordDetection(orgId, parsed.machineId, {
+            points: values.length,
+            withBaseline: predictor !== null,
+            regimeCounts: countRegimes(regimes),
+          })
+          .catch((err: unknown) => request.log.warn({ err, machineId: parsed.machineId }, 'could not record the detection'));
+      }
+
+      return {
+        period: entire.period,
+        expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
+        upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
+        lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
+        isAnomaly: entire.isAnomaly,
+        isNegativeAnomaly: entire.isNegativeAnomaly,
+        isPositiveAnomaly: entire.isPositiveAnomaly,
+        severity: entire.severity,
+        regimes,
+        energies: parsed.includeEnergy ? energies : null,
+        z_scores: finiteOrFail(zScores, 'z-score'),
+        embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
+        model_version: current.modelVersion,
+        engine: predictor?.weights ? 'fine-tuned' : 'generic',
+        machine_id: parsed.machineId,
+        baseline_id: predictor?.baseline.baselineId ?? null,
+        inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
+      };
+    },
+  );
+
+  app.post(
+    '/v1/baseline',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'createBaseline',
+        summary: "Create or replace a machine's baseline: fine-tune on healthy data, or store energy statistics.",
+        body: BaselineRequest,
+        response: { 200: BaselineResponse, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const orgId = orgOf(request);
+      const parsed = parseBaselineRequest(request.body, parseIsoTimestamp);
+      const settings = {
+        machineId: parsed.machineId,
+        label: parsed.label,
+        granularity: parsed.granularity,
+        sensitivity: parsed.sensitivity,
+      };
+      let record: BaselineRecord;
+      let points: number;
+      if (parsed.kind === 'series') {
+        points = parsed.values.length;
+        record = await service.fromSeries(orgId, settings, parsed.values).catch(asModelFailure);
+      } else {
+        points = parsed.energies.length;
+        record = await service.fromEnergies(orgId, settings, parsed.energies);
+      }
+      await meter(request, 'v1/baseline', points);
+      return baselineBody(record);
+    },
+  );
+
+  app.get(
+    '/v1/baseline',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'getBaseline',
+        summary: "A machine's current baseline.",
+        querystring: BaselineQuery,
+        response: { 200: BaselineResponse, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const orgId = orgOf(request);
+      const machineId = parseMachineId((request.query as { machine_id?: unknown }).machine_id, "'machine_id' query parameter");
+      const record = await service.getBaseline(orgId, machineId);
+      if (!record) throw new AppError(ERRORS.BaselineNotFound, `Machine '${machineId}' has no baseline. Create one with POST /v1/baseline.`);
+      return baselineBody(record);
+    },
+  );
+
+  app.get(
+    '/v1/machines',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'listMachines',
+        summary: "The organization's machines: those with a baseline and those named in detections.",
+        response: { 200: MachinesResponse },
+      },
+    },
+    async (request) => {
+      const machines = await service.listMachines(orgOf(request));
+      return {
+        machines: machines.map((machine) => ({
+          machine_id: machine.machineId,
+          baseline_created_at: iso(machine.baselineCreatedAt),
+          num_windows: machine.numWindows,
+          label: machine.label,
+        })),
+        total: machines.length,
+      };
+    },
+  );
+
+  app.delete(
+    '/v1/machines/:machine_id',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'deleteMachine',
+        summary: 'Delete a machine with its baseline, fine-tuned predictor and counters; detection goes back to the generic model.',
+        params: MachineParams,
+        response: { 200: DeleteMachineResponse, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const orgId = orgOf(request);
+      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const result = await service.deleteMachine(orgId, machineId);
+      if (!result.deleted) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      return { machine_id: machineId, deleted: true as const, baseline_deleted: result.baselineDeleted };
+    },
+  );
+
+  app.get(
+    '/v1/status/:machine_id',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'machineStatus',
+        summary: "A machine's baseline, the model its detections use, and its detection counters.",
+        params: MachineParams,
+        response: { 200: MachineStatusResponse, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const orgId = orgOf(request);
+      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const status = await service.machineStatus(orgId, machineId);
+      if (!status) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      const baseline = status.baseline;
+      const regimeCounts = { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: 0 };
+      let points = 0;
+      for (const detection of status.recentDetections) {
+        points += detection.points;
+        for (const regime of Object.keys(regimeCounts) as (keyof typeof regimeCounts)[]) {
+          regimeCounts[regime] += detection.regimeCounts[regime];
+        }
+      }
+      return {
+        machine_id: machineId,
+        baseline_present: baseline !== null,
+        baseline_id: baseline?.baselineId ?? null,
+        baseline_created_at: iso(baseline?.createdAt ?? null),
+        baseline_updated_at: iso(baseline?.updatedAt ?? null),
+        label: baseline?.label ?? null,
+        model_in_use: baseline?.predictorWeights ? ('fine-tuned' as const) : ('generic' as const),
+        predictor_loaded: baseline?.predictorWeights ? service.isLoaded(orgId, machineId) : false,
+        first_seen_at: status.firstSeenAt.toISOString(),
+        counters_since: status.countersSince.toISOString(),
+        detections_since: status.detectionsSince,
+        points_since: status.pointsSince,
+        last_detection_at: iso(status.lastDetectionAt),
+        recent: { detections: status.recentDetections.length, points, regime_counts: regimeCounts },
+      };
+    },
+  );
+};
+
+/** Changepoint flags for the regime rules; a series the changepoint detector refuses has none. */
+function changePointsOf(input: Parameters<typeof detectChangePointSeries>[0], period: number): boolean[] | null {
+  try {
+    return detectChangePointSeries(input, { period }).isChangePoint;
+  } catch {
+    return null;
+  }
+}
+
+/** Store failures keep their meaning (503 from the app's handler); model failures are mapped. */
+function asModelFailure(cause: unknown): never {
+  if (isStoreError(cause)) throw cause;
+  throw toModelAppError(cause, 'fine-tuning');
+}

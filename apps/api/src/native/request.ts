@@ -1,0 +1,248 @@
+// Request validation of the native routes. The series and the detection options follow the
+// vendor routes' rules (./../vendor/request.ts does the work); the native fields are checked here.
+// Every failure is an AppError with a registry code: InvalidMachineId, InvalidSeries or
+// InvalidArgument (400).
+import { GRANULARITIES, SeriesError, type DetectOptions, type Granularity, type SeriesInput } from '@adp/detection';
+import { AppError, ERRORS } from '../errors.js';
+import { VendorError } from '../vendor/errors.js';
+import { MAX_SERIES_POINTS, MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+
+/**
+ * Machine ids: 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit.
+ * Safe in URLs, file names and log lines; matched case-sensitively.
+ */
+export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const MACHINE_ID_RULE = '1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit';
+/** A baseline needs this many points of healthy data (or this many energies). */
+export const MIN_BASELINE_POINTS = 100;
+export const MAX_BASELINE_POINTS = MAX_SERIES_POINTS;
+export const MAX_BASELINE_ENERGIES = 100_000;
+export const MAX_LABEL_LENGTH = 200;
+
+type JsonObject = Record<string, unknown>;
+
+export type ParseTimestamp = (text: string) => number | null;
+
+export interface NativeDetectRequest {
+  readonly input: SeriesInput;
+  readonly options: DetectOptions;
+  /** False when the body left `sensitivity` out (the machine's baseline may then set it). */
+  readonly sensitivityGiven: boolean;
+  readonly machineId: string | null;
+  readonly includeEnergy: boolean;
+  readonly includeEmbeddings: boolean;
+}
+
+interface BaselineFields {
+  readonly machineId: string;
+  readonly label: string | null;
+  readonly granularity: Granularity | null;
+  readonly sensitivity: number | null;
+}
+
+export type NativeBaselineRequest =
+  | (BaselineFields & { readonly kind: 'series'; readonly values: number[] })
+  | (BaselineFields & { readonly kind: 'energies'; readonly energies: number[] });
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalidArgument(message: string): AppError {
+  return new AppError(ERRORS.InvalidArgument, message);
+}
+
+function invalidSeries(message: string): AppError {
+  return new AppError(ERRORS.InvalidSeries, message);
+}
+
+function requireObject(body: unknown): JsonObject {
+  if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');
+  return body;
+}
+
+/** Absent and null are the same for optional fields. */
+function optional(body: JsonObject, name: string): unknown {
+  const value = body[name];
+  return value === null ? undefined : value;
+}
+
+/** Checks a machine id from a body, a query string or a path. */
+export function parseMachineId(value: unknown, where: string): string {
+  if (value === undefined || value === null || value === '') {
+    throw new AppError(ERRORS.InvalidMachineId, `The ${where} is required (${MACHINE_ID_RULE}).`);
+  }
+  if (typeof value !== 'string' || !MACHINE_ID_PATTERN.test(value)) {
+    throw new AppError(ERRORS.InvalidMachineId, `The ${where} must be ${MACHINE_ID_RULE}.`);
+  }
+  return value;
+}
+
+function parseBoolean(body: JsonObject, name: string, fallback: boolean): boolean {
+  const value = optional(body, name);
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw invalidArgument(`The '${name}' field must be true or false.`);
+  return value;
+}
+
+function parseGranularity(body: JsonObject): Granularity | null {
+  const value = optional(body, 'granularity');
+  if (value === undefined) return null;
+  const wanted = typeof value === 'string' ? value.toLowerCase() : undefined;
+  const matched = GRANULARITIES.find((candidate) => candidate === wanted);
+  if (matched === undefined) {
+    throw invalidArgument(`The 'granularity' field must be one of ${GRANULARITIES.join(', ')}.`);
+  }
+  return matched;
+}
+
+function parseSensitivity(body: JsonObject): number | null {
+  const value = optional(body, 'sensitivity');
+  if (value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 99) {
+    throw invalidArgument("The 'sensitivity' field must be an integer from 0 to 99.");
+  }
+  return value;
+}
+
+function parseLabel(body: JsonObject): string | null {
+  const value = optional(body, 'label');
+  if (value === undefined) return null;
+  if (typeof value !== 'string' || value.length > MAX_LABEL_LENGTH) {
+    throw invalidArgument(`The 'label' field must be a string of at most ${MAX_LABEL_LENGTH} characters.`);
+  }
+  return value;
+}
+
+/**
+ * The vendor parser's and the engine's errors in the native shape: InvalidSeries for the vendor's
+ * InvalidSeries, else `otherwise`. Anything else passes through.
+ */
+export function toNativeError(error: unknown, otherwise: 'InvalidArgument' | 'InvalidSeries' = 'InvalidArgument'): unknown {
+  if (error instanceof VendorError || error instanceof SeriesError) {
+    return error.code === 'InvalidSeries' || otherwise === 'InvalidSeries'
+      ? invalidSeries(error.message)
+      : invalidArgument(error.message);
+  }
+  return error;
+}
+
+/** Minimal valid points (timestamps included) for checking the options alone. */
+const PLACEHOLDER_SERIES = Array.from({ length: MIN_SERIES_POINTS }, (_, index) => ({
+  timestamp: new Date(Date.UTC(2000, 0, 1 + index)).toISOString(),
+  value: 0,
+}));
+
+/** `POST /v1/detect`. */
+export function parseDetectRequest(body: unknown, parseTimestamp: ParseTimestamp): NativeDetectRequest {
+  const object = requireObject(body);
+  const rawMachineId = optional(object, 'machine_id');
+  const machineId = rawMachineId === undefined ? null : parseMachineId(rawMachineId, "'machine_id' field");
+  const includeEnergy = parseBoolean(object, 'include_energy', true);
+  const includeEmbeddings = parseBoolean(object, 'include_embeddings', false);
+  const series = object['series'];
+  if (series === undefined || series === null) {
+    throw invalidSeries(`The 'series' field is required: ${MIN_SERIES_POINTS} to ${MAX_SERIES_POINTS} points.`);
+  }
+  // The options first, against a placeholder series, so that every failure of the real parse
+  // below is the series' own (InvalidSeries) whatever code the vendor rules give it.
+  try {
+    parseVendorRequest({ ...object, series: PLACEHOLDER_SERIES }, 'entire', { style: 'v1.1', parseTimestamp });
+  } catch (error) {
+    throw toNativeError(error, 'InvalidArgument');
+  }
+  let parsed: ReturnType<typeof parseVendorRequest>;
+  try {
+    parsed = parseVendorRequest(object, 'entire', { style: 'v1.1', parseTimestamp });
+  } catch (error) {
+    throw toNativeError(error, 'InvalidSeries');
+  }
+  if (parsed.operation === 'changepoint') throw new Error('unreachable: parsed an entire request as changepoint');
+  return {
+    input: parsed.input,
+    options: parsed.options,
+    sensitivityGiven: optional(object, 'sensitivity') !== undefined,
+    machineId,
+    includeEnergy,
+    includeEmbeddings,
+  };
+}
+
+/** `POST /v1/baseline`: healthy `series` (fine-tuning) or `energies` (statistics only). */
+export function parseBaselineRequest(body: unknown, parseTimestamp: ParseTimestamp): NativeBaselineRequest {
+  const object = requireObject(body);
+  const machineId = parseMachineId(optional(object, 'machine_id'), "'machine_id' field");
+  const granularity = parseGranularity(object);
+  const sensitivity = parseSensitivity(object);
+  const label = parseLabel(object);
+  const fields = { machineId, granularity, sensitivity, label };
+
+  const series = optional(object, 'series');
+  const energies = optional(object, 'energies');
+  if (series !== undefined && energies !== undefined) {
+    throw invalidArgument("Send either 'series' (healthy data to fine-tune on) or 'energies', not both.");
+  }
+  if (energies !== undefined) return { kind: 'energies', ...fields, energies: parseEnergies(energies) };
+  if (series === undefined) {
+    throw invalidSeries(
+      `The 'series' field is required: at least ${MIN_BASELINE_POINTS} points of healthy data (or 'energies': at least ${MIN_BASELINE_POINTS} numbers).`,
+    );
+  }
+  if (!Array.isArray(series)) throw invalidSeries("The 'series' field must be an array of points.");
+  if (series.length < MIN_BASELINE_POINTS) {
+    throw invalidSeries(
+      `A baseline needs at least ${MIN_BASELINE_POINTS} points of healthy data; the series has ${series.length}.`,
+    );
+  }
+  if (series.length > MAX_BASELINE_POINTS) {
+    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_POINTS} points; the series has ${series.length}.`);
+  }
+  // Points follow the vendor rules (timestamps required unless granularity is none).
+  const { input } = parseSeriesPoints(object, granularity, parseTimestamp);
+  const timestamps = input.timestampsMs;
+  if (timestamps) {
+    for (let index = 1; index < timestamps.length; index++) {
+      if (!((timestamps[index] ?? 0) > (timestamps[index - 1] ?? 0))) {
+        throw invalidSeries(`The timestamps must be ascending without duplicates (index ${index}).`);
+      }
+    }
+  }
+  return { kind: 'series', ...fields, values: [...input.values] };
+}
+
+function parseSeriesPoints(
+  object: JsonObject,
+  granularity: Granularity | null,
+  parseTimestamp: ParseTimestamp,
+): { input: SeriesInput } {
+  try {
+    const parsed = parseVendorRequest(
+      { series: object['series'], granularity: granularity ?? undefined },
+      'entire',
+      { style: 'v1.1', parseTimestamp },
+    );
+    return { input: parsed.input };
+  } catch (error) {
+    // granularity was checked above, so whatever fails here is the series.
+    throw toNativeError(error, 'InvalidSeries');
+  }
+}
+
+function parseEnergies(value: unknown): number[] {
+  if (!Array.isArray(value)) throw invalidSeries("The 'energies' field must be an array of numbers.");
+  if (value.length < MIN_BASELINE_POINTS) {
+    throw invalidSeries(`A baseline needs at least ${MIN_BASELINE_POINTS} energies; got ${value.length}.`);
+  }
+  if (value.length > MAX_BASELINE_ENERGIES) {
+    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_ENERGIES} energies; got ${value.length}.`);
+  }
+  const energies = new Array<number>(value.length);
+  for (let index = 0; index < value.length; index++) {
+    const energy: unknown = value[index];
+    if (typeof energy !== 'number' || !Number.isFinite(energy) || energy < 0) {
+      throw invalidSeries(`The energy at index ${index} must be a finite number >= 0.`);
+    }
+    energies[index] = energy;
+  }
+  return energies;
+}

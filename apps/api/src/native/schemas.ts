@@ -1,0 +1,184 @@
+// Wire schemas of the native routes (snake_case fields; the detect response also carries the
+// vendor entire-series fields under their vendor names). Request bodies are validated by
+// ./request.ts, which gives coded errors in a fixed order; the request schemas here document them.
+import { Type, type Static } from 'typebox';
+import { GRANULARITIES } from '@adp/detection';
+import { REGIMES } from '@adp/regimes';
+import {
+  MACHINE_ID_PATTERN,
+  MAX_BASELINE_ENERGIES,
+  MAX_BASELINE_POINTS,
+  MAX_LABEL_LENGTH,
+  MIN_BASELINE_POINTS,
+} from './request.js';
+import { MAX_SERIES_POINTS, MIN_SERIES_POINTS } from '../vendor/request.js';
+
+export const NativeError = Type.Object(
+  { error: Type.Object({ code: Type.String(), message: Type.String() }) },
+  { description: 'A coded error: `error.code` is stable (InvalidMachineId, InvalidSeries, InvalidArgument, BaselineNotFound, MachineNotFound, ModelUnavailable, ...).' },
+);
+
+const MachineId = Type.String({
+  pattern: MACHINE_ID_PATTERN.source,
+  description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit; scoped to your organization.',
+});
+
+const Point = Type.Object({
+  timestamp: Type.Optional(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." })),
+  value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
+});
+
+const GranularityField = Type.Enum([...GRANULARITIES], { description: "Default 'none'." });
+const Sensitivity = Type.Integer({ minimum: 0, maximum: 99 });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const BaselineRequest = Type.Object(
+  {
+    machine_id: MachineId,
+    series: Type.Optional(
+      Type.Array(Point, {
+        minItems: MIN_BASELINE_POINTS,
+        maxItems: MAX_BASELINE_POINTS,
+        description: 'Healthy data of the machine to fine-tune on.',
+      }),
+    ),
+    energies: Type.Optional(
+      Type.Array(Type.Number({ minimum: 0 }), {
+        minItems: MIN_BASELINE_POINTS,
+        maxItems: MAX_BASELINE_ENERGIES,
+        description: 'Instead of series: energies already computed; statistics only, fine-tuning skipped.',
+      }),
+    ),
+    granularity: Type.Optional(GranularityField),
+    label: Type.Optional(Type.String({ maxLength: MAX_LABEL_LENGTH })),
+    sensitivity: Type.Optional({ ...Sensitivity, description: 'Default sensitivity of detections for this machine.' }),
+  },
+  { description: 'Exactly one of series or energies.' },
+);
+
+const BaselineStats = Type.Object({
+  energy_mean: Type.Number(),
+  energy_std: Type.Number(),
+  energy_p99: Type.Number(),
+  num_windows: Type.Integer({ description: 'Points with a full window (the first points of a series have no history).' }),
+  series_length: Type.Integer(),
+});
+
+const FineTuneStats = Type.Object({
+  status: Type.Union([Type.Literal('completed'), Type.Literal('skipped')]),
+  final_loss: Nullable(Type.Number()),
+  epochs_run: Type.Integer(),
+  epochs_max: Type.Integer(),
+  early_stopped: Type.Boolean(),
+  windows: Type.Integer(),
+  duration_seconds: Type.Number(),
+});
+
+export const BaselineResponse = Type.Object({
+  machine_id: Type.String(),
+  baseline_id: Type.String({ description: '`bl_<machine_id>`' }),
+  created_at: Type.String({ format: 'date-time', description: 'When the first baseline of this machine was created.' }),
+  updated_at: Type.String({ format: 'date-time', description: 'When this baseline was written.' }),
+  label: Nullable(Type.String()),
+  granularity: Nullable(Type.String()),
+  sensitivity: Nullable(Type.Integer()),
+  stats: BaselineStats,
+  finetune_stats: FineTuneStats,
+  status: Type.Literal('active'),
+});
+export type BaselineResponse = Static<typeof BaselineResponse>;
+
+export const BaselineQuery = Type.Object({ machine_id: MachineId });
+export const MachineParams = Type.Object({ machine_id: MachineId });
+
+export const MachinesResponse = Type.Object({
+  machines: Type.Array(
+    Type.Object({
+      machine_id: Type.String(),
+      baseline_created_at: Nullable(Type.String({ format: 'date-time' })),
+      num_windows: Nullable(Type.Integer()),
+      label: Nullable(Type.String()),
+    }),
+  ),
+  total: Type.Integer(),
+});
+
+export const DeleteMachineResponse = Type.Object({
+  machine_id: Type.String(),
+  deleted: Type.Literal(true),
+  baseline_deleted: Type.Boolean(),
+});
+
+const RegimeCounts = Type.Object(Object.fromEntries(REGIMES.map((regime) => [regime, Type.Integer({ minimum: 0 })])));
+
+export const MachineStatusResponse = Type.Object({
+  machine_id: Type.String(),
+  baseline_present: Type.Boolean(),
+  baseline_id: Nullable(Type.String()),
+  baseline_created_at: Nullable(Type.String({ format: 'date-time' })),
+  baseline_updated_at: Nullable(Type.String({ format: 'date-time' })),
+  label: Nullable(Type.String()),
+  model_in_use: Type.Union([Type.Literal('fine-tuned'), Type.Literal('generic')], {
+    description: "The predictor a detection for this machine uses now: 'fine-tuned' with a fine-tuned baseline, else 'generic'.",
+  }),
+  predictor_loaded: Type.Boolean({ description: 'Whether the fine-tuned predictor is in the in-memory cache.' }),
+  first_seen_at: Type.String({ format: 'date-time' }),
+  counters_since: Type.String({
+    format: 'date-time',
+    description: 'Start of detections_since and points_since: the current baseline, else the first sighting.',
+  }),
+  detections_since: Type.Integer(),
+  points_since: Type.Integer(),
+  last_detection_at: Nullable(Type.String({ format: 'date-time' })),
+  recent: Type.Object(
+    {
+      detections: Type.Integer(),
+      points: Type.Integer(),
+      regime_counts: RegimeCounts,
+    },
+    { description: 'The most recent detections (at most 20), summed.' },
+  ),
+});
+
+export const DetectRequest = Type.Object(
+  {
+    series: Type.Array(Point, { minItems: MIN_SERIES_POINTS, maxItems: MAX_SERIES_POINTS }),
+    granularity: Type.Optional(GranularityField),
+    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
+    period: Type.Optional(Type.Integer({ minimum: 0 })),
+    sensitivity: Type.Optional({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." }),
+    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
+    imputeMode: Type.Optional(Type.String()),
+    imputeFixedValue: Type.Optional(Type.Number()),
+    machine_id: Type.Optional(MachineId),
+    include_energy: Type.Optional(Type.Boolean({ default: true })),
+    include_embeddings: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { description: 'The vendor entire-detect fields plus the native ones.' },
+);
+
+const Numbers = Type.Array(Type.Number());
+const Booleans = Type.Array(Type.Boolean());
+
+export const DetectResponse = Type.Object({
+  period: Type.Integer(),
+  expectedValues: Numbers,
+  upperMargins: Numbers,
+  lowerMargins: Numbers,
+  isAnomaly: Booleans,
+  isNegativeAnomaly: Booleans,
+  isPositiveAnomaly: Booleans,
+  severity: Numbers,
+  regimes: Type.Array(Type.Enum([...REGIMES])),
+  energies: Nullable(Numbers),
+  z_scores: Numbers,
+  embeddings: Nullable(Type.Array(Numbers, { description: '192 numbers per point, rounded to 6 decimals.' })),
+  model_version: Type.String(),
+  engine: Type.Union([Type.Literal('fine-tuned'), Type.Literal('generic')], {
+    description: "Which predictor produced the energies: the machine's fine-tuned one or the generic one.",
+  }),
+  machine_id: Nullable(Type.String()),
+  baseline_id: Nullable(Type.String()),
+  inference_time_ms: Type.Number({ description: "Wall time of the learned model's inference (energies and embeddings)." }),
+});
+export type DetectResponse = Static<typeof DetectResponse>;
