@@ -1,5 +1,6 @@
-// `npm run bench`: latency and throughput of the vendor endpoints over loopback HTTP, and the
-// engine's own speed without HTTP. Prints a markdown table and writes bench/results.json.
+// `npm run bench`: latency and throughput of the vendor endpoints and the native endpoints over
+// loopback HTTP, the engine's own speed without HTTP, and the learned model's fine-tuning.
+// Prints a markdown table and writes bench/results.json.
 // `npm run bench -- --quick` is a short smoke run that prints the table and writes nothing.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -8,7 +9,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { detectEntireSeries, detectStream, type SeriesInput } from '@adp/detection';
-import { keepAliveAgent, postJson, type HttpTarget } from './http.js';
+import { createModelRuntime } from '@adp/model';
+import { FINETUNE_CASE_LABELS, timeFineTune } from '../packages/model/bench/cases.js';
+import { keepAliveAgent, postJson, type HttpResponse, type HttpTarget } from './http.js';
 import type { ServeReply, ServeRequest } from './serve.js';
 import { benchSeries, type BenchSeries } from './series.js';
 import { round, summarize, type LatencySummary } from './stats.js';
@@ -42,13 +45,31 @@ const SETTINGS = {
   streamBudgetS: quick ? 1 : 30,
   /** The server's LOG_LEVEL: the production default, so request logging is part of the cost. */
   serverLogLevel: 'info',
+  /** Healthy series (no spikes, no level shift) for fine-tuning and baselines; its first 1,000 points are the short one. */
+  healthySeed: 20240103,
+  fineTunePoints: [1000, 8640],
+  /** Timed fine-tunes per size, after one untimed warm-up at the smaller size. */
+  fineTuneSamples: quick ? [2, 1] : [5, 3],
+  /** onnxruntime intra-op threads of the in-process runtime: the API's own default. */
+  fineTuneIntraOpThreads: 1,
+  /** The slow reference fine-tune (once, on the 1,000 points) whose held-out loss is shown beside the default's. */
+  fineTuneReference: !quick,
+  baselinePoints: 1000,
+  baselineWarmupRequests: quick ? 1 : 2,
+  baselineRequests: quick ? 3 : 10,
+  detectWarmupRequests: quick ? 1 : 2,
+  detectRequests: quick ? 3 : 20,
+  detectEmbeddingsRequests: quick ? 2 : 10,
+  /** A native row stops early when it has used this much time (and has at least 5 samples). */
+  nativeBudgetS: quick ? 10 : 30,
+  machineId: 'bench-pump-1',
 } as const;
 
 const VENDOR = '/anomalydetector/v1.1/timeseries';
 const STEP_MS = SETTINGS.customInterval * 60_000;
 
 interface Row {
-  readonly section: 'http' | 'http-concurrent' | 'engine';
+  readonly section: 'http' | 'http-concurrent' | 'http-native' | 'engine' | 'model';
   readonly name: string;
   readonly points: number;
   readonly latency: LatencySummary;
@@ -56,6 +77,8 @@ interface Row {
   readonly throughput: number;
   readonly throughputUnit: 'req/s' | 'runs/s' | 'points/s';
   readonly notes?: Record<string, number | string>;
+  /** A short remark for the table's last column. */
+  readonly remark?: string;
 }
 
 function log(message: string): void {
@@ -90,6 +113,31 @@ function changepointBody(series: BenchSeries): Buffer {
       series: vendorSeries(series, 0, series.values.length),
       granularity: SETTINGS.granularity,
       customInterval: SETTINGS.customInterval,
+    }),
+  );
+}
+
+function baselineBody(series: BenchSeries, points: number): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      machine_id: SETTINGS.machineId,
+      label: 'bench healthy series',
+      granularity: SETTINGS.granularity,
+      series: vendorSeries(series, 0, points),
+    }),
+  );
+}
+
+function nativeDetectBody(series: BenchSeries, includeEmbeddings: boolean): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      machine_id: SETTINGS.machineId,
+      series: vendorSeries(series, 0, series.values.length),
+      granularity: SETTINGS.granularity,
+      customInterval: SETTINGS.customInterval,
+      maxAnomalyRatio: SETTINGS.maxAnomalyRatio,
+      include_energy: true,
+      include_embeddings: includeEmbeddings,
     }),
   );
 }
@@ -164,17 +212,45 @@ function arrayOf(field: string, length: number) {
   };
 }
 
-async function sequential(target: HttpTarget, name: string, path: string, bodies: readonly Buffer[], points: number): Promise<Row> {
+interface SequentialPlan {
+  readonly warmup: number;
+  readonly requests: number;
+  /** Stop early once this is spent and `minSamples` are taken. */
+  readonly budgetS: number;
+  readonly minSamples: number;
+  /** Sees every timed response (after its time is taken). */
+  readonly observe?: (res: HttpResponse) => void;
+}
+
+const VENDOR_PLAN: SequentialPlan = {
+  warmup: SETTINGS.warmupRequests,
+  requests: SETTINGS.sequentialRequests,
+  budgetS: SETTINGS.sequentialBudgetS,
+  minSamples: 20,
+};
+
+async function sequential(
+  target: HttpTarget,
+  name: string,
+  path: string,
+  bodies: readonly Buffer[],
+  points: number,
+  plan: SequentialPlan = VENDOR_PLAN,
+): Promise<Row> {
   const pick = (i: number) => bodies[i % bodies.length] as Buffer;
-  for (let i = 0; i < SETTINGS.warmupRequests; i++) await postJson(target, path, pick(i));
+  for (let i = 0; i < plan.warmup; i++) {
+    const res = await postJson(target, path, pick(i));
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status} during the warm-up: ${res.body.slice(0, 200)}`);
+  }
   const durations: number[] = [];
   const started = performance.now();
-  const deadline = started + SETTINGS.sequentialBudgetS * 1000;
-  for (let i = 0; i < SETTINGS.sequentialRequests; i++) {
+  const deadline = started + plan.budgetS * 1000;
+  for (let i = 0; i < plan.requests; i++) {
     const res = await postJson(target, path, pick(i));
     if (res.status !== 200) throw new Error(`${path} answered ${res.status} during the run: ${res.body.slice(0, 200)}`);
     durations.push(res.elapsedMs);
-    if (durations.length >= 20 && performance.now() > deadline) break;
+    plan.observe?.(res);
+    if (durations.length >= plan.minSamples && performance.now() > deadline) break;
   }
   const elapsedS = (performance.now() - started) / 1000;
   const latency = summarize(durations);
@@ -208,7 +284,146 @@ async function concurrent(target: HttpTarget, path: string, bodies: readonly Buf
     throughput: rps,
     throughputUnit: 'req/s',
     notes: { failures, durationS: round(elapsedS, 2), concurrency: SETTINGS.concurrency },
+    remark: `${failures} failed`,
   };
+}
+
+// --- native API measurements ---------------------------------------------------------------------
+
+const megabytes = (bytes: number) => round(bytes / 1e6, 2);
+
+/** A number field read from a JSON response without parsing it all (the embeddings body is ~17 MB). */
+function numberField(body: string, field: string): number {
+  const match = new RegExp(`"${field}":(-?[0-9.eE+-]+)`).exec(body);
+  return match === null ? Number.NaN : Number(match[1]);
+}
+
+const NATIVE_PLAN = { budgetS: SETTINGS.nativeBudgetS, minSamples: 5 } as const;
+
+/**
+ * `POST /v1/baseline` (1,000 healthy points; the fine-tune runs in the server's worker thread) for
+ * one machine, then `POST /v1/detect` over 8,640 points for that baselined machine, without and
+ * with embeddings.
+ */
+async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: BenchSeries): Promise<Row[]> {
+  const rows: Row[] = [];
+  const baseline = baselineBody(healthy, SETTINGS.baselinePoints);
+  const first = await expectOk(target, '/v1/baseline', baseline, (j) => {
+    const stats = (j as { finetune_stats?: { status?: unknown } }).finetune_stats;
+    return stats?.status === 'completed' ? null : 'expected finetune_stats.status completed';
+  });
+  const finetuneStats = first.finetune_stats as { final_loss: number; duration_seconds: number };
+  const serverFineTuneS: number[] = [];
+  const baselineRow = await sequential(target, 'POST /v1/baseline', '/v1/baseline', [baseline], SETTINGS.baselinePoints, {
+    ...NATIVE_PLAN,
+    warmup: SETTINGS.baselineWarmupRequests,
+    requests: SETTINGS.baselineRequests,
+    observe: (res) => serverFineTuneS.push(numberField(res.body, 'duration_seconds')),
+  });
+  const fineTuneLatency = summarize(serverFineTuneS.map((x) => x * 1000));
+  rows.push({
+    ...baselineRow,
+    section: 'http-native',
+    notes: {
+      requestMB: megabytes(baseline.length),
+      finalLoss: finetuneStats.final_loss,
+      serverFineTuneP50Ms: fineTuneLatency.p50Ms,
+      serverFineTuneP99Ms: fineTuneLatency.p99Ms,
+    },
+    remark:
+      `request ${megabytes(baseline.length)} MB; fine-tune (duration_seconds) p50 ${fineTuneLatency.p50Ms} ms; ` +
+      `held-out loss ${round(finetuneStats.final_loss, 6)}`,
+  });
+
+  const n = batch.values.length;
+  for (const includeEmbeddings of [false, true]) {
+    const body = nativeDetectBody(batch, includeEmbeddings);
+    const checked = await expectOk(target, '/v1/detect', body, (j) => {
+      const json = j as { engine?: unknown; energies?: unknown; embeddings?: unknown[] | null };
+      if (json.engine !== 'fine-tuned') return `expected engine fine-tuned, got ${String(json.engine)}`;
+      if (!Array.isArray(json.energies) || json.energies.length !== n) return `expected energies with ${n} elements`;
+      if (!includeEmbeddings) return json.embeddings === null ? null : 'expected embeddings null';
+      const ok = Array.isArray(json.embeddings) && json.embeddings.length === n && (json.embeddings[0] as unknown[]).length === 192;
+      return ok ? null : `expected ${n} embeddings of 192 numbers`;
+    });
+    const responseBytes = Buffer.byteLength(JSON.stringify(checked));
+    const inferenceMs: number[] = [];
+    const name = `POST /v1/detect, ${includeEmbeddings ? 'with' : 'without'} embeddings`;
+    const row = await sequential(target, name, '/v1/detect', [body], n, {
+      ...NATIVE_PLAN,
+      warmup: SETTINGS.detectWarmupRequests,
+      requests: includeEmbeddings ? SETTINGS.detectEmbeddingsRequests : SETTINGS.detectRequests,
+      observe: (res) => inferenceMs.push(numberField(res.body, 'inference_time_ms')),
+    });
+    const model = summarize(inferenceMs);
+    rows.push({
+      ...row,
+      section: 'http-native',
+      notes: {
+        requestMB: megabytes(body.length),
+        responseMB: megabytes(responseBytes),
+        inferenceP50Ms: model.p50Ms,
+        inferenceP99Ms: model.p99Ms,
+      },
+      remark: `request ${megabytes(body.length)} MB, response ${megabytes(responseBytes)} MB; model (inference_time_ms) p50 ${model.p50Ms} ms`,
+    });
+  }
+  return rows;
+}
+
+// --- model measurements (no HTTP) ----------------------------------------------------------------
+
+/**
+ * The model runtime's `fineTune` in this process (what the API's worker threads run), on the
+ * healthy series at each size, with the cases and timing of packages/model/bench/cases.ts.
+ */
+async function modelRows(healthy: BenchSeries): Promise<Row[]> {
+  const rows: Row[] = [];
+  const runtime = await createModelRuntime({ intraOpThreads: SETTINGS.fineTuneIntraOpThreads });
+  try {
+    const [small] = SETTINGS.fineTunePoints;
+    await runtime.fineTune(healthy.values.slice(0, small));
+    for (const [index, points] of SETTINGS.fineTunePoints.entries()) {
+      const values = healthy.values.slice(0, points);
+      const timing = await timeFineTune(runtime, values, 'fast', SETTINGS.fineTuneSamples[index]);
+      const latency = summarize(timing.durationsMs);
+      const notes: Record<string, number | string> = {
+        mode: FINETUNE_CASE_LABELS.fast,
+        windows: timing.windows,
+        p50S: round(latency.p50Ms / 1000, 3),
+        p99S: round(latency.p99Ms / 1000, 3),
+        finalLoss: timing.finalLoss,
+      };
+      let remark = `held-out loss ${round(timing.finalLoss, 6)}`;
+      if (points === small && SETTINGS.fineTuneReference) {
+        const reference = await timeFineTune(runtime, values, 'reference');
+        const referenceS = round((reference.durationsMs[0] ?? Number.NaN) / 1000, 2);
+        const ratio = round(timing.finalLoss / reference.finalLoss, 3);
+        Object.assign(notes, {
+          reference: FINETUNE_CASE_LABELS.reference,
+          referenceFinalLoss: reference.finalLoss,
+          referenceEpochsRun: reference.epochsRun,
+          referenceSeconds: referenceS,
+          lossRatioToReference: ratio,
+        });
+        remark += `; slow reference ${round(reference.finalLoss, 6)} in ${referenceS} s (ratio ${ratio})`;
+      }
+      log(`fineTune ${points} points: ${latency.samples} runs, p50 ${latency.p50Ms} ms; ${remark}`);
+      rows.push({
+        section: 'model',
+        name: `fineTune, ${FINETUNE_CASE_LABELS.fast}`,
+        points,
+        latency,
+        throughput: round(1000 / latency.meanMs, 2),
+        throughputUnit: 'runs/s',
+        notes,
+        remark,
+      });
+    }
+  } finally {
+    await runtime.close();
+  }
+  return rows;
 }
 
 // --- engine measurements ------------------------------------------------------------------------
@@ -280,6 +495,7 @@ function engineRows(batch: BenchSeries): Row[] {
     throughput: Math.round((SETTINGS.streamPoints * 1000) / streamLatency.p50Ms),
     throughputUnit: 'points/s',
     notes: { period: 'detected per window', usPerPoint: round((streamLatency.p50Ms * 1000) / SETTINGS.streamPoints, 1) },
+    remark: 'period detected per window',
   });
   return rows;
 }
@@ -300,19 +516,21 @@ function machine() {
 const SECTION_LABEL: Record<Row['section'], string> = {
   http: 'HTTP, sequential',
   'http-concurrent': 'HTTP, concurrent',
+  'http-native': 'HTTP, native',
   engine: 'engine, no HTTP',
+  model: 'model, no HTTP',
 };
 
 function table(rows: readonly Row[]): string {
   const lines = [
-    '| What | Case | Points | Samples | p50 ms | p99 ms | Mean ms | Throughput |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| What | Case | Points | Samples | p50 ms | p99 ms | Mean ms | Throughput | Notes |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const throughput = `${r.throughput.toLocaleString('en-US')} ${r.throughputUnit}`;
     lines.push(
       `| ${SECTION_LABEL[r.section]} | ${r.name} | ${r.points.toLocaleString('en-US')} | ${r.latency.samples} | ` +
-        `${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.latency.meanMs} | ${throughput} |`,
+        `${r.latency.p50Ms} | ${r.latency.p99Ms} | ${r.latency.meanMs} | ${throughput} | ${r.remark ?? ''} |`,
     );
   }
   return lines.join('\n');
@@ -331,9 +549,20 @@ async function main(): Promise<void> {
     levelShiftFraction: 0.6,
   });
 
+  // Healthy data of one machine: the shape of the batch series without spikes or a level shift.
+  const healthy = benchSeries({
+    points: Math.max(...SETTINGS.fineTunePoints, SETTINGS.baselinePoints),
+    period: SETTINGS.seasonalPeriod,
+    stepMs: STEP_MS,
+    seed: SETTINGS.healthySeed,
+    spikeRate: 0,
+  });
+
   const rows: Row[] = [];
   log('engine section');
   const engine = engineRows(batch);
+  log('model section');
+  const model = await modelRows(healthy);
 
   log('starting the API');
   const server = await startServer();
@@ -365,11 +594,13 @@ async function main(): Promise<void> {
     rows.push(await sequential(target, 'last/detect', `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
     rows.push(await sequential(target, 'changepoint/detect', `${VENDOR}/changepoint/detect`, [changeBody], n));
     rows.push(await concurrent(target, `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
+    log('native HTTP section');
+    rows.push(...(await nativeRows(target, healthy, batch)));
     target.agent.destroy();
   } finally {
     await server.close();
   }
-  rows.push(...engine);
+  rows.push(...engine, ...model);
 
   const loadAverageAtEnd = os.loadavg().map((x) => round(x));
   const durationS = round((Date.now() - startedAt.getTime()) / 1000, 1);

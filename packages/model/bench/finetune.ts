@@ -4,46 +4,24 @@
 // packages/model/bench/results.json (not with --quick). The fast path is the default fine-tune
 // (closed-form ridge on the predictor head). It is compared with the Adam head fine-tune at its
 // defaults and with slow references: Adam at a 4x lower learning rate, 4x the epochs and 4x the
-// patience, on the head and on all tensors. `--threads` sets onnxruntime's
-// intra-op threads (default 1).
+// patience, on the head and on all tensors (the cases and their timing live in ./cases.ts, which
+// `npm run bench` also uses). `--threads` sets onnxruntime's intra-op threads (default 1).
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { createModelRuntime, FINETUNE_DEFAULTS, fineTuneInWorker, type FineTuneOptions, startFineTuneWorker } from '../src/index.js';
+import { createModelRuntime, fineTuneInWorker, startFineTuneWorker } from '../src/index.js';
+import { FINETUNE_CASES, machineSeries, timeFineTune } from './cases.js';
 
 const quick = process.argv.includes('--quick');
 const reference8640 = process.argv.includes('--reference-8640');
 const threadsArg = process.argv.indexOf('--threads');
 
-const slow = {
-  learningRate: FINETUNE_DEFAULTS.learningRate / 4,
-  maxEpochs: FINETUNE_DEFAULTS.maxEpochs * 4,
-  patience: FINETUNE_DEFAULTS.patience * 4,
-} as const;
 const SETTINGS = {
   intraOpThreads: threadsArg > 0 ? Number(process.argv[threadsArg + 1]) : 1,
   sizes: [1000, 8640],
   seed: 20240101,
   energyRuns: quick ? 2 : 5,
-  fast: {} as FineTuneOptions,
-  adamHead: { mode: 'head' } satisfies FineTuneOptions,
-  reference: { ...slow, mode: 'head' } satisfies FineTuneOptions,
-  referenceFull: { ...slow, mode: 'full' } satisfies FineTuneOptions,
+  ...FINETUNE_CASES,
 };
-
-/** A machine-like series: 5-minute data with a daily period (288 points), a faster cycle and noise. */
-function machineSeries(points: number, seed: number): number[] {
-  let a = seed >>> 0;
-  const random = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return Array.from({ length: points }, (_, t) => {
-    return 50 + 8 * Math.sin((2 * Math.PI * t) / 288) + 2 * Math.sin((2 * Math.PI * t) / 12) + (random() - 0.5) * 1.5;
-  });
-}
 
 function median(values: number[]): number {
   const s = [...values].sort((x, y) => x - y);
@@ -58,31 +36,31 @@ const rows: Record<string, unknown>[] = [];
 const sizes = quick ? [1000] : SETTINGS.sizes;
 for (const points of sizes) {
   const series = machineSeries(points, SETTINGS.seed);
-  const fast = await runtime.fineTune(series, SETTINGS.fast);
+  const fast = await timeFineTune(runtime, series, 'fast');
   const row: Record<string, unknown> = {
     points,
-    windows: fast.stats.windows,
-    fineTuneSeconds: round(fast.stats.durationSeconds),
-    finalLoss: round(fast.stats.finalLoss, 6),
+    windows: fast.windows,
+    fineTuneSeconds: round(fast.statsSeconds[0] ?? Number.NaN),
+    finalLoss: round(fast.finalLoss, 6),
   };
   if (!quick) {
-    const adam = await runtime.fineTune(series, SETTINGS.adamHead);
-    row.adamHeadSeconds = round(adam.stats.durationSeconds);
-    row.adamHeadEpochsRun = adam.stats.epochsRun;
-    row.adamHeadFinalLoss = round(adam.stats.finalLoss, 6);
+    const adam = await timeFineTune(runtime, series, 'adamHead');
+    row.adamHeadSeconds = round(adam.statsSeconds[0] ?? Number.NaN);
+    row.adamHeadEpochsRun = adam.epochsRun;
+    row.adamHeadFinalLoss = round(adam.finalLoss, 6);
   }
   if (!quick && (points <= 1000 || reference8640)) {
-    const ref = await runtime.fineTune(series, SETTINGS.reference);
-    row.referenceSeconds = round(ref.stats.durationSeconds);
-    row.referenceEpochsRun = ref.stats.epochsRun;
-    row.referenceFinalLoss = round(ref.stats.finalLoss, 6);
-    row.lossRatioToReference = round(fast.stats.finalLoss / ref.stats.finalLoss, 3);
+    const ref = await timeFineTune(runtime, series, 'reference');
+    row.referenceSeconds = round(ref.statsSeconds[0] ?? Number.NaN);
+    row.referenceEpochsRun = ref.epochsRun;
+    row.referenceFinalLoss = round(ref.finalLoss, 6);
+    row.lossRatioToReference = round(fast.finalLoss / ref.finalLoss, 3);
   }
   if (!quick && (points <= 1000 || reference8640)) {
-    const full = await runtime.fineTune(series, SETTINGS.referenceFull);
-    row.fullReferenceSeconds = round(full.stats.durationSeconds);
-    row.fullReferenceFinalLoss = round(full.stats.finalLoss, 6);
-    row.lossRatioToFullReference = round(fast.stats.finalLoss / full.stats.finalLoss, 3);
+    const full = await timeFineTune(runtime, series, 'referenceFull');
+    row.fullReferenceSeconds = round(full.statsSeconds[0] ?? Number.NaN);
+    row.fullReferenceFinalLoss = round(full.finalLoss, 6);
+    row.lossRatioToFullReference = round(fast.finalLoss / full.finalLoss, 3);
   }
   rows.push(row);
 }
