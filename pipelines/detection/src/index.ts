@@ -18,7 +18,10 @@ export {
   defaultStreamWindow,
   detectLastPoint,
   detectStream,
+  LAST_POINT_BAND_FACTOR,
+  lastPointMultiplier,
   MIN_STREAM_POINTS,
+  refractoryPoints,
   type StreamOptions,
 } from './last.js';
 export {
@@ -27,3 +30,5 @@ export {
   detectChangePointSeries,
   effectiveStableTrendWindow,
 } from './changepoint.js';
+export { analyseChangePoints, type ChangePointAnalysis } from './changepoint.js';
+export { familyConfidence, normalUpperTail, segmentSplits } from './changepoint-segments.js';

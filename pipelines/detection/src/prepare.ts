@@ -76,6 +76,7 @@ export function prepareRange(
   from: number,
   to: number,
   requestedPeriod: number | undefined,
+  stabilisePeriod = true,
 ): ModelInput {
   if (requestedPeriod !== undefined) {
     return { prepared: buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, requestedPeriod), period: requestedPeriod };
@@ -84,7 +85,7 @@ export function prepareRange(
     return { prepared: buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, 0), period: 0 };
   }
   const provisional = buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, undefined);
-  const period = detectPeriod(provisional.values, ctx.granularity, ctx.customInterval);
+  const period = detectPeriod(provisional.values, ctx.granularity, ctx.customInterval, stabilisePeriod);
   const dependsOnPeriod = provisional.missingCount > 0 && ctx.fill.imputeMode === 'auto';
   return {
     prepared: dependsOnPeriod ? buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, period) : provisional,

@@ -40,6 +40,21 @@ export interface DetectOptions {
   readonly sensitivity: number;
   /** Upper bound on the share of points flagged, in (0, 0.5). */
   readonly maxAnomalyRatio: number;
+  /**
+   * Internal, for evaluation only (the ablation in eval/): switches the last-point detector's
+   * components off one by one. Every component is on when this is absent; the API never sets it.
+   */
+  readonly components?: DetectionComponents;
+}
+
+/** The last-point detector's components (see README, "Last-point detection"); all default to on. */
+export interface DetectionComponents {
+  /** Widen the noise scale to the spread of the window's own recent one-step errors. */
+  readonly calibration?: boolean;
+  /** No new alarm while an event is under way in the window, unless a deviation dwarfs it. */
+  readonly refractory?: boolean;
+  /** Prefer the period that removes the most residual variance among lags close to the estimate. */
+  readonly periodStability?: boolean;
 }
 
 export interface ChangePointOptions {
@@ -49,6 +64,27 @@ export interface ChangePointOptions {
   readonly stableTrendWindow?: number;
   /** 0.01..0.99; a point is a changepoint when its confidence is >= threshold (and the seed's rules hold). */
   readonly threshold?: number;
+  /**
+   * Internal switches of the changepoint pipeline's components, for the evaluation's ablation
+   * (all on by default; the API never sets them). README.md, "Changepoints", describes each.
+   */
+  readonly components?: ChangePointComponents;
+}
+
+/** Components of the changepoint pipeline that the ablation can switch off (all default on). */
+export interface ChangePointComponents {
+  /** Remove a robust straight line from the error before taking gradients. */
+  readonly detrend?: boolean;
+  /**
+   * Choose among the candidates by significance-tested binary segmentation; off: the seed's
+   * rules alone (largest gradients first, local maximum within ±k, gradient confidence).
+   */
+  readonly refine?: boolean;
+  /**
+   * In that segmentation, test each step against a parabola (level, slope, curvature) fitted
+   * to its segment; off: against a level only.
+   */
+  readonly splitTrend?: boolean;
 }
 
 /** Entire-series result: every array has one element per input point, in input order. */

@@ -156,6 +156,40 @@ describe('detectStream', () => {
     expect(falseAlarms).toBeLessThanOrEqual(3);
   });
 
+  it('reports a level shift once, when it begins, not for every point after it', () => {
+    const shifted = noiseSeries(1200, 31).map((v, i) => (i >= 800 ? v + 15 : v));
+    const records = detectStream(plainInput(shifted), { ...DEFAULTS, windowPoints: 600 });
+    const flagged = records.flatMap((r, i) => (r.isAnomaly ? [i] : []));
+    expect(flagged.filter((i) => i >= 800 && i < 810).length).toBeGreaterThan(0);
+    expect(flagged.filter((i) => i >= 800).length).toBe(1);
+    // Without the refractory rule the same stream flags the first points of the new level again.
+    const again = detectStream(plainInput(shifted), { ...DEFAULTS, windowPoints: 600, components: { refractory: false } });
+    expect(again.filter((r, i) => r.isAnomaly && i >= 800).length).toBeGreaterThan(1);
+    // A deviation that dwarfs the event under way (here 25 times the shift) is a new event.
+    const spiked = shifted.map((v, i) => (i === 850 ? v + 375 : v));
+    const records2 = detectStream(plainInput(spiked), { ...DEFAULTS, windowPoints: 600 });
+    expect(records2.flatMap((r, i) => (r.isAnomaly && i > 810 ? [i] : []))).toEqual([850]);
+  });
+
+  it('flags more (never fewer) last points as sensitivity rises, the band staying independent of the last value', () => {
+    const values = noiseSeries(400, 8);
+    values[300] = values[300]! + 9; // an earlier event in the window, before the refractory stretch
+    let previous = 0;
+    for (const sensitivity of [0, 25, 50, 75, 90, 95, 99]) {
+      let count = 0;
+      for (const jump of [2, 4, 6, 8, 10, 14, 20, 40]) {
+        const input = plainInput([...values.slice(0, -1), 100 + jump]);
+        const result = detectLastPoint(input, { ...DEFAULTS, sensitivity });
+        if (result.isAnomaly) count++;
+        expect(result.severity).toBeGreaterThanOrEqual(0);
+        expect(result.severity).toBeLessThanOrEqual(1);
+      }
+      expect(count, `sensitivity ${sensitivity}`).toBeGreaterThanOrEqual(previous);
+      previous = count;
+    }
+    expect(previous).toBeGreaterThan(0);
+  });
+
   it('streams 20,000 points with a 1,441-point window in seconds', () => {
     const values = sineSeries(20_000, { period: 288, noise: 3, seed: 5 });
     const started = performance.now();
