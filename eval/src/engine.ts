@@ -85,10 +85,14 @@ export interface StreamSettings {
   /** The service's default, 0.25. */
   readonly maxAnomalyRatio: number;
   /**
-   * `suggested`: engine.suggestedWindow(period, learning prefix length), at least `minPoints`;
+   * `suggested`: engine.suggestedWindow(period, learning prefix length), at least `minPoints`,
+   * and with `atLeastLearning` never fewer points than the learning prefix (a client sends all
+   * the history it has learnt from; the suggested window is the least the model needs);
    * `fixed`: this many trailing points for every file.
    */
-  readonly window: { readonly kind: 'suggested'; readonly minPoints: number } | { readonly kind: 'fixed'; readonly points: number };
+  readonly window:
+    | { readonly kind: 'suggested'; readonly minPoints: number; readonly atLeastLearning?: boolean }
+    | { readonly kind: 'fixed'; readonly points: number };
   /**
    * `prefix`: the period detected once on the learning prefix is passed to the engine;
    * `engine`: no period is passed, the engine detects it in each trailing window.
@@ -99,7 +103,10 @@ export interface StreamSettings {
 export const STREAM_DEFAULTS: StreamSettings = {
   sensitivity: 95,
   maxAnomalyRatio: 0.25,
-  window: { kind: 'suggested', minPoints: 12 },
+  // At least the learning prefix: the suggested 4 periods + 1 is what the model needs, not all
+  // it can use (with 49 points for a 12-point period, its noise scale and refractory stretch
+  // rest on a few dozen points). Engine 0.2.0, NAB standard 47.0 → 51.0.
+  window: { kind: 'suggested', minPoints: 12, atLeastLearning: true },
   // A last/detect request carries no period by default: the engine finds it in the window.
   period: 'engine',
 };
@@ -164,7 +171,11 @@ export function planStream(
   const windowPoints =
     settings.window.kind === 'fixed'
       ? settings.window.points
-      : Math.max(api.suggestedWindow(period, learningPoints), settings.window.minPoints);
+      : Math.max(
+          api.suggestedWindow(period, learningPoints),
+          settings.window.minPoints,
+          settings.window.atLeastLearning === true ? learningPoints : 0,
+        );
   return { learningPoints, granularity, customInterval, period, windowPoints };
 }
 

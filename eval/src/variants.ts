@@ -20,4 +20,41 @@ export interface EngineVariant {
 
 export const ENGINE_VARIANTS: readonly EngineVariant[] = [
   { name: 'default', description: "the service's defaults" },
+  // The last-point detector's components switched off one at a time (DetectOptions.components,
+  // internal and evaluation-only): they act on NAB's streaming only.
+  {
+    name: 'no-calibration',
+    description: 'noise scale from the model only, not widened to the spread of the recent one-step errors',
+    detect: { components: { calibration: false } },
+  },
+  {
+    name: 'no-refractory',
+    description: 'points of an event already under way in the window are flagged again',
+    detect: { components: { refractory: false } },
+  },
+  {
+    name: 'no-period-stability',
+    description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
+    detect: { components: { periodStability: false } },
+  },
+  {
+    name: 'window-suggested-only',
+    description: 'NAB streamed with the suggested window alone (4 periods + 1), even when the learning prefix is longer',
+    stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },
+  },
+  {
+    name: 'cp-no-refine',
+    description: "changepoints by the seed's gradient rules alone (largest first, local maximum within ±k, gradient confidence), no segmentation test",
+    changePoint: { components: { refine: false } },
+  },
+  {
+    name: 'cp-no-detrend',
+    description: 'changepoint gradients over the error without its robust straight line removed',
+    changePoint: { components: { detrend: false } },
+  },
+  {
+    name: 'cp-no-split-trend',
+    description: 'changepoint splits tested as a step against a level only, not against a curve within the segment',
+    changePoint: { components: { splitTrend: false } },
+  },
 ];

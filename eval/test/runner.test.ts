@@ -92,9 +92,10 @@ describe('engine adapter', () => {
     expect(calls.periodOn).toBe(150);
     expect(calls.suggested).toEqual([24, 150]);
     // No period: as a last/detect request, the engine detects it in each window.
-    expect(calls.stream).toEqual({ sensitivity: 95, maxAnomalyRatio: 0.25, windowPoints: 97, components: { sr: false } });
+    // The window: the suggested 97 points (4 × 24 + 1), raised to the 150 learning rows.
+    expect(calls.stream).toEqual({ sensitivity: 95, maxAnomalyRatio: 0.25, windowPoints: 150, components: { sr: false } });
     expect(calls.input).toMatchObject({ timestampsMs: null, granularity: 'none', customInterval: 1 });
-    expect(detector.lastPlan()).toEqual({ learningPoints: 150, granularity: 'none', customInterval: 1, period: 24, windowPoints: 97 });
+    expect(detector.lastPlan()).toEqual({ learningPoints: 150, granularity: 'none', customInterval: 1, period: 24, windowPoints: 150 });
     expect(STREAM_DEFAULTS).toMatchObject({ sensitivity: 95, maxAnomalyRatio: 0.25 });
   });
 
@@ -110,6 +111,20 @@ describe('engine adapter', () => {
     expect(granularityOfSpacing([0, 86_400_000 * 7])).toEqual({ granularity: 'daily', customInterval: 7 });
     expect(granularityOfSpacing([0, 1500])).toEqual({ granularity: 'secondly', customInterval: 2 });
     expect(granularityOfSpacing(undefined)).toEqual({ granularity: 'none', customInterval: 1 });
+  });
+
+  it('keeps the suggested window when it is longer than the learning prefix, or when a variant asks for it alone', () => {
+    const { api, calls } = fakeEngine();
+    // 80 learning rows (probation of 540): the suggested 97 points win.
+    engineStreamingDetector(api, { name: 'd', description: '' }).flags(new Array<number>(540).fill(1));
+    expect((calls.stream as { windowPoints: number }).windowPoints).toBe(97);
+    const suggestedOnly = engineStreamingDetector(api, {
+      name: 's',
+      description: '',
+      stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },
+    });
+    suggestedOnly.flags(new Array<number>(1000).fill(1));
+    expect((calls.stream as { windowPoints: number }).windowPoints).toBe(97);
   });
 
   it('a variant may override the streaming rule: fixed window, period from the prefix', () => {
