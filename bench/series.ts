@@ -1,16 +1,7 @@
 // Realistic synthetic series for the benchmark, fully determined by a seed.
+import { seededRandom } from '@adp/detection';
 
-/** mulberry32: a small, fast, seedable generator; plenty for test data. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 function gaussian(random: () => number): number {
   // Box-Muller; 1 - u keeps the logarithm finite.

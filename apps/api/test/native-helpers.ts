@@ -8,6 +8,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from '../src/machines/model.js';
+import { seededRandom } from '@adp/detection';
 
 export const API_KEY = `svc_test_native${'0123456789abcdef'}`;
 
@@ -85,17 +86,6 @@ export function del(app: FastifyInstance, url: string, key = API_KEY): Promise<L
   return app.inject({ method: 'DELETE', url, headers: { 'x-service-key': key } });
 }
 
-/** mulberry32: a small seeded generator so every run sees the same data. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(random: () => number): number {
   const u = Math.max(random(), 1e-12);

@@ -4,6 +4,7 @@
 // generic weights, the strength picked on the held-out tail. `head` / `full`: Adam steps through the
 // exported training-step graphs from the generic weights, the best weights by held-out loss kept
 // (early stopping with patience). Measurements behind the default: packages/model/README.md.
+import { seededRandom } from '@adp/detection';
 import { Tensor } from 'onnxruntime-node';
 import { EMBEDDING_DIM, type FineTuneOptions, type FineTuneResult, type Normalisation, type PredictorWeights } from './contract.js';
 import { ModelError } from './errors.js';
@@ -66,17 +67,6 @@ export interface FineTuneDeps {
   readonly modelVersion: string;
 }
 
-/** mulberry32: a small seeded generator, so the same input gives the same fine-tuned weights. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle(indices: Uint32Array, random: () => number): void {
   for (let i = indices.length - 1; i > 0; i--) {

@@ -1,16 +1,8 @@
 // Synthetic "machine" series for the model tests: deterministic, no I/O.
+import { seededRandom } from '@adp/detection';
 
 /** Seeded uniform [0, 1) (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seeded = seededRandom;
 
 /** A healthy machine: daily-like period of 24 points plus a faster harmonic and small noise. */
 export function healthySeries(points: number, seed: number, offset = 0): number[] {

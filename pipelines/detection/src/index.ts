@@ -32,3 +32,4 @@ export {
 } from './changepoint.js';
 export { analyseChangePoints, type ChangePointAnalysis } from './changepoint.js';
 export { familyConfidence, normalUpperTail, segmentSplits } from './changepoint-segments.js';
+export { seededRandom } from './random.js';

@@ -1,17 +1,8 @@
 // Synthetic series for the engine's tests: fixed seeds, so every run sees the same noise.
 import type { Granularity, ImputeMode, SeriesInput } from '../src/index.js';
+import { seededRandom } from '../src/random.js';
 
-/** mulberry32: a tiny, well-mixed 32-bit PRNG. Returns floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 /** Standard normal draws (Box–Muller) from a seeded PRNG. */
 export function gaussian(seed: number): () => number {
