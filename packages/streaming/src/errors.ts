@@ -1,0 +1,64 @@
+// Typed failures of the streaming schemas and migrations. Every code says whether retrying can
+// help: decode failures are poison (the message goes to the dead-letter topic, never retried),
+// an unreachable ClickHouse is not.
+
+export const STREAMING_ERROR_CODES = {
+  /** An `.avsc` file is missing, not JSON, or not a valid Avro schema. A deployment bug. */
+  SCHEMA_INVALID: { retriable: false },
+  /** A registered writer schema cannot be resolved into the reader schema (incompatible evolution). */
+  SCHEMA_INCOMPATIBLE: { retriable: false },
+  /** Not Avro single-object encoding: shorter than the 10-byte header or without the C3 01 marker. */
+  MESSAGE_NOT_SINGLE_OBJECT: { retriable: false },
+  /** The message's writer-schema fingerprint is not in the registry. */
+  UNKNOWN_SCHEMA_FINGERPRINT: { retriable: false },
+  /** The body does not decode with the writer schema: truncated, trailing bytes, bad lengths or indices. */
+  MESSAGE_BODY_CORRUPT: { retriable: false },
+  /** A value handed to `encode` does not match the schema. A bug in the caller. */
+  MESSAGE_INVALID: { retriable: false },
+  /** A name meant for SQL is not a plain identifier. Never interpolated. */
+  INVALID_IDENTIFIER: { retriable: false },
+  /** A migration file is malformed, or an applied migration's SQL was edited after it ran. */
+  MIGRATION_INVALID: { retriable: false },
+  /** ClickHouse rejected a migration statement (the server's code is in `serverCode`). */
+  MIGRATION_FAILED: { retriable: false },
+  /** ClickHouse could not be reached or timed out while migrating. */
+  CLICKHOUSE_UNAVAILABLE: { retriable: true },
+} as const;
+
+export type StreamingErrorCode = keyof typeof STREAMING_ERROR_CODES;
+
+/** What a failure was about: the schema, the message's fingerprint, the migration, the server code. */
+export interface StreamingErrorContext {
+  readonly schema?: string;
+  /** Writer-schema fingerprint, 16 hex digits (the 8 bytes as they appear in the message). */
+  readonly fingerprint?: string;
+  /** Field path of an invalid value, e.g. `channels.0.value`. */
+  readonly path?: string;
+  readonly migration?: string;
+  readonly database?: string;
+  /** ClickHouse's numeric error code, when the server answered with one. */
+  readonly serverCode?: string;
+}
+
+export class StreamingError extends Error {
+  override readonly name = 'StreamingError';
+  readonly code: StreamingErrorCode;
+  readonly retriable: boolean;
+  readonly context: StreamingErrorContext;
+
+  constructor(
+    code: StreamingErrorCode,
+    message: string,
+    context: StreamingErrorContext = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.code = code;
+    this.retriable = STREAMING_ERROR_CODES[code].retriable;
+    this.context = context;
+  }
+}
+
+export function isStreamingError(value: unknown): value is StreamingError {
+  return value instanceof StreamingError;
+}

@@ -1,0 +1,130 @@
+// The TypeScript side of the Avro schemas in schemas/avro/. Each record's Parsing Canonical Form
+// (the spec's normalised schema: full names, no docs or defaults) is spelled here once `as const`,
+// the TS types are derived from it by `AvroValue`, and test/schemas.test.ts checks each constant
+// against the canonical form of its `.avsc` file. So the `.avsc` stays the one source: an edit
+// there that is not mirrored here fails the tests, and no TS interface is written by hand.
+
+/** Canonical form of adp.streaming.TelemetryPoint (schemas/avro/telemetry.avsc). */
+export const TELEMETRY_POINT_CANONICAL = {
+  name: 'adp.streaming.TelemetryPoint',
+  type: 'record',
+  fields: [
+    { name: 'organization', type: 'string' },
+    { name: 'machine_id', type: 'string' },
+    { name: 'timestamp', type: 'long' },
+    { name: 'value', type: ['null', 'double'] },
+    {
+      name: 'channels',
+      type: [
+        'null',
+        {
+          type: 'array',
+          items: {
+            name: 'adp.streaming.ChannelValue',
+            type: 'record',
+            fields: [
+              { name: 'name', type: 'string' },
+              { name: 'value', type: 'double' },
+            ],
+          },
+        },
+      ],
+    },
+    { name: 'tags', type: { type: 'map', values: 'string' } },
+  ],
+} as const;
+
+/** Canonical form of adp.streaming.DetectionResult (schemas/avro/result.avsc). */
+export const DETECTION_RESULT_CANONICAL = {
+  name: 'adp.streaming.DetectionResult',
+  type: 'record',
+  fields: [
+    { name: 'organization', type: 'string' },
+    { name: 'machine_id', type: 'string' },
+    { name: 'timestamp', type: 'long' },
+    { name: 'value', type: 'double' },
+    { name: 'expected_value', type: 'double' },
+    { name: 'upper_margin', type: 'double' },
+    { name: 'lower_margin', type: 'double' },
+    { name: 'is_anomaly', type: 'boolean' },
+    { name: 'is_positive_anomaly', type: 'boolean' },
+    { name: 'is_negative_anomaly', type: 'boolean' },
+    { name: 'severity', type: 'double' },
+    { name: 'energy', type: ['null', 'double'] },
+    { name: 'z_score', type: ['null', 'double'] },
+    {
+      name: 'regime',
+      type: {
+        name: 'adp.streaming.Regime',
+        type: 'enum',
+        symbols: ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'],
+      },
+    },
+    { name: 'model_version', type: 'string' },
+  ],
+} as const;
+
+/** Canonical form of adp.streaming.DeadLetter (schemas/avro/dead-letter.avsc). */
+export const DEAD_LETTER_CANONICAL = {
+  name: 'adp.streaming.DeadLetter',
+  type: 'record',
+  fields: [
+    { name: 'original_value', type: 'bytes' },
+    { name: 'original_key', type: ['null', 'bytes'] },
+    { name: 'reason', type: 'string' },
+    { name: 'detail', type: 'string' },
+    { name: 'source_topic', type: 'string' },
+    { name: 'source_partition', type: 'int' },
+    { name: 'source_offset', type: 'long' },
+    { name: 'failed_at', type: 'long' },
+  ],
+} as const;
+
+/**
+ * The JS value avsc reads and writes for an Avro schema (unwrapped unions, the default): `long`
+ * as a number (avsc refuses values beyond 2^53), `bytes` as a Buffer, an enum as its symbol.
+ */
+export type AvroValue<S> = S extends 'null'
+  ? null
+  : S extends 'boolean'
+    ? boolean
+    : S extends 'int' | 'long' | 'float' | 'double'
+      ? number
+      : S extends 'string'
+        ? string
+        : S extends 'bytes'
+          ? Buffer
+          : S extends readonly (infer Branch)[]
+            ? AvroValue<Branch>
+            : S extends { readonly type: 'array'; readonly items: infer Items }
+              ? AvroValue<Items>[]
+              : S extends { readonly type: 'map'; readonly values: infer Values }
+                ? Record<string, AvroValue<Values>>
+                : S extends { readonly type: 'enum'; readonly symbols: readonly (infer Symbol)[] }
+                  ? Symbol
+                  : S extends { readonly type: 'record'; readonly fields: readonly AvroField[] }
+                    ? AvroRecord<S['fields']>
+                    : never;
+
+interface AvroField {
+  readonly name: string;
+  readonly type: unknown;
+}
+
+type AvroRecord<Fields extends readonly AvroField[]> = {
+  -readonly [F in Fields[number] as F['name']]: AvroValue<F['type']>;
+};
+
+/** One point on the telemetry topic. */
+export type TelemetryPoint = AvroValue<typeof TELEMETRY_POINT_CANONICAL>;
+/** One named channel's reading inside a TelemetryPoint. */
+export type ChannelValue = NonNullable<TelemetryPoint['channels']>[number];
+/** One judged point on the results topic and in the results table. */
+export type DetectionResult = AvroValue<typeof DETECTION_RESULT_CANONICAL>;
+/** A machine's operating regime. */
+export type Regime = DetectionResult['regime'];
+/** A message parked on the dead-letter topic. */
+export type DeadLetter = AvroValue<typeof DEAD_LETTER_CANONICAL>;
+
+/** The regimes in the schema's order, for code that iterates them (the ClickHouse Enum8 too). */
+export const REGIMES = DETECTION_RESULT_CANONICAL.fields[13].type.symbols;
