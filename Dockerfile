@@ -7,10 +7,14 @@ ENV NODE_ENV=production \
 COPY package.json package-lock.json .npmrc ./
 COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
+COPY packages/model/package.json packages/model/
 COPY packages/store/package.json packages/store/
+COPY packages/streaming/package.json packages/streaming/
 COPY pipelines/detection/package.json pipelines/detection/
-# tsx runs the TypeScript sources directly, so it stays in the image.
-RUN npm ci --include=dev --ignore-scripts && npm cache clean --force
+COPY pipelines/regimes/package.json pipelines/regimes/
+# `npm install` from the lock (npm 11 locks only this platform's optional DuckDB binding, which
+# `npm ci` rejects); no install scripts: onnxruntime-node's CPU binary ships in the package.
+RUN npm install --ignore-scripts && npm cache clean --force
 COPY . .
 ENV PORT=8080 DATA_DIR=/data
 VOLUME ["/data"]
