@@ -38,6 +38,16 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { periodStability: false } },
   },
   {
+    name: 'no-two-cycle-period',
+    description: 'last-point period detection asks for 3 full cycles in the window, as the batch detectors do, instead of 2',
+    detect: { components: { twoCyclePeriod: false } },
+  },
+  {
+    name: 'no-sustained-error',
+    description: 'no alarm when the mean of the recent one-step errors becomes unusual for the window (single-point deviations only)',
+    detect: { components: { sustainedError: false } },
+  },
+  {
     name: 'window-suggested-only',
     description: 'NAB streamed with the suggested window alone (4 periods + 1), even when the learning prefix is longer',
     stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },

@@ -58,15 +58,17 @@ export function granularityPeriods(granularity: Granularity, customInterval: num
  *    clearly more (a weekly pattern on top of a daily one): hourly data with only a daily cycle
  *    gets 24, not 168.
  * 2. Otherwise the autocorrelation (FFT) of the linearly detrended, winsorised series: its
- *    highest local maxima with at least 3 full cycles in the series are scored the same way, and
- *    the best is replaced by its smallest divisor that fits nearly as well, so a multiple of
- *    the true period is refined down to the fundamental.
+ *    highest local maxima with at least `minDataCycles` full cycles in the series (default 3)
+ *    are scored the same way, and the best is replaced by its smallest divisor that fits nearly
+ *    as well, so a multiple of the true period is refined down to the fundamental. The
+ *    out-of-sample fit needs 2 cycles at least, so `minDataCycles` below 2 acts as 2.
  */
 export function detectPeriod(
   values: ArrayLike<number>,
   granularity: Granularity,
   customInterval: number,
   stabilise = true,
+  minDataCycles = 3,
 ): number {
   const n = values.length;
   if (n < MIN_POINTS) return 0;
@@ -88,7 +90,7 @@ export function detectPeriod(
     }
   }
   if (chosen > 0) return chosen;
-  return autocorrelationPeriod(x, stabilise);
+  return autocorrelationPeriod(x, stabilise, Math.max(2, minDataCycles));
 }
 
 function isConstant(x: Float64Array): boolean {
@@ -96,11 +98,11 @@ function isConstant(x: Float64Array): boolean {
   return true;
 }
 
-function autocorrelationPeriod(x: Float64Array, stabilise: boolean): number {
+function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: number): number {
   const n = x.length;
   const centred = winsorise(detrendLinear(x));
   const acf = autocorrelation(centred);
-  const maxLag = Math.floor(n / 3);
+  const maxLag = Math.floor(n / minCycles);
   const peaks: number[] = [];
   for (let lag = MIN_DATA_PERIOD; lag <= maxLag && lag + 1 < n; lag++) {
     const r = acf[lag]!;

@@ -70,6 +70,7 @@ export interface ModelInput {
  * none is requested. Detection runs on a provisionally (linearly) filled grid; a series with more
  * than half its slots missing is non-seasonal without looking (the vendor's rule). `auto`
  * imputation is then redone with the period found, since it fills seasonally only when there is one.
+ * `minDataCycles`: fewest full cycles a data-driven period needs in the range (`detectPeriod`).
  */
 export function prepareRange(
   ctx: SeriesContext,
@@ -77,6 +78,7 @@ export function prepareRange(
   to: number,
   requestedPeriod: number | undefined,
   stabilisePeriod = true,
+  minDataCycles = 3,
 ): ModelInput {
   if (requestedPeriod !== undefined) {
     return { prepared: buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, requestedPeriod), period: requestedPeriod };
@@ -85,7 +87,7 @@ export function prepareRange(
     return { prepared: buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, 0), period: 0 };
   }
   const provisional = buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, undefined);
-  const period = detectPeriod(provisional.values, ctx.granularity, ctx.customInterval, stabilisePeriod);
+  const period = detectPeriod(provisional.values, ctx.granularity, ctx.customInterval, stabilisePeriod, minDataCycles);
   const dependsOnPeriod = provisional.missingCount > 0 && ctx.fill.imputeMode === 'auto';
   return {
     prepared: dependsOnPeriod ? buildGrid(ctx.values, ctx.slots, from, to, ctx.fill, period) : provisional,

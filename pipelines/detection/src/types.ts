@@ -55,6 +55,10 @@ export interface DetectionComponents {
   readonly refractory?: boolean;
   /** Prefer the period that removes the most residual variance among lags close to the estimate. */
   readonly periodStability?: boolean;
+  /** Accept a data-driven period with 2 full cycles in the history (off: 3, as the batch detectors). */
+  readonly twoCyclePeriod?: boolean;
+  /** Alarm once when the mean of the recent one-step errors becomes unusual for the window. */
+  readonly sustainedError?: boolean;
 }
 
 export interface ChangePointOptions {

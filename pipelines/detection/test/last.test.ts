@@ -94,6 +94,20 @@ describe('detectLastPoint', () => {
     expect(result.isAnomaly).toBe(false);
   });
 
+  it('finds a cycle repeated only twice in the history (the batch detectors need 3)', () => {
+    // A 288-point daily square-ish wave, 2.4 days of history (NAB's 604-point windows hold 2.1);
+    // the last point is the third day's step into the high phase: forecast from the profile, not
+    // flagged as new.
+    const values = Array.from({ length: 2 * 288 + 108 + 1 }, (_, i) => (i % 288 >= 108 && i % 288 < 216 ? 80 : 20) + 0.3 * Math.sin(i * 1.7));
+    const input = plainInput(values);
+    const last = detectLastPoint(input, DEFAULTS);
+    expect(last.period).toBe(288);
+    expect(last.isAnomaly).toBe(false);
+    const three = detectLastPoint(input, { ...DEFAULTS, components: { twoCyclePeriod: false } });
+    expect(three.period).toBe(0);
+    expect(three.isAnomaly).toBe(true);
+  });
+
   it('suggests max(29, n) without a period', () => {
     expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(29);
     expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(50);
@@ -154,6 +168,26 @@ describe('detectStream', () => {
     expect(records[2000]!.isNegativeAnomaly).toBe(true);
     const falseAlarms = records.filter((r, i) => r.isAnomaly && ![700, 1500, 2000, 2600].includes(i)).length;
     expect(falseAlarms).toBeLessThanOrEqual(3);
+  });
+
+  it('raises one sustained-error alarm when the errors rise together, none on stationary noise', () => {
+    // From point 600 an oscillation of ±3 noise scales: no single point stands out as a spike,
+    // but the one-step errors' recent mean is unusual for the window.
+    const oscillating = noiseSeries(800, 11, 10).map((v, i) => (i >= 600 ? v + 3 * Math.sin(i * 0.5) : v));
+    const records = detectStream(plainInput(oscillating), { ...DEFAULTS, windowPoints: 500 });
+    const flagged = records.flatMap((r, i) => (r.isAnomaly ? [i] : []));
+    expect(flagged.length).toBe(1);
+    expect(flagged[0]).toBeGreaterThanOrEqual(600);
+    expect(flagged[0]).toBeLessThan(630);
+    const alarm = records[flagged[0]!]!;
+    expect(alarm.severity).toBeGreaterThan(0);
+    expect(alarm.severity).toBeLessThanOrEqual(1);
+    const off = detectStream(plainInput(oscillating), { ...DEFAULTS, windowPoints: 500, components: { sustainedError: false } });
+    expect(off.filter((r) => r.isAnomaly).length).toBe(0);
+    for (const seed of [1, 2, 3]) {
+      const quiet = detectStream(plainInput(noiseSeries(800, seed, 10)), { ...DEFAULTS, windowPoints: 500 });
+      expect(quiet.filter((r) => r.isAnomaly).length, `seed ${seed}`).toBe(0);
+    }
   });
 
   it('reports a level shift once, when it begins, not for every point after it', () => {

@@ -71,6 +71,22 @@ describe('detectPeriod', () => {
     expect(detectPeriod(sineSeries(100, { period: 40, noise: 1 }), 'none', 1)).toBe(0);
   });
 
+  it('accepts 2 full cycles when asked to (last-point histories), and still nothing in noise', () => {
+    // The same two and a half cycles: enough for the out-of-sample fit of one cycle on the other.
+    expect(detectPeriod(sineSeries(100, { period: 40, noise: 1 }), 'none', 1, true, 2)).toBe(40);
+    // Below 2 cycles there is nothing to fit out of sample: 2 is the floor.
+    expect(detectPeriod(sineSeries(70, { period: 40, noise: 1 }), 'none', 1, true, 1)).toBe(0);
+    for (const seed of [1, 2, 3, 4, 5]) {
+      expect(detectPeriod(noiseSeries(500, seed), 'none', 1, true, 2)).toBe(0);
+      const step = gaussian(seed);
+      let level = 0;
+      expect(detectPeriod(Array.from({ length: 500 }, () => (level += step())), 'none', 1, true, 2)).toBe(0);
+      const draw = gaussian(seed + 10);
+      expect(detectPeriod(Array.from({ length: 300 }, (_, i) => i + draw()), 'none', 1, true, 2)).toBe(0);
+      expect(detectPeriod(Array.from({ length: 300 }, (_, i) => (i > 150 ? 10 : 0) + draw()), 'none', 1, true, 2)).toBe(0);
+    }
+  });
+
   it('lists granularity candidates in points', () => {
     expect(granularityPeriods('hourly', 1)).toEqual([24, 168]);
     expect(granularityPeriods('minutely', 5)).toEqual([288, 576, 2016]);
