@@ -382,6 +382,12 @@ export interface StreamOptions extends DetectOptions {
    * 1 = detect for every point, exactly as detectLastPoint does.
    */
   readonly periodRecheckPoints?: number;
+  /**
+   * Points before this index are context only: their records are not-judged placeholders and
+   * cost nothing. A streaming worker passes its kept trailing window followed by the new points
+   * and judges only the new ones. Default 0.
+   */
+  readonly firstJudged?: number;
 }
 
 /**
@@ -410,10 +416,11 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   let cachedPeriod = 0;
   let detectedAt = Number.NEGATIVE_INFINITY;
 
+  const firstJudged = Math.max(0, Math.floor(opts.firstJudged ?? 0));
   for (let i = 0; i < n; i++) {
     const from = Math.max(0, i - window + 1);
     const length = i - from + 1;
-    if (length < minPoints) {
+    if (length < minPoints || i < firstJudged) {
       results[i] = notJudged(input.values[i]!, opts.period ?? cachedPeriod, length);
       continue;
     }

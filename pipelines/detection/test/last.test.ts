@@ -154,6 +154,17 @@ describe('detectStream', () => {
     }
   });
 
+  it('judges only from firstJudged on, each point as detectLastPoint over its window', () => {
+    const slice = gridInput(seasonal.slice(0, 1600));
+    const records = detectStream(slice, { ...opts, periodRecheckPoints: 1, firstJudged: 1500 });
+    expect(records).toHaveLength(1600);
+    expect(records[1499]).toMatchObject({ isAnomaly: false, expectedValue: seasonal[1499], upperMargin: 0, severity: 0 });
+    for (const i of [1500, 1501, 1599]) {
+      expectSameRecord(records[i]!, detectLastPoint(windowInput(slice, i, 97), DEFAULTS), `point ${i}`);
+    }
+    expect(records[1500]!.isPositiveAnomaly).toBe(true);
+  });
+
   it('reports points without enough history as not judged', () => {
     const records = detectStream(input, { ...opts, minHistory: 30 });
     for (let i = 0; i < 29; i++) {
