@@ -1,0 +1,1 @@
+// @adp/worker: the streaming consumer (see README.md beside this folder).
