@@ -18,7 +18,7 @@ import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('clickhouse');
 
-const MIGRATIONS = ['0000_schema_migrations', '0001_results'];
+const MIGRATIONS = ['0000_schema_migrations', '0001_results', '0002_store'];
 const MACHINES = ['pump-1', 'pump-2', 'fan-9'] as const;
 const POINTS_PER_MACHINE = 40;
 // 23:59:59.000 UTC on 31 May 2024: the points cross into June, so into a second partition.
@@ -190,11 +190,11 @@ describe.skipIf(!gate.run)(gateTitle('clickhouse migrations', gate), () => {
   });
 
   it('a statement the server refuses fails with the migration name and the server code, and nothing is recorded', async () => {
-    const dir = migrationsDirWith('0002_broken.sql', 'CREATE TABLE IF NOT EXISTS {database}.broken (x NoSuchType) ENGINE = Memory;\n');
+    const dir = migrationsDirWith('0099_broken.sql', 'CREATE TABLE IF NOT EXISTS {database}.broken (x NoSuchType) ENGINE = Memory;\n');
     const error = await rejection(runClickHouseMigrations(client, { database, migrationsDir: dir }));
     expect(error.code).toBe('MIGRATION_FAILED');
     expect(error.retriable).toBe(false);
-    expect(error.context).toMatchObject({ migration: '0002_broken', database, serverCode: '50' }); // UNKNOWN_TYPE
+    expect(error.context).toMatchObject({ migration: '0099_broken', database, serverCode: '50' }); // UNKNOWN_TYPE
 
     const recorded = await rows<{ name: string }>(client, `SELECT name FROM ${database}.schema_migrations FINAL ORDER BY version`);
     expect(recorded.map((row) => row.name)).toEqual(MIGRATIONS);
@@ -209,15 +209,15 @@ describe.skipIf(!gate.run)(gateTitle('clickhouse migrations', gate), () => {
   });
 
   it('an ADD COLUMN whose column already exists is skipped on a re-run', async () => {
-    const dir = migrationsDirWith('0002_add_note.sql', "ALTER TABLE {database}.results ADD COLUMN note String DEFAULT '';\n");
+    const dir = migrationsDirWith('0099_add_note.sql', "ALTER TABLE {database}.results ADD COLUMN note String DEFAULT '';\n");
     await runClickHouseMigrations(client, { database, migrationsDir: dir });
     // As if the runner had died after the ALTER and before recording it.
-    await client.command({ query: `ALTER TABLE ${database}.schema_migrations DELETE WHERE version = 2` });
+    await client.command({ query: `ALTER TABLE ${database}.schema_migrations DELETE WHERE version = 99` });
     await expect
-      .poll(async () => rows<{ n: number }>(client, `SELECT count() AS n FROM ${database}.schema_migrations WHERE version = 2`))
+      .poll(async () => rows<{ n: number }>(client, `SELECT count() AS n FROM ${database}.schema_migrations WHERE version = 99`))
       .toEqual([{ n: 0 }]);
     const again = await runClickHouseMigrations(client, { database, migrationsDir: dir });
-    expect(again.applied).toEqual(['0002_add_note']);
+    expect(again.applied).toEqual(['0099_add_note']);
   });
 
   it('an unreachable server is a retriable CLICKHOUSE_UNAVAILABLE', async () => {

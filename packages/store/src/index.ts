@@ -1,6 +1,6 @@
-// @adp/store: the platform's persistent state (organizations, API keys, usage) behind one narrow,
-// async interface. The embedded DuckDB implementation is the default; a scale-out one implements
-// the same `Store`.
+// @adp/store: the platform's persistent state (organizations, API keys, usage, baselines, machines)
+// behind one narrow, async interface. The embedded DuckDB implementation is the default; the
+// ClickHouse one is the scale-out configuration's, shared by every API replica and worker.
 export type {
   ApiKeyKind,
   ApiKeyRecord,
@@ -31,3 +31,9 @@ export {
   openEmbeddedStore,
   type EmbeddedStoreOptions,
 } from './embedded/duckdb-store.js';
+export {
+  BOOTSTRAP_CLAIM_WINDOW_MS,
+  apiKeyIdFor,
+  openClickHouseStore,
+  type ClickHouseStoreOptions,
+} from './clickhouse/clickhouse-store.js';

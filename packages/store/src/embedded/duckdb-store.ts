@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT } from '../constants.js';
 import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
 import { MIGRATIONS } from './migrations.js';
@@ -31,11 +32,8 @@ import {
   type Store,
 } from '../types.js';
 
-export const DEFAULT_ORGANIZATION_ID = 'org_default';
-export const DEFAULT_ORGANIZATION_NAME = 'Default organization';
+export { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT };
 export const EMBEDDED_STORE_FILE_NAME = 'platform.duckdb';
-/** How many of a machine's most recent detections the status keeps. */
-export const RECENT_DETECTIONS_KEPT = 20;
 
 export interface EmbeddedStoreOptions {
   /** Directory that holds the database file; created (mode 0700) when absent. */

@@ -1,0 +1,7 @@
+// Values every Store implementation shares, so the embedded and the ClickHouse store agree on them.
+
+/** The organization a first start creates and bootstraps. */
+export const DEFAULT_ORGANIZATION_ID = 'org_default';
+export const DEFAULT_ORGANIZATION_NAME = 'Default organization';
+/** How many of a machine's most recent detections the status keeps. */
+export const RECENT_DETECTIONS_KEPT = 20;
