@@ -1,4 +1,5 @@
-# One image for the deployables; the command picks the app. Build from the repository root:
+# One image for the deployables; the command picks the app (docker-compose.yml runs the API
+# replicas and the workers from it). Build from the repository root:
 #   docker build -t anomaly-platform .
 FROM node:20-bookworm-slim
 WORKDIR /srv
@@ -7,6 +8,7 @@ ENV NODE_ENV=production \
 COPY package.json package-lock.json .npmrc ./
 COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
+COPY apps/worker/package.json apps/worker/
 COPY packages/model/package.json packages/model/
 COPY packages/store/package.json packages/store/
 COPY packages/streaming/package.json packages/streaming/
@@ -21,4 +23,7 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["npx", "tsx", "apps/api/src/server.ts"]
+# tsx registered in-process (no npx/tsx wrapper processes, so SIGTERM reaches the server), then
+# OpenTelemetry (a no-op unless OTEL_* variables are set, see apps/api/src/instrumentation.ts),
+# then the API.
+CMD ["node", "--import", "tsx", "--import", "./apps/api/src/instrumentation.ts", "apps/api/src/server.ts"]

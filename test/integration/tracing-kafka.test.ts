@@ -1,0 +1,135 @@
+// Trace context through the real broker (infra/kafka.sh): an HTTP-like span produces through the
+// Kafka bus with traceHeaders() in the message headers; a consumer of the bus, started outside any
+// span, opens its CONSUMER span from the received headers, and an insert span under it. All one
+// trace with the right parents proves the W3C headers survive kafkajs both ways.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import type { Context, ContextManager } from '@opentelemetry/api';
+import { core } from '@opentelemetry/sdk-node';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createKafkaBus, inSpan, traceHeaders } from '@adp/streaming';
+import type { IncomingMessage } from '@adp/streaming';
+import { gateTitle, isolatedName, serverGate } from './servers.js';
+
+const gate = await serverGate('kafka');
+
+/** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
+class AsyncLocalStorageContextManager implements ContextManager {
+  private readonly storage = new AsyncLocalStorage<Context>();
+  active(): Context {
+    return this.storage.getStore() ?? ROOT_CONTEXT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.storage.run(ctx, () => fn.call(thisArg, ...args) as ReturnType<F>);
+  }
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== 'function') return target;
+    const run = (...args: unknown[]): unknown => this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
+    return run as T;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.storage.disable();
+    return this;
+  }
+}
+
+function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
+  const found = spans.filter((span) => span.name === name);
+  expect(found, name).toHaveLength(1);
+  return found[0] as ReadableSpan;
+}
+
+describe.skipIf(!gate.run)(gateTitle('trace context through Kafka', gate), () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const cleanups: Array<() => Promise<unknown>> = [];
+
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager());
+    propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(provider);
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+  afterAll(async () => {
+    await provider.shutdown();
+    trace.disable();
+    propagation.disable();
+    context.disable();
+  });
+
+  it('links HTTP -> produce -> consume -> insert across the broker', async () => {
+    const brokers = gate.address.value.split(',').map((broker) => broker.trim());
+    const topic = isolatedName('it_tracing');
+    const groupId = isolatedName('it_tracing_group');
+
+    // The bus cannot delete topics; kafkajs' admin cleans up after the test.
+    const admin = new Kafka({ clientId: 'adp-tracing-it', brokers, logLevel: logLevel.ERROR }).admin();
+    await admin.connect();
+    cleanups.push(() => admin.disconnect());
+    cleanups.push(() => admin.deleteTopics({ topics: [topic] }));
+    cleanups.push(() => admin.deleteGroups([groupId]));
+
+    const bus = createKafkaBus({ brokers, clientId: 'adp-tracing-it' });
+    cleanups.push(() => bus.close());
+    await bus.ensureTopics([{ name: topic, partitions: 1 }]);
+
+    let received: (message: IncomingMessage) => void = () => {};
+    const consumed = new Promise<IncomingMessage>((resolve) => (received = resolve));
+    const consumer = await bus.consumer({ groupId, topics: [topic] });
+    cleanups.push(() => consumer.close());
+    await context.with(ROOT_CONTEXT, () =>
+      consumer.run(async (batch) => {
+        for (const message of batch.messages) {
+          await inSpan(
+            `${topic} process`,
+            { 'messaging.kafka.offset': message.offset },
+            () => inSpan('results insert', { 'db.system.name': 'clickhouse' }, async () => {}),
+            message.headers,
+            SpanKind.CONSUMER,
+          );
+          received(message);
+        }
+      }),
+    );
+
+    const producer = await bus.producer();
+    cleanups.push(() => producer.close());
+    await inSpan('POST /v1/telemetry', {}, () =>
+      inSpan(
+        `${topic} publish`,
+        {},
+        () => producer.send(topic, [{ key: 'org/m-1', value: Buffer.from('point'), headers: traceHeaders() }]),
+        undefined,
+        SpanKind.PRODUCER,
+      ),
+    );
+
+    const message = await consumed;
+    expect(message.headers['traceparent']).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+
+    const spans = exporter.getFinishedSpans();
+    const http = only(spans, 'POST /v1/telemetry');
+    const produce = only(spans, `${topic} publish`);
+    const consume = only(spans, `${topic} process`);
+    const insert = only(spans, 'results insert');
+    const traceId = http.spanContext().traceId;
+    for (const span of [produce, consume, insert]) expect(span.spanContext().traceId).toBe(traceId);
+    expect(produce.parentSpanContext?.spanId).toBe(http.spanContext().spanId);
+    expect(consume.parentSpanContext?.spanId).toBe(produce.spanContext().spanId);
+    expect(consume.parentSpanContext?.isRemote).toBe(true);
+    expect(insert.parentSpanContext?.spanId).toBe(consume.spanContext().spanId);
+  });
+});
