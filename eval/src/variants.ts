@@ -48,6 +48,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { sustainedError: false } },
   },
   {
+    name: 'no-seasonal-check',
+    description: 'a period detected in the window is always used, even when the forecast without it errs clearly less',
+    detect: { components: { seasonalCheck: false } },
+  },
+  {
     name: 'window-suggested-only',
     description: 'NAB streamed with the suggested window alone (4 periods + 1), even when the learning prefix is longer',
     stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },

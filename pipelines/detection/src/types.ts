@@ -59,6 +59,8 @@ export interface DetectionComponents {
   readonly twoCyclePeriod?: boolean;
   /** Alarm once when the mean of the recent one-step errors becomes unusual for the window. */
   readonly sustainedError?: boolean;
+  /** Drop a data-driven period when the forecast without it errs clearly less. */
+  readonly seasonalCheck?: boolean;
 }
 
 export interface ChangePointOptions {

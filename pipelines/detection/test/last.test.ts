@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   detectLastPoint,
@@ -247,5 +250,33 @@ describe('detectStream', () => {
     expect(records[19_999]!.period).toBe(288);
     // A few seconds on a shared 2-core machine; the bound only catches an O(n²) regression.
     expect(elapsedMs).toBeLessThan(25_000);
+  });
+});
+
+describe('detectLastPoint: a data-driven period must beat the forecast without it', () => {
+  // NAB's machine_temperature_system_failure.csv, the 750 rows ending at row 2293: a jump at row
+  // 2018 and a plateau make lag 247 look like a period (two "cycles"), but its seasonal profile
+  // only copies the jump; the forecast without it errs far less, so the point is judged without.
+  const file = path.resolve(
+    path.dirname(fileURLToPath(import.meta.url)),
+    '../../../../shared/datasets/nab_dev/data/realKnownCause/machine_temperature_system_failure.csv',
+  );
+  const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1);
+  const values = rows.map((row) => Number(row.split(',')[1])).slice(2293 - 749, 2294);
+  const input = plainInput(values);
+
+  it('drops the period and keeps a band the size of the noise', () => {
+    const withCheck = detectLastPoint(input, DEFAULTS);
+    const without = detectLastPoint(input, { ...DEFAULTS, components: { seasonalCheck: false } });
+    expect(without.period).toBe(247);
+    expect(without.upperMargin).toBeGreaterThan(25);
+    expect(withCheck.period).toBe(0);
+    expect(withCheck.upperMargin).toBeLessThan(7);
+    expect(withCheck.suggestedWindow).toBe(detectLastPoint(input, { ...DEFAULTS, period: 0 }).suggestedWindow);
+  });
+
+  it('keeps a period that the data really has', () => {
+    const seasonal = sineSeries(1153, { period: 288, noise: 1, seed: 5 });
+    expect(detectLastPoint(gridInput(seasonal), DEFAULTS).period).toBe(288);
   });
 });
