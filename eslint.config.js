@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', 'data/**', '.venv/**', 'eval/results.json', 'bench/results.json'] },
+  { ignores: ['**/node_modules/**', 'data/**', '.venv/**', 'eval/results.json', 'bench/results.json', '.cache/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

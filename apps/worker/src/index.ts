@@ -1,1 +1,27 @@
 // @adp/worker: the streaming consumer (see README.md beside this folder).
+export {
+  startWorker,
+  type BatchSummary,
+  type RunningWorker,
+  type WorkerCounters,
+  type WorkerDeps,
+  type WorkerLogger,
+  type WorkerRuntimeConfig,
+} from './worker.js';
+export { loadWorkerConfig, WorkerConfigError, LOG_LEVELS, type DetectionConfig, type WorkerConfig, type LogLevel } from './config.js';
+export { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.js';
+export { BaselineCache, toSeriesBaseline, type SeriesBaseline } from './baselines.js';
+export {
+  DEAD_LETTER_REASONS,
+  MACHINE_ID_PATTERN,
+  channelSeriesId,
+  parseTelemetryMessage,
+  validateTelemetryPoint,
+  type DeadLetterReason,
+  type ParsedTelemetry,
+  type Reading,
+} from './telemetry.js';
+export { decodeWindow, encodeWindow, emptyWindow, windowCapacity, type SeriesWindow } from './series-window.js';
+export { ENGINE_VERSION } from './version.js';
+export { judgeNewPoints, periodRecheckPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+export { inlineDetector, startDetectorPool, DetectionThreadError, type Detector } from './detect-pool.js';

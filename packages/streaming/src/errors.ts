@@ -23,6 +23,20 @@ export const STREAMING_ERROR_CODES = {
   MIGRATION_FAILED: { retriable: false },
   /** ClickHouse could not be reached or timed out while migrating. */
   CLICKHOUSE_UNAVAILABLE: { retriable: true },
+  /** ClickHouse answered an insert or query with an error (the server's code is in `serverCode`). */
+  CLICKHOUSE_QUERY_FAILED: { retriable: false },
+  /** A message was sent to a topic the bus does not have (auto-creation is off: `ensureTopics` first). */
+  TOPIC_UNKNOWN: { retriable: false },
+  /** The bus, producer, consumer or store was used after `close()`. */
+  STREAMING_CLOSED: { retriable: false },
+  /** Kafka could not be reached, or a produce/commit failed in a way a retry can fix. */
+  KAFKA_UNAVAILABLE: { retriable: true },
+  /** Redis could not be reached or a command failed. */
+  REDIS_UNAVAILABLE: { retriable: true },
+  /** The embedded (DuckDB) result store could not be opened, written or read. */
+  EMBEDDED_STORE_UNAVAILABLE: { retriable: true },
+  /** A value headed for SQL or a store (result row, checkpoint key) is out of range or malformed. */
+  VALUE_INVALID: { retriable: false },
 } as const;
 
 export type StreamingErrorCode = keyof typeof STREAMING_ERROR_CODES;
@@ -38,6 +52,12 @@ export interface StreamingErrorContext {
   readonly database?: string;
   /** ClickHouse's numeric error code, when the server answered with one. */
   readonly serverCode?: string;
+  readonly topic?: string;
+  readonly partition?: number;
+  /** Kafka offset, decimal string. */
+  readonly offset?: string;
+  /** ClickHouse query id of a failed insert or query. */
+  readonly queryId?: string;
 }
 
 export class StreamingError extends Error {

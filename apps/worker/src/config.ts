@@ -1,0 +1,225 @@
+// The worker's configuration: read from the environment once at boot, validated, frozen and passed
+// in. Nothing else in the worker reads process.env. An empty variable counts as unset.
+import { SQL_IDENTIFIER, TOPICS } from '@adp/streaming';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Kafka topic names and consumer group ids: what brokers accept. */
+const KAFKA_NAME = /^[A-Za-z0-9._-]{1,249}$/;
+const REDIS_PREFIX = /^[A-Za-z0-9_:.-]{0,64}$/;
+
+/** What the detection loop needs; `startWorker` takes this part (tests build it directly). */
+export interface DetectionConfig {
+  /**
+   * `WORKER_WINDOW_POINTS`: trailing window per machine, the judged point included: each point is
+   * judged from the points before it in this window (last-point semantics). Default 720. Range
+   * 64 .. 8640. The engine's cost per point grows with it (about 0.17 ms at 720, 0.3 ms at 1441).
+   */
+  readonly windowPoints: number;
+  /** `WORKER_SENSITIVITY`: 0..99, as the vendor's `sensitivity`. Default 95. */
+  readonly sensitivity: number;
+  /** `WORKER_MAX_ANOMALY_RATIO`: in (0, 0.5), as the vendor's `maxAnomalyRatio`. Default 0.25. */
+  readonly maxAnomalyRatio: number;
+  /**
+   * `WORKER_CHANGEPOINTS`: `true` to run the changepoint detector over each machine's window once
+   * per batch (for the TRANSITION regime), for machines with a baseline. Default `true`.
+   */
+  readonly changePoints: boolean;
+  /**
+   * `WORKER_PREDICTOR_CACHE_SIZE`: machines whose baseline (and decoded predictor, about 1.9 MB
+   * when fine-tuned) stay in memory. Default 256. Range 1 .. 100,000.
+   */
+  readonly predictorCacheSize: number;
+  /**
+   * `WORKER_BASELINE_REFRESH_MS`: a cached baseline (or the absence of one) is read again from
+   * the store after this long, in case a change notification was missed. Default 60000. Range
+   * 1000 .. 3,600,000.
+   */
+  readonly baselineRefreshMs: number;
+}
+
+export interface WorkerConfig extends DetectionConfig {
+  /** `WORKER_GROUP_ID`: Kafka consumer group; every replica of one deployment uses the same. Default `adp-worker`. */
+  readonly groupId: string;
+  /** `TELEMETRY_TOPIC`: default `adp.telemetry.v1`. */
+  readonly telemetryTopic: string;
+  /** `DEAD_LETTER_TOPIC`: default `adp.telemetry.dead-letter.v1`. */
+  readonly deadLetterTopic: string;
+  /**
+   * `TELEMETRY_PARTITIONS`: partitions the worker creates the telemetry topic with when it is
+   * missing (the most workers of one group that can be busy at once). Default 12. Range 1 .. 1000.
+   * An existing topic is left as it is.
+   */
+  readonly telemetryPartitions: number;
+  /** `KAFKA_BROKERS`: comma-separated `host:port`; unset = the in-process bus (only useful in tests of this process). */
+  readonly kafkaBrokers: readonly string[] | undefined;
+  /** `KAFKA_CLIENT_ID`: default `adp-worker`. */
+  readonly kafkaClientId: string;
+  /**
+   * `KAFKA_SESSION_TIMEOUT_MS`: how long a worker that stopped heartbeating (killed) keeps its
+   * partitions before the group gives them to the others. Default 10000. Range 6000 .. 300000
+   * (the broker's group.min/max.session.timeout.ms).
+   */
+  readonly kafkaSessionTimeoutMs: number;
+  /** `WORKER_MAX_BATCH_MESSAGES`: most messages judged and inserted as one batch. Default 5000. Range 1 .. 100,000. */
+  readonly maxBatchMessages: number;
+  /**
+   * `WORKER_PARTITIONS_CONCURRENTLY`: partitions one worker handles at once. Their batches share
+   * one ClickHouse insert and one Redis write, and the writes overlap detection. Default 12 (the
+   * default partition count). Range 1 .. 64.
+   */
+  readonly partitionsConcurrently: number;
+  /**
+   * `WORKER_STORE_LINGER_MS`: how long a finished batch waits for other partitions' batches to
+   * share its ClickHouse insert and Redis write, ms. Default 5. Range 0 .. 1000. Adds at most
+   * this much lag; saves an insert round trip (and a ClickHouse part) per partition.
+   */
+  readonly storeLingerMs: number;
+  /**
+   * `WORKER_MAX_SERIES`: series windows kept in memory (least recently used dropped first; a
+   * dropped one is read back from its checkpoint when its machine sends again). Default 50000,
+   * about 17 KB each at the default window. Range 1 .. 10,000,000.
+   */
+  readonly maxSeriesInMemory: number;
+  /**
+   * `WORKER_DETECTION_THREADS`: threads that run the detection engine (pure CPU, about 0.1-0.2 ms
+   * per point); 0 runs it on the worker's own thread. Default 0. Range 0 .. 64. Worth it where
+   * the worker has cores to itself; see README for measurements.
+   */
+  readonly detectionThreads: number;
+  /** `CLICKHOUSE_URL`: results in ClickHouse; unset = in memory (tests of this process only). */
+  readonly clickhouseUrl: string | undefined;
+  /** `CLICKHOUSE_DATABASE`: default `adp`; a plain identifier. */
+  readonly clickhouseDatabase: string;
+  /** `REDIS_URL`: checkpoints and baseline notifications in Redis; unset = in memory. */
+  readonly redisUrl: string | undefined;
+  /** `REDIS_KEY_PREFIX`: prefix of checkpoint keys (`<prefix>checkpoint:...`). Default `adp:`. */
+  readonly redisKeyPrefix: string;
+  /** `REDIS_CHANNEL_PREFIX`: prefix of pub/sub channel names (test isolation). Default none. */
+  readonly redisChannelPrefix: string;
+  /**
+   * `DATA_DIR`: the embedded store (baselines) when CLICKHOUSE_URL is unset. Default `./data`.
+   * With CLICKHOUSE_URL set, baselines are read from ClickHouse instead.
+   */
+  readonly dataDir: string;
+  /** `LOG_LEVEL`: pino level. Default `info`. */
+  readonly logLevel: LogLevel;
+  /** `SHUTDOWN_GRACE_MS`: on SIGTERM/SIGINT, how long the batch in flight gets before exit. Default 15000. */
+  readonly shutdownGraceMs: number;
+}
+
+export class WorkerConfigError extends Error {
+  override readonly name = 'WorkerConfigError';
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable} ${detail}`);
+  }
+}
+
+/** Validates the environment once. Throws a WorkerConfigError naming the first invalid variable. */
+export function loadWorkerConfig(env: Readonly<Record<string, string | undefined>>): Readonly<WorkerConfig> {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (!/^-?\d+$/.test(raw)) throw new WorkerConfigError(name, `must be an integer in ${min}..${max}`);
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new WorkerConfigError(name, `must be an integer in ${min}..${max}`);
+    }
+    return value;
+  };
+  const number = (name: string, fallback: number, check: (n: number) => boolean, rule: string): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || !check(value)) throw new WorkerConfigError(name, rule);
+    return value;
+  };
+  const boolean = (name: string, fallback: boolean): boolean => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new WorkerConfigError(name, 'must be true or false');
+  };
+  const kafkaName = (name: string, fallback: string): string => {
+    const value = read(name) ?? fallback;
+    if (!KAFKA_NAME.test(value)) throw new WorkerConfigError(name, 'must be 1..249 of A-Z a-z 0-9 . _ -');
+    return value;
+  };
+  const url = (name: string, protocols: readonly string[]): string | undefined => {
+    const value = read(name);
+    if (value === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new WorkerConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new WorkerConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
+    }
+    return value;
+  };
+
+  const logLevel = read('LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new WorkerConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const brokersRaw = read('KAFKA_BROKERS');
+  let kafkaBrokers: string[] | undefined;
+  if (brokersRaw !== undefined) {
+    kafkaBrokers = brokersRaw.split(',').map((broker) => broker.trim());
+    if (kafkaBrokers.some((broker) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(broker))) {
+      throw new WorkerConfigError('KAFKA_BROKERS', 'must be a comma-separated list of host:port');
+    }
+  }
+  const clickhouseDatabase = read('CLICKHOUSE_DATABASE') ?? 'adp';
+  if (!SQL_IDENTIFIER.test(clickhouseDatabase)) {
+    throw new WorkerConfigError('CLICKHOUSE_DATABASE', 'must be a plain identifier (letter or _, then A-Z a-z 0-9 _)');
+  }
+  const redisKeyPrefix = read('REDIS_KEY_PREFIX') ?? 'adp:';
+  const redisChannelPrefix = read('REDIS_CHANNEL_PREFIX') ?? '';
+  for (const [name, value] of [
+    ['REDIS_KEY_PREFIX', redisKeyPrefix],
+    ['REDIS_CHANNEL_PREFIX', redisChannelPrefix],
+  ] as const) {
+    if (!REDIS_PREFIX.test(value)) throw new WorkerConfigError(name, 'must be 0..64 of A-Z a-z 0-9 _ : . -');
+  }
+
+  return Object.freeze({
+    windowPoints: integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
+    sensitivity: integer('WORKER_SENSITIVITY', 95, 0, 99),
+    maxAnomalyRatio: number('WORKER_MAX_ANOMALY_RATIO', 0.25, (n) => n > 0 && n < 0.5, 'must be a number in (0, 0.5)'),
+    changePoints: boolean('WORKER_CHANGEPOINTS', true),
+    predictorCacheSize: integer('WORKER_PREDICTOR_CACHE_SIZE', 256, 1, 100_000),
+    baselineRefreshMs: integer('WORKER_BASELINE_REFRESH_MS', 60_000, 1_000, 3_600_000),
+    groupId: kafkaName('WORKER_GROUP_ID', 'adp-worker'),
+    telemetryTopic: kafkaName('TELEMETRY_TOPIC', TOPICS.telemetry),
+    deadLetterTopic: kafkaName('DEAD_LETTER_TOPIC', TOPICS.deadLetter),
+    telemetryPartitions: integer('TELEMETRY_PARTITIONS', 12, 1, 1000),
+    kafkaBrokers: kafkaBrokers ? Object.freeze(kafkaBrokers) : undefined,
+    kafkaClientId: kafkaName('KAFKA_CLIENT_ID', 'adp-worker'),
+    kafkaSessionTimeoutMs: integer('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
+    maxBatchMessages: integer('WORKER_MAX_BATCH_MESSAGES', 5_000, 1, 100_000),
+    partitionsConcurrently: integer('WORKER_PARTITIONS_CONCURRENTLY', 12, 1, 64),
+    storeLingerMs: integer('WORKER_STORE_LINGER_MS', 5, 0, 1000),
+    detectionThreads: integer('WORKER_DETECTION_THREADS', 0, 0, 64),
+    maxSeriesInMemory: integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
+    clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:']),
+    clickhouseDatabase,
+    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix,
+    redisChannelPrefix,
+    dataDir: read('DATA_DIR') ?? './data',
+    logLevel: logLevel as LogLevel,
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),
+  });
+}

@@ -1,0 +1,136 @@
+// An example producer: writes telemetry straight to Kafka as the worker expects it, Avro
+// single-object encoded (schemas/avro/telemetry.avsc) and keyed `<organization>/<machine_id>`.
+//
+//   npm run produce:example -- --points 2000 --machines 5 [--org org_default] [--spikes 3]
+//                              [--brokers 127.0.0.1:9092] [--topic adp.telemetry.v1] [--step-ms 60000]
+//
+// Each machine gets a smooth daily-ish wave with noise and `--spikes` injected spikes (printed, so
+// you can find them in GET /v1/machines/{id}/results). Timestamps end now, one step apart.
+// The brokers default to KAFKA_BROKERS, then 127.0.0.1:9092.
+import { parseArgs } from 'node:util';
+import { createKafkaBus, loadStreamingCodecs, TOPICS, type OutgoingMessage } from '@adp/streaming';
+
+/** A deterministic pseudo-random stream (mulberry32), so a run can be repeated. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ExampleSeries {
+  readonly machineId: string;
+  readonly timestampsMs: number[];
+  readonly values: number[];
+  /** Indices of the injected spikes. */
+  readonly spikes: number[];
+}
+
+/** `points` points for each of `machines` machines, with `spikes` spikes each, spread over the second half. */
+export function exampleSeries(options: {
+  readonly points: number;
+  readonly machines: number;
+  readonly spikes: number;
+  readonly endMs: number;
+  readonly stepMs: number;
+  readonly seed?: number;
+}): ExampleSeries[] {
+  const next = random(options.seed ?? 7);
+  return Array.from({ length: options.machines }, (_, m) => {
+    // Spread over the second half, one per equal stretch (jittered inside its middle third), so
+    // no spike falls in the shadow of another (the engine does not re-alarm during an event).
+    const spikes = new Set<number>();
+    const half = Math.floor(options.points / 2);
+    const count = Math.min(options.spikes, options.points - half);
+    const stretch = (options.points - half) / Math.max(1, count);
+    for (let k = 0; k < count; k++) {
+      spikes.add(half + Math.floor(stretch * (k + 1 / 3 + next() / 3)));
+    }
+    const level = 40 + 20 * next();
+    const amplitude = 2 + 3 * next();
+    const values: number[] = [];
+    const timestampsMs: number[] = [];
+    for (let i = 0; i < options.points; i++) {
+      const noise = (next() - 0.5) * 0.6;
+      const spike = spikes.has(i) ? amplitude * 8 * (next() < 0.5 ? -1 : 1) : 0;
+      values.push(level + amplitude * Math.sin((2 * Math.PI * i) / 48) + noise + spike);
+      timestampsMs.push(options.endMs - (options.points - 1 - i) * options.stepMs);
+    }
+    return { machineId: `machine-${String(m + 1).padStart(3, '0')}`, timestampsMs, values, spikes: [...spikes].sort((a, b) => a - b) };
+  });
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      points: { type: 'string', default: '2000' },
+      machines: { type: 'string', default: '5' },
+      spikes: { type: 'string', default: '3' },
+      org: { type: 'string', default: 'org_default' },
+      brokers: { type: 'string' },
+      topic: { type: 'string', default: TOPICS.telemetry },
+      'step-ms': { type: 'string', default: '60000' },
+    },
+  });
+  const points = Number(args.points);
+  const machines = Number(args.machines);
+  const spikes = Number(args.spikes);
+  const stepMs = Number(args['step-ms']);
+  for (const [name, value] of Object.entries({ points, machines, spikes, stepMs })) {
+    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
+  }
+  const brokers = (args.brokers ?? process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092').split(',').map((b) => b.trim());
+  const codecs = loadStreamingCodecs();
+  const bus = createKafkaBus({ brokers, clientId: 'adp-example-producer' });
+  try {
+    await bus.ensureTopics([{ name: args.topic, partitions: 12 }]);
+    const producer = await bus.producer();
+    const series = exampleSeries({ points, machines, spikes, endMs: Date.now(), stepMs });
+    // Interleaved by time, in chunks: how a fleet's telemetry arrives.
+    const CHUNK = 5_000;
+    let pending: OutgoingMessage[] = [];
+    let sent = 0;
+    for (let i = 0; i < points; i++) {
+      for (const s of series) {
+        pending.push({
+          key: `${args.org}/${s.machineId}`,
+          value: codecs.telemetry.encode({
+            organization: args.org,
+            machine_id: s.machineId,
+            timestamp: s.timestampsMs[i]!,
+            value: s.values[i]!,
+            channels: null,
+            tags: { source: 'example-producer' },
+          }),
+        });
+        if (pending.length >= CHUNK) {
+          await producer.send(args.topic, pending);
+          sent += pending.length;
+          pending = [];
+        }
+      }
+    }
+    if (pending.length > 0) await producer.send(args.topic, pending);
+    sent += pending.length;
+    await producer.close();
+    process.stdout.write(`sent ${sent} points to ${args.topic} (${machines} machines x ${points} points)\n`);
+    for (const s of series) {
+      const at = s.spikes.map((i) => new Date(s.timestampsMs[i]!).toISOString());
+      process.stdout.write(`  ${args.org}/${s.machineId}: spikes at ${at.join(', ') || 'none'}\n`);
+    }
+  } finally {
+    await bus.close();
+  }
+}
+
+// Run only as a script, not when a test or the benchmark imports exampleSeries.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

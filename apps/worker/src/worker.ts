@@ -1,0 +1,662 @@
+// The streaming worker: one consumer of the telemetry topic in a consumer group. For each batch
+// (the messages of one partition): decode and check each message (poison goes to the dead-letter
+// topic), judge each series' new points with last-point detection over its trailing window, add
+// the learned model's energies, z-scores and regimes where the series has a baseline, insert the
+// results in one batch, save the windows as checkpoints, and only then let the bus commit the
+// offsets (the handler resolves). A failure anywhere rejects the batch, which the bus delivers
+// again; nothing in memory changes until a batch has been stored, so a retry starts from the same
+// state, and replays (points at or before a series' last judged timestamp) are skipped.
+import { detectChangePointSeries, type LastResult, type SeriesInput } from '@adp/detection';
+import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
+import { classifyRegimes, zScoresOf } from '@adp/regimes';
+import type { Store } from '@adp/store';
+import {
+  BASELINE_CHANGED_CHANNEL,
+  inSpan,
+  loadStreamingCodecs,
+  streamingMetrics,
+  type Bus,
+  type BusConsumer,
+  type BusProducer,
+  type CheckpointStore,
+  type IncomingBatch,
+  type IncomingMessage,
+  type Notifier,
+  type OutgoingMessage,
+  type ResultRow,
+  type ResultStore,
+  type StreamingCodecs,
+} from '@adp/streaming';
+import { SpanKind } from '@opentelemetry/api';
+import { BaselineCache, type SeriesBaseline } from './baselines.js';
+import type { DetectionConfig } from './config.js';
+import { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.js';
+import {
+  appendToWindow,
+  cloneWindow,
+  decodeWindow,
+  emptyWindow,
+  encodeWindow,
+  windowCapacity,
+  type SeriesWindow,
+} from './series-window.js';
+import { parseTelemetryMessage, type DeadLetterReason } from './telemetry.js';
+import { startDetectorPool } from './detect-pool.js';
+import { StoreCoalescer } from './store-coalescer.js';
+import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { ENGINE_VERSION } from './version.js';
+
+/** Structured logging, as pino's Logger provides it. */
+export interface WorkerLogger {
+  debug(object: object, message: string): void;
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface WorkerRuntimeConfig extends DetectionConfig {
+  /** Consumer group shared by the replicas. */
+  readonly groupId: string;
+  readonly telemetryTopic: string;
+  readonly deadLetterTopic: string;
+  /** Partitions of the telemetry topic when the worker has to create it. */
+  readonly telemetryPartitions: number;
+  /** Create the telemetry and dead-letter topics when missing. Default true. */
+  readonly ensureTopics?: boolean;
+  /** Series windows kept in memory (least recently used dropped; they reload from checkpoints). Default 50000. */
+  readonly maxSeriesInMemory?: number;
+  /**
+   * How long a finished batch waits for the batches of other partitions to share its ClickHouse
+   * insert and Redis write, ms. Default 5. 0 = only those finished in the same tick.
+   */
+  readonly storeLingerMs?: number;
+  /**
+   * Threads that run detection (0: the worker's own thread). The engine is pure CPU; threads
+   * let a worker use more cores while its main thread fetches, decodes and writes. Default 0.
+   */
+  readonly detectionThreads?: number;
+}
+
+/** What one batch did and where its time went, for logs, the benchmark and tests. */
+export interface BatchSummary {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: number;
+  /** Result rows inserted (one per judged reading). */
+  readonly rows: number;
+  readonly deadLetters: number;
+  /** Readings at or before their series' last judged timestamp (replays), skipped. */
+  readonly replays: number;
+  readonly series: number;
+  /**
+   * Milliseconds per phase. decode, detect (in the worker's thread) and regimes are this batch's
+   * own work; with detection threads, detect is the wait for them; energy is its own inference
+   * run; state and store are wall time, which with several partitions in flight includes the
+   * others' work.
+   * insertMs and checkpointMs are the write of the round this batch was stored in (shared with
+   * the other batches of the round, `storedWith`).
+   */
+  readonly timings: {
+    readonly decodeMs: number;
+    readonly stateMs: number;
+    readonly detectMs: number;
+    /** onnxruntime's time for this batch's energies (in turn with the other batches). */
+    readonly energyMs: number;
+    /** z-scores, changepoints and regimes. */
+    readonly regimesMs: number;
+    /** From handing the rows over to both writes being done (linger, the round's insert and checkpoints). */
+    readonly storeMs: number;
+    readonly insertMs: number;
+    readonly checkpointMs: number;
+    readonly totalMs: number;
+  };
+  /** Batches written in the same insert as this one (itself included). */
+  readonly storedWith: number;
+  /** Bus append time of each message to the end of the batch (after the insert and checkpoints), ms. */
+  readonly lagMs: readonly number[];
+}
+
+export interface WorkerDeps {
+  readonly bus: Bus;
+  readonly results: ResultStore;
+  readonly checkpoints: CheckpointStore;
+  readonly notifier: Notifier;
+  /** Where baselines are read (the embedded DuckDB store, or the ClickHouse one in scale-out mode). */
+  readonly store: Pick<Store, 'getBaseline'>;
+  /** Loads the learned model; called on the first series that has a baseline, once. */
+  readonly loadModel: () => Promise<WorkerModel>;
+  readonly config: WorkerRuntimeConfig;
+  readonly logger?: WorkerLogger;
+  /** Default: loaded from schemas/avro/. */
+  readonly codecs?: StreamingCodecs;
+  /** Clock, epoch ms. */
+  readonly now?: () => number;
+  /** Called after each stored batch. */
+  readonly onBatch?: (summary: BatchSummary) => void;
+}
+
+export interface WorkerCounters {
+  batches: number;
+  messages: number;
+  rows: number;
+  deadLetters: number;
+  replays: number;
+  failedBatches: number;
+  baselineNotifications: number;
+}
+
+export interface RunningWorker {
+  /** Stops consuming, lets the batch in flight finish and commit, unsubscribes. Leaves the deps open. */
+  stop(): Promise<void>;
+  /** Counters since start (a snapshot). */
+  counters(): Readonly<WorkerCounters>;
+}
+
+interface HeldWindow {
+  window: SeriesWindow;
+  /** `<topic>:<partition>` the series arrived on. */
+  readonly partitionKey: string;
+}
+
+interface PendingSeries {
+  readonly orgId: string;
+  readonly seriesId: string;
+  readonly tsMs: number[];
+  readonly values: number[];
+}
+
+interface Prepared {
+  readonly pending: PendingSeries;
+  readonly window: SeriesWindow;
+  readonly baseline: SeriesBaseline | null;
+  readonly newTsMs: number[];
+  readonly newValues: number[];
+  readonly task: JudgeTask | null;
+}
+
+interface Judged {
+  readonly pending: PendingSeries;
+  readonly window: SeriesWindow;
+  readonly baseline: SeriesBaseline | null;
+  readonly newTsMs: number[];
+  readonly newValues: number[];
+  /** One per new point. */
+  readonly detections: LastResult[];
+  energies: Float64Array | null;
+  zScores: Float64Array | null;
+  regimes: ResultRow['regime'][] | null;
+}
+
+const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+const DETAIL_MAX_CHARS = 1000;
+/** Longest stretch of detection work in this thread before it yields, ms. */
+const SLICE_MS = 50;
+
+function seriesInput(values: readonly number[]): SeriesInput {
+  return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
+}
+
+/** Starts consuming. Resolves once the worker has joined its group and subscribed to baseline changes. */
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const { config } = deps;
+  const logger = deps.logger ?? noopLogger;
+  const now = deps.now ?? Date.now;
+  const codecs = deps.codecs ?? loadStreamingCodecs();
+  const capacity = windowCapacity(config.windowPoints);
+  const maxSeries = config.maxSeriesInMemory ?? 50_000;
+  const baselines = new BaselineCache(deps.store, config.predictorCacheSize, config.baselineRefreshMs, now);
+  const windows = new Map<string, HeldWindow>();
+  /** Per partition, the offset the next batch should start at; another start means the state may be stale. */
+  const nextOffsets = new Map<string, bigint>();
+  const counters: WorkerCounters = {
+    batches: 0,
+    messages: 0,
+    rows: 0,
+    deadLetters: 0,
+    replays: 0,
+    failedBatches: 0,
+    baselineNotifications: 0,
+  };
+  const judgeSettings: JudgeSettings = { windowPoints: config.windowPoints, maxAnomalyRatio: config.maxAnomalyRatio };
+  let model: Promise<WorkerModel> | undefined;
+  let modelTurn: Promise<void> = Promise.resolve();
+  const sink = new StoreCoalescer(deps.results, deps.checkpoints, {
+    lingerMs: config.storeLingerMs ?? 5,
+    maxRows: 50_000,
+    aroundInsert: (rows, insert) =>
+      inSpan('results.insert', { 'db.system': 'clickhouse', 'db.operation': 'INSERT', 'adp.rows': rows }, insert, undefined, SpanKind.CLIENT),
+  });
+
+  function loadModel(): Promise<WorkerModel> {
+    model ??= deps.loadModel().catch((error: unknown) => {
+      model = undefined; // a failed load is retried with the next batch
+      throw error;
+    });
+    return model;
+  }
+
+  if (config.ensureTopics ?? true) {
+    await deps.bus.ensureTopics([
+      { name: config.telemetryTopic, partitions: config.telemetryPartitions },
+      { name: config.deadLetterTopic, partitions: 1 },
+    ]);
+  }
+
+  const unsubscribe = await deps.notifier.subscribe(BASELINE_CHANGED_CHANNEL, (message) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification that is not JSON');
+      return;
+    }
+    const { orgId, machineId } = (parsed ?? {}) as { orgId?: unknown; machineId?: unknown };
+    if (typeof orgId !== 'string' || typeof machineId !== 'string') {
+      logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification without orgId and machineId');
+      return;
+    }
+    counters.baselineNotifications++;
+    const dropped = baselines.drop(orgId, machineId);
+    logger.info({ orgId, machineId, dropped }, 'baseline changed: cached predictor dropped');
+  });
+
+  const threads = config.detectionThreads ?? 0;
+  const detector = threads > 0 ? startDetectorPool(threads) : null;
+  let producer: BusProducer | undefined;
+  let consumer: BusConsumer | undefined;
+  try {
+    producer = await deps.bus.producer();
+    consumer = await deps.bus.consumer({ groupId: config.groupId, topics: [config.telemetryTopic] });
+  } catch (error) {
+    await unsubscribe().catch(() => undefined);
+    await producer?.close().catch(() => undefined);
+    await detector?.close();
+    throw error;
+  }
+  const deadLetterProducer = producer;
+
+  function deadLetter(message: IncomingMessage, reason: DeadLetterReason, detail: string): OutgoingMessage {
+    return {
+      key: message.key === null ? null : message.key.toString('utf8'),
+      value: codecs.deadLetter.encode({
+        original_value: message.value,
+        original_key: message.key,
+        reason,
+        detail: detail.slice(0, DETAIL_MAX_CHARS),
+        source_topic: message.topic,
+        source_partition: message.partition,
+        source_offset: Number(message.offset),
+        failed_at: now(),
+      }),
+      headers: { ...message.headers },
+    };
+  }
+
+  async function loadWindows(keys: readonly string[], partitionKey: string): Promise<Map<string, SeriesWindow>> {
+    const out = new Map<string, SeriesWindow>();
+    const missing: string[] = [];
+    for (const key of keys) {
+      const held = windows.get(key);
+      if (held) out.set(key, cloneWindow(held.window));
+      else missing.push(key);
+    }
+    if (missing.length > 0) {
+      const stored = await deps.checkpoints.load(missing.map((key) => `${config.groupId}/${key}`));
+      for (const key of missing) {
+        const bytes = stored.get(`${config.groupId}/${key}`);
+        let window = bytes ? decodeWindow(bytes, capacity) : null;
+        if (bytes && !window) {
+          logger.warn({ series: key, partition: partitionKey }, 'unreadable checkpoint ignored; the series starts afresh');
+        }
+        window ??= emptyWindow();
+        out.set(key, window);
+      }
+    }
+    return out;
+  }
+
+  /** Drops replays and builds the series' detection task (null: nothing new). */
+  function prepare(pending: PendingSeries, window: SeriesWindow, baseline: SeriesBaseline | null): Prepared {
+    // Replays and out-of-order points: anything at or before the newest judged timestamp.
+    const newTsMs: number[] = [];
+    const newValues: number[] = [];
+    let newest = window.lastJudgedTsMs;
+    for (let i = 0; i < pending.tsMs.length; i++) {
+      const ts = pending.tsMs[i]!;
+      if (ts <= newest) continue;
+      newest = ts;
+      newTsMs.push(ts);
+      newValues.push(pending.values[i]!);
+    }
+    const task: JudgeTask | null =
+      newValues.length === 0
+        ? null
+        : {
+            context: window.values.slice(-(config.windowPoints - 1)),
+            newValues,
+            seenPoints: window.seenPoints,
+            sensitivity: baseline?.sensitivity ?? config.sensitivity,
+          };
+    return { pending, window, baseline, newTsMs, newValues, task };
+  }
+
+  /** Energies, z-scores and regimes of the series with a baseline; how long inference and regimes took, ms. */
+  async function addEnergies(judged: readonly Judged[]): Promise<{ inferenceMs: number; regimesMs: number }> {
+    const withBaseline = judged.filter((j) => j.baseline !== null && j.newValues.length > 0);
+    if (withBaseline.length === 0) return { inferenceMs: 0, regimesMs: 0 };
+    const current = await loadModel();
+    const requests: EnergyRequest[] = withBaseline.map((j) => ({
+      context: j.window.values,
+      newValues: j.newValues,
+      weights: j.baseline!.weights,
+      normalisation: j.baseline!.normalisation ?? robustNormalisation(j.window.values.concat(j.newValues)),
+      historyIndex: j.window.seenPoints,
+    }));
+    // One batch's inference at a time: onnxruntime's threads are few (and the cores are shared),
+    // so concurrent runs only interleave; in turn, each batch's time is its own.
+    const turn = modelTurn;
+    let release!: () => void;
+    modelTurn = new Promise<void>((resolve) => (release = resolve));
+    await turn;
+    const started = performance.now();
+    let energies: Float64Array[];
+    let inferenceMs: number;
+    try {
+      energies = await batchEnergies(current, requests);
+      inferenceMs = performance.now() - started;
+    } finally {
+      release();
+    }
+    const regimesStarted = performance.now();
+    withBaseline.forEach((j, index) => {
+      const baseline = j.baseline!;
+      const energy = energies[index]!;
+      const z = zScoresOf(energy, baseline.energyMean, baseline.energyStd);
+      j.energies = energy;
+      j.zScores = z;
+      // Regimes over the kept window and the new points: an episode that began in an earlier
+      // batch is still one episode. Points of the model's warm-up are never elevated.
+      const windowLength = j.window.values.length;
+      const allZ = j.window.zScores.concat(Array.from(z));
+      const allValues = j.window.values.concat(j.newValues);
+      const historyStart = j.window.seenPoints - windowLength;
+      const warmupPoints = Math.min(allZ.length, Math.max(0, WINDOW_POINTS - historyStart));
+      let changePoints: boolean[] | null = null;
+      if (config.changePoints && allValues.length >= 12) {
+        try {
+          const period = j.detections[j.detections.length - 1]?.period ?? 0;
+          changePoints = detectChangePointSeries(seriesInput(allValues), { period }).isChangePoint;
+        } catch {
+          changePoints = null; // a window the changepoint detector refuses has none
+        }
+      }
+      const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints });
+      j.regimes = regimes.slice(windowLength);
+    });
+    return { inferenceMs, regimesMs: performance.now() - regimesStarted };
+  }
+
+  async function handle(batch: IncomingBatch): Promise<void> {
+    const startedMs = performance.now();
+    const partitionKey = `${batch.topic}:${batch.partition}`;
+    const first = batch.messages[0];
+    const last = batch.messages[batch.messages.length - 1];
+    if (!first || !last) return;
+
+    // Another start than where the last batch ended (a rebalance moved the partition away and
+    // back, or a failed batch is retried): the windows in memory may be behind the checkpoints.
+    if (nextOffsets.get(partitionKey) !== BigInt(first.offset)) {
+      for (const [key, held] of windows) if (held.partitionKey === partitionKey) windows.delete(key);
+    }
+
+    // 1. Decode and check.
+    const deadLetters: OutgoingMessage[] = [];
+    const reasons = new Map<string, number>();
+    const pendingBySeries = new Map<string, PendingSeries>();
+    for (const message of batch.messages) {
+      const parsed = parseTelemetryMessage(codecs.telemetry, message);
+      if (!parsed.ok) {
+        deadLetters.push(deadLetter(message, parsed.reason, parsed.detail));
+        reasons.set(parsed.reason, (reasons.get(parsed.reason) ?? 0) + 1);
+        continue;
+      }
+      for (const reading of parsed.readings) {
+        const key = `${parsed.orgId}/${reading.seriesId}`;
+        let pending = pendingBySeries.get(key);
+        if (!pending) {
+          pending = { orgId: parsed.orgId, seriesId: reading.seriesId, tsMs: [], values: [] };
+          pendingBySeries.set(key, pending);
+        }
+        pending.tsMs.push(parsed.tsMs);
+        pending.values.push(reading.value);
+      }
+    }
+    const decodedMs = performance.now();
+
+    // 2. Windows (memory or checkpoints) and baselines.
+    const keys = [...pendingBySeries.keys()];
+    const [loaded, seriesBaselines] = await Promise.all([
+      loadWindows(keys, partitionKey),
+      Promise.all(keys.map((key) => {
+        const pending = pendingBySeries.get(key)!;
+        return baselines.get(pending.orgId, pending.seriesId);
+      })),
+    ]);
+    const stateMs = performance.now();
+
+    // 3. Detection (here or in the detection threads), then 4. energies, z-scores and regimes.
+    const prepared = keys.map((key, index) => prepare(pendingBySeries.get(key)!, loaded.get(key)!, seriesBaselines[index]!));
+    const tasks = prepared.flatMap((p) => (p.task ? [p.task] : []));
+    // In this thread the engine runs in slices of about SLICE_MS, yielding in between so the bus
+    // can heartbeat and other partitions' writes complete; the time counted is this batch's own.
+    // With threads, the batch waits for them.
+    let results: JudgeResult[];
+    let detectMs = 0;
+    if (detector) {
+      const started = performance.now();
+      results = tasks.length === 0 ? [] : await detector.judge(tasks, judgeSettings);
+      detectMs = performance.now() - started;
+    } else {
+      results = [];
+      let sliceStarted = performance.now();
+      for (const task of tasks) {
+        results.push(judgeNewPoints(task, judgeSettings));
+        const now = performance.now();
+        if (now - sliceStarted >= SLICE_MS) {
+          detectMs += now - sliceStarted;
+          await new Promise((resolve) => setImmediate(resolve));
+          sliceStarted = performance.now();
+        }
+      }
+      detectMs += performance.now() - sliceStarted;
+    }
+    let nextResult = 0;
+    const judged: Judged[] = prepared.map((p) => {
+      const result = p.task ? results[nextResult++]! : { detections: [] };
+      return {
+        pending: p.pending,
+        window: p.window,
+        baseline: p.baseline,
+        newTsMs: p.newTsMs,
+        newValues: p.newValues,
+        detections: result.detections,
+        energies: null,
+        zScores: null,
+        regimes: null,
+      };
+    });
+    // Awaited only when there is inference to do: an await hands the thread to the other
+    // partitions' batches, whose work would then count as this one's.
+    const { inferenceMs, regimesMs } = judged.some((j) => j.baseline !== null && j.newValues.length > 0)
+      ? await addEnergies(judged)
+      : { inferenceMs: 0, regimesMs: 0 };
+
+    // 5. Rows.
+    const writtenAtMs = now();
+    const rows: ResultRow[] = [];
+    let replays = 0;
+    const engineOnly = `engine-${ENGINE_VERSION}`;
+    const withModel = model ? `${engineOnly}+${(await model).modelVersion}` : engineOnly;
+    for (const j of judged) {
+      replays += j.pending.tsMs.length - j.newTsMs.length;
+      for (let k = 0; k < j.newValues.length; k++) {
+        const detection = j.detections[k]!;
+        const energy = j.energies?.[k];
+        const z = j.zScores?.[k];
+        rows.push({
+          orgId: j.pending.orgId,
+          machineId: j.pending.seriesId,
+          tsMs: j.newTsMs[k]!,
+          value: j.newValues[k]!,
+          expectedValue: detection.expectedValue,
+          upperMargin: detection.upperMargin,
+          lowerMargin: detection.lowerMargin,
+          isAnomaly: detection.isAnomaly,
+          isPositiveAnomaly: detection.isPositiveAnomaly,
+          isNegativeAnomaly: detection.isNegativeAnomaly,
+          severity: detection.severity,
+          energy: energy !== undefined && Number.isFinite(energy) ? energy : null,
+          zScore: z !== undefined && Number.isFinite(z) ? z : null,
+          regime: j.regimes?.[k] ?? 'UNKNOWN',
+          modelVersion: j.baseline ? withModel : engineOnly,
+          writtenAtMs,
+        });
+      }
+    }
+
+    // 6. Dead letters, then results and checkpoints (in one write with the other partitions'
+    // batches that finish now): all before the handler resolves and the bus commits.
+    if (deadLetters.length > 0) {
+      await deadLetterProducer.send(config.deadLetterTopic, deadLetters);
+      logger.warn(
+        { topic: batch.topic, partition: batch.partition, deadLetters: deadLetters.length, reasons: Object.fromEntries(reasons) },
+        'poison messages sent to the dead-letter topic',
+      );
+    }
+    const storeStartedMs = performance.now();
+    const updated = new Map<string, SeriesWindow>();
+    const checkpoint = new Map<string, Buffer>();
+    for (const j of judged) {
+      if (j.newValues.length === 0) continue;
+      const key = `${j.pending.orgId}/${j.pending.seriesId}`;
+      const zScores = j.zScores ? Array.from(j.zScores) : new Array<number>(j.newValues.length).fill(Number.NaN);
+      appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
+      updated.set(key, j.window);
+      checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
+    }
+    const stored = await sink.store(rows, checkpoint);
+    const doneMs = performance.now();
+
+    // 7. Stored: now the state may change.
+    for (const [key, window] of updated) {
+      windows.delete(key);
+      windows.set(key, { window, partitionKey });
+    }
+    // Series loaded but with nothing new keep their state as it was (it came from memory or a checkpoint).
+    for (const key of keys) {
+      if (updated.has(key) || windows.has(key)) continue;
+      windows.set(key, { window: loaded.get(key)!, partitionKey });
+    }
+    while (windows.size > maxSeries) {
+      const oldest = windows.keys().next();
+      if (oldest.done) break;
+      windows.delete(oldest.value);
+    }
+    nextOffsets.set(partitionKey, BigInt(last.offset) + 1n);
+
+    const endMs = now();
+    const lagMs = batch.messages.map((message) => endMs - message.timestampMs);
+    counters.batches++;
+    counters.messages += batch.messages.length;
+    counters.rows += rows.length;
+    counters.deadLetters += deadLetters.length;
+    counters.replays += replays;
+    const attributes = { 'messaging.destination.name': batch.topic };
+    streamingMetrics.recordBatch(batch.messages.length, attributes);
+    streamingMetrics.recordPoints(rows.length, attributes);
+    if (inferenceMs > 0) streamingMetrics.recordInferenceMs(inferenceMs, attributes);
+    for (const lag of lagMs) streamingMetrics.recordLagMs(lag, attributes);
+    const summary: BatchSummary = {
+      topic: batch.topic,
+      partition: batch.partition,
+      messages: batch.messages.length,
+      rows: rows.length,
+      deadLetters: deadLetters.length,
+      replays,
+      series: keys.length,
+      storedWith: stored.batches,
+      timings: {
+        decodeMs: decodedMs - startedMs,
+        stateMs: stateMs - decodedMs,
+        detectMs,
+        energyMs: inferenceMs,
+        regimesMs,
+        storeMs: doneMs - storeStartedMs,
+        insertMs: stored.insertMs,
+        checkpointMs: stored.checkpointMs,
+        totalMs: doneMs - startedMs,
+      },
+      lagMs,
+    };
+    logger.debug(
+      { partition: batch.partition, messages: summary.messages, rows: summary.rows, replays, timings: summary.timings },
+      'batch stored',
+    );
+    deps.onBatch?.(summary);
+  }
+
+  const runningConsumer = consumer;
+  const consume = async (batch: IncomingBatch): Promise<void> => {
+    try {
+      await inSpan(
+        'telemetry.consume',
+        {
+          'messaging.system': 'kafka',
+          'messaging.operation': 'process',
+          'messaging.destination.name': batch.topic,
+          'messaging.destination.partition.id': String(batch.partition),
+          'messaging.batch.message_count': batch.messages.length,
+        },
+        () => handle(batch),
+        batch.messages[0]?.headers,
+        SpanKind.CONSUMER,
+      );
+    } catch (error) {
+      counters.failedBatches++;
+      logger.error(
+        { err: error, topic: batch.topic, partition: batch.partition, offset: batch.messages[0]?.offset, messages: batch.messages.length },
+        'batch failed; it will be delivered again',
+      );
+      throw error;
+    }
+  };
+  try {
+    await runningConsumer.run(consume);
+  } catch (error) {
+    await runningConsumer.close().catch(() => undefined);
+    await unsubscribe().catch(() => undefined);
+    await deadLetterProducer.close().catch(() => undefined);
+    await detector?.close();
+    throw error;
+  }
+  logger.info(
+    { groupId: config.groupId, topic: config.telemetryTopic, windowPoints: config.windowPoints, detectionThreads: threads },
+    'worker consuming',
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        await runningConsumer.close();
+        await unsubscribe().catch(() => undefined);
+        await deadLetterProducer.close().catch(() => undefined);
+        await detector?.close();
+        logger.info({ ...counters }, 'worker stopped');
+      })();
+      return stopping;
+    },
+    counters: () => ({ ...counters }),
+  };
+}

@@ -1,0 +1,158 @@
+// Shared by the worker's integration tests (test/integration/worker-*.test.ts): a streaming
+// platform on the real Kafka, ClickHouse and Redis with names of its own (topics, consumer group,
+// database, Redis key and channel prefixes), the environment a worker child process needs to
+// use the same names, and the clean-up that removes them again.
+import { createClient as createClickHouseClient } from '@clickhouse/client';
+import {
+  loadStreamingCodecs,
+  type KafkaBusOptions,
+  openStreaming,
+  type OutgoingMessage,
+  type Streaming,
+  type TelemetryPoint,
+} from '@adp/streaming';
+import { Kafka, logLevel } from 'kafkajs';
+import { createClient as createRedisClient } from 'redis';
+import type { WorkerRuntimeConfig } from '../src/index.js';
+
+export const codecs = loadStreamingCodecs();
+
+export interface ServerUrls {
+  readonly kafkaBrokers: string;
+  readonly clickhouseUrl: string;
+  readonly redisUrl: string;
+}
+
+export interface IsolatedNames {
+  readonly telemetryTopic: string;
+  readonly deadLetterTopic: string;
+  readonly groupId: string;
+  readonly database: string;
+  readonly redisKeyPrefix: string;
+  readonly redisChannelPrefix: string;
+}
+
+/** Names from one isolated base name (`isolatedName(...)` of test/integration/servers.ts). */
+export function namesFrom(base: string): IsolatedNames {
+  return {
+    telemetryTopic: `${base}_telemetry`,
+    deadLetterTopic: `${base}_dlq`,
+    groupId: `${base}_workers`,
+    database: base,
+    redisKeyPrefix: `${base}:`,
+    redisChannelPrefix: `${base}:`,
+  };
+}
+
+export const PARTITIONS = 4;
+
+export function workerConfig(names: IsolatedNames, overrides: Partial<WorkerRuntimeConfig> = {}): WorkerRuntimeConfig {
+  return {
+    windowPoints: 240,
+    sensitivity: 95,
+    maxAnomalyRatio: 0.25,
+    changePoints: true,
+    predictorCacheSize: 64,
+    baselineRefreshMs: 3_600_000,
+    groupId: names.groupId,
+    telemetryTopic: names.telemetryTopic,
+    deadLetterTopic: names.deadLetterTopic,
+    telemetryPartitions: PARTITIONS,
+    ...overrides,
+  };
+}
+
+/** The streaming pieces on the real servers under the isolated names. */
+export async function openIsolatedStreaming(
+  urls: ServerUrls,
+  names: IsolatedNames,
+  maxBatchMessages = 500,
+  kafka: Omit<KafkaBusOptions, 'brokers' | 'clientId'> = {},
+): Promise<Streaming> {
+  return openStreaming({
+    kafkaBrokers: urls.kafkaBrokers.split(','),
+    clickhouseUrl: urls.clickhouseUrl,
+    clickhouseDatabase: names.database,
+    redisUrl: urls.redisUrl,
+    redisCheckpointPrefix: `${names.redisKeyPrefix}checkpoint:`,
+    redisChannelPrefix: names.redisChannelPrefix,
+    kafkaClientId: 'adp-worker-integration',
+    kafka: { sessionTimeoutMs: 6_000, rebalanceTimeoutMs: 6_000, maxBatchMessages, retryDelayMs: 100, ...kafka },
+  });
+}
+
+/** Environment for `apps/worker/src/main.ts` in a child process, on the same names. */
+export function workerEnv(urls: ServerUrls, names: IsolatedNames, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env['PATH'],
+    HOME: process.env['HOME'],
+    KAFKA_BROKERS: urls.kafkaBrokers,
+    CLICKHOUSE_URL: urls.clickhouseUrl,
+    CLICKHOUSE_DATABASE: names.database,
+    REDIS_URL: urls.redisUrl,
+    REDIS_KEY_PREFIX: names.redisKeyPrefix,
+    REDIS_CHANNEL_PREFIX: names.redisChannelPrefix,
+    WORKER_GROUP_ID: names.groupId,
+    TELEMETRY_TOPIC: names.telemetryTopic,
+    DEAD_LETTER_TOPIC: names.deadLetterTopic,
+    TELEMETRY_PARTITIONS: String(PARTITIONS),
+    WORKER_WINDOW_POINTS: '240',
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+export function telemetryMessages(
+  orgId: string,
+  machineId: string,
+  timestampsMs: readonly number[],
+  values: readonly number[],
+): OutgoingMessage[] {
+  return timestampsMs.map((timestamp, i) => {
+    const point: TelemetryPoint = {
+      organization: orgId,
+      machine_id: machineId,
+      timestamp,
+      value: values[i]!,
+      channels: null,
+      tags: {},
+    };
+    return { key: `${orgId}/${machineId}`, value: codecs.telemetry.encode(point) };
+  });
+}
+
+/** Interleaves several machines' messages by index, as a fleet's telemetry arrives. */
+export function interleave(perMachine: readonly OutgoingMessage[][]): OutgoingMessage[] {
+  const out: OutgoingMessage[] = [];
+  const longest = Math.max(0, ...perMachine.map((messages) => messages.length));
+  for (let i = 0; i < longest; i++) for (const messages of perMachine) if (messages[i]) out.push(messages[i]!);
+  return out;
+}
+
+/** Removes the topics, the database and the Redis keys of a test. Errors are ignored (best effort). */
+export async function cleanUp(urls: ServerUrls, names: IsolatedNames): Promise<void> {
+  const kafka = new Kafka({ clientId: 'adp-worker-cleanup', brokers: urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin
+    .connect()
+    .then(() => admin.deleteTopics({ topics: [names.telemetryTopic, names.deadLetterTopic] }))
+    .then(() => admin.deleteGroups([names.groupId]))
+    .catch(() => undefined);
+  await admin.disconnect().catch(() => undefined);
+  const clickhouse = createClickHouseClient({ url: urls.clickhouseUrl });
+  await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${names.database}` }).catch(() => undefined);
+  await clickhouse.close();
+  const redis = createRedisClient({ url: urls.redisUrl });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    for await (const keys of redis.scanIterator({ MATCH: `${names.redisKeyPrefix}*`, COUNT: 500 })) {
+      if (keys.length > 0) await redis.del(keys);
+    }
+  } catch {
+    // best effort
+  } finally {
+    if (redis.isOpen) redis.destroy();
+  }
+}

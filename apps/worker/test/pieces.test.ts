@@ -1,0 +1,189 @@
+import { createModelRuntime } from '@adp/model';
+import type { ResultRow } from '@adp/streaming';
+import { describe, expect, it } from 'vitest';
+import {
+  batchEnergies,
+  decodeWindow,
+  emptyWindow,
+  encodeWindow,
+  loadWorkerConfig,
+  validateTelemetryPoint,
+  WorkerConfigError,
+} from '../src/index.js';
+import { StoreCoalescer } from '../src/store-coalescer.js';
+
+describe('loadWorkerConfig', () => {
+  it('has documented defaults and is frozen', () => {
+    const config = loadWorkerConfig({});
+    expect(config).toMatchObject({
+      windowPoints: 720,
+      groupId: 'adp-worker',
+      telemetryTopic: 'adp.telemetry.v1',
+      deadLetterTopic: 'adp.telemetry.dead-letter.v1',
+      kafkaBrokers: undefined,
+      clickhouseDatabase: 'adp',
+      partitionsConcurrently: 12,
+      logLevel: 'info',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(loadWorkerConfig({ KAFKA_BROKERS: 'a:9092, b:9093', WORKER_WINDOW_POINTS: ' 288 ' })).toMatchObject({
+      kafkaBrokers: ['a:9092', 'b:9093'],
+      windowPoints: 288,
+    });
+  });
+
+  it.each([
+    ['WORKER_WINDOW_POINTS', '10'],
+    ['WORKER_WINDOW_POINTS', '1.5'],
+    ['WORKER_MAX_ANOMALY_RATIO', '0.5'],
+    ['KAFKA_BROKERS', 'nohost'],
+    ['CLICKHOUSE_DATABASE', 'adp; DROP TABLE x'],
+    ['CLICKHOUSE_URL', 'ftp://x'],
+    ['REDIS_URL', 'http://x:1'],
+    ['WORKER_GROUP_ID', 'has space'],
+    ['LOG_LEVEL', 'loud'],
+    ['WORKER_CHANGEPOINTS', 'maybe'],
+    ['KAFKA_SESSION_TIMEOUT_MS', '1000'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(() => loadWorkerConfig({ [name]: value })).toThrow(WorkerConfigError);
+    try {
+      loadWorkerConfig({ [name]: value });
+    } catch (error) {
+      expect((error as WorkerConfigError).variable).toBe(name);
+    }
+  });
+});
+
+describe('validateTelemetryPoint', () => {
+  const point = { organization: 'org_a', machine_id: 'm-1', timestamp: 1000, value: 1.5, channels: null, tags: {} };
+  const key = Buffer.from('org_a/m-1');
+
+  it('accepts a value or channels (each channel its own series)', () => {
+    expect(validateTelemetryPoint(point, key)).toEqual({
+      ok: true,
+      orgId: 'org_a',
+      machineId: 'm-1',
+      tsMs: 1000,
+      readings: [{ seriesId: 'm-1', value: 1.5 }],
+    });
+    const channels = validateTelemetryPoint({ ...point, value: null, channels: [{ name: 'temp', value: 3 }] }, key);
+    expect(channels).toMatchObject({ ok: true, readings: [{ seriesId: 'm-1:temp', value: 3 }] });
+  });
+
+  it.each([
+    [{ machine_id: '' }, 'INVALID_MACHINE_ID'],
+    [{ machine_id: 'a/b' }, 'INVALID_MACHINE_ID'],
+    [{ organization: 'x y' }, 'INVALID_ORGANIZATION'],
+    [{ timestamp: -1 }, 'INVALID_TIMESTAMP'],
+    [{ value: Number.NaN }, 'INVALID_VALUE'],
+    [{ value: Number.POSITIVE_INFINITY }, 'INVALID_VALUE'],
+    [{ value: 1e101 }, 'INVALID_VALUE'],
+    [{ value: null }, 'NO_READING'],
+    [{ channels: [{ name: 'a', value: 1 }] }, 'VALUE_AND_CHANNELS'],
+    [{ value: null, channels: [] }, 'INVALID_CHANNEL'],
+    [{ value: null, channels: [{ name: '1bad', value: 1 }] }, 'INVALID_CHANNEL'],
+    [{ value: null, channels: [{ name: 'a', value: 1 }, { name: 'a', value: 2 }] }, 'INVALID_CHANNEL'],
+    [{ value: null, channels: [{ name: 'a', value: Number.NaN }] }, 'INVALID_VALUE'],
+  ])('refuses %j as %s', (change, reason) => {
+    const changed = { ...point, ...change };
+    const changedKey = Buffer.from(`${changed.organization}/${changed.machine_id}`);
+    expect(validateTelemetryPoint(changed, changedKey)).toMatchObject({ ok: false, reason });
+  });
+
+  it('refuses a point whose key is not <organization>/<machine_id>', () => {
+    expect(validateTelemetryPoint(point, null)).toMatchObject({ ok: false, reason: 'KEY_MISMATCH' });
+    expect(validateTelemetryPoint(point, Buffer.from('org_a/m-2'))).toMatchObject({ ok: false, reason: 'KEY_MISMATCH' });
+  });
+});
+
+describe('window checkpoints', () => {
+  it('round-trip, keep the newest points when the capacity shrank, and refuse foreign bytes', () => {
+    const window = emptyWindow();
+    window.values.push(1, 2, 3);
+    window.timestampsMs.push(10, 20, 30);
+    window.zScores.push(Number.NaN, 0.5, 7);
+    window.lastJudgedTsMs = 30;
+    window.seenPoints = 1000;
+    const bytes = encodeWindow(window);
+    const back = decodeWindow(bytes, 100)!;
+    expect(back.values).toEqual([1, 2, 3]);
+    expect(back.zScores[0]).toBeNaN();
+    expect(back).toMatchObject({ lastJudgedTsMs: 30, seenPoints: 1000 });
+    expect(decodeWindow(bytes, 2)!.values).toEqual([2, 3]);
+    expect(decodeWindow(encodeWindow(emptyWindow()), 10)).toEqual(emptyWindow());
+    expect(decodeWindow(Buffer.from('nonsense'), 10)).toBeNull();
+    expect(decodeWindow(bytes.subarray(0, bytes.length - 1), 10)).toBeNull();
+  });
+});
+
+describe('StoreCoalescer', () => {
+  const row = (tsMs: number) => ({ tsMs }) as ResultRow;
+
+  it('writes the batches handed over together in one insert, rows before checkpoints', async () => {
+    const calls: string[] = [];
+    const coalescer = new StoreCoalescer(
+      { insert: async (rows) => void calls.push(`insert ${rows.map((r) => r.tsMs).join(',')}`) },
+      { save: async (entries) => void calls.push(`save ${[...entries.keys()].join(',')}`) },
+      { lingerMs: 5, maxRows: 1000 },
+    );
+    const [a, b] = await Promise.all([
+      coalescer.store([row(1), row(2)], new Map([['a', Buffer.from('1')]])),
+      coalescer.store([row(3)], new Map([['b', Buffer.from('2')]])),
+    ]);
+    expect(calls).toEqual(['insert 1,2,3', 'save a,b']);
+    expect(a.batches).toBe(2);
+    expect(b.batches).toBe(2);
+  });
+
+  it('rejects every batch of a round whose insert failed, and saves no checkpoint', async () => {
+    let saved = 0;
+    const coalescer = new StoreCoalescer(
+      { insert: async () => Promise.reject(new Error('down')) },
+      { save: async () => void saved++ },
+      { lingerMs: 0, maxRows: 1000 },
+    );
+    const results = await Promise.allSettled([coalescer.store([row(1)], new Map()), coalescer.store([row(2)], new Map())]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(saved).toBe(0);
+  });
+});
+
+describe('batchEnergies', () => {
+  it('gives the energies the model gives each whole series, several machines in one model call', async () => {
+    const runtime = await createModelRuntime();
+    try {
+      const series = [0, 1, 2].map((m) => Array.from({ length: 200 }, (_, i) => 10 * m + Math.sin(i / (4 + m)) + ((i * 31) % 7) / 10));
+      const normalisations = series.map((values, m) => ({ center: 10 * m, scale: 0.8 + m / 10 }));
+      const calls: number[] = [];
+      const model = {
+        modelVersion: runtime.modelVersion,
+        energies: (values: ArrayLike<number>, options?: Parameters<typeof runtime.energies>[1]) => {
+          calls.push(values.length);
+          return runtime.energies(values, options);
+        },
+      };
+      // Machine 0 new from its 150th point, machine 1 from its 20th (inside the warm-up), machine 2 from its 70th.
+      const cuts = [150, 20, 70];
+      const energies = await batchEnergies(
+        model,
+        series.map((values, m) => ({
+          context: values.slice(0, cuts[m]),
+          newValues: values.slice(cuts[m]),
+          weights: null,
+          normalisation: normalisations[m]!,
+          historyIndex: cuts[m]!,
+        })),
+      );
+      expect(calls).toHaveLength(1);
+      for (const [m, values] of series.entries()) {
+        const whole = await runtime.energies(values, { normalisation: normalisations[m]! });
+        const expected = Array.from(whole.energies).slice(cuts[m]);
+        const got = Array.from(energies[m]!);
+        expect(got).toHaveLength(expected.length);
+        got.forEach((energy, i) => expect(energy).toBeCloseTo(expected[i]!, 4));
+      }
+    } finally {
+      await runtime.close();
+    }
+  });
+});

@@ -1,0 +1,377 @@
+// Streaming benchmark: one worker (in this process) between the real Kafka and ClickHouse (and
+// Redis for checkpoints), as `npm run worker` runs it.
+//
+//   npx tsx bench/streaming.ts [--quick]
+//
+// Rows:
+//  - drain: points produced to Kafka beforehand, then one worker started; points/s = points over
+//    the time from its first batch to its last stored one (the sustained capacity of one worker),
+//    with where that time went (decode, windows and baselines, detection, energies, ClickHouse
+//    insert, Redis checkpoints, and the rest: Kafka fetch and commit, scheduling).
+//  - steady: points produced at a fixed rate below that capacity while the worker runs;
+//    end-to-end lag = time from Kafka's append to the end of the batch that stored the point
+//    (after the ClickHouse insert and the checkpoints, just before the offset commit), p50/p99.
+// Variants: no baselines (detection only), and every machine with a baseline (plus the learned
+// model's energies, z-scores and regimes).
+//
+// Servers from KAFKA_BROKERS, CLICKHOUSE_URL, REDIS_URL (defaults: the infra/ scripts' addresses).
+// Everything it creates (topics, group, database, Redis keys) has a name of its own and is removed
+// at the end. Prints a markdown table and writes bench/streaming-results.json (not with --quick).
+import { writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
+import type { BaselineRecord } from '@adp/store';
+import type { OutgoingMessage, Streaming } from '@adp/streaming';
+import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/worker';
+import { exampleSeries, type ExampleSeries } from '../apps/worker/src/example-producer.js';
+import {
+  cleanUp,
+  interleave,
+  namesFrom,
+  openIsolatedStreaming,
+  telemetryMessages,
+  type IsolatedNames,
+  type ServerUrls,
+} from '../apps/worker/test/integration-support.js';
+import { round, summarize, type LatencySummary } from './stats.js';
+
+export interface StreamingBenchOptions {
+  readonly quick?: boolean;
+  readonly urls?: ServerUrls;
+  readonly log?: (message: string) => void;
+}
+
+export interface StreamingBenchRow {
+  readonly name: string;
+  readonly machines: number;
+  readonly points: number;
+  readonly windowPoints: number;
+  readonly baselines: boolean;
+  /** Drain rows: points per second through the worker. Steady rows: the offered rate. */
+  readonly pointsPerSecond: number;
+  /** Steady rows: end-to-end lag. */
+  readonly lag?: LatencySummary;
+  /** Drain rows: share of the drain's wall time per phase, percent (writes overlap other work), and `inserts`: the number of ClickHouse inserts. */
+  readonly timeShares?: Readonly<Record<string, number>>;
+  /** Drain rows: milliseconds per point of decode, detect (in the worker's thread: its CPU; with threads: the wait), energy (inference), regimes. */
+  readonly perPointMs?: Readonly<Record<string, number>>;
+  readonly batches: number;
+  readonly meanBatchMessages: number;
+}
+
+export interface StreamingBenchResult {
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly environment: Readonly<Record<string, unknown>>;
+  readonly rows: readonly StreamingBenchRow[];
+  readonly markdown: string;
+}
+
+const ORG = 'org_bench';
+const STEP_MS = 1000;
+
+function settingsFor(quick: boolean) {
+  return {
+    machines: 50,
+    /** Points per machine drained (the first windowPoints of each are judged on a filling window). */
+    drainPointsPerMachine: quick ? 300 : 2000,
+    windowPoints: 720,
+    /** Messages per handler call (WORKER_MAX_BATCH_MESSAGES). */
+    maxBatchMessages: 5000,
+    /** WORKER_PARTITIONS_CONCURRENTLY, its default: every partition's batch of a fetch in one insert. */
+    partitionsConcurrently: 12,
+    partitions: 12,
+    /**
+     * Steady rows offer this share of the measured drain rate: a steady stream comes in small
+     * batches (a few points per machine), which cost more per point than a backlog's large ones.
+     */
+    steadyShare: 0.4,
+    steadySeconds: quick ? 4 : 20,
+    /** Points per producer send in the steady rows (one send every sendEveryMs). */
+    sendEveryMs: 100,
+  } as const;
+}
+
+function baselineFor(machine: ExampleSeries, model: LoadedModelRuntime, energiesOfHealthy: Float64Array): BaselineRecord {
+  const healthy = machine.values.slice(0, Math.min(...machine.spikes, machine.values.length));
+  const stats = computeEnergyStats(Array.from(energiesOfHealthy).slice(WINDOW_POINTS));
+  return {
+    orgId: ORG,
+    machineId: machine.machineId,
+    baselineId: `bench-${machine.machineId}`,
+    label: null,
+    granularity: null,
+    sensitivity: null,
+    stats: {
+      energyMean: stats.energy_mean,
+      energyStd: stats.energy_std,
+      energyP99: stats.energy_p99,
+      numWindows: stats.num_windows,
+      seriesLength: healthy.length,
+    },
+    fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+    predictorWeights: null,
+    normalisation: robustNormalisation(healthy),
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+  };
+}
+
+async function sendAll(streaming: Streaming, topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+  const producer = await streaming.bus.producer();
+  try {
+    for (let i = 0; i < messages.length; i += 5000) await producer.send(topic, messages.slice(i, i + 5000));
+  } finally {
+    await producer.close();
+  }
+}
+
+interface Variant {
+  readonly name: string;
+  readonly baselines: boolean;
+  /** WORKER_DETECTION_THREADS. */
+  readonly detectionThreads: number;
+}
+
+async function runVariant(
+  urls: ServerUrls,
+  variant: Variant,
+  settings: ReturnType<typeof settingsFor>,
+  model: LoadedModelRuntime | null,
+  log: (message: string) => void,
+): Promise<StreamingBenchRow[]> {
+  const names: IsolatedNames = namesFrom(`bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`);
+  const streaming = await openIsolatedStreaming(urls, names, settings.maxBatchMessages, {
+    partitionsConsumedConcurrently: settings.partitionsConcurrently,
+    // The worker's defaults (the test helper's are shorter, for fast failovers).
+    sessionTimeoutMs: 10_000,
+    rebalanceTimeoutMs: 10_000,
+  });
+  try {
+    await streaming.bus.ensureTopics([
+      { name: names.telemetryTopic, partitions: settings.partitions },
+      { name: names.deadLetterTopic, partitions: 1 },
+    ]);
+    const steadyPointsPerMachine = 4000;
+    const series = exampleSeries({
+      points: settings.drainPointsPerMachine + steadyPointsPerMachine,
+      machines: settings.machines,
+      spikes: 4,
+      endMs: 1_750_000_000_000,
+      stepMs: STEP_MS,
+    });
+    const baselines = new Map<string, BaselineRecord>();
+    if (variant.baselines && model) {
+      for (const machine of series) {
+        const healthy = machine.values.slice(0, Math.min(...machine.spikes));
+        const { energies } = await model.energies(healthy, { normalisation: robustNormalisation(healthy) });
+        baselines.set(machine.machineId, baselineFor(machine, model, energies));
+      }
+    }
+    const drainMessages = interleave(
+      series.map((s) =>
+        telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(0, settings.drainPointsPerMachine), s.values.slice(0, settings.drainPointsPerMachine)),
+      ),
+    );
+    log(`${variant.name}: producing ${drainMessages.length} points`);
+    await sendAll(streaming, names.telemetryTopic, drainMessages);
+
+    const summaries: BatchSummary[] = [];
+    let firstBatchStartMs = Number.NaN;
+    const config: WorkerRuntimeConfig = {
+      windowPoints: settings.windowPoints,
+      sensitivity: 95,
+      maxAnomalyRatio: 0.25,
+      changePoints: true,
+      predictorCacheSize: 1024,
+      baselineRefreshMs: 3_600_000,
+      groupId: names.groupId,
+      telemetryTopic: names.telemetryTopic,
+      deadLetterTopic: names.deadLetterTopic,
+      telemetryPartitions: settings.partitions,
+      detectionThreads: variant.detectionThreads,
+    };
+    const worker = await startWorker({
+      ...streaming,
+      store: { getBaseline: async (_org, machineId) => baselines.get(machineId) ?? null },
+      loadModel: async () => {
+        if (!model) throw new Error('no model in this variant');
+        return model;
+      },
+      config,
+      onBatch: (summary) => {
+        if (Number.isNaN(firstBatchStartMs)) firstBatchStartMs = performance.now() - summary.timings.totalMs;
+        summaries.push(summary);
+      },
+    });
+    try {
+      // Drain.
+      while (worker.counters().rows < drainMessages.length) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (worker.counters().failedBatches > 0) throw new Error(`${variant.name}: a batch failed`);
+      }
+      const drainEndMs = performance.now();
+      const drainSeconds = (drainEndMs - firstBatchStartMs) / 1000;
+      const drainRate = drainMessages.length / drainSeconds;
+      // decode and detect are this thread's own work; energy is mostly onnxruntime; insert and
+      // checkpoint are the writes (counted once per round of batches written together), which
+      // overlap the other partitions' work, so the shares can add up to more than 100%.
+      const phases = { decode: 0, detect: 0, energy: 0, regimes: 0, insert: 0, checkpoint: 0 };
+      for (const summary of summaries) {
+        phases.decode += summary.timings.decodeMs;
+        phases.detect += summary.timings.detectMs;
+        phases.energy += summary.timings.energyMs;
+        phases.regimes += summary.timings.regimesMs;
+        phases.insert += summary.timings.insertMs / summary.storedWith;
+        phases.checkpoint += summary.timings.checkpointMs / summary.storedWith;
+      }
+      const wallMs = drainEndMs - firstBatchStartMs;
+      const timeShares: Record<string, number> = {};
+      for (const [phase, ms] of Object.entries(phases)) timeShares[phase] = round((100 * ms) / wallMs, 1);
+      const inserts = summaries.reduce((n, summary) => n + 1 / summary.storedWith, 0);
+      timeShares['inserts'] = Math.round(inserts);
+      const perPointMs: Record<string, number> = {};
+      for (const phase of ['decode', 'detect', 'energy', 'regimes'] as const) {
+        perPointMs[phase] = round(phases[phase] / drainMessages.length, 4);
+      }
+      const drainBatches = summaries.length;
+      const rows: StreamingBenchRow[] = [
+        {
+          name: `${variant.name}: drain`,
+          machines: settings.machines,
+          points: drainMessages.length,
+          windowPoints: settings.windowPoints,
+          baselines: variant.baselines,
+          pointsPerSecond: round(drainRate, 0),
+          timeShares,
+          perPointMs,
+          batches: drainBatches,
+          meanBatchMessages: round(drainMessages.length / Math.max(1, drainBatches), 0),
+        },
+      ];
+      log(`${variant.name}: drained ${drainMessages.length} points in ${round(drainSeconds, 2)} s (${round(drainRate, 0)} points/s)`);
+
+      // Steady rate.
+      const rate = Math.max(100, Math.floor(drainRate * settings.steadyShare));
+      const perSend = Math.max(1, Math.round((rate * settings.sendEveryMs) / 1000));
+      const steadyMessages = interleave(
+        series.map((s) =>
+          telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(settings.drainPointsPerMachine), s.values.slice(settings.drainPointsPerMachine)),
+        ),
+      );
+      const total = Math.min(steadyMessages.length, rate * settings.steadySeconds);
+      const steadyFrom = summaries.length;
+      const producer = await streaming.bus.producer();
+      const target = worker.counters().rows + total;
+      log(`${variant.name}: offering ${rate} points/s for ${round(total / rate, 1)} s`);
+      try {
+        const started = performance.now();
+        for (let sent = 0, tick = 0; sent < total; tick++) {
+          const batch = steadyMessages.slice(sent, Math.min(total, sent + perSend));
+          await producer.send(names.telemetryTopic, batch);
+          sent += batch.length;
+          const wait = started + (tick + 1) * settings.sendEveryMs - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      } finally {
+        await producer.close();
+      }
+      while (worker.counters().rows < target) await new Promise((resolve) => setTimeout(resolve, 50));
+      const steady = summaries.slice(steadyFrom);
+      const lags = steady.flatMap((summary) => summary.lagMs);
+      rows.push({
+        name: `${variant.name}: steady`,
+        machines: settings.machines,
+        points: total,
+        windowPoints: settings.windowPoints,
+        baselines: variant.baselines,
+        pointsPerSecond: rate,
+        lag: summarize(lags),
+        batches: steady.length,
+        meanBatchMessages: round(total / Math.max(1, steady.length), 0),
+      });
+      return rows;
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await streaming.close();
+    await cleanUp(urls, names);
+  }
+}
+
+function table(rows: readonly StreamingBenchRow[]): string {
+  const lines = [
+    '| row | machines | points | window | points/s | lag p50 ms | lag p99 ms | batches (mean size) | detect ms/point | where the time goes (share of wall time) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|---|',
+  ];
+  for (const row of rows) {
+    const shares = row.timeShares
+      ? Object.entries(row.timeShares)
+          .filter(([phase, share]) => phase !== 'inserts' && share >= 0.5)
+          .map(([phase, share]) => `${phase} ${share}%`)
+          .concat(row.timeShares['inserts'] === undefined ? [] : [`(${row.timeShares['inserts']} inserts)`])
+          .join(', ')
+      : '';
+    lines.push(
+      `| ${row.name} | ${row.machines} | ${row.points} | ${row.windowPoints} | ${row.pointsPerSecond} | ${row.lag?.p50Ms ?? ''} | ${row.lag?.p99Ms ?? ''} | ${row.batches} (${row.meanBatchMessages}) | ${row.perPointMs?.['detect'] ?? ''} | ${shares} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Runs every variant and returns the rows. Needs the real Kafka, ClickHouse and Redis. */
+export async function benchStreaming(options: StreamingBenchOptions = {}): Promise<StreamingBenchResult> {
+  const quick = options.quick ?? false;
+  const log = options.log ?? ((message: string) => process.stderr.write(`[bench:streaming] ${message}\n`));
+  const urls: ServerUrls = options.urls ?? {
+    kafkaBrokers: process.env['KAFKA_BROKERS']?.trim() || '127.0.0.1:9092',
+    clickhouseUrl: process.env['CLICKHOUSE_URL']?.trim() || 'http://127.0.0.1:8123',
+    redisUrl: process.env['REDIS_URL']?.trim() || 'redis://127.0.0.1:6379',
+  };
+  const settings = settingsFor(quick);
+  const model = await createModelRuntime();
+  const rows: StreamingBenchRow[] = [];
+  try {
+    for (const variant of [
+      { name: 'detection only', baselines: false, detectionThreads: 0 },
+      { name: 'detection only, 2 detection threads', baselines: false, detectionThreads: 2 },
+      { name: 'with baselines (ONNX energies, regimes)', baselines: true, detectionThreads: 0 },
+    ] satisfies Variant[]) {
+      rows.push(...(await runVariant(urls, variant, settings, model, log)));
+    }
+  } finally {
+    await model.close();
+  }
+  return {
+    settings: { ...settings, quick },
+    environment: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      loadAverage1m: round(os.loadavg()[0] ?? 0, 2),
+      note: 'Kafka, ClickHouse and Redis run on the same machine as the worker and the producer.',
+    },
+    rows,
+    markdown: table(rows),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1] === fileURLToPath(import.meta.url)) {
+  const quick = process.argv.includes('--quick');
+  benchStreaming({ quick })
+    .then(async (result) => {
+      process.stdout.write(`\n${result.markdown}\n\n`);
+      if (!quick) {
+        const out = fileURLToPath(new URL('./streaming-results.json', import.meta.url));
+        await writeFile(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), ...result }, null, 2)}\n`);
+        process.stderr.write(`[bench:streaming] wrote ${out}\n`);
+      }
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    });
+}

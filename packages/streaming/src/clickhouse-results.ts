@@ -1,0 +1,233 @@
+// The scale-out result store: `{database}.results` in ClickHouse (schemas/clickhouse/0001_results.sql).
+// Inserts are JSONEachRow bodies (the only insert format 18.16 and current releases share); the
+// insert resolves when the server has written the block, which is what lets the worker commit its
+// offsets after it. Replayed rows are harmless: the table is a ReplacingMergeTree on
+// (org_id, machine_id, ts_ms) versioned by written_at_ms, and every read here uses FINAL. Reads
+// interpolate only the validated database name, escaped string literals and checked integers:
+// 18.16 has no server-side query parameters.
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migrations.js';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
+import { StreamingError } from './errors.js';
+import { sqlIdentifier } from './identifiers.js';
+import { emptyRegimeCounts, validateResultQuery, validateResultRows } from './result-rows.js';
+import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+
+export interface ClickHouseResultStoreOptions {
+  /** `http://host:8123`. */
+  readonly url: string;
+  /** Database holding `results`; a plain identifier. Default `adp`. */
+  readonly database?: string;
+  readonly username?: string;
+  readonly password?: string;
+  /** Apply schemas/clickhouse/ migrations before the first use. Default true. */
+  readonly migrate?: boolean;
+  /** Per-request timeout, ms. Default 30000. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** A row as JSONEachRow reads and writes it (64-bit integers as numbers: below 2^53 here). */
+interface ResultRecord {
+  org_id: string;
+  machine_id: string;
+  ts_ms: number;
+  value: number;
+  expected_value: number;
+  upper_margin: number;
+  lower_margin: number;
+  is_anomaly: number;
+  is_positive_anomaly: number;
+  is_negative_anomaly: number;
+  severity: number;
+  energy: number | null;
+  z_score: number | null;
+  regime: ResultRow['regime'];
+  model_version: string;
+  written_at_ms: number;
+}
+
+const COLUMNS = [
+  'org_id',
+  'machine_id',
+  'ts_ms',
+  'value',
+  'expected_value',
+  'upper_margin',
+  'lower_margin',
+  'is_anomaly',
+  'is_positive_anomaly',
+  'is_negative_anomaly',
+  'severity',
+  'energy',
+  'z_score',
+  'regime',
+  'model_version',
+  'written_at_ms',
+] as const;
+
+function toRecord(row: ResultRow): ResultRecord {
+  return {
+    org_id: row.orgId,
+    machine_id: row.machineId,
+    ts_ms: row.tsMs,
+    value: row.value,
+    expected_value: row.expectedValue,
+    upper_margin: row.upperMargin,
+    lower_margin: row.lowerMargin,
+    is_anomaly: row.isAnomaly ? 1 : 0,
+    is_positive_anomaly: row.isPositiveAnomaly ? 1 : 0,
+    is_negative_anomaly: row.isNegativeAnomaly ? 1 : 0,
+    severity: row.severity,
+    energy: row.energy,
+    z_score: row.zScore,
+    regime: row.regime,
+    model_version: row.modelVersion,
+    written_at_ms: row.writtenAtMs,
+  };
+}
+
+function fromRecord(record: ResultRecord): ResultRow {
+  return {
+    orgId: record.org_id,
+    machineId: record.machine_id,
+    tsMs: Number(record.ts_ms),
+    value: record.value,
+    expectedValue: record.expected_value,
+    upperMargin: record.upper_margin,
+    lowerMargin: record.lower_margin,
+    isAnomaly: Number(record.is_anomaly) === 1,
+    isPositiveAnomaly: Number(record.is_positive_anomaly) === 1,
+    isNegativeAnomaly: Number(record.is_negative_anomaly) === 1,
+    severity: record.severity,
+    energy: record.energy,
+    zScore: record.z_score,
+    regime: record.regime,
+    modelVersion: record.model_version,
+    writtenAtMs: Number(record.written_at_ms),
+  };
+}
+
+/** Our typed error for a failed insert or query: retriable when the server never answered. */
+function clickHouseError(error: unknown, what: string, database: string, queryId?: string): StreamingError {
+  if (error instanceof StreamingError) return error;
+  const serverCode = clickHouseServerCode(error);
+  const reason = error instanceof Error ? error.message : String(error);
+  const context = { database, ...(queryId ? { queryId } : {}) };
+  if (serverCode === undefined) {
+    return new StreamingError('CLICKHOUSE_UNAVAILABLE', `${what}: ClickHouse did not answer: ${reason}`, context, {
+      cause: error,
+    });
+  }
+  return new StreamingError('CLICKHOUSE_QUERY_FAILED', `${what}: ClickHouse error ${serverCode}: ${reason}`, {
+    ...context,
+    serverCode,
+  }, { cause: error });
+}
+
+/**
+ * Connects, migrates (unless `migrate: false`) and returns the store. Throws INVALID_IDENTIFIER for
+ * a bad database name and the migration runner's errors.
+ */
+export async function createClickHouseResultStore(options: ClickHouseResultStoreOptions): Promise<ResultStore> {
+  const database = sqlIdentifier(options.database ?? 'adp', 'database');
+  const client: ClickHouseClient = createClient({
+    url: options.url,
+    ...(options.username !== undefined ? { username: options.username } : {}),
+    ...(options.password !== undefined ? { password: options.password } : {}),
+    request_timeout: options.requestTimeoutMs ?? 30_000,
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    // Failures reach the caller as StreamingErrors; the client's own logging would repeat them.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+  try {
+    if (options.migrate ?? true) await runClickHouseMigrations(client, { database });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  const table = `${database}.results`;
+  let closed = false;
+
+  function assertOpen(): void {
+    if (closed) throw new StreamingError('STREAMING_CLOSED', 'the ClickHouse result store is closed');
+  }
+
+  async function select<T>(query: string, what: string): Promise<T[]> {
+    try {
+      const result = await client.query({ query, format: 'JSONEachRow' });
+      return await result.json<T>();
+    } catch (error) {
+      throw clickHouseError(error, what, database);
+    }
+  }
+
+  return {
+    async insert(rows: readonly ResultRow[]): Promise<void> {
+      assertOpen();
+      if (rows.length === 0) return;
+      validateResultRows(rows);
+      try {
+        await client.insert({
+          table,
+          values: rows.map(toRecord),
+          columns: [...COLUMNS],
+          format: 'JSONEachRow',
+        });
+      } catch (error) {
+        throw clickHouseError(error, `inserting ${rows.length} results into ${table}`, database);
+      }
+    },
+
+    async query(query: ResultQuery): Promise<ResultRow[]> {
+      assertOpen();
+      validateResultQuery(query);
+      const where = [
+        `org_id = ${sqlStringLiteral(query.orgId)}`,
+        `machine_id = ${sqlStringLiteral(query.machineId)}`,
+      ];
+      if (query.fromMs !== undefined) where.push(`ts_ms >= ${sqlIntegerLiteral(query.fromMs, 'fromMs')}`);
+      if (query.toMs !== undefined) where.push(`ts_ms < ${sqlIntegerLiteral(query.toMs, 'toMs')}`);
+      if (query.afterTsMs !== undefined) where.push(`ts_ms > ${sqlIntegerLiteral(query.afterTsMs, 'afterTsMs')}`);
+      const records = await select<ResultRecord>(
+        `SELECT ${COLUMNS.join(', ')} FROM ${table} FINAL WHERE ${where.join(' AND ')}
+         ORDER BY ts_ms LIMIT ${sqlIntegerLiteral(query.limit, 'limit')}`,
+        `reading results of ${query.machineId}`,
+      );
+      return records.map(fromRecord);
+    },
+
+    async machines(orgId: string): Promise<StoredMachineSummary[]> {
+      assertOpen();
+      if (typeof orgId !== 'string' || orgId.length === 0) {
+        throw new StreamingError('VALUE_INVALID', 'machines: orgId is empty');
+      }
+      const regimes = Object.keys(emptyRegimeCounts()) as ResultRow['regime'][];
+      const rows = await select<Record<string, string | number>>(
+        `SELECT machine_id, count() AS points, countIf(is_anomaly = 1) AS anomalies,
+                min(ts_ms) AS first_ts_ms, max(ts_ms) AS last_ts_ms,
+                ${regimes.map((regime) => `countIf(regime = '${regime}') AS regime_${regime}`).join(', ')}
+         FROM ${table} FINAL WHERE org_id = ${sqlStringLiteral(orgId)}
+         GROUP BY machine_id ORDER BY machine_id`,
+        'summarising machines',
+      );
+      return rows.map((row) => {
+        const regimeCounts = emptyRegimeCounts();
+        for (const regime of regimes) regimeCounts[regime] = Number(row[`regime_${regime}`] ?? 0);
+        return {
+          machineId: String(row['machine_id']),
+          points: Number(row['points']),
+          anomalies: Number(row['anomalies']),
+          firstTsMs: Number(row['first_ts_ms']),
+          lastTsMs: Number(row['last_ts_ms']),
+          regimeCounts,
+        };
+      });
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,248 @@
+// An embedded result store that survives restarts: the results table in a DuckDB file of its own
+// under the data directory (`results.duckdb`, beside the embedded store's `platform.duckdb`). The
+// same contract as ClickHouse's: each point once per (org, machine, ts), the later `writtenAtMs`
+// winning (an upsert here, where ClickHouse merges and reads with FINAL). Every value is bound
+// ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
+import { StreamingError } from './errors.js';
+import { emptyRegimeCounts, validateResultQuery, validateResultRows } from './result-rows.js';
+
+export interface DuckDbResultStoreOptions {
+  /** Directory of the file; created (mode 0700) when absent. */
+  readonly dataDir: string;
+  /** Default `results.duckdb`. */
+  readonly fileName?: string;
+}
+
+const COLUMNS = [
+  'org_id',
+  'machine_id',
+  'ts_ms',
+  'value',
+  'expected_value',
+  'upper_margin',
+  'lower_margin',
+  'is_anomaly',
+  'is_positive_anomaly',
+  'is_negative_anomaly',
+  'severity',
+  'energy',
+  'z_score',
+  'regime',
+  'model_version',
+  'written_at_ms',
+] as const;
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
+  org_id VARCHAR NOT NULL,
+  machine_id VARCHAR NOT NULL,
+  ts_ms BIGINT NOT NULL,
+  value DOUBLE NOT NULL,
+  expected_value DOUBLE NOT NULL,
+  upper_margin DOUBLE NOT NULL,
+  lower_margin DOUBLE NOT NULL,
+  is_anomaly BOOLEAN NOT NULL,
+  is_positive_anomaly BOOLEAN NOT NULL,
+  is_negative_anomaly BOOLEAN NOT NULL,
+  severity DOUBLE NOT NULL,
+  energy DOUBLE,
+  z_score DOUBLE,
+  regime VARCHAR NOT NULL,
+  model_version VARCHAR NOT NULL,
+  written_at_ms BIGINT NOT NULL,
+  PRIMARY KEY (org_id, machine_id, ts_ms)
+)`;
+
+/** Rows per INSERT statement (16 bound values each). */
+const ROWS_PER_STATEMENT = 500;
+
+const openFiles = new Set<string>();
+
+function unavailable(what: string, cause: unknown): StreamingError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new StreamingError('EMBEDDED_STORE_UNAVAILABLE', `${what}${detail}`, {}, { cause });
+}
+
+function fromRow(row: Record<string, DuckDBValue>): ResultRow {
+  const num = (value: DuckDBValue | undefined) => Number(value);
+  const nullable = (value: DuckDBValue | undefined) => (value === null || value === undefined ? null : Number(value));
+  return {
+    orgId: String(row['org_id']),
+    machineId: String(row['machine_id']),
+    tsMs: num(row['ts_ms']),
+    value: num(row['value']),
+    expectedValue: num(row['expected_value']),
+    upperMargin: num(row['upper_margin']),
+    lowerMargin: num(row['lower_margin']),
+    isAnomaly: row['is_anomaly'] === true,
+    isPositiveAnomaly: row['is_positive_anomaly'] === true,
+    isNegativeAnomaly: row['is_negative_anomaly'] === true,
+    severity: num(row['severity']),
+    energy: nullable(row['energy']),
+    zScore: nullable(row['z_score']),
+    regime: String(row['regime']) as ResultRow['regime'],
+    modelVersion: String(row['model_version']),
+    writtenAtMs: num(row['written_at_ms']),
+  };
+}
+
+export async function createDuckDbResultStore(options: DuckDbResultStoreOptions): Promise<ResultStore> {
+  const filePath = path.resolve(options.dataDir, options.fileName ?? 'results.duckdb');
+  if (openFiles.has(filePath)) throw unavailable(`${filePath} is already open in this process`, undefined);
+  openFiles.add(filePath);
+  let instance: DuckDBInstance | undefined;
+  let connection: DuckDBConnection;
+  try {
+    await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
+    instance = await DuckDBInstance.create(filePath);
+    connection = await instance.connect();
+    await connection.run(SCHEMA);
+  } catch (cause) {
+    instance?.closeSync();
+    openFiles.delete(filePath);
+    throw unavailable(`cannot open ${filePath}`, cause);
+  }
+  let queue: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  /** One operation at a time on the connection. */
+  function serial<T>(operation: () => Promise<T>): Promise<T> {
+    const next = queue.then(operation, operation);
+    queue = next.catch(() => undefined);
+    return next;
+  }
+  function assertOpen(): void {
+    if (closed) throw new StreamingError('STREAMING_CLOSED', 'the result store is closed');
+  }
+
+  const updates = COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ');
+
+  return {
+    async insert(rows: readonly ResultRow[]): Promise<void> {
+      assertOpen();
+      if (rows.length === 0) return;
+      validateResultRows(rows);
+      // One row per key in a statement (an upsert cannot touch a row twice): the latest write.
+      const latest = new Map<string, ResultRow>();
+      for (const row of rows) {
+        const key = `${row.orgId}\u0000${row.machineId}\u0000${row.tsMs}`;
+        const seen = latest.get(key);
+        if (!seen || row.writtenAtMs >= seen.writtenAtMs) latest.set(key, row);
+      }
+      const unique = [...latest.values()];
+      await serial(async () => {
+        try {
+          await connection.run('BEGIN TRANSACTION');
+          for (let start = 0; start < unique.length; start += ROWS_PER_STATEMENT) {
+            const chunk = unique.slice(start, start + ROWS_PER_STATEMENT);
+            const values: DuckDBValue[] = [];
+            const tuples = chunk.map((row, i) => {
+              values.push(
+                row.orgId,
+                row.machineId,
+                row.tsMs,
+                row.value,
+                row.expectedValue,
+                row.upperMargin,
+                row.lowerMargin,
+                row.isAnomaly,
+                row.isPositiveAnomaly,
+                row.isNegativeAnomaly,
+                row.severity,
+                row.energy,
+                row.zScore,
+                row.regime,
+                row.modelVersion,
+                row.writtenAtMs,
+              );
+              const base = i * COLUMNS.length;
+              const params = COLUMNS.map((column, k) =>
+                column === 'ts_ms' || column === 'written_at_ms' ? `CAST($${base + k + 1} AS BIGINT)` : `$${base + k + 1}`,
+              );
+              return `(${params.join(', ')})`;
+            });
+            await connection.run(
+              `INSERT INTO results (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
+               ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
+               WHERE excluded.written_at_ms >= results.written_at_ms`,
+              values,
+            );
+          }
+          await connection.run('COMMIT');
+        } catch (cause) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw unavailable(`inserting ${unique.length} results into ${filePath}`, cause);
+        }
+      });
+    },
+
+    async query(query: ResultQuery): Promise<ResultRow[]> {
+      assertOpen();
+      validateResultQuery(query);
+      const where = ['org_id = $1', 'machine_id = $2'];
+      const values: DuckDBValue[] = [query.orgId, query.machineId];
+      const bound = (value: number) => {
+        values.push(value);
+        return `CAST($${values.length} AS BIGINT)`;
+      };
+      if (query.fromMs !== undefined) where.push(`ts_ms >= ${bound(query.fromMs)}`);
+      if (query.toMs !== undefined) where.push(`ts_ms < ${bound(query.toMs)}`);
+      if (query.afterTsMs !== undefined) where.push(`ts_ms > ${bound(query.afterTsMs)}`);
+      const limit = bound(query.limit);
+      return serial(async () => {
+        try {
+          const reader = await connection.runAndReadAll(
+            `SELECT ${COLUMNS.join(', ')} FROM results WHERE ${where.join(' AND ')} ORDER BY ts_ms LIMIT ${limit}`,
+            values,
+          );
+          return reader.getRowObjects().map(fromRow);
+        } catch (cause) {
+          throw unavailable(`reading results of ${query.machineId}`, cause);
+        }
+      });
+    },
+
+    async machines(orgId: string): Promise<StoredMachineSummary[]> {
+      assertOpen();
+      const regimes = Object.keys(emptyRegimeCounts()) as ResultRow['regime'][];
+      return serial(async () => {
+        try {
+          const reader = await connection.runAndReadAll(
+            `SELECT machine_id, count(*) AS points, count(*) FILTER (WHERE is_anomaly) AS anomalies,
+                    min(ts_ms) AS first_ts_ms, max(ts_ms) AS last_ts_ms,
+                    ${regimes.map((regime, i) => `count(*) FILTER (WHERE regime = $${i + 2}) AS regime_${i}`).join(', ')}
+             FROM results WHERE org_id = $1 GROUP BY machine_id ORDER BY machine_id`,
+            [orgId, ...regimes],
+          );
+          return reader.getRowObjects().map((row) => {
+            const regimeCounts = emptyRegimeCounts();
+            regimes.forEach((regime, i) => (regimeCounts[regime] = Number(row[`regime_${i}`] ?? 0)));
+            return {
+              machineId: String(row['machine_id']),
+              points: Number(row['points']),
+              anomalies: Number(row['anomalies']),
+              firstTsMs: Number(row['first_ts_ms']),
+              lastTsMs: Number(row['last_ts_ms']),
+              regimeCounts,
+            };
+          });
+        } catch (cause) {
+          throw unavailable('summarising machines', cause);
+        }
+      });
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await queue.catch(() => undefined);
+      connection.closeSync();
+      instance?.closeSync();
+      openFiles.delete(filePath);
+    },
+  };
+}

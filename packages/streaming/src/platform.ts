@@ -1,0 +1,112 @@
+// Picks each streaming piece from configuration: Kafka, ClickHouse and Redis when their address is
+// given, the in-process bus and the in-memory stores otherwise. Everything above this (the API,
+// the worker, the integration tests) sees only the contracts, so one code path serves `npm start`
+// and a scaled-out deployment, and a mix (e.g. Kafka with the embedded stores) works too.
+import type { Bus, CheckpointStore, Notifier, ResultStore } from './contracts.js';
+import { createClickHouseResultStore } from './clickhouse-results.js';
+import { createDuckDbResultStore } from './duckdb-results.js';
+import { StreamingError } from './errors.js';
+import { createInProcessBus, type InProcessBusOptions } from './in-process-bus.js';
+import { createKafkaBus, type KafkaBusOptions } from './kafka-bus.js';
+import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory-stores.js';
+import { createRedisCheckpointStore, createRedisNotifier } from './redis-stores.js';
+
+export interface StreamingConfig {
+  /** `host:port` brokers; unset or empty = the in-process bus. */
+  readonly kafkaBrokers?: readonly string[];
+  /** `http://host:8123`; unset = results in memory. */
+  readonly clickhouseUrl?: string;
+  /** Database of the results table. Default `adp`. */
+  readonly clickhouseDatabase?: string;
+  /** `redis://host:6379`; unset = checkpoints and notifications in memory. */
+  readonly redisUrl?: string;
+  /** Directory of the embedded deployment: where `embeddedResults: 'duckdb'` keeps `results.duckdb`. */
+  readonly dataDir?: string;
+  /**
+   * Results without ClickHouse: `memory` (default; gone on restart, grows with the stream) or
+   * `duckdb` (a `results.duckdb` file under `dataDir`, which it then requires; one process per file).
+   */
+  readonly embeddedResults?: 'memory' | 'duckdb';
+  /** kafkajs client id. Default `adp`. */
+  readonly kafkaClientId?: string;
+  /** Tuning of the Kafka bus (timeouts, batch sizes). */
+  readonly kafka?: Omit<KafkaBusOptions, 'brokers' | 'clientId'>;
+  /** Tuning of the in-process bus. */
+  readonly inProcess?: InProcessBusOptions;
+  /** Prefix of checkpoint keys in Redis. Default `adp:checkpoint:`. */
+  readonly redisCheckpointPrefix?: string;
+  /** Prefix of notification channels in Redis. Default none. */
+  readonly redisChannelPrefix?: string;
+}
+
+export interface Streaming {
+  readonly bus: Bus;
+  readonly results: ResultStore;
+  readonly checkpoints: CheckpointStore;
+  readonly notifier: Notifier;
+  /** Which implementation each piece is, for logs and health output. */
+  readonly mode: {
+    readonly bus: 'kafka' | 'in-process';
+    readonly results: 'clickhouse' | 'duckdb' | 'memory';
+    readonly checkpoints: 'redis' | 'memory';
+    readonly notifier: 'redis' | 'memory';
+  };
+  close(): Promise<void>;
+}
+
+function requireDataDir(dataDir: string | undefined): string {
+  if (!dataDir) throw new StreamingError('VALUE_INVALID', "openStreaming: embeddedResults 'duckdb' needs dataDir");
+  return dataDir;
+}
+
+export async function openStreaming(config: StreamingConfig = {}): Promise<Streaming> {
+  const opened: { close(): Promise<void> }[] = [];
+  try {
+    const brokers = (config.kafkaBrokers ?? []).map((broker) => broker.trim()).filter((broker) => broker !== '');
+    const bus =
+      brokers.length > 0
+        ? createKafkaBus({ ...config.kafka, brokers, clientId: config.kafkaClientId ?? 'adp' })
+        : createInProcessBus(config.inProcess);
+    opened.push(bus);
+    const results = config.clickhouseUrl
+      ? await createClickHouseResultStore({
+          url: config.clickhouseUrl,
+          ...(config.clickhouseDatabase !== undefined ? { database: config.clickhouseDatabase } : {}),
+        })
+      : config.embeddedResults === 'duckdb'
+        ? await createDuckDbResultStore({ dataDir: requireDataDir(config.dataDir) })
+        : createMemoryResultStore();
+    opened.push(results);
+    const checkpoints = config.redisUrl
+      ? await createRedisCheckpointStore(config.redisUrl, {
+          ...(config.redisCheckpointPrefix !== undefined ? { prefix: config.redisCheckpointPrefix } : {}),
+        })
+      : createMemoryCheckpointStore();
+    opened.push(checkpoints);
+    const notifier = config.redisUrl
+      ? await createRedisNotifier(config.redisUrl, {
+          ...(config.redisChannelPrefix !== undefined ? { channelPrefix: config.redisChannelPrefix } : {}),
+        })
+      : createMemoryNotifier();
+    opened.push(notifier);
+    return {
+      bus,
+      results,
+      checkpoints,
+      notifier,
+      mode: {
+        bus: brokers.length > 0 ? 'kafka' : 'in-process',
+        results: config.clickhouseUrl ? 'clickhouse' : config.embeddedResults === 'duckdb' ? 'duckdb' : 'memory',
+        checkpoints: config.redisUrl ? 'redis' : 'memory',
+        notifier: config.redisUrl ? 'redis' : 'memory',
+      },
+      async close(): Promise<void> {
+        // Bus first: consumers finish their batches while the stores they write to are still open.
+        for (const piece of opened) await piece.close().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    for (const piece of opened) await piece.close().catch(() => undefined);
+    throw error;
+  }
+}

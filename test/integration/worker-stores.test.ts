@@ -1,0 +1,131 @@
+// The worker's scale-out stores on the real servers: the ClickHouse result store (latest write
+// wins under FINAL, paging, summaries, hostile ids stay data) and the Redis checkpoint store and
+// notifier. Each test has its own database or key prefix.
+import { createClient } from '@clickhouse/client';
+import {
+  createClickHouseResultStore,
+  createRedisCheckpointStore,
+  createRedisNotifier,
+  type ResultRow,
+} from '@adp/streaming';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gateTitle, isolatedName, serverGate } from './servers.js';
+
+const clickhouse = await serverGate('clickhouse');
+const redis = await serverGate('redis');
+
+function row(machineId: string, tsMs: number, overrides: Partial<ResultRow> = {}): ResultRow {
+  return {
+    orgId: "org_'quoted\\",
+    machineId,
+    tsMs,
+    value: 1,
+    expectedValue: 1,
+    upperMargin: 0.5,
+    lowerMargin: 0.5,
+    isAnomaly: false,
+    isPositiveAnomaly: false,
+    isNegativeAnomaly: false,
+    severity: 0,
+    energy: null,
+    zScore: null,
+    regime: 'UNKNOWN',
+    modelVersion: 'engine-test',
+    writtenAtMs: 1,
+    ...overrides,
+  };
+}
+
+describe.skipIf(!clickhouse.run)(gateTitle('ClickHouse result store', clickhouse), () => {
+  const databases: string[] = [];
+  afterEach(async () => {
+    const client = createClient({ url: clickhouse.address.value });
+    for (const database of databases.splice(0)) await client.command({ query: `DROP DATABASE IF EXISTS ${database}` });
+    await client.close();
+  });
+
+  it('keeps each point once with the latest write, pages ascending, summarises, and treats hostile ids as data', async () => {
+    const database = isolatedName('it_wresults');
+    databases.push(database);
+    const store = await createClickHouseResultStore({ url: clickhouse.address.value, database });
+    try {
+      const hostile = "m'); DROP TABLE results; --";
+      const day = 86_400_000;
+      // Two monthly partitions; a replay of two points with a later write, one of them changed.
+      await store.insert([row(hostile, 10), row(hostile, 20), row(hostile, 40 * day), row('other', 5)]);
+      await store.insert([
+        row(hostile, 20, { writtenAtMs: 2, isAnomaly: true, isPositiveAnomaly: true, severity: 0.7, regime: 'SHOCK', energy: 3.5, zScore: 14 }),
+        row(hostile, 10, { writtenAtMs: 0, value: 99 }), // older: loses
+      ]);
+      const orgId = "org_'quoted\\";
+      const rows = await store.query({ orgId, machineId: hostile, limit: 10 });
+      expect(rows.map((r) => r.tsMs)).toEqual([10, 20, 40 * day]);
+      expect(rows[0]!.value).toBe(1);
+      expect(rows[1]).toMatchObject({ isAnomaly: true, regime: 'SHOCK', energy: 3.5, zScore: 14, machineId: hostile, orgId });
+      expect((await store.query({ orgId, machineId: hostile, afterTsMs: 10, limit: 1 })).map((r) => r.tsMs)).toEqual([20]);
+      expect((await store.query({ orgId, machineId: hostile, fromMs: 20, toMs: 40 * day, limit: 10 })).map((r) => r.tsMs)).toEqual([20]);
+      expect(await store.query({ orgId: 'nobody', machineId: hostile, limit: 10 })).toEqual([]);
+      const summaries = await store.machines(orgId);
+      expect(summaries.find((s) => s.machineId === hostile)).toEqual({
+        machineId: hostile,
+        points: 3,
+        anomalies: 1,
+        firstTsMs: 10,
+        lastTsMs: 40 * day,
+        regimeCounts: { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 1, UNKNOWN: 2 },
+      });
+      await expect(store.insert([row('x', 1, { value: Number.POSITIVE_INFINITY })])).rejects.toMatchObject({ code: 'VALUE_INVALID' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a database name that is not a plain identifier, and says an unreachable server is retriable', async () => {
+    await expect(createClickHouseResultStore({ url: clickhouse.address.value, database: 'x; DROP' })).rejects.toMatchObject({
+      code: 'INVALID_IDENTIFIER',
+    });
+    await expect(createClickHouseResultStore({ url: 'http://127.0.0.1:1', database: 'adp', requestTimeoutMs: 2000 })).rejects.toMatchObject({
+      code: 'CLICKHOUSE_UNAVAILABLE',
+      retriable: true,
+    });
+  });
+});
+
+describe.skipIf(!redis.run)(gateTitle('Redis checkpoints and notifier', redis), () => {
+  it('round-trips binary checkpoints under a prefix with a TTL', async () => {
+    const prefix = `${isolatedName('it_wckpt')}:`;
+    const store = await createRedisCheckpointStore(redis.address.value, { prefix, ttlSeconds: 60 });
+    try {
+      const bytes = Buffer.from([0, 1, 2, 255, 0xc3, 0x01, 10, 13]);
+      await store.save(new Map([['org/m-1', bytes], ['org/m-2', Buffer.alloc(0)]]));
+      const loaded = await store.load(['org/m-1', 'org/m-2', 'org/none']);
+      expect(loaded.get('org/m-1')).toEqual(bytes);
+      expect(loaded.get('org/m-2')).toEqual(Buffer.alloc(0));
+      expect(loaded.has('org/none')).toBe(false);
+      await store.save(new Map([['org/m-1', Buffer.from('newer')]]));
+      expect((await store.load(['org/m-1'])).get('org/m-1')?.toString()).toBe('newer');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('delivers a notification to a subscriber on another connection until it unsubscribes', async () => {
+    const channelPrefix = `${isolatedName('it_wnotify')}:`;
+    const publisher = await createRedisNotifier(redis.address.value, { channelPrefix });
+    const subscriber = await createRedisNotifier(redis.address.value, { channelPrefix });
+    const other = await createRedisNotifier(redis.address.value, { channelPrefix: `${channelPrefix}other:` });
+    try {
+      const got: string[] = [];
+      const unsubscribe = await subscriber.subscribe('baselines', (message) => got.push(message));
+      await other.publish('baselines', 'not for us');
+      await publisher.publish('baselines', '{"orgId":"o","machineId":"m"}');
+      await expect.poll(() => got, { timeout: 2_000, interval: 20 }).toEqual(['{"orgId":"o","machineId":"m"}']);
+      await unsubscribe();
+      await publisher.publish('baselines', 'after');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(got).toHaveLength(1);
+    } finally {
+      await Promise.all([publisher.close(), subscriber.close(), other.close()]);
+    }
+  });
+});
