@@ -4,10 +4,15 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
+import type { Bus, Notifier, ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
+import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
+import { closeRedis, openRedis } from './tenancy/redis-client.js';
+import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
 import { nativeRoutes } from './native/plugin.js';
@@ -37,12 +42,38 @@ export interface BuildAppOptions {
    * packaged model (@adp/model). Tests pass a shared or fake one.
    */
   readonly model?: NativeModelFactory;
+  /**
+   * The telemetry bus (in-process or Kafka): POST /v1/telemetry publishes through a producer it
+   * opens here (and closes on close). Absent: that route answers 503. The caller owns the bus.
+   */
+  readonly bus?: Pick<Bus, 'producer'>;
+  /** Stored per-point results for GET /v1/machines/{id}/results; absent: 503. The caller owns it. */
+  readonly results?: ResultStore;
+  /**
+   * Fan-out between replicas: baseline changes (every replica drops its cached predictor) and key
+   * revocations (every replica drops its cache entry). Absent: one replica. The caller owns it.
+   */
+  readonly notifier?: Notifier;
+  /**
+   * The key-lookup cache and the rate limiter, instead of what the configuration picks (Redis
+   * with REDIS_URL, else memory). `rateLimiter: null` turns rate limiting off.
+   */
+  readonly authCache?: ApiKeyCache;
+  readonly rateLimiter?: RateLimiter | null;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
 const PlatformError = Type.Object(
   { error: Type.Object({ code: Type.String(), message: Type.String() }) },
   { description: 'Missing or invalid API key (the vendor gateway\'s shape), or another platform error' },
+);
+
+const RateLimited = Type.Object(
+  { error: Type.Object({ code: Type.String(), message: Type.String() }) },
+  {
+    description:
+      "More than RATE_LIMIT_PER_MINUTE requests by this key this minute; Retry-After says when to retry. Code RateLimitExceeded, or '429' (the vendor gateway's) on vendor paths.",
+  },
 );
 
 const OpenApiDocument = Type.Object(
@@ -92,13 +123,16 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       },
     });
 
-    // Every non-public route documents the 401 it can answer; the hook sends that body itself.
+    // Every non-public route documents the 401 and 429 it can answer; the authentication hook
+    // sends those bodies itself.
     app.addHook('onRoute', (route) => {
       if (route.config?.public === true) return;
       const schema = route.schema ?? {};
       const response = (schema.response ?? {}) as Record<string, unknown>;
-      if ('401' in response) return;
-      route.schema = { ...schema, response: { ...response, 401: PlatformError } };
+      route.schema = {
+        ...schema,
+        response: { ...response, ...('401' in response ? {} : { 401: PlatformError }), ...('429' in response ? {} : { 429: RateLimited }) },
+      };
     });
 
     app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -121,7 +155,38 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         .send(JSON.stringify({ error: { code: ERRORS.NotFound.code, message: `Route ${route} not found` } }));
     });
 
-    installAuthentication(app, { store, cacheTtlMs: config.authCacheTtlMs });
+    // Redis (REDIS_URL) backs the key cache and the rate limiter unless the caller brought its own.
+    const needsRedis = options.authCache === undefined || (options.rateLimiter === undefined && config.rateLimitPerMinute > 0);
+    const redis = config.redisUrl !== undefined && needsRedis ? await openRedis({ url: config.redisUrl, log: app.log }) : null;
+    if (redis) {
+      app.addHook('onClose', async () => {
+        await closeRedis(redis);
+      });
+    }
+    const authCache =
+      options.authCache ??
+      (redis ? new RedisApiKeyCache(redis, config.redisKeyPrefix, config.authCacheTtlMs) : new MemoryApiKeyCache(10_000, config.authCacheTtlMs));
+    let rateLimiter: RateLimiter | null = null;
+    if (options.rateLimiter !== undefined) rateLimiter = options.rateLimiter;
+    else if (config.rateLimitPerMinute > 0) {
+      rateLimiter = redis
+        ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitPerMinute)
+        : new MemoryRateLimiter(config.rateLimitPerMinute);
+    }
+    const authenticator = installAuthentication(app, {
+      store,
+      cacheTtlMs: config.authCacheTtlMs,
+      cache: authCache,
+      rateLimiter,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      ...(options.notifier ? { notifier: options.notifier } : {}),
+    });
+    if (options.notifier) {
+      const unsubscribe = await authenticator.listenForRevocations(options.notifier);
+      app.addHook('onClose', async () => {
+        await unsubscribe();
+      });
+    }
 
     await app.register(healthRoutes, { store });
     app.get(
@@ -144,6 +209,14 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       store,
       model: options.model ?? loadPackagedModel,
       predictorCacheSize: config.predictorCacheSize,
+      ...(options.notifier ? { notifier: options.notifier } : {}),
+    });
+    await app.register(telemetryRoutes, {
+      store,
+      maxPoints: config.telemetryMaxPoints,
+      topic: config.telemetryTopic,
+      ...(options.bus ? { bus: options.bus } : {}),
+      ...(options.results ? { results: options.results } : {}),
     });
 
     await app.ready();

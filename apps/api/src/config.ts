@@ -1,6 +1,7 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
 import path from 'node:path';
+import { TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
 
@@ -51,6 +52,67 @@ export interface ApiConfig {
    * float32 parameters); a miss reads the weights from the store. 0 disables the cache. Range 0 .. 4096.
    */
   readonly predictorCacheSize: number;
+  /**
+   * `REDIS_URL`: Redis for the API-key lookup cache, per-key rate limiting and (through the
+   * streaming notifier) baseline invalidation across replicas, e.g. `redis://127.0.0.1:6379`.
+   * Unset (default): an in-memory cache and limiter per process, which is right for one replica.
+   * Caveat: with several replicas and no Redis, each replica counts its own rate limit.
+   */
+  readonly redisUrl: string | undefined;
+  /**
+   * `REDIS_KEY_PREFIX`: prefix of every Redis key the API writes (`<prefix>apikey:<hash>`,
+   * `<prefix>ratelimit:<key id>`), so several deployments (or test runs) can share one Redis.
+   * Default `adp:`. 1..64 of A-Z a-z 0-9 _ : . -
+   */
+  readonly redisKeyPrefix: string;
+  /**
+   * `REDIS_CHANNEL_PREFIX`: prefix of the pub/sub channel names (baseline changes, key
+   * revocations); the workers must use the same one (their REDIS_CHANNEL_PREFIX). Default none.
+   * 0..64 of A-Z a-z 0-9 _ : . -
+   */
+  readonly redisChannelPrefix: string;
+  /**
+   * `KAFKA_BROKERS`: comma-separated `host:port` list of the Kafka brokers that carry telemetry
+   * (scale-out mode). Unset (default): the in-process bus, and the worker runs inside the API
+   * process (see `embeddedWorker`).
+   */
+  readonly kafkaBrokers: readonly string[] | undefined;
+  /**
+   * `TELEMETRY_TOPIC`: the topic POST /v1/telemetry publishes to; the workers must consume the same
+   * one (their TELEMETRY_TOPIC). Default `adp.telemetry.v1`. 1..249 of A-Z a-z 0-9 . _ -
+   */
+  readonly telemetryTopic: string;
+  /**
+   * `CLICKHOUSE_URL`: HTTP URL of the ClickHouse that stores per-point results, e.g.
+   * `http://127.0.0.1:8123`. Unset (default): results live in the embedded store under DATA_DIR.
+   */
+  readonly clickhouseUrl: string | undefined;
+  /**
+   * `CLICKHOUSE_DATABASE`: database for the results tables; created and migrated at start.
+   * Default `adp`. A plain identifier (letter or underscore, then up to 62 of A-Z a-z 0-9 _).
+   */
+  readonly clickhouseDatabase: string;
+  /**
+   * `RATE_LIMIT_PER_MINUTE`: requests one API key may make per fixed one-minute window, counted
+   * across all replicas when REDIS_URL is set. Default 30000 (the vendor's S0 tier: 500 calls/s).
+   * Beyond it the answer is a 429 with `Retry-After` (seconds until the window resets). 0 turns
+   * rate limiting off. Range 0 .. 10,000,000. If Redis is unreachable, requests are let through
+   * (fail open) and the failure is logged.
+   */
+  readonly rateLimitPerMinute: number;
+  /**
+   * `TELEMETRY_MAX_POINTS`: most points one `POST /v1/telemetry` call may carry. Default 10000.
+   * Range 1 .. 100,000 (BODY_LIMIT_BYTES still bounds the body).
+   */
+  readonly telemetryMaxPoints: number;
+  /**
+   * `EMBEDDED_WORKER`: `true` to run the streaming worker inside the API process, `false` not to.
+   * Default `true` without KAFKA_BROKERS (so `npm start` alone turns telemetry into results) and
+   * `false` with it (workers are deployed apart and scale on their own). The embedded worker
+   * reads its own variables (WORKER_*, DEAD_LETTER_TOPIC, TELEMETRY_PARTITIONS, ...) through
+   * @adp/worker's loadWorkerConfig; its TELEMETRY_TOPIC must equal the API's.
+   */
+  readonly embeddedWorker: boolean;
 }
 
 /** Validates the environment once. Throws a ConfigError naming the first invalid variable. */
@@ -74,6 +136,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   }
 
+  const kafkaBrokers = brokers(read, 'KAFKA_BROKERS');
+
   return Object.freeze({
     port: integer(read, 'PORT', 8080, 0, 65535),
     host: read('HOST') ?? '0.0.0.0',
@@ -84,7 +148,75 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     authCacheTtlMs: integer(read, 'AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
     shutdownGraceMs: integer(read, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: integer(read, 'PREDICTOR_CACHE_SIZE', 32, 0, 4096),
+    redisUrl: url(read, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: pattern(read, 'REDIS_KEY_PREFIX', 'adp:', /^[A-Za-z0-9_:.-]{1,64}$/, '1 to 64 characters from A-Z a-z 0-9 _ : . -'),
+    redisChannelPrefix: pattern(read, 'REDIS_CHANNEL_PREFIX', '', /^[A-Za-z0-9_:.-]{0,64}$/, 'up to 64 characters from A-Z a-z 0-9 _ : . -'),
+    kafkaBrokers,
+    telemetryTopic: pattern(read, 'TELEMETRY_TOPIC', TOPICS.telemetry, /^[A-Za-z0-9._-]{1,249}$/, '1 to 249 characters from A-Z a-z 0-9 . _ -'),
+    clickhouseUrl: url(read, 'CLICKHOUSE_URL', ['http:', 'https:']),
+    clickhouseDatabase: pattern(
+      read,
+      'CLICKHOUSE_DATABASE',
+      'adp',
+      /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+      'a plain identifier: a letter or underscore, then up to 62 of A-Z a-z 0-9 _',
+    ),
+    rateLimitPerMinute: integer(read, 'RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
+    telemetryMaxPoints: integer(read, 'TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
+    embeddedWorker: boolean(read, 'EMBEDDED_WORKER', kafkaBrokers === undefined),
   });
+}
+
+function url(read: (name: string) => string | undefined, name: string, protocols: readonly string[]): string | undefined {
+  const raw = read(name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // May hold a password: say what is wrong without echoing it.
+    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
+  }
+  if (!protocols.includes(parsed.protocol) || parsed.hostname === '') {
+    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
+  }
+  return raw;
+}
+
+function pattern(
+  read: (name: string) => string | undefined,
+  name: string,
+  fallback: string,
+  rule: RegExp,
+  ruleText: string,
+): string {
+  const raw = read(name);
+  if (raw === undefined) return fallback;
+  if (!rule.test(raw)) throw new ConfigError(name, `must be ${ruleText}, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+function boolean(read: (name: string) => string | undefined, name: string, fallback: boolean): boolean {
+  const raw = read(name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+/** `host:port[,host:port...]`; undefined when unset. */
+function brokers(read: (name: string) => string | undefined, name: string): readonly string[] | undefined {
+  const raw = read(name);
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((entry) => entry.trim());
+  for (const entry of list) {
+    const match = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/.exec(entry);
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65535) {
+      throw new ConfigError(name, `must be a comma-separated list of host:port, got ${JSON.stringify(entry)}`);
+    }
+  }
+  return Object.freeze(list);
 }
 
 function integer(

@@ -29,6 +29,11 @@ export const ERRORS = {
   InvalidMachineId: { code: 'InvalidMachineId', statusCode: 400, retriable: false },
   /** Native API: the series (or energies) is missing, too short or long, or has a malformed point. */
   InvalidSeries: { code: 'InvalidSeries', statusCode: 400, retriable: false },
+  /**
+   * POST /v1/telemetry: `points` missing, empty, longer than TELEMETRY_MAX_POINTS, or a point
+   * with a bad timestamp, a non-finite number, or not exactly one of `value` and `channels`.
+   */
+  InvalidPoints: { code: 'InvalidPoints', statusCode: 400, retriable: false },
   /** Native API: another field has the wrong type or is out of range. */
   InvalidArgument: { code: 'InvalidArgument', statusCode: 400, retriable: false },
   /** Native API: the caller's organization has no baseline for this machine. */
@@ -41,6 +46,8 @@ export const ERRORS = {
   NotFound: { code: 'NotFound', statusCode: 404, retriable: false },
   /** Body larger than BODY_LIMIT_BYTES. */
   PayloadTooLarge: { code: 'PayloadTooLarge', statusCode: 413, retriable: false },
+  /** The key made more than RATE_LIMIT_PER_MINUTE requests in this minute; `Retry-After` says when to retry. */
+  RateLimitExceeded: { code: 'RateLimitExceeded', statusCode: 429, retriable: true },
   /** Content type the route cannot parse. */
   UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */
@@ -91,6 +98,8 @@ export function definitionForStatus(statusCode: number): (typeof ERRORS)[ErrorNa
       return ERRORS.PayloadTooLarge;
     case 415:
       return ERRORS.UnsupportedMediaType;
+    case 429:
+      return ERRORS.RateLimitExceeded;
     case 503:
       return ERRORS.ServiceUnavailable;
     default:

@@ -1,23 +1,28 @@
 // The process: configuration from the environment, pino logging, listen, graceful shutdown.
-// `npm start` runs this file. Everything else is built by buildApp and testable without it.
+// `npm start` runs this file. The app, the streaming pieces and the embedded worker are opened by
+// openPlatform (./platform.ts) and are testable without it.
+import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/worker';
 import { loadConfig, type ApiConfig } from './config.js';
-import { buildApp } from './app.js';
 import { ConfigError } from './errors.js';
+import { openPlatform } from './platform.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
 
 async function main(): Promise<void> {
   let config: ApiConfig;
+  let workerConfig: WorkerConfig | undefined;
   try {
     config = loadConfig(process.env);
+    // The embedded worker reads its own variables (WORKER_*, TELEMETRY_PARTITIONS, ...).
+    workerConfig = config.embeddedWorker ? loadWorkerConfig(process.env) : undefined;
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+    if (err instanceof ConfigError || err instanceof WorkerConfigError) {
+      process.stderr.write(`${err instanceof WorkerConfigError ? `Invalid configuration: ${err.message}` : err.message}\n`);
       process.exit(1);
     }
     throw err;
   }
 
-  const app = await buildApp(config, {
+  const platform = await openPlatform(config, {
     logger: {
       level: config.logLevel,
       // Keys never reach the logs, whatever a serializer decides to include.
@@ -26,7 +31,9 @@ async function main(): Promise<void> {
         censor: '[redacted]',
       },
     },
+    ...(workerConfig ? { worker: workerConfig } : {}),
   });
+  const { app } = platform;
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
@@ -41,7 +48,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     deadline.unref();
-    app.close().then(
+    platform.close().then(
       () => process.exit(0),
       (err: unknown) => {
         app.log.error({ err }, 'shutdown failed');

@@ -132,6 +132,7 @@ describe('platform routes', () => {
         { endpoint: 'changepoint/detect', total_points: 0, call_count: 0 },
         { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
         { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
+        { endpoint: 'telemetry', total_points: 0, call_count: 0 },
       ],
     });
   });

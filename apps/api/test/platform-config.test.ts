@@ -26,7 +26,45 @@ describe('loadConfig', () => {
       authCacheTtlMs: 30_000,
       shutdownGraceMs: 10_000,
       predictorCacheSize: 32,
+      redisUrl: undefined,
+      redisKeyPrefix: 'adp:',
+      redisChannelPrefix: '',
+      kafkaBrokers: undefined,
+      telemetryTopic: 'adp.telemetry.v1',
+      clickhouseUrl: undefined,
+      clickhouseDatabase: 'adp',
+      rateLimitPerMinute: 30_000,
+      telemetryMaxPoints: 10_000,
+      embeddedWorker: true,
     });
+  });
+
+  it('reads the streaming variables; the worker leaves the process with Kafka', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: 'run_1:',
+      REDIS_CHANNEL_PREFIX: 'run_1:',
+      KAFKA_BROKERS: '127.0.0.1:9092, kafka-2:9093',
+      TELEMETRY_TOPIC: 'run_1.telemetry',
+      CLICKHOUSE_URL: 'http://127.0.0.1:8123',
+      CLICKHOUSE_DATABASE: 'adp_test',
+      RATE_LIMIT_PER_MINUTE: '0',
+      TELEMETRY_MAX_POINTS: '5',
+    });
+    expect(config).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisKeyPrefix: 'run_1:',
+      redisChannelPrefix: 'run_1:',
+      kafkaBrokers: ['127.0.0.1:9092', 'kafka-2:9093'],
+      telemetryTopic: 'run_1.telemetry',
+      clickhouseUrl: 'http://127.0.0.1:8123',
+      clickhouseDatabase: 'adp_test',
+      rateLimitPerMinute: 0,
+      telemetryMaxPoints: 5,
+      embeddedWorker: false,
+    });
+    expect(loadConfig({ KAFKA_BROKERS: 'k:9092', EMBEDDED_WORKER: 'true' }).embeddedWorker).toBe(true);
+    expect(loadConfig({ EMBEDDED_WORKER: 'false' }).embeddedWorker).toBe(false);
   });
 
   it('reads every variable and returns a frozen object', () => {
@@ -74,6 +112,20 @@ describe('loadConfig', () => {
     ['PREDICTOR_CACHE_SIZE', '4097'],
     ['SHUTDOWN_GRACE_MS', 'soon'],
     ['LOG_LEVEL', 'verbose'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ['REDIS_KEY_PREFIX', 'has space'],
+    ['REDIS_CHANNEL_PREFIX', 'a/b'],
+    ['KAFKA_BROKERS', '127.0.0.1'],
+    ['TELEMETRY_TOPIC', 'adp telemetry'],
+    ['KAFKA_BROKERS', '127.0.0.1:9092,'],
+    ['KAFKA_BROKERS', 'host:99999'],
+    ['CLICKHOUSE_URL', 'tcp://127.0.0.1:9000'],
+    ['CLICKHOUSE_DATABASE', 'adp; DROP TABLE x'],
+    ['RATE_LIMIT_PER_MINUTE', '-5'],
+    ['TELEMETRY_MAX_POINTS', '0'],
+    ['TELEMETRY_MAX_POINTS', '100001'],
+    ['EMBEDDED_WORKER', 'yes'],
   ])('rejects %s=%s with a ConfigError naming the variable', (variable, value) => {
     const error = configError({ [variable]: value });
     expect(error).toBeInstanceOf(AppError);

@@ -69,6 +69,7 @@ describe('the vendor routes in the app', () => {
       { endpoint: 'changepoint/detect', total_points: 40, call_count: 1 },
       { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
       { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
+      { endpoint: 'telemetry', total_points: 0, call_count: 0 },
     ]);
   });
 

@@ -17,6 +17,12 @@ export interface BaselineServiceOptions {
   readonly model: ModelHolder;
   /** Most machines whose predictors stay loaded; 0 disables the cache. */
   readonly cacheSize: number;
+  /**
+   * Called after a baseline is created, replaced or deleted (once the store has it), so the other
+   * replicas can drop their cached predictor. Awaited inside the write, so it runs before the next
+   * write of the same machine; it must not reject (log instead).
+   */
+  readonly onChanged?: (orgId: string, machineId: string) => Promise<void>;
 }
 
 /** What a baseline request carries besides its data. */
@@ -76,6 +82,7 @@ export class BaselineService {
         normalisation: { center: tuned.normalisation.center, scale: tuned.normalisation.scale },
       });
       this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, tuned.weights));
+      await this.options.onChanged?.(orgId, settings.machineId);
       return record;
     });
   }
@@ -92,6 +99,7 @@ export class BaselineService {
         normalisation: null,
       });
       this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, null));
+      await this.options.onChanged?.(orgId, settings.machineId);
       return record;
     });
   }
@@ -108,6 +116,14 @@ export class BaselineService {
     return this.options.store.machineStatus(orgId, machineId);
   }
 
+  /**
+   * Forgets the machine's cached predictor because another replica changed its baseline. Bumps the
+   * generation, so a load that started before this cannot put the old predictor back.
+   */
+  dropCached(orgId: string, machineId: string): void {
+    this.cache.replace(cacheKey(orgId, machineId), undefined);
+  }
+
   /** Whether the machine's predictor is loaded in memory now (for the status endpoint). */
   isLoaded(orgId: string, machineId: string): boolean {
     return this.cache.has(cacheKey(orgId, machineId));
@@ -119,6 +135,7 @@ export class BaselineService {
     return this.writes.run(key, async () => {
       const result = await this.options.store.deleteMachine(orgId, machineId);
       this.cache.replace(key, undefined);
+      if (result.deleted) await this.options.onChanged?.(orgId, machineId);
       return result;
     });
   }

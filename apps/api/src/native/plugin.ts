@@ -2,11 +2,13 @@
 // DELETE /v1/machines/{machine_id}, GET /v1/status/{machine_id}. README.md beside this file
 // documents the shapes and the regime rules. Errors use the app's coded shape
 // `{"error":{"code","message"}}` (the app-wide error handler writes it).
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
+import { BASELINE_CHANGED_CHANNEL, type Notifier } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
@@ -37,6 +39,48 @@ export interface NativeRoutesOptions {
   readonly model: NativeModelFactory;
   /** PREDICTOR_CACHE_SIZE. */
   readonly predictorCacheSize: number;
+  /**
+   * Baseline changes between replicas: this replica publishes its writes and deletes on
+   * BASELINE_CHANGED_CHANNEL and drops its cached predictor when another replica's arrive.
+   * Absent: one replica, nothing to tell.
+   */
+  readonly notifier?: Notifier;
+}
+
+/**
+ * The BASELINE_CHANGED_CHANNEL message: `{orgId, machineId}` as the contract says, plus `origin`
+ * (the publishing replica) so a replica skips its own messages and keeps the predictor it just
+ * cached. Readers ignore fields they do not know.
+ */
+export interface BaselineChangedMessage {
+  readonly orgId: string;
+  readonly machineId: string;
+  readonly origin?: string;
+}
+
+export function parseBaselineChanged(message: string): BaselineChangedMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { orgId, machineId, origin } = value as Record<string, unknown>;
+  if (typeof orgId !== 'string' || typeof machineId !== 'string') return null;
+  return typeof origin === 'string' ? { orgId, machineId, origin } : { orgId, machineId };
+}
+
+/** Publishes baseline changes; a failure is logged loudly (other replicas keep a stale predictor). */
+function baselinePublisher(notifier: Notifier, origin: string, log: FastifyBaseLogger) {
+  return async (orgId: string, machineId: string): Promise<void> => {
+    const message: BaselineChangedMessage = { orgId, machineId, origin };
+    try {
+      await notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify(message));
+    } catch (err) {
+      log.error({ err, orgId, machineId }, 'could not publish a baseline change: other replicas keep their cached predictor');
+    }
+  };
 }
 
 const TAGS = ['native'];
@@ -111,10 +155,31 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const store = options.store;
   const holder = new ModelHolder(options.model);
-  const service = new BaselineService({ store, model: holder, cacheSize: options.predictorCacheSize });
+  const notifier = options.notifier;
+  const replicaId = randomUUID();
+  const service = new BaselineService({
+    store,
+    model: holder,
+    cacheSize: options.predictorCacheSize,
+    ...(notifier ? { onChanged: baselinePublisher(notifier, replicaId, fastify.log) } : {}),
+  });
   app.addHook('onClose', async () => {
     await holder.close();
   });
+  if (notifier) {
+    const unsubscribe = await notifier.subscribe(BASELINE_CHANGED_CHANNEL, (text) => {
+      const message = parseBaselineChanged(text);
+      if (message === null) {
+        fastify.log.warn({ channel: BASELINE_CHANGED_CHANNEL }, 'ignored a malformed baseline-change message');
+        return;
+      }
+      if (message.origin === replicaId) return;
+      service.dropCached(message.orgId, message.machineId);
+    });
+    app.addHook('onClose', async () => {
+      await unsubscribe();
+    });
+  }
   // Bodies, queries and paths are checked by ./request.ts (coded errors, fixed order); the
   // schemas document them and shape the responses.
   app.setValidatorCompiler(() => () => true);

@@ -1,0 +1,183 @@
+// The streaming routes: POST /v1/telemetry queues a machine's points on the telemetry topic (the
+// workers judge them), GET /v1/machines/{machine_id}/results reads the stored judgements. Errors
+// use the app's coded shape `{"error":{"code","message"}}`. README.md in ../native documents both.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { parseIsoTimestamp } from '@adp/detection';
+import type { Store } from '@adp/store';
+import {
+  TOPICS,
+  loadStreamingCodecs,
+  type Bus,
+  type BusProducer,
+  type OutgoingMessage,
+  type ResultRow,
+  type ResultStore,
+} from '@adp/streaming';
+import { AppError, ERRORS } from '../errors.js';
+import { NativeError } from '../native/schemas.js';
+import { parseMachineId } from '../native/request.js';
+import { encodeCursor, parseResultsQuery, parseTelemetryRequest } from './request.js';
+import {
+  ResultsParams,
+  ResultsQuery,
+  ResultsResponse,
+  TelemetryAccepted,
+  TelemetryRequest,
+  type ResultRowBody,
+} from './schemas.js';
+
+/** Usage label of POST /v1/telemetry (GET /v1/usage lists it). */
+export const TELEMETRY_ENDPOINT = 'telemetry';
+
+export interface TelemetryRoutesOptions {
+  readonly store: Store;
+  /** Where telemetry goes; absent: POST /v1/telemetry answers 503 (ingestion not configured). */
+  readonly bus?: Pick<Bus, 'producer'>;
+  /** Where results are read; absent: the results route answers 503. */
+  readonly results?: ResultStore;
+  /** TELEMETRY_MAX_POINTS. */
+  readonly maxPoints: number;
+  /** TELEMETRY_TOPIC. Default TOPICS.telemetry. */
+  readonly topic?: string;
+}
+
+const TAGS = ['streaming'];
+const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
+
+function orgOf(request: FastifyRequest): string {
+  // `auth` is null only if a route forgot to require a key: a bug, not a client error.
+  const orgId = (request.auth as typeof request.auth | null)?.orgId;
+  if (!orgId) throw new AppError(ERRORS.InternalError, 'Streaming route ran without an authenticated caller');
+  return orgId;
+}
+
+function rowBody(row: ResultRow): ResultRowBody {
+  return {
+    timestamp: new Date(row.tsMs).toISOString(),
+    value: row.value,
+    expected_value: row.expectedValue,
+    upper_margin: row.upperMargin,
+    lower_margin: row.lowerMargin,
+    is_anomaly: row.isAnomaly,
+    is_positive_anomaly: row.isPositiveAnomaly,
+    is_negative_anomaly: row.isNegativeAnomaly,
+    severity: row.severity,
+    energy: row.energy,
+    z_score: row.zScore,
+    regime: row.regime,
+    model_version: row.modelVersion,
+  };
+}
+
+export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { store, bus, results } = options;
+  const codecs = loadStreamingCodecs();
+  // Bodies and queries are checked by ./request.ts (coded errors, fixed order).
+  app.setValidatorCompiler(() => () => true);
+
+  // One producer, opened on the first telemetry call; a failed open is retried on the next call.
+  let producer: Promise<BusProducer> | null = null;
+  function producerOf(source: Pick<Bus, 'producer'>): Promise<BusProducer> {
+    producer ??= source.producer().catch((err: unknown) => {
+      producer = null;
+      throw err;
+    });
+    return producer;
+  }
+  app.addHook('onClose', async () => {
+    const opened = await producer?.catch(() => null);
+    await opened?.close();
+  });
+
+  app.post(
+    '/v1/telemetry',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'sendTelemetry',
+        summary: "Queue a machine's points for streaming detection; results appear under /v1/machines/{machine_id}/results.",
+        body: TelemetryRequest,
+        response: { 202: TelemetryAccepted, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const orgId = orgOf(request);
+      const parsed = parseTelemetryRequest(request.body, orgId, options.maxPoints, parseIsoTimestamp);
+      if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Telemetry ingestion is not configured on this server.');
+      const key = `${orgId}/${parsed.machineId}`;
+      const messages: OutgoingMessage[] = parsed.points.map((point) => ({ key, value: codecs.telemetry.encode(point) }));
+      try {
+        const opened = await producerOf(bus);
+        await opened.send(options.topic ?? TOPICS.telemetry, messages);
+      } catch (cause) {
+        request.log.error({ err: cause, orgId, machineId: parsed.machineId, points: messages.length }, 'telemetry could not be queued');
+        throw new AppError(
+          ERRORS.ServiceUnavailable,
+          'The telemetry could not be queued; retry the request (points are stored once per timestamp, so a retry is safe).',
+          { cause },
+        );
+      }
+      try {
+        await store.recordUsage(orgId, TELEMETRY_ENDPOINT, messages.length);
+      } catch (cause) {
+        throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request (a retry is safe).', { cause });
+      }
+      return reply.code(202).send({ accepted: messages.length, machine_id: parsed.machineId });
+    },
+  );
+
+  app.get(
+    '/v1/machines/:machine_id/results',
+    {
+      schema: {
+        tags: TAGS,
+        operationId: 'machineResults',
+        summary: "A machine's stored per-point results, ascending by timestamp, paged.",
+        params: ResultsParams,
+        querystring: ResultsQuery,
+        response: { 200: ResultsResponse, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const orgId = orgOf(request);
+      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const query = parseResultsQuery(request.query, parseIsoTimestamp);
+      if (!results) throw new AppError(ERRORS.ServiceUnavailable, 'The results store is not configured on this server.');
+      // One row more than the page tells whether another page follows.
+      const rows = await results
+        .query({
+          orgId,
+          machineId,
+          limit: query.limit + 1,
+          ...(query.fromMs !== undefined ? { fromMs: query.fromMs } : {}),
+          ...(query.toMs !== undefined ? { toMs: query.toMs } : {}),
+          ...(query.afterTsMs !== undefined ? { afterTsMs: query.afterTsMs } : {}),
+        })
+        .catch((cause: unknown) => {
+          throw new AppError(ERRORS.ServiceUnavailable, 'The results store cannot be reached right now. Retry shortly.', { cause });
+        });
+      if (rows.length === 0 && !(await machineExists(orgId, machineId))) {
+        throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      }
+      const page = rows.slice(0, query.limit);
+      const last = page[page.length - 1];
+      return {
+        machine_id: machineId,
+        results: page.map(rowBody),
+        next_cursor: rows.length > query.limit && last ? encodeCursor(last.tsMs) : null,
+      };
+    },
+  );
+
+  /** Known to the platform store (baseline, detections) or with stored results. */
+  async function machineExists(orgId: string, machineId: string): Promise<boolean> {
+    if ((await store.machineStatus(orgId, machineId)) !== null) return true;
+    if (!results) return false;
+    const stored = await results.machines(orgId).catch((cause: unknown) => {
+      throw new AppError(ERRORS.ServiceUnavailable, 'The results store cannot be reached right now. Retry shortly.', { cause });
+    });
+    return stored.some((machine) => machine.machineId === machineId);
+  }
+};

@@ -1,0 +1,211 @@
+// Validation of the streaming routes' input: the POST /v1/telemetry body and the results query.
+// Every failure is an AppError with a registry code, checked in a fixed order: the body's shape,
+// machine_id (InvalidMachineId), tags (InvalidArgument), then points (InvalidPoints), first bad
+// point wins. Pure functions; the organization is never read from the body.
+import type { ChannelValue, TelemetryPoint } from '@adp/streaming';
+import { AppError, ERRORS } from '../errors.js';
+import { parseMachineId, type ParseTimestamp } from '../native/request.js';
+import { MAX_VALUE_MAGNITUDE } from '../vendor/request.js';
+
+export const MAX_TAGS = 32;
+export const MAX_TAG_KEY_LENGTH = 64;
+export const MAX_TAG_VALUE_LENGTH = 256;
+export const MAX_CHANNELS = 64;
+/**
+ * Channel names start with a letter or underscore: JSON.parse moves integer-like keys ("0", "7")
+ * to the front of an object, which would change the channel order the model sees.
+ */
+export const CHANNEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
+/** Longest machine id (MACHINE_ID_PATTERN). */
+const MAX_MACHINE_ID_LENGTH = 128;
+const CHANNEL_NAME_RULE = '1 to 64 characters from A-Z a-z 0-9 _ . : - starting with a letter or underscore';
+
+export const RESULTS_DEFAULT_LIMIT = 1000;
+export const RESULTS_MAX_LIMIT = 10_000;
+
+type JsonObject = Record<string, unknown>;
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalidPoints(message: string): AppError {
+  return new AppError(ERRORS.InvalidPoints, message);
+}
+
+function invalidArgument(message: string): AppError {
+  return new AppError(ERRORS.InvalidArgument, message);
+}
+
+export interface TelemetryRequest {
+  readonly machineId: string;
+  /** Ready for the Avro codec, in the request's order (ascending timestamps). */
+  readonly points: TelemetryPoint[];
+}
+
+function isReading(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_VALUE_MAGNITUDE;
+}
+
+function parseTags(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (!isJsonObject(value)) throw invalidArgument("The 'tags' field must be an object of string values.");
+  const entries = Object.entries(value);
+  if (entries.length > MAX_TAGS) throw invalidArgument(`The 'tags' field takes at most ${MAX_TAGS} tags; got ${entries.length}.`);
+  const tags: Record<string, string> = {};
+  for (const [key, tag] of entries) {
+    if (key.length === 0 || key.length > MAX_TAG_KEY_LENGTH) {
+      throw invalidArgument(`Tag names must be 1 to ${MAX_TAG_KEY_LENGTH} characters.`);
+    }
+    if (typeof tag !== 'string' || tag.length > MAX_TAG_VALUE_LENGTH) {
+      throw invalidArgument(`The tag '${key.slice(0, MAX_TAG_KEY_LENGTH)}' must be a string of at most ${MAX_TAG_VALUE_LENGTH} characters.`);
+    }
+    tags[key] = tag;
+  }
+  return tags;
+}
+
+function parseChannels(value: unknown, index: number, machineId: string): ChannelValue[] {
+  if (!isJsonObject(value)) throw invalidPoints(`points[${index}].channels must be an object of channel names to numbers.`);
+  const entries = Object.entries(value);
+  if (entries.length === 0 || entries.length > MAX_CHANNELS) {
+    throw invalidPoints(`points[${index}].channels must have 1 to ${MAX_CHANNELS} channels; got ${entries.length}.`);
+  }
+  return entries.map(([name, reading]) => {
+    if (!CHANNEL_NAME_PATTERN.test(name)) {
+      throw invalidPoints(`points[${index}].channels has a channel name that is not ${CHANNEL_NAME_RULE}.`);
+    }
+    // Each channel is judged as the series `<machine_id>:<channel>`, itself a machine id (so it can have a baseline).
+    if (machineId.length + 1 + name.length > MAX_MACHINE_ID_LENGTH) {
+      throw invalidPoints(
+        `points[${index}].channels.${name}: '<machine_id>:<channel>' must be at most ${MAX_MACHINE_ID_LENGTH} characters (each channel is judged as that series).`,
+      );
+    }
+    if (!isReading(reading)) {
+      throw invalidPoints(`points[${index}].channels.${name} must be a finite number with |value| <= 1e100.`);
+    }
+    return { name, value: reading };
+  });
+}
+
+/**
+ * `POST /v1/telemetry`. `orgId` comes from the caller's key. Unknown fields are ignored, at the
+ * top level and in points, like the rest of the API.
+ */
+export function parseTelemetryRequest(
+  body: unknown,
+  orgId: string,
+  maxPoints: number,
+  parseTimestamp: ParseTimestamp,
+): TelemetryRequest {
+  if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');
+  const machineId = parseMachineId(body['machine_id'], "'machine_id' field");
+  const tags = parseTags(body['tags']);
+  const raw = body['points'];
+  if (!Array.isArray(raw)) throw invalidPoints(`The 'points' field is required: an array of 1 to ${maxPoints} points.`);
+  if (raw.length === 0 || raw.length > maxPoints) {
+    throw invalidPoints(`The 'points' field must have 1 to ${maxPoints} points; got ${raw.length}.`);
+  }
+  const points = new Array<TelemetryPoint>(raw.length);
+  let previousMs = Number.NEGATIVE_INFINITY;
+  for (let index = 0; index < raw.length; index++) {
+    const point: unknown = raw[index];
+    if (!isJsonObject(point)) throw invalidPoints(`points[${index}] must be an object with 'timestamp' and 'value' or 'channels'.`);
+    const timestamp = point['timestamp'];
+    const timestampMs = typeof timestamp === 'string' ? parseTimestamp(timestamp) : null;
+    if (timestampMs === null || !Number.isSafeInteger(timestampMs)) {
+      throw invalidPoints(`points[${index}].timestamp must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.`);
+    }
+    // Results are keyed by epoch milliseconds >= 0; the workers refuse earlier points.
+    if (timestampMs < 0) throw invalidPoints(`points[${index}].timestamp must be 1970-01-01T00:00:00Z or later.`);
+    if (!(timestampMs > previousMs)) {
+      throw invalidPoints(`points[${index}].timestamp must be later than the point before it (ascending, no duplicates).`);
+    }
+    previousMs = timestampMs;
+    const value = point['value'] ?? undefined;
+    const channels = point['channels'] ?? undefined;
+    if ((value === undefined) === (channels === undefined)) {
+      throw invalidPoints(`points[${index}] must have exactly one of 'value' (a number) and 'channels' (an object).`);
+    }
+    if (value !== undefined && !isReading(value)) {
+      throw invalidPoints(`points[${index}].value must be a finite number with |value| <= 1e100.`);
+    }
+    points[index] = {
+      organization: orgId,
+      machine_id: machineId,
+      timestamp: timestampMs,
+      value: value === undefined ? null : (value as number),
+      channels: channels === undefined ? null : parseChannels(channels, index, machineId),
+      tags,
+    };
+  }
+  return { machineId, points };
+}
+
+export interface ResultsQuery {
+  readonly fromMs: number | undefined;
+  readonly toMs: number | undefined;
+  readonly limit: number;
+  readonly afterTsMs: number | undefined;
+}
+
+function single(query: JsonObject, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw invalidArgument(`The '${name}' query parameter must be given once.`);
+  return value;
+}
+
+function timeBound(query: JsonObject, name: 'from' | 'to', parseTimestamp: ParseTimestamp): number | undefined {
+  const text = single(query, name);
+  if (text === undefined || text === '') return undefined;
+  const ms = parseTimestamp(text);
+  if (ms === null || !Number.isSafeInteger(ms)) {
+    throw invalidArgument(`The '${name}' query parameter must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.`);
+  }
+  // Stored results start at 1970 (epoch milliseconds >= 0), like the points they judge.
+  if (ms < 0) throw invalidArgument(`The '${name}' query parameter must be 1970-01-01T00:00:00Z or later.`);
+  return ms;
+}
+
+/** Cursor tokens: opaque to clients; inside, the version and the last row's timestamp. */
+const CURSOR_PREFIX = 'r1.';
+
+export function encodeCursor(lastTsMs: number): string {
+  return Buffer.from(`${CURSOR_PREFIX}${lastTsMs}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(token: string): number | null {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
+  const text = Buffer.from(token, 'base64url').toString('utf8');
+  const match = /^r1\.(-?\d{1,16})$/.exec(text);
+  if (!match) return null;
+  const value = Number(match[1]);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+/** `GET /v1/machines/{machine_id}/results?from=&to=&limit=&cursor=`. */
+export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp): ResultsQuery {
+  const object = isJsonObject(query) ? query : {};
+  const fromMs = timeBound(object, 'from', parseTimestamp);
+  const toMs = timeBound(object, 'to', parseTimestamp);
+  if (fromMs !== undefined && toMs !== undefined && !(fromMs < toMs)) {
+    throw invalidArgument("The 'from' query parameter must be earlier than 'to' (from is inclusive, to exclusive).");
+  }
+  const limitText = single(object, 'limit');
+  let limit = RESULTS_DEFAULT_LIMIT;
+  if (limitText !== undefined) {
+    limit = /^\d{1,6}$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!(limit >= 1 && limit <= RESULTS_MAX_LIMIT)) {
+      throw invalidArgument(`The 'limit' query parameter must be an integer from 1 to ${RESULTS_MAX_LIMIT}.`);
+    }
+  }
+  const cursorText = single(object, 'cursor');
+  let afterTsMs: number | undefined;
+  if (cursorText !== undefined) {
+    const decoded = decodeCursor(cursorText);
+    if (decoded === null) throw invalidArgument("The 'cursor' query parameter is not a cursor this API returned.");
+    afterTsMs = decoded;
+  }
+  return { fromMs, toMs, limit, afterTsMs };
+}
