@@ -1,6 +1,14 @@
 // The runner's configuration: parsed once from the command line, validated, frozen, passed in.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  DEFAULT_CONFIRM_Z,
+  ENERGY_DEFAULTS,
+  ENERGY_FITS,
+  ENERGY_SCALES,
+  type EnergyFit,
+  type EnergyScale,
+} from './energy-settings.js';
 
 export const DETECTOR_IDS = ['engine', 'zscore', 'sr', 'null'] as const;
 export type DetectorId = (typeof DETECTOR_IDS)[number];
@@ -30,6 +38,25 @@ export interface EvalConfig {
    * nothing unless --out names a file, so quick iterations never overwrite the committed figures.
    */
   readonly resultsPath: string | undefined;
+  /**
+   * The learned model's energy on NAB (opt-in: it loads onnxruntime and fine-tunes once per file,
+   * about 25 s on the shared 2-core machine): rows `energy: z>=T` per setting, the engine OR the
+   * energy, and the engine confirmed by the energy (eval/README.md, "Learned energy"). Set by
+   * --energy or any --energy-* option; one row per value of each list.
+   */
+  readonly energy: {
+    readonly enabled: boolean;
+    /** --energy-thresholds: z thresholds of the energy rows (default: the chosen one, ENERGY_DEFAULTS). */
+    readonly thresholds: readonly number[];
+    /** --energy-fit: `ridge` (fine-tuned on the prefix, default), `generic`, or both. */
+    readonly fits: readonly EnergyFit[];
+    /** --energy-scale: `mean-std` (the native API's z-scores, default), `log-robust`, or both. */
+    readonly scales: readonly EnergyScale[];
+    /** --energy-escalation: refractory exception factors (default: ENERGY_DEFAULTS.escalation). */
+    readonly escalations: readonly number[];
+    /** --energy-confirm: z an engine flag needs from the energy to be kept (default 2). */
+    readonly confirmZ: readonly number[];
+  };
   readonly help: boolean;
 }
 
@@ -40,6 +67,12 @@ export const USAGE = `Usage: npm run eval -- [options]
   --variant LIST           comma-separated engine variants (default: all)
   --sweep                  NAB precision/recall over sensitivities -> eval/sweep.json, docs/sensitivity-sweep.png
   --sensitivities LIST     sweep sensitivities (default: ${DEFAULT_SWEEP_SENSITIVITIES.join(',')})
+  --energy                 add the learned energy's NAB rows (energy alone, engine+energy, engine confirmed by energy)
+  --energy-thresholds LIST energy z thresholds, one row each (default: ${ENERGY_DEFAULTS.threshold}); implies --energy
+  --energy-fit LIST        ridge (predictor fine-tuned on the learning prefix, default), generic; implies --energy
+  --energy-scale LIST      mean-std (the native API's z-scores, default), log-robust; implies --energy
+  --energy-escalation LIST z multiple of the ongoing event's largest that fires again (default: ${ENERGY_DEFAULTS.escalation}); implies --energy
+  --energy-confirm LIST    z the energy must reach for an engine flag to be kept (default: ${DEFAULT_CONFIRM_Z}); implies --energy
   --data DIR               datasets folder (default: ../shared/datasets from the repository root)
   --out FILE               write results here (default: eval/results.json, full runs only)
   --help                   this text`;
@@ -72,6 +105,12 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
         sensitivities: { type: 'string' },
         data: { type: 'string' },
         out: { type: 'string' },
+        energy: { type: 'boolean', default: false },
+        'energy-thresholds': { type: 'string' },
+        'energy-fit': { type: 'string' },
+        'energy-confirm': { type: 'string' },
+        'energy-scale': { type: 'string' },
+        'energy-escalation': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -89,6 +128,31 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     if (!(Number.isFinite(v) && v >= 0 && v <= 100)) throw new UsageError(`--sensitivities: ${s} is not in 0..100`);
     return v;
   }) ?? [...DEFAULT_SWEEP_SENSITIVITIES];
+  const numbers = (flag: string, text: string | undefined): number[] | undefined =>
+    list(text)?.map((s) => {
+      const v = Number(s);
+      if (!Number.isFinite(v)) throw new UsageError(`${flag}: ${s} is not a number`);
+      return v;
+    });
+  const energyThresholds = numbers('--energy-thresholds', parsed['energy-thresholds']);
+  const energyConfirm = numbers('--energy-confirm', parsed['energy-confirm']);
+  const energyEscalations = list(parsed['energy-escalation'])?.map((text) => {
+    const v = Number(text);
+    if (!(v > 1)) throw new UsageError(`--energy-escalation: ${text} is not a number above 1 (Infinity: off)`);
+    return v;
+  });
+  const energyFits = list(parsed['energy-fit'])?.map((f) => oneOf(f, ENERGY_FITS, '--energy-fit'));
+  const energyScales = list(parsed['energy-scale'])?.map((f) => oneOf(f, ENERGY_SCALES, '--energy-scale'));
+  const energy = Object.freeze({
+    enabled:
+      parsed.energy === true ||
+      [energyThresholds, energyFits, energyScales, energyEscalations, energyConfirm].some((option) => option !== undefined),
+    thresholds: Object.freeze(energyThresholds ?? [ENERGY_DEFAULTS.threshold]),
+    fits: Object.freeze(energyFits ?? [ENERGY_DEFAULTS.fit]),
+    scales: Object.freeze(energyScales ?? [ENERGY_DEFAULTS.scale]),
+    escalations: Object.freeze(energyEscalations ?? [ENERGY_DEFAULTS.escalation]),
+    confirmZ: Object.freeze(energyConfirm ?? [DEFAULT_CONFIRM_Z]),
+  });
   const filtered = parsed.only !== undefined || parsed.detector !== undefined || parsed.variant !== undefined;
   const resultsPath =
     parsed.out !== undefined
@@ -105,6 +169,7 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     sweep: parsed.sweep === true,
     sweepSensitivities: Object.freeze([...sweepSensitivities].sort((a, b) => a - b)),
     resultsPath,
+    energy,
     help: parsed.help === true,
   });
 }

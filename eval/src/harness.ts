@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ANCHORS } from './anchors.js';
 import type { EvalConfig } from './config.js';
 import type { ChangePointDetector, StreamingDetector } from './detectors.js';
+import type { EnergyTracesByFit } from './energy-run.js';
 import {
   engineChangePointDetector,
   engineSourceHash,
@@ -88,17 +89,41 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
   if (config.detectors.includes('zscore')) entries.push({ id: 'zscore', name: 'rolling z-score (reference)' });
   if (config.detectors.includes('sr')) entries.push({ id: 'sr', name: 'spectral residual (reference)' });
   if (config.detectors.includes('null')) entries.push({ id: 'null', name: 'null / zero (never fires)' });
+  // Opt-in (--energy): the learned model's rows, NAB only; the model package loads only then.
+  const energyModule = config.energy.enabled ? await import('./energy-run.js') : undefined;
+  const energy = energyModule?.energyRows(config.energy) ?? [];
+  for (const row of energy) entries.push({ id: row.id, name: row.name });
+  // With energy rows, the engine's default pass runs once and serves its own row and the combined rows.
+  let engineDefault: { detector: StreamingDetector; planOf: () => unknown } | undefined;
+  const engineDefaultRun = (): { detector: StreamingDetector; planOf: () => unknown } | undefined => {
+    if (engine.kind !== 'loaded') return undefined;
+    if (engineDefault === undefined) {
+      const variant = ENGINE_VARIANTS.find((v) => v.name === 'default') as EngineVariant;
+      const detector = engineStreamingDetector(engine.api, variant, STREAM_DEFAULTS);
+      engineDefault = {
+        detector: energyModule === undefined ? detector : energyModule.memoisedDetector(detector),
+        planOf: () => detector.lastPlan(),
+      };
+    }
+    return engineDefault;
+  };
 
   const streamingFor = (entry: Entry): { detector: StreamingDetector; planOf?: () => unknown } | undefined => {
     if (entry.id.startsWith('engine:')) {
       if (engine.kind !== 'loaded') return undefined;
       const variant = variants.find((v) => `engine:${v.name}` === entry.id) as EngineVariant;
+      if (variant.name === 'default') return engineDefaultRun();
       const detector = engineStreamingDetector(engine.api, variant, STREAM_DEFAULTS);
       return { detector, planOf: () => detector.lastPlan() };
     }
     if (entry.id === 'zscore') return { detector: rollingZScore() };
     if (entry.id === 'sr') return { detector: spectralResidual() };
     if (entry.id === 'null') return { detector: nullDetector() };
+    const energyRow = energy.find((r) => r.id === entry.id);
+    if (energyRow !== undefined && energyTraces !== undefined) {
+      const detector = energyRow.detector(energyTraces, engineDefaultRun()?.detector);
+      return detector === undefined ? undefined : { detector, planOf: () => detector.lastPlan() };
+    }
     return undefined;
   };
   const changePointFor = (entry: Entry): ChangePointDetector | undefined => {
@@ -110,8 +135,12 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
   };
 
   let nabCorpus: NabCorpus | undefined;
+  let energyTraces: EnergyTracesByFit | undefined;
   if (config.benchmarks.includes('nab')) {
     nabCorpus = await loadNabCorpus(path.join(config.datasetsDir, 'nab_dev'));
+    if (energyModule !== undefined && energy.length > 0) {
+      energyTraces = await energyModule.prepareEnergy(nabCorpus, config.energy.fits, io.progress);
+    }
     for (const entry of entries) {
       const run = streamingFor(entry);
       if (run === undefined) continue;
@@ -175,6 +204,7 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
         failures: "a failed series scores 0 (TCPDBench's rule)",
       },
       variants,
+      ...(config.energy.enabled ? { energy: { ...config.energy, rows: energy.map((r) => r.settings) } } : {}),
       reference: { zscore: ROLLING_ZSCORE_DEFAULTS, spectralResidual: SPECTRAL_RESIDUAL_DEFAULTS },
     },
     nab:
