@@ -1,0 +1,54 @@
+// startTelemetry in a real child process: the SDK starts only when an OTEL_* variable asks for it,
+// names the service, and shutdownTelemetry exports what was buffered.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+// Starts telemetry as an app would, opens and ends one span through the API only, then shuts down.
+const SCRIPT = `
+import { trace } from '@opentelemetry/api';
+import { shutdownTelemetry, startTelemetry } from '${path.resolve(here, '../src/index.ts')}';
+startTelemetry('adp-test-app');
+startTelemetry('ignored-second-call');
+trace.getTracer('sdk-test').startActiveSpan('probe-span', (span) => span.end());
+await shutdownTelemetry();
+await shutdownTelemetry();
+console.log('exited-cleanly');
+`;
+
+async function child(env: Record<string, string>): Promise<string> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], {
+    env: { ...clean, ...env },
+    cwd: here,
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+describe('startTelemetry', () => {
+  it('exports spans with the default service name when an exporter is configured', async () => {
+    const out = await child({ OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'none' });
+    expect(out).toContain("name: 'probe-span'");
+    expect(out).toContain("'service.name': 'adp-test-app'");
+    expect(out).toContain('exited-cleanly');
+  });
+
+  it('lets OTEL_SERVICE_NAME override the default', async () => {
+    const out = await child({ OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'none', OTEL_SERVICE_NAME: 'custom-name' });
+    expect(out).toContain("'service.name': 'custom-name'");
+  });
+
+  it('starts nothing without OTEL_* settings, or with OTEL_SDK_DISABLED=true', async () => {
+    for (const env of [{}, { OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }]) {
+      const out = await child(env);
+      expect(out).not.toContain('probe-span');
+      expect(out).toContain('exited-cleanly');
+    }
+  });
+});
