@@ -10,6 +10,7 @@ COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
 COPY apps/worker/package.json apps/worker/
 COPY packages/model/package.json packages/model/
+COPY packages/observability/package.json packages/observability/
 COPY packages/store/package.json packages/store/
 COPY packages/streaming/package.json packages/streaming/
 COPY pipelines/detection/package.json pipelines/detection/
