@@ -45,7 +45,8 @@ describe('startTelemetry', () => {
   });
 
   it('starts nothing without OTEL_* settings, or with OTEL_SDK_DISABLED=true', async () => {
-    for (const env of [{}, { OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }]) {
+    const settings: Record<string, string>[] = [{}, { OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }];
+    for (const env of settings) {
       const out = await child(env);
       expect(out).not.toContain('probe-span');
       expect(out).toContain('exited-cleanly');

@@ -10,7 +10,7 @@ import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migr
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { sqlIdentifier } from './identifiers.js';
-import { emptyRegimeCounts, validateResultQuery, validateResultRows } from './result-rows.js';
+import { emptyRegimeCounts, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
 import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
 
 export interface ClickHouseResultStoreOptions {
@@ -45,25 +45,6 @@ interface ResultRecord {
   model_version: string;
   written_at_ms: number;
 }
-
-const COLUMNS = [
-  'org_id',
-  'machine_id',
-  'ts_ms',
-  'value',
-  'expected_value',
-  'upper_margin',
-  'lower_margin',
-  'is_anomaly',
-  'is_positive_anomaly',
-  'is_negative_anomaly',
-  'severity',
-  'energy',
-  'z_score',
-  'regime',
-  'model_version',
-  'written_at_ms',
-] as const;
 
 function toRecord(row: ResultRow): ResultRecord {
   return {
@@ -170,7 +151,7 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
         await client.insert({
           table,
           values: rows.map(toRecord),
-          columns: [...COLUMNS],
+          columns: [...RESULT_COLUMNS],
           format: 'JSONEachRow',
         });
       } catch (error) {
@@ -189,7 +170,7 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
       if (query.toMs !== undefined) where.push(`ts_ms < ${sqlIntegerLiteral(query.toMs, 'toMs')}`);
       if (query.afterTsMs !== undefined) where.push(`ts_ms > ${sqlIntegerLiteral(query.afterTsMs, 'afterTsMs')}`);
       const records = await select<ResultRecord>(
-        `SELECT ${COLUMNS.join(', ')} FROM ${table} FINAL WHERE ${where.join(' AND ')}
+        `SELECT ${RESULT_COLUMNS.join(', ')} FROM ${table} FINAL WHERE ${where.join(' AND ')}
          ORDER BY ts_ms LIMIT ${sqlIntegerLiteral(query.limit, 'limit')}`,
         `reading results of ${query.machineId}`,
       );

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
-import { emptyRegimeCounts, validateResultQuery, validateResultRows } from './result-rows.js';
+import { emptyRegimeCounts, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
 
 export interface DuckDbResultStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */
@@ -17,24 +17,6 @@ export interface DuckDbResultStoreOptions {
   readonly fileName?: string;
 }
 
-const COLUMNS = [
-  'org_id',
-  'machine_id',
-  'ts_ms',
-  'value',
-  'expected_value',
-  'upper_margin',
-  'lower_margin',
-  'is_anomaly',
-  'is_positive_anomaly',
-  'is_negative_anomaly',
-  'severity',
-  'energy',
-  'z_score',
-  'regime',
-  'model_version',
-  'written_at_ms',
-] as const;
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
   org_id VARCHAR NOT NULL,
@@ -117,7 +99,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
     if (closed) throw new StreamingError('STREAMING_CLOSED', 'the result store is closed');
   }
 
-  const updates = COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
+  const updates = RESULT_COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
     .map((c) => `${c} = excluded.${c}`)
     .join(', ');
 
@@ -159,14 +141,14 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
                 row.modelVersion,
                 row.writtenAtMs,
               );
-              const base = i * COLUMNS.length;
-              const params = COLUMNS.map((column, k) =>
+              const base = i * RESULT_COLUMNS.length;
+              const params = RESULT_COLUMNS.map((column, k) =>
                 column === 'ts_ms' || column === 'written_at_ms' ? `CAST($${base + k + 1} AS BIGINT)` : `$${base + k + 1}`,
               );
               return `(${params.join(', ')})`;
             });
             await connection.run(
-              `INSERT INTO results (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
+              `INSERT INTO results (${RESULT_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
                ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
                WHERE excluded.written_at_ms >= results.written_at_ms`,
               values,
@@ -196,7 +178,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
       return serial(async () => {
         try {
           const reader = await connection.runAndReadAll(
-            `SELECT ${COLUMNS.join(', ')} FROM results WHERE ${where.join(' AND ')} ORDER BY ts_ms LIMIT ${limit}`,
+            `SELECT ${RESULT_COLUMNS.join(', ')} FROM results WHERE ${where.join(' AND ')} ORDER BY ts_ms LIMIT ${limit}`,
             values,
           );
           return reader.getRowObjects().map(fromRow);

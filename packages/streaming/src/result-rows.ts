@@ -59,3 +59,23 @@ export function validateResultQuery(query: ResultQuery, maxLimit = 100_000): voi
 export function emptyRegimeCounts(): Record<ResultRow['regime'], number> {
   return { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: 0 };
 }
+
+/** The results table's columns in schema order (schemas/clickhouse/0001_results.sql; the embedded DuckDB table mirrors it). */
+export const RESULT_COLUMNS = [
+  'org_id',
+  'machine_id',
+  'ts_ms',
+  'value',
+  'expected_value',
+  'upper_margin',
+  'lower_margin',
+  'is_anomaly',
+  'is_positive_anomaly',
+  'is_negative_anomaly',
+  'severity',
+  'energy',
+  'z_score',
+  'regime',
+  'model_version',
+  'written_at_ms',
+] as const;
