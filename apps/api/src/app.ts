@@ -47,7 +47,11 @@ export interface BuildAppOptions {
    * opens here (and closes on close). Absent: that route answers 503. The caller owns the bus.
    */
   readonly bus?: Pick<Bus, 'producer'>;
-  /** Stored per-point results for GET /v1/machines/{id}/results; absent: 503. The caller owns it. */
+  /**
+   * Stored per-point results: GET /v1/machines/{id}/results reads them (absent: 503), and GET
+   * /v1/machines and GET /v1/status/{id} add each machine's telemetry summary (absent: null). The
+   * caller owns it.
+   */
   readonly results?: ResultStore;
   /**
    * Fan-out between replicas: baseline changes (every replica drops its cached predictor) and key
@@ -210,6 +214,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       model: options.model ?? loadPackagedModel,
       predictorCacheSize: config.predictorCacheSize,
       ...(options.notifier ? { notifier: options.notifier } : {}),
+      ...(options.results ? { results: options.results } : {}),
     });
     await app.register(telemetryRoutes, {
       store,

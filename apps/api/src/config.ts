@@ -83,12 +83,14 @@ export interface ApiConfig {
    */
   readonly telemetryTopic: string;
   /**
-   * `CLICKHOUSE_URL`: HTTP URL of the ClickHouse that stores per-point results, e.g.
-   * `http://127.0.0.1:8123`. Unset (default): results live in the embedded store under DATA_DIR.
+   * `CLICKHOUSE_URL`: HTTP URL of the ClickHouse that stores the per-point results and the platform
+   * store (organizations, keys, usage, baselines, machines), shared by every replica, e.g.
+   * `http://user:password@127.0.0.1:8123`. Unset (default): the platform store is the embedded
+   * DuckDB file under DATA_DIR and results are kept in memory (lost on restart).
    */
   readonly clickhouseUrl: string | undefined;
   /**
-   * `CLICKHOUSE_DATABASE`: database for the results tables; created and migrated at start.
+   * `CLICKHOUSE_DATABASE`: database of the results and store tables; created and migrated at start.
    * Default `adp`. A plain identifier (letter or underscore, then up to 62 of A-Z a-z 0-9 _).
    */
   readonly clickhouseDatabase: string;

@@ -236,6 +236,7 @@ describe('machines, status and usage', () => {
       baseline_created_at: baseline.created_at,
       num_windows: baseline.stats.num_windows,
       label: 'cooling pump',
+      telemetry: null,
     });
     expect(list.total).toBe(list.machines.length);
     expect(list.machines.find((machine) => machine.machine_id === 'never-baselined')?.baseline_created_at).toBeNull();

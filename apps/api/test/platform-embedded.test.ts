@@ -88,6 +88,23 @@ describe('embedded platform: telemetry -> worker -> results in one process', () 
     await app.store.createOrganization('org_second', 'Second organization');
     await app.store.createApiKey('org_second', describeApiKey(OTHER_KEY));
     expect((await get(app, '/v1/machines/pump-1/results', OTHER_KEY)).statusCode).toBe(404);
+
+    // The machine sent only telemetry: GET /v1/machines lists it and /v1/status answers, with the
+    // summary of its stored results.
+    const telemetry = {
+      points: POINTS,
+      anomalies: flagged,
+      first_point_at: new Date(T0).toISOString(),
+      last_point_at: new Date(T0 + (POINTS - 1) * MINUTE).toISOString(),
+      regime_counts: { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: POINTS },
+    };
+    expect((await get(app, '/v1/machines')).json()).toEqual({
+      machines: [{ machine_id: 'pump-1', baseline_created_at: null, num_windows: null, label: null, telemetry }],
+      total: 1,
+    });
+    expect((await get(app, '/v1/status/pump-1')).json()).toMatchObject({ machine_id: 'pump-1', baseline_present: false, telemetry });
+    expect((await get(app, '/v1/machines', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
+    expect((await get(app, '/v1/status/pump-1', OTHER_KEY)).statusCode).toBe(404);
   });
 
   it("tells the running worker about a baseline written through the API: later points are scored against it", async () => {

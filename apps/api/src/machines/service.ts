@@ -5,8 +5,16 @@
 // one and statistics from the other. Fine-tuning runs in the model's worker thread; the event
 // loop only waits for it. Detection never waits for a baseline write: it reads the last committed
 // baseline.
+//
+// The machine inventory (list and status) merges two sources: the platform store (baselines,
+// synchronous detections) and, where one is injected, the streaming ResultStore (machines that
+// sent telemetry, with per-machine aggregates of their stored results). A machine known only from
+// its results is listed too. If the ResultStore cannot answer, the inventory answers 503 rather
+// than a list that silently leaves those machines out.
 import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
 import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
+import type { ResultStore, StoredMachineSummary } from '@adp/streaming';
+import { AppError, ERRORS } from '../errors.js';
 import { givenEnergyStats, seriesEnergyStats } from './energy-stats.js';
 import { KeyedSerialiser } from './keyed-serialiser.js';
 import type { ModelHolder } from './model.js';
@@ -23,6 +31,27 @@ export interface BaselineServiceOptions {
    * write of the same machine; it must not reject (log instead).
    */
   readonly onChanged?: (orgId: string, machineId: string) => Promise<void>;
+  /**
+   * The streaming results, for the telemetry part of the inventory. Absent: no machine has a
+   * telemetry summary (`telemetry` null everywhere) and only the store's machines are listed.
+   */
+  readonly results?: Pick<ResultStore, 'machines'>;
+}
+
+/** One machine of the inventory: what the store knows (nulls when it knows nothing) plus its telemetry summary. */
+export interface MachineListing {
+  readonly machineId: string;
+  readonly baselineCreatedAt: Date | null;
+  readonly numWindows: number | null;
+  readonly label: string | null;
+  /** Aggregates of the machine's stored streaming results; null when it has none. */
+  readonly telemetry: StoredMachineSummary | null;
+}
+
+/** A machine's status: the store's record (null for a machine known only from its results) and its telemetry summary. */
+export interface MachineInventoryStatus {
+  readonly record: MachineStatusRecord | null;
+  readonly telemetry: StoredMachineSummary | null;
 }
 
 /** What a baseline request carries besides its data. */
@@ -108,12 +137,55 @@ export class BaselineService {
     return this.options.store.getBaseline(orgId, machineId);
   }
 
-  listMachines(orgId: string): Promise<readonly MachineSummary[]> {
-    return this.options.store.listMachines(orgId);
+  /**
+   * The store's machines and the machines with stored results, merged by id, ascending by id
+   * (code-unit order, as both stores sort). Rejects with 503 ServiceUnavailable when the results
+   * store cannot answer.
+   */
+  async listMachines(orgId: string): Promise<MachineListing[]> {
+    const [known, stored] = await Promise.all([this.options.store.listMachines(orgId), this.storedMachines(orgId)]);
+    const telemetry = new Map(stored.map((summary) => [summary.machineId, summary]));
+    const listed: MachineListing[] = known.map((machine: MachineSummary) => ({
+      machineId: machine.machineId,
+      baselineCreatedAt: machine.baselineCreatedAt,
+      numWindows: machine.numWindows,
+      label: machine.label,
+      telemetry: telemetry.get(machine.machineId) ?? null,
+    }));
+    const inStore = new Set(known.map((machine) => machine.machineId));
+    for (const summary of stored) {
+      if (inStore.has(summary.machineId)) continue;
+      listed.push({ machineId: summary.machineId, baselineCreatedAt: null, numWindows: null, label: null, telemetry: summary });
+    }
+    return listed.sort((a, b) => (a.machineId < b.machineId ? -1 : a.machineId > b.machineId ? 1 : 0));
   }
 
-  machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null> {
-    return this.options.store.machineStatus(orgId, machineId);
+  /**
+   * The store's status record and the telemetry summary of one machine; null when neither source
+   * knows it. Rejects with 503 ServiceUnavailable when the results store cannot answer.
+   */
+  async machineStatus(orgId: string, machineId: string): Promise<MachineInventoryStatus | null> {
+    const [record, stored] = await Promise.all([this.options.store.machineStatus(orgId, machineId), this.storedMachines(orgId)]);
+    const telemetry = stored.find((summary) => summary.machineId === machineId) ?? null;
+    if (record === null && telemetry === null) return null;
+    return { record, telemetry };
+  }
+
+  /** Whether the machine has stored streaming results; false when the results store cannot tell. */
+  async hasStoredResults(orgId: string, machineId: string): Promise<boolean> {
+    const stored = await this.storedMachines(orgId).catch(() => []);
+    return stored.some((summary) => summary.machineId === machineId);
+  }
+
+  /** The organization's machines with stored results (none without a results store). */
+  private async storedMachines(orgId: string): Promise<readonly StoredMachineSummary[]> {
+    const results = this.options.results;
+    if (!results) return [];
+    try {
+      return await results.machines(orgId);
+    } catch (cause) {
+      throw new AppError(ERRORS.ServiceUnavailable, 'The results store cannot be reached right now. Retry shortly.', { cause });
+    }
   }
 
   /**

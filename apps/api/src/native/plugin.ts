@@ -1,6 +1,7 @@
 // The native API: POST /v1/detect, POST|GET /v1/baseline, GET /v1/machines,
 // DELETE /v1/machines/{machine_id}, GET /v1/status/{machine_id}. README.md beside this file
-// documents the shapes and the regime rules. Errors use the app's coded shape
+// documents the shapes and the regime rules. The machine list and status also carry each
+// machine's telemetry summary from the injected ResultStore (machines/service.ts merges them). Errors use the app's coded shape
 // `{"error":{"code","message"}}` (the app-wide error handler writes it).
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -8,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
-import { BASELINE_CHANGED_CHANNEL, type Notifier } from '@adp/streaming';
+import { BASELINE_CHANGED_CHANNEL, type Notifier, type ResultStore, type StoredMachineSummary } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
@@ -45,6 +46,12 @@ export interface NativeRoutesOptions {
    * Absent: one replica, nothing to tell.
    */
   readonly notifier?: Notifier;
+  /**
+   * The streaming results: GET /v1/machines and GET /v1/status/{machine_id} add each machine's
+   * telemetry summary and list machines known only from their results. Absent: `telemetry` is
+   * null everywhere. Unreachable: those two routes answer 503. The caller owns it.
+   */
+  readonly results?: Pick<ResultStore, 'machines'>;
 }
 
 /**
@@ -90,6 +97,25 @@ const EMBEDDING_SCALE = 1e6;
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
+}
+
+/** The wire `telemetry` object of GET /v1/machines and GET /v1/status/{machine_id}. */
+function telemetryBody(summary: StoredMachineSummary | null) {
+  if (summary === null) return null;
+  const counts = summary.regimeCounts;
+  return {
+    points: summary.points,
+    anomalies: summary.anomalies,
+    first_point_at: new Date(summary.firstTsMs).toISOString(),
+    last_point_at: new Date(summary.lastTsMs).toISOString(),
+    regime_counts: {
+      HEALTHY: counts.HEALTHY,
+      ACTIVE: counts.ACTIVE,
+      TRANSITION: counts.TRANSITION,
+      SHOCK: counts.SHOCK,
+      UNKNOWN: counts.UNKNOWN,
+    },
+  };
 }
 
 export function baselineBody(record: BaselineRecord): BaselineBody {
@@ -162,6 +188,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     model: holder,
     cacheSize: options.predictorCacheSize,
     ...(notifier ? { onChanged: baselinePublisher(notifier, replicaId, fastify.log) } : {}),
+    ...(options.results ? { results: options.results } : {}),
   });
   app.addHook('onClose', async () => {
     await holder.close();
@@ -361,8 +388,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       schema: {
         tags: TAGS,
         operationId: 'listMachines',
-        summary: "The organization's machines: those with a baseline and those named in detections.",
-        response: { 200: MachinesResponse },
+        summary:
+          "The organization's machines: those with a baseline, those named in detections and those with stored streaming results, each with its telemetry summary.",
+        response: { 200: MachinesResponse, 503: NativeError },
       },
     },
     async (request) => {
@@ -373,6 +401,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
           baseline_created_at: iso(machine.baselineCreatedAt),
           num_windows: machine.numWindows,
           label: machine.label,
+          telemetry: telemetryBody(machine.telemetry),
         })),
         total: machines.length,
       };
@@ -385,7 +414,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       schema: {
         tags: TAGS,
         operationId: 'deleteMachine',
-        summary: 'Delete a machine with its baseline, fine-tuned predictor and counters; detection goes back to the generic model.',
+        summary:
+          'Delete a machine with its baseline, fine-tuned predictor and counters; detection goes back to the generic model. Stored streaming results are kept.',
         params: MachineParams,
         response: { 200: DeleteMachineResponse, ...ERROR_RESPONSES },
       },
@@ -394,7 +424,17 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       const orgId = orgOf(request);
       const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
       const result = await service.deleteMachine(orgId, machineId);
-      if (!result.deleted) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      if (!result.deleted) {
+        // Stored streaming results are not deleted through the API: say so for a machine that has
+        // only those, since GET /v1/machines lists it.
+        const onlyResults = await service.hasStoredResults(orgId, machineId);
+        throw new AppError(
+          ERRORS.MachineNotFound,
+          onlyResults
+            ? `Machine '${machineId}' has no baseline or counters to delete; its stored streaming results are kept.`
+            : `Machine '${machineId}' not found.`,
+        );
+      }
       return { machine_id: machineId, deleted: true as const, baseline_deleted: result.baselineDeleted };
     },
   );
@@ -405,7 +445,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       schema: {
         tags: TAGS,
         operationId: 'machineStatus',
-        summary: "A machine's baseline, the model its detections use, and its detection counters.",
+        summary: "A machine's baseline, the model its detections use, its detection counters and its telemetry summary.",
         params: MachineParams,
         response: { 200: MachineStatusResponse, ...ERROR_RESPONSES },
       },
@@ -413,17 +453,22 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     async (request) => {
       const orgId = orgOf(request);
       const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
-      const status = await service.machineStatus(orgId, machineId);
-      if (!status) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
-      const baseline = status.baseline;
+      const found = await service.machineStatus(orgId, machineId);
+      if (!found) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      const { record: status, telemetry } = found;
+      const baseline = status?.baseline ?? null;
       const regimeCounts = { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: 0 };
       let points = 0;
-      for (const detection of status.recentDetections) {
+      const recentDetections = status?.recentDetections ?? [];
+      for (const detection of recentDetections) {
         points += detection.points;
         for (const regime of Object.keys(regimeCounts) as (keyof typeof regimeCounts)[]) {
           regimeCounts[regime] += detection.regimeCounts[regime];
         }
       }
+      // Known only from its stored results (service returns null when neither source knows it):
+      // first sighting = its first stored point.
+      const firstSeen = status?.firstSeenAt ?? new Date(telemetry?.firstTsMs ?? 0);
       return {
         machine_id: machineId,
         baseline_present: baseline !== null,
@@ -433,12 +478,13 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         label: baseline?.label ?? null,
         model_in_use: baseline?.predictorWeights ? ('fine-tuned' as const) : ('generic' as const),
         predictor_loaded: baseline?.predictorWeights ? service.isLoaded(orgId, machineId) : false,
-        first_seen_at: status.firstSeenAt.toISOString(),
-        counters_since: status.countersSince.toISOString(),
-        detections_since: status.detectionsSince,
-        points_since: status.pointsSince,
-        last_detection_at: iso(status.lastDetectionAt),
-        recent: { detections: status.recentDetections.length, points, regime_counts: regimeCounts },
+        first_seen_at: firstSeen.toISOString(),
+        counters_since: (status?.countersSince ?? firstSeen).toISOString(),
+        detections_since: status?.detectionsSince ?? 0,
+        points_since: status?.pointsSince ?? 0,
+        last_detection_at: iso(status?.lastDetectionAt ?? null),
+        recent: { detections: recentDetections.length, points, regime_counts: regimeCounts },
+        telemetry: telemetryBody(telemetry),
       };
     },
   );

@@ -91,6 +91,29 @@ export type BaselineResponse = Static<typeof BaselineResponse>;
 export const BaselineQuery = Type.Object({ machine_id: MachineId });
 export const MachineParams = Type.Object({ machine_id: MachineId });
 
+const RegimeCounts = Type.Object(Object.fromEntries(REGIMES.map((regime) => [regime, Type.Integer({ minimum: 0 })])));
+
+/** Aggregates of a machine's stored streaming results (POST /v1/telemetry or the telemetry topic, judged by the workers). */
+const TelemetrySummary = Type.Union(
+  [
+    Type.Object(
+      {
+        points: Type.Integer({ minimum: 1, description: 'Stored result rows: each point once, however often it was replayed.' }),
+        anomalies: Type.Integer({ minimum: 0, description: 'Of those, the points judged anomalous.' }),
+        first_point_at: Type.String({ format: 'date-time', description: "Timestamp of the earliest stored point (the data's time, not arrival)." }),
+        last_point_at: Type.String({ format: 'date-time', description: 'Timestamp of the latest stored point.' }),
+        regime_counts: { ...RegimeCounts, description: 'The stored points per regime (UNKNOWN: judged without a baseline).' },
+      },
+      { description: 'Stored streaming results of this machine, summed.' },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'Aggregates of the per-point results the workers stored for this machine (GET /v1/machines/{machine_id}/results); null when it has none or the server has no results store.',
+  },
+);
+
 export const MachinesResponse = Type.Object({
   machines: Type.Array(
     Type.Object({
@@ -98,7 +121,12 @@ export const MachinesResponse = Type.Object({
       baseline_created_at: Nullable(Type.String({ format: 'date-time' })),
       num_windows: Nullable(Type.Integer()),
       label: Nullable(Type.String()),
+      telemetry: TelemetrySummary,
     }),
+    {
+      description:
+        'Ascending by machine_id: machines with a baseline, machines named in detections, and machines with stored streaming results (baseline fields null for those).',
+    },
   ),
   total: Type.Integer(),
 });
@@ -109,7 +137,6 @@ export const DeleteMachineResponse = Type.Object({
   baseline_deleted: Type.Boolean(),
 });
 
-const RegimeCounts = Type.Object(Object.fromEntries(REGIMES.map((regime) => [regime, Type.Integer({ minimum: 0 })])));
 
 export const MachineStatusResponse = Type.Object({
   machine_id: Type.String(),
@@ -122,10 +149,15 @@ export const MachineStatusResponse = Type.Object({
     description: "The predictor a detection for this machine uses now: 'fine-tuned' with a fine-tuned baseline, else 'generic'.",
   }),
   predictor_loaded: Type.Boolean({ description: 'Whether the fine-tuned predictor is in the in-memory cache.' }),
-  first_seen_at: Type.String({ format: 'date-time' }),
+  first_seen_at: Type.String({
+    format: 'date-time',
+    description:
+      'When the machine was first named (baseline or detection); for a machine known only from its stored results, the timestamp of its first stored point.',
+  }),
   counters_since: Type.String({
     format: 'date-time',
-    description: 'Start of detections_since and points_since: the current baseline, else the first sighting.',
+    description:
+      'Start of detections_since and points_since: the current baseline, else the first sighting (first_seen_at). The counters cover synchronous detections (POST /v1/detect), not telemetry.',
   }),
   detections_since: Type.Integer(),
   points_since: Type.Integer(),
@@ -138,6 +170,7 @@ export const MachineStatusResponse = Type.Object({
     },
     { description: 'The most recent detections (at most 20), summed.' },
   ),
+  telemetry: TelemetrySummary,
 });
 
 export const DetectRequest = Type.Object(

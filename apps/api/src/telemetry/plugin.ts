@@ -1,13 +1,21 @@
 // The streaming routes: POST /v1/telemetry queues a machine's points on the telemetry topic (the
 // workers judge them), GET /v1/machines/{machine_id}/results reads the stored judgements. Errors
 // use the app's coded shape `{"error":{"code","message"}}`. README.md in ../native documents both.
+//
+// Tracing: an accepted POST /v1/telemetry is a SERVER span with a PRODUCER span under it, whose
+// W3C context rides in every message's headers, so the worker's consume and insert spans join the
+// same trace. Without the OpenTelemetry SDK (apps/api/src/instrumentation.ts) these are no-ops and
+// the headers stay empty.
+import { SpanKind } from '@opentelemetry/api';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
 import type { Store } from '@adp/store';
 import {
   TOPICS,
+  inSpan,
   loadStreamingCodecs,
+  traceHeaders,
   type Bus,
   type BusProducer,
   type OutgoingMessage,
@@ -106,25 +114,45 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
       const orgId = orgOf(request);
       const parsed = parseTelemetryRequest(request.body, orgId, options.maxPoints, parseIsoTimestamp);
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Telemetry ingestion is not configured on this server.');
+      const topic = options.topic ?? TOPICS.telemetry;
       const key = `${orgId}/${parsed.machineId}`;
-      const messages: OutgoingMessage[] = parsed.points.map((point) => ({ key, value: codecs.telemetry.encode(point) }));
-      try {
-        const opened = await producerOf(bus);
-        await opened.send(options.topic ?? TOPICS.telemetry, messages);
-      } catch (cause) {
-        request.log.error({ err: cause, orgId, machineId: parsed.machineId, points: messages.length }, 'telemetry could not be queued');
-        throw new AppError(
-          ERRORS.ServiceUnavailable,
-          'The telemetry could not be queued; retry the request (points are stored once per timestamp, so a retry is safe).',
-          { cause },
-        );
-      }
-      try {
-        await store.recordUsage(orgId, TELEMETRY_ENDPOINT, messages.length);
-      } catch (cause) {
-        throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request (a retry is safe).', { cause });
-      }
-      return reply.code(202).send({ accepted: messages.length, machine_id: parsed.machineId });
+      const accepted = await inSpan(
+        'POST /v1/telemetry',
+        { 'http.request.method': 'POST', 'http.route': '/v1/telemetry', 'adp.points': parsed.points.length },
+        async () => {
+          try {
+            const opened = await producerOf(bus);
+            await inSpan(
+              `${topic} publish`,
+              { 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'messaging.batch.message_count': parsed.points.length },
+              async () => {
+                // Inside the PRODUCER span: its context is what the headers carry.
+                const headers = traceHeaders();
+                const messages: OutgoingMessage[] = parsed.points.map((point) => ({ key, value: codecs.telemetry.encode(point), headers }));
+                await opened.send(topic, messages);
+              },
+              undefined,
+              SpanKind.PRODUCER,
+            );
+          } catch (cause) {
+            request.log.error({ err: cause, orgId, machineId: parsed.machineId, points: parsed.points.length }, 'telemetry could not be queued');
+            throw new AppError(
+              ERRORS.ServiceUnavailable,
+              'The telemetry could not be queued; retry the request (points are stored once per timestamp, so a retry is safe).',
+              { cause },
+            );
+          }
+          try {
+            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, parsed.points.length);
+          } catch (cause) {
+            throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request (a retry is safe).', { cause });
+          }
+          return parsed.points.length;
+        },
+        undefined,
+        SpanKind.SERVER,
+      );
+      return reply.code(202).send({ accepted, machine_id: parsed.machineId });
     },
   );
 
