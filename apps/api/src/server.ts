@@ -3,6 +3,7 @@
 // openPlatform (./platform.ts) and are testable without it.
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/worker';
 import { loadConfig, type ApiConfig } from './config.js';
+import { shutdownTelemetry } from './instrumentation.js';
 import { ConfigError } from './errors.js';
 import { openPlatform } from './platform.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
@@ -12,8 +13,9 @@ async function main(): Promise<void> {
   let workerConfig: WorkerConfig | undefined;
   try {
     config = loadConfig(process.env);
-    // The embedded worker reads its own variables (WORKER_*, TELEMETRY_PARTITIONS, ...).
-    workerConfig = config.embeddedWorker ? loadWorkerConfig(process.env) : undefined;
+    // The worker's own variables (WORKER_*, TELEMETRY_PARTITIONS, ...): the embedded worker runs
+    // with them, and without it the API still creates the telemetry topic with TELEMETRY_PARTITIONS.
+    workerConfig = loadWorkerConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof WorkerConfigError) {
       process.stderr.write(`${err instanceof WorkerConfigError ? `Invalid configuration: ${err.message}` : err.message}\n`);
@@ -48,13 +50,20 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     deadline.unref();
-    platform.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    platform
+      .close()
+      .then(
+        () => 0,
+        (err: unknown) => {
+          app.log.error({ err }, 'shutdown failed');
+          return 1;
+        },
+      )
+      // The spans of the shutdown itself are exported before the process ends.
+      .then(async (code) => {
+        await shutdownTelemetry();
+        process.exit(code);
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
