@@ -86,7 +86,8 @@ export interface ApiConfig {
    * `CLICKHOUSE_URL`: HTTP URL of the ClickHouse that stores the per-point results and the platform
    * store (organizations, keys, usage, baselines, machines), shared by every replica, e.g.
    * `http://user:password@127.0.0.1:8123`. Unset (default): the platform store is the embedded
-   * DuckDB file under DATA_DIR and results are kept in memory (lost on restart).
+   * DuckDB file under DATA_DIR (`platform.duckdb`) and the results another one beside it
+   * (`results.duckdb`), both surviving restarts.
    */
   readonly clickhouseUrl: string | undefined;
   /**

@@ -1,6 +1,6 @@
 // Everything one API process runs besides listening: the streaming pieces (`openStreaming` picks
-// Kafka, ClickHouse and Redis where their addresses are set, the in-process bus and memory stores
-// where not), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
+// Kafka, ClickHouse and Redis where their addresses are set, the in-process bus, memory checkpoints
+// and a DuckDB results file under DATA_DIR where not), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
 // buildApp opens), the Fastify app, and with EMBEDDED_WORKER the streaming worker in this process,
 // so that POST /v1/telemetry -> worker -> GET /v1/machines/{id}/results works from `npm start`
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
@@ -81,6 +81,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     redisCheckpointPrefix: `${config.redisKeyPrefix}checkpoint:`,
     redisChannelPrefix: config.redisChannelPrefix,
     dataDir: config.dataDir,
+    // Without ClickHouse the results go to results.duckdb under DATA_DIR: they survive a restart.
+    embeddedResults: 'duckdb',
     kafkaClientId: 'adp-api',
     kafka: {
       ...(tuning?.kafkaSessionTimeoutMs !== undefined ? { sessionTimeoutMs: tuning.kafkaSessionTimeoutMs } : {}),

@@ -43,7 +43,7 @@ describe('embedded platform: telemetry -> worker -> results in one process', () 
 
   it('judges every posted point and flags the injected spike', async () => {
     const { app } = platform;
-    expect(platform.streaming.mode).toEqual({ bus: 'in-process', results: 'memory', checkpoints: 'memory', notifier: 'memory' });
+    expect(platform.streaming.mode).toEqual({ bus: 'in-process', results: 'duckdb', checkpoints: 'memory', notifier: 'memory' });
     expect(platform.worker).not.toBeNull();
 
     // Two calls, as a client streaming in chunks would send them.
@@ -105,6 +105,22 @@ describe('embedded platform: telemetry -> worker -> results in one process', () 
     expect((await get(app, '/v1/status/pump-1')).json()).toMatchObject({ machine_id: 'pump-1', baseline_present: false, telemetry });
     expect((await get(app, '/v1/machines', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
     expect((await get(app, '/v1/status/pump-1', OTHER_KEY)).statusCode).toBe(404);
+  });
+
+  it('keeps the stored results across a restart (results.duckdb under DATA_DIR)', async () => {
+    const points = Array.from({ length: 60 }, (_, index) => ({ timestamp: new Date(T0 + index * MINUTE).toISOString(), value: value(index) }));
+    expect((await post(platform.app, '/v1/telemetry', { machine_id: 'pump-3', points })).statusCode).toBe(202);
+    const stored = async (): Promise<unknown[]> => {
+      const response = await get(platform.app, '/v1/machines/pump-3/results?limit=10000');
+      return response.statusCode === 200 ? (response.json() as ResultsBody).results : [];
+    };
+    await eventually(async () => (await stored()).length === 60, 20_000);
+    const before = await stored();
+
+    await platform.close();
+    const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent' });
+    platform = await openPlatform(config, { model: constantEnergyModel(1), worker: loadWorkerConfig({}) });
+    expect(await stored()).toEqual(before);
   });
 
   it("tells the running worker about a baseline written through the API: later points are scored against it", async () => {
