@@ -1,4 +1,4 @@
-"""Synthetic training series. Synthetic only: no NAB, TCPD or other evaluation data is used.
+"""Synthetic training series (the public training rows are read by public_data.py, not here).
 
 Every series is a sum of a base shape (seasonal with one to three periods, trend, random walk,
 regime switches between operating states), optional anomalies (spikes, level shifts, variance

@@ -2,8 +2,12 @@
 our own ONNX training-step graph with onnxruntime), then exports the ONNX graphs, the generic
 weights, golden fixtures and the asset checksums.
 
+Training data: the synthetic families (data.py) plus the training portions of public data, NAB's
+probationary prefixes before any labelled window (public_data.py), read from --datasets (default
+../shared/datasets from the repository root, as the eval reads it). --synthetic-only skips them.
+
 Usage: python src/train.py --out ../../packages/model/assets --fixtures ../../packages/model/test/fixtures
-       [--scale 1.0] [--seed 20261122]
+       [--scale 1.0] [--seed 20261122] [--datasets DIR | --synthetic-only]
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import hashlib
 import json
 import os
 import struct
+import sys
 import time
 from pathlib import Path
 
@@ -20,9 +25,15 @@ import onnx
 import onnxruntime as ort
 
 import data
+import evaluate
+import fixtures
 import graphs
+import public_data
 
-MODEL_VERSION = "adp-jepa-0.1.0"
+MODEL_VERSION = "adp-jepa-0.2.0"
+# A synthetic-only export is a development build, not the shipped model: its version says so.
+SYNTHETIC_ONLY_SUFFIX = "-synthetic"
+DEFAULT_DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
 
 
 # ---------------- encoder: autoencoder in numpy ----------------
@@ -118,6 +129,13 @@ def predictor_pairs(embeddings_per_series: list[np.ndarray], rng: np.random.Gene
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def all_pairs(embeddings_per_series: list[np.ndarray]):
+    """Every (e[t-1], e[t]) pair for t >= WARMUP_POINTS (the public prefixes are short: use them all)."""
+    xs = [e[data.WARMUP_POINTS - 1:-1] for e in embeddings_per_series if len(e) > data.WARMUP_POINTS]
+    ys = [e[data.WARMUP_POINTS:] for e in embeddings_per_series if len(e) > data.WARMUP_POINTS]
+    return np.concatenate(xs), np.concatenate(ys)
+
+
 def train_predictor(x, y, xv, yv, rng, epochs, batch, lr, threads, log):
     step_sess = _session(graphs.build_train_step(), threads)
     eval_sess = _session(graphs.build_eval(), threads)
@@ -167,16 +185,6 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def energies_reference(enc_sess, pred_sess, p, series: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    e = enc_sess.run(["embedding"], {"window": data.normalised_windows(series)})[0]
-    pred = pred_sess.run(["pred"], {"x": e[:-1], **p})[0]
-    energy = np.zeros(len(series))
-    per = np.mean((pred - e[1:]) ** 2, axis=1)
-    energy[1:] = per
-    energy[: data.WARMUP_POINTS] = 0
-    return energy, e
-
-
 def weight_free_graphs() -> dict[str, onnx.ModelProto]:
     return {
         "predictor.onnx": graphs.build_predictor(),
@@ -216,10 +224,26 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--graphs-only", action="store_true", help="re-export the weight-free graphs, keep the weights")
+    ap.add_argument("--datasets", default=str(DEFAULT_DATASETS),
+                    help="folder holding nab_dev/ (default: ../shared/datasets from the repository root)")
+    ap.add_argument("--nab-encoder-repeats", type=int, default=0,
+                    help="times every window of the NAB training prefixes joins the encoder's windows (default 0)")
+    ap.add_argument("--nab-predictor-repeats", type=int, default=2,
+                    help="times every pair of the NAB training prefixes joins the predictor's pairs (default 2)")
+    ap.add_argument("--synthetic-only", action="store_true",
+                    help="train on the synthetic families alone (a development build, version suffixed -synthetic)")
     args = ap.parse_args()
     if args.graphs_only:
         rewrite_graphs_only(Path(args.out))
         return
+    # Read the public data first, so a missing folder fails before minutes of training.
+    nab: list[public_data.NabPrefix] | None = None
+    if not args.synthetic_only:
+        try:
+            nab = public_data.load_nab_prefixes(Path(args.datasets))
+        except public_data.PublicDataUnavailable as err:
+            sys.exit(f"error: {err}")
+    model_version = MODEL_VERSION + (SYNTHETIC_ONLY_SUFFIX if nab is None else "")
     started = time.time()
     log_lines: list[str] = []
 
@@ -243,6 +267,12 @@ def main() -> None:
         "predictor_pairs_per_series": 256,
         "predictor_batch": 256,
         "predictor_lr": 1e-3,
+        # Every pair of the NAB training prefixes joins the predictor's pairs twice (about a fifth of
+        # them). The encoder stays on synthetic windows: with the NAB windows added (repeats 1, about
+        # a fifth of its windows) the predictor's held-out error relative to predicting no change
+        # rose on both validation sets and the NAB eval was no better (MODEL_CARD.md).
+        "nab_encoder_repeats": args.nab_encoder_repeats,
+        "nab_predictor_repeats": args.nab_predictor_repeats,
         "threads": args.threads,
     }
     corpus = data.make_corpus(args.seed, settings["series"], settings["series_length"])
@@ -253,6 +283,15 @@ def main() -> None:
         data.normalised_windows(s)[rng.choice(len(s), settings["encoder_windows_per_series"], replace=False)]
         for s in corpus
     ])
+    nab_train = [p.values for p in nab if p.split == "train"] if nab is not None else []
+    if nab is not None and settings["nab_encoder_repeats"] > 0:
+        nab_windows = np.concatenate([data.normalised_windows(s) for s in nab_train])
+        windows = np.concatenate([windows] + [nab_windows] * settings["nab_encoder_repeats"])
+    if nab is not None:
+        log(f"public data: NAB prefixes of {len(nab_train)} training files ({sum(map(len, nab_train))} rows), "
+            f"{sum(q.split == 'validation' for q in nab)} validation files "
+            f"({sum(q.rows for q in nab if q.split == 'validation')} rows); encoder windows: {len(windows)} "
+            f"(NAB x {settings['nab_encoder_repeats']})")
     enc = train_encoder(windows, rng, settings["encoder_epochs"], settings["encoder_batch"], settings["encoder_lr"], log)
 
     out = Path(args.out)
@@ -265,6 +304,11 @@ def main() -> None:
 
     x, y = predictor_pairs(embed(corpus), rng, settings["predictor_pairs_per_series"])
     xv, yv = predictor_pairs(embed(validation), rng, settings["predictor_pairs_per_series"])
+    if nab is not None:
+        xn, yn = all_pairs(embed(nab_train))
+        x = np.concatenate([x] + [xn] * settings["nab_predictor_repeats"])
+        y = np.concatenate([y] + [yn] * settings["nab_predictor_repeats"])
+        log(f"NAB predictor pairs: {len(xn)} x {settings['nab_predictor_repeats']}")
     log(f"predictor pairs: {len(x)} training, {len(xv)} validation; identity loss {float(np.mean((xv - yv) ** 2)):.5f}")
     p, val_loss = train_predictor(
         x, y, xv, yv, rng, settings["predictor_epochs"], settings["predictor_batch"], settings["predictor_lr"], args.threads, log
@@ -277,8 +321,33 @@ def main() -> None:
     (out / "predictor_generic.bin").write_bytes(weights_bytes)
 
     names = list(ASSET_ORDER)
+    # Held-out loss over every point of the validation sets (the same rows evaluate.py uses for
+    # any earlier model), written to the manifest and the card.
+    heldout = {
+        name: evaluate.heldout_loss(enc_sess, _session(files["predictor.onnx"], args.threads), p, series)
+        for name, series in evaluate.validation_sets(
+            args.seed, settings["validation_series"], settings["series_length"], nab).items()
+    }
+    for name, r in heldout.items():
+        log(f"held-out {name}: loss {r['loss']:.5f} over {r['points']} points (identity {r['identity']:.5f})")
+    if nab is not None:
+        training_data = {
+            "synthetic": True,
+            "nab": {
+                "rule": "rows [0, min(floor(0.15 * N), 750, first row of the first labelled window)) of each file",
+                "validation_every": public_data.VALIDATION_EVERY,
+                "train_rows": sum(q.rows for q in nab if q.split == "train"),
+                "validation_rows": sum(q.rows for q in nab if q.split == "validation"),
+                "selection_sha256": public_data.selection_digest(nab),
+                "files": public_data.describe(nab),
+            },
+            "tcpd": False,
+        }
+    else:
+        training_data = {"synthetic": True, "nab": None, "tcpd": False}
+
     manifest = {
-        "modelVersion": MODEL_VERSION,
+        "modelVersion": model_version,
         "window": graphs.WINDOW,
         "embeddingDim": graphs.EMBED,
         "warmupPoints": data.WARMUP_POINTS,
@@ -286,36 +355,17 @@ def main() -> None:
             "encoder": int(sum(enc[k].size for k in enc)),
             "predictor": int(sum(p[k].size for k in p)),
         },
-        "training": {**settings, "final_validation_loss": val_loss, "seconds": round(time.time() - started, 1)},
+        "training": {**settings, "final_validation_loss": val_loss, "heldout": heldout,
+                     "seconds": round(time.time() - started, 1)},
+        "data": training_data,
         "assets": asset_entries(out),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
-    # Golden fixtures: pinned windows with expected encoder and predictor outputs, and the energies
-    # of a pinned series (so the TypeScript windowing and normalisation are checked too).
-    fixtures = Path(args.fixtures)
-    fixtures.mkdir(parents=True, exist_ok=True)
+    # Golden fixtures (pinned inputs, expected outputs) from the in-memory model; src/fixtures.py
+    # writes the same from the exported files.
     pred_sess = _session(files["predictor.onnx"], args.threads)
-    t = np.arange(160)
-    series = 50 + 5 * np.sin(2 * np.pi * t / 24) + 0.3 * np.cos(t * 1.7)
-    series[120] += 30
-    series[140:] += 8
-    energy, emb = energies_reference(enc_sess, pred_sess, p, series)
-    win = data.normalised_windows(series)[[10, 80, 120]]
-    enc_out = enc_sess.run(["embedding"], {"window": win})[0]
-    pred_out = pred_sess.run(["pred"], {"x": enc_out, **p})[0]
-    center, scale = data.robust_normalisation(series)
-    golden = {
-        "modelVersion": MODEL_VERSION,
-        "note": "Generated by pipelines/model-training/src/train.py; regenerate with the model.",
-        "windows": [[float(f"{v:.7g}") for v in row] for row in win],
-        "embeddings": [[round(float(v), 6) for v in row] for row in enc_out],
-        "predictions": [[round(float(v), 6) for v in row] for row in pred_out],
-        "series": [round(float(v), 9) for v in series],
-        "normalisation": {"center": center, "scale": scale},
-        "energies": [float(f"{v:.7g}") for v in energy],
-    }
-    (fixtures / "golden.json").write_text(json.dumps(golden) + "\n")
+    fixtures.write(Path(args.fixtures), fixtures.golden(enc_sess, pred_sess, p, model_version))
     (out / "training-log.txt").write_text("\n".join(log_lines) + "\n")
     log(f"done in {time.time() - started:.1f}s; wrote {', '.join(names)} to {out}")
 
