@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectEntireSeries, detectStream, type SeriesInput } from '@adp/detection';
+import { detectEntireSeries, detectStream, judgeStream, type SeriesInput } from '@adp/detection';
 import { createModelRuntime } from '@adp/model';
 import { FINETUNE_CASE_LABELS, timeFineTune } from '../packages/model/bench/cases.js';
 import { keepAliveAgent, postJson, type HttpResponse, type HttpTarget } from './http.js';
@@ -497,6 +497,29 @@ function engineRows(batch: BenchSeries): Row[] {
     notes: { period: 'detected per window', usPerPoint: round((streamLatency.p50Ms * 1000) / SETTINGS.streamPoints, 1) },
     remark: 'period detected per window',
   });
+
+  // The streaming worker's incremental judge (its defaults) on the same series,
+  // one core, at the worker's default window and at the one above.
+  for (const windowPoints of [720, SETTINGS.streamWindowPoints]) {
+    const judgeOptions = { ...options, windowPoints };
+    judgeStream(streamSeries.values.slice(0, 3000), judgeOptions);
+    const runs = timeRuns(SETTINGS.streamRuns, 1, SETTINGS.streamBudgetS, () => {
+      judged = judgeStream(streamSeries.values, judgeOptions).length;
+    });
+    if (judged !== SETTINGS.streamPoints) throw new Error(`judgeStream returned ${judged} records for ${SETTINGS.streamPoints} points`);
+    const latency = summarize(runs);
+    log(`engine judgeStream, window ${windowPoints}: ${runs.length} runs, p50 ${latency.p50Ms} ms`);
+    rows.push({
+      section: 'engine',
+      name: `judgeStream (incremental), window ${windowPoints}`,
+      points: SETTINGS.streamPoints,
+      latency,
+      throughput: Math.round((SETTINGS.streamPoints * 1000) / latency.p50Ms),
+      throughputUnit: 'points/s',
+      notes: { period: 'detected per window', usPerPoint: round((latency.p50Ms * 1000) / SETTINGS.streamPoints, 1) },
+      remark: 'incremental judge (createStreamJudge defaults)',
+    });
+  }
   return rows;
 }
 

@@ -27,6 +27,8 @@ export interface EngineApi {
   detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
   suggestedWindow(period: number, n: number): number;
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
+  /** The incremental streaming judge over a series without timestamps (engine 0.5.0 on). */
+  judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
 }
 
 const REQUIRED_EXPORTS = ['detectStream', 'detectChangePointSeries', 'suggestedWindow', 'detectPeriod'] as const;
@@ -98,6 +100,13 @@ export interface StreamSettings {
    * `engine`: no period is passed, the engine detects it in each trailing window.
    */
   readonly period: 'prefix' | 'engine';
+  /**
+   * Which streaming detector judges the points: `exact` = detectStream (every point's model
+   * refitted over its window, the endpoint's semantics); `incremental` = the engine's
+   * incremental judge (judgeStream; the model refitted every `refitPoints` points, default the
+   * engine's), what the streaming worker runs. Default `exact`.
+   */
+  readonly judge?: { readonly kind: 'exact' } | { readonly kind: 'incremental'; readonly refitPoints?: number };
 }
 
 export const STREAM_DEFAULTS: StreamSettings = {
@@ -203,7 +212,17 @@ export function engineStreamingDetector(
         ...(effective.period === 'prefix' ? { period: plan.period } : {}),
         ...variant.detect,
       } as StreamOptions;
-      const records = api.detectStream(seriesInput(values), options);
+      const judge = effective.judge ?? { kind: 'exact' };
+      let records: readonly LastResult[];
+      if (judge.kind === 'incremental') {
+        if (api.judgeStream === undefined) throw new TypeError('this engine has no incremental judge (judgeStream)');
+        records = api.judgeStream(values, {
+          ...options,
+          ...(judge.refitPoints !== undefined ? { refitPoints: judge.refitPoints } : {}),
+        });
+      } else {
+        records = api.detectStream(seriesInput(values), options);
+      }
       if (records.length !== values.length) {
         throw new RangeError(`detectStream returned ${records.length} records for ${values.length} points`);
       }

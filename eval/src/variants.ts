@@ -57,6 +57,16 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     description: 'NAB streamed with the suggested window alone (4 periods + 1), even when the learning prefix is longer',
     stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },
   },
+  // The streaming worker's incremental judge (pipelines/detection/src/stream-judge.ts): the model's
+  // fitted parts refitted every 32 points and near decisions instead of for every point. NAB only.
+  // Other settings (refit every 8, 16, 64 points; period schedules) were measured with ad-hoc
+  // variants: pipelines/detection/README.md, "Incremental streaming judge".
+  {
+    name: 'incremental',
+    description:
+      "NAB judged by the engine's incremental streaming judge as the worker runs it (model refitted every 32 points and near decisions, period re-detected every half window once the window is full)",
+    stream: { judge: { kind: 'incremental' } },
+  },
   {
     name: 'cp-no-refine',
     description: "changepoints by the seed's gradient rules alone (largest first, local maximum within ±k, gradient confidence), no segmentation test",

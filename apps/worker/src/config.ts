@@ -83,7 +83,7 @@ export interface WorkerConfig extends DetectionConfig {
    */
   readonly maxSeriesInMemory: number;
   /**
-   * `WORKER_DETECTION_THREADS`: threads that run the detection engine (pure CPU, about 0.1-0.2 ms
+   * `WORKER_DETECTION_THREADS`: threads that run the detection engine (pure CPU, about 0.04 ms
    * per point); 0 runs it on the worker's own thread. Default 0. Range 0 .. 64. Worth it where
    * the worker has cores to itself; see README for measurements.
    */

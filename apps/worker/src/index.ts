@@ -23,5 +23,5 @@ export {
 } from './telemetry.js';
 export { decodeWindow, encodeWindow, emptyWindow, windowCapacity, type SeriesWindow } from './series-window.js';
 export { ENGINE_VERSION } from './version.js';
-export { judgeNewPoints, periodRecheckPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+export { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
 export { inlineDetector, startDetectorPool, DetectionThreadError, type Detector } from './detect-pool.js';

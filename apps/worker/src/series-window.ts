@@ -2,6 +2,7 @@
 // batches and checkpoints after each one, so a restarted or rebalanced worker judges the next
 // point with the same context. Pure data and its binary checkpoint format.
 import { WINDOW_POINTS } from '@adp/model';
+import type { JudgeModelState } from './stream-judge.js';
 
 export interface SeriesWindow {
   /** Oldest first; at most `capacity` points. */
@@ -13,10 +14,15 @@ export interface SeriesWindow {
   lastJudgedTsMs: number;
   /** Points this series has had since its first (not capped): where the model's warm-up ends. */
   seenPoints: number;
+  /**
+   * The incremental judge's state after the newest point (immutable; replaced after each
+   * batch), or null: the judge starts afresh on the window at the next point.
+   */
+  judge: JudgeModelState | null;
 }
 
 export function emptyWindow(): SeriesWindow {
-  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0 };
+  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null };
 }
 
 export function cloneWindow(window: SeriesWindow): SeriesWindow {
@@ -26,6 +32,7 @@ export function cloneWindow(window: SeriesWindow): SeriesWindow {
     zScores: window.zScores.slice(),
     lastJudgedTsMs: window.lastJudgedTsMs,
     seenPoints: window.seenPoints,
+    judge: window.judge,
   };
 }
 
@@ -64,15 +71,30 @@ export function appendToWindow(
   window.seenPoints += points.values.length;
 }
 
-// Checkpoint format, version 1, little-endian:
+// Checkpoint format, little-endian. Version 1:
 //   'ADW1' | n: uint32 | lastJudgedTsMs: float64 | seenPoints: float64 |
 //   n × timestamp float64 | n × value float64 | n × z-score float64 (NaN = none)
-const MAGIC = Buffer.from('ADW1', 'ascii');
+// Version 2 ('ADW2') appends the incremental judge's state (its history is the window's values):
+//   hasJudge: uint8, then when 1:
+//   windowPoints: uint32 | seen: float64 | detectedAt: float64 (NaN = none) | cachedPeriod: float64 |
+//   hasModel: uint8, then when 1:
+//   refitAt, period, origin, baseScale: float64 | profileLength: uint32
+//   (0xffffffff = no profile) | profileLength × float64
+// Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh.
+const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
+const MAGIC = Buffer.from('ADW2', 'ascii');
 const HEADER_BYTES = 4 + 4 + 8 + 8;
+const NO_PROFILE = 0xffffffff;
+
+function judgeBytes(judge: JudgeModelState | null): number {
+  if (judge === null) return 1;
+  const model = judge.model;
+  return 1 + 4 + 24 + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8);
+}
 
 export function encodeWindow(window: SeriesWindow): Buffer {
   const n = window.values.length;
-  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24);
+  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24 + judgeBytes(window.judge));
   MAGIC.copy(out, 0);
   out.writeUInt32LE(n, 4);
   out.writeDoubleLE(window.lastJudgedTsMs, 8);
@@ -84,14 +106,68 @@ export function encodeWindow(window: SeriesWindow): Buffer {
       offset += 8;
     }
   }
+  const judge = window.judge;
+  offset = out.writeUInt8(judge === null ? 0 : 1, offset);
+  if (judge === null) return out;
+  offset = out.writeUInt32LE(judge.windowPoints, offset);
+  offset = out.writeDoubleLE(judge.seen, offset);
+  offset = out.writeDoubleLE(judge.detectedAt ?? Number.NaN, offset);
+  offset = out.writeDoubleLE(judge.cachedPeriod, offset);
+  const model = judge.model;
+  offset = out.writeUInt8(model === null ? 0 : 1, offset);
+  if (model === null) return out;
+  for (const x of [model.refitAt, model.period, model.origin, model.baseScale]) offset = out.writeDoubleLE(x, offset);
+  offset = out.writeUInt32LE(model.profile === null ? NO_PROFILE : model.profile.length, offset);
+  for (const x of model.profile ?? []) offset = out.writeDoubleLE(x, offset);
   return out;
 }
 
-/** The window in a checkpoint, or null when the bytes are not a version-1 checkpoint (start afresh). */
+/** The judge section at `offset` (version 2), or undefined when it is malformed. */
+function decodeJudge(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
+  if (bytes.length < offset + 1) return undefined;
+  const hasJudge = bytes.readUInt8(offset);
+  offset += 1;
+  if (hasJudge === 0) return bytes.length === offset ? null : undefined;
+  if (hasJudge !== 1 || bytes.length < offset + 4 + 24 + 1) return undefined;
+  const windowPoints = bytes.readUInt32LE(offset);
+  const seen = bytes.readDoubleLE(offset + 4);
+  const detectedAt = bytes.readDoubleLE(offset + 12);
+  const cachedPeriod = bytes.readDoubleLE(offset + 20);
+  const hasModel = bytes.readUInt8(offset + 28);
+  offset += 29;
+  if (!Number.isSafeInteger(seen) || !Number.isSafeInteger(cachedPeriod) || cachedPeriod < 0) return undefined;
+  if (!Number.isNaN(detectedAt) && !Number.isSafeInteger(detectedAt)) return undefined;
+  const base = { version: 1 as const, windowPoints, seen, detectedAt: Number.isNaN(detectedAt) ? null : detectedAt, cachedPeriod };
+  if (hasModel === 0) return bytes.length === offset ? { ...base, model: null } : undefined;
+  if (hasModel !== 1 || bytes.length < offset + 36) return undefined;
+  const refitAt = bytes.readDoubleLE(offset);
+  const period = bytes.readDoubleLE(offset + 8);
+  const origin = bytes.readDoubleLE(offset + 16);
+  const baseScale = bytes.readDoubleLE(offset + 24);
+  const profileLength = bytes.readUInt32LE(offset + 32);
+  offset += 36;
+  const count = profileLength === NO_PROFILE ? 0 : profileLength;
+  if (bytes.length !== offset + count * 8) return undefined;
+  const profile = profileLength === NO_PROFILE ? null : Array.from({ length: count }, (_, k) => bytes.readDoubleLE(offset + k * 8));
+  const numbers = [refitAt, period, origin, baseScale, ...(profile ?? [])];
+  if (!numbers.every(Number.isFinite) || !Number.isSafeInteger(refitAt) || !Number.isSafeInteger(origin)) return undefined;
+  if (!Number.isSafeInteger(period) || period < 0 || !(baseScale > 0)) return undefined;
+  return { ...base, model: { refitAt, period, profile, origin, baseScale } };
+}
+
+/**
+ * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
+ * version-1 checkpoint, or a version-2 one whose judge section is unreadable, gives the window
+ * without a judge state (fitted afresh on the window at the next point).
+ */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
-  if (bytes.length < HEADER_BYTES || !bytes.subarray(0, 4).equals(MAGIC)) return null;
+  if (bytes.length < HEADER_BYTES) return null;
+  const magic = bytes.subarray(0, 4);
+  const v2 = magic.equals(MAGIC);
+  if (!v2 && !magic.equals(MAGIC_V1)) return null;
   const n = bytes.readUInt32LE(4);
-  if (bytes.length !== HEADER_BYTES + n * 24) return null;
+  const arraysEnd = HEADER_BYTES + n * 24;
+  if (v2 ? bytes.length <= arraysEnd : bytes.length !== arraysEnd) return null;
   const lastJudgedTsMs = bytes.readDoubleLE(8);
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
@@ -106,6 +182,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const values = read(1);
   const zScores = read(2);
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
+  const judge = v2 ? (decodeJudge(bytes, arraysEnd) ?? null) : null;
   // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): keep the newest.
   const excess = Math.max(0, n - capacity);
   return {
@@ -114,5 +191,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
     zScores: zScores.slice(excess),
     lastJudgedTsMs,
     seenPoints,
+    // The judge's history is the window's newest values: valid only where the window has all of them.
+    judge: judge !== null && judge.seen === seenPoints ? judge : null,
   };
 }

@@ -1,12 +1,21 @@
 // Last-point judgement of a series' new points after its kept window. Pure (plain data in and
 // out), so it runs in the worker's thread or in a detection thread (detect-pool.ts) alike.
-import { detectStream, type LastResult, type SeriesInput } from '@adp/detection';
+//
+// The engine's incremental judge (`createStreamJudge`) carries the model's fitted parts from one
+// point to the next and refits them every few points, so a point costs a fraction of a full
+// last-point detection over the window. Its state (period schedule, seasonal profile, noise
+// scale) travels with the series' window and its checkpoint (series-window.ts); the history it
+// needs is the window's own values, so it is not stored twice.
+import { createStreamJudge, type LastResult, type StreamJudgeState } from '@adp/detection';
 
 export interface JudgeSettings {
   /** Trailing window, the judged point included. */
   readonly windowPoints: number;
   readonly maxAnomalyRatio: number;
 }
+
+/** The incremental judge's state without its history (which is the window's newest values). */
+export type JudgeModelState = Omit<StreamJudgeState, 'values'>;
 
 export interface JudgeTask {
   /** The kept values before the new ones, oldest first (the last windowPoints - 1 are used). */
@@ -15,51 +24,54 @@ export interface JudgeTask {
   /** Points of the series before newValues[0], ever. */
   readonly seenPoints: number;
   readonly sensitivity: number;
+  /** The judge's state after the context's last point; null: fit afresh on the context. */
+  readonly judge: JudgeModelState | null;
 }
 
 export interface JudgeResult {
   /** One per new value. */
   readonly detections: LastResult[];
-}
-
-/** Points between period re-detections: a tenth of the window, 1..100, as the engine's own default for a full window. */
-export function periodRecheckPoints(windowPoints: number): number {
-  return Math.max(1, Math.min(100, Math.floor(windowPoints / 10)));
-}
-
-function seriesInput(values: readonly number[]): SeriesInput {
-  return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
+  /** The judge's state after the last new value, to keep with the window. */
+  readonly judge: JudgeModelState;
 }
 
 /**
- * The engine re-detects the period every `recheck` points counted from the start of each call
- * (at the call's first judged point). The new points are cut into stretches at multiples of
- * `recheck` in the series' own history, so the re-detections happen at the same points whatever
- * the batches were: a stream cut into batches at stretch boundaries is judged exactly as one
- * uninterrupted call would judge it. A batch that starts inside a stretch detects the period
- * afresh at its first point (the engine's own rule for a new call), so there the judgement can
- * differ slightly from an uninterrupted run's; each point is still judged once per delivery.
+ * Judges the new points one by one with the incremental judge, resumed from the task's state
+ * when it belongs to this context (same window size, same point count), else started on the
+ * context (a window from an old checkpoint or another window size): then the period is detected
+ * and the model fitted at the first new point. Either way the judgements do not depend on how the
+ * stream was cut into batches, and a restarted worker resumes exactly where the checkpoint left.
  */
 export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings): JudgeResult {
-  const { newValues, seenPoints } = task;
-  const context = task.context.slice(-(settings.windowPoints - 1));
-  const series = context.concat(newValues);
-  const detections: LastResult[] = [];
-  const recheck = periodRecheckPoints(settings.windowPoints);
-  let start = 0;
-  while (start < newValues.length) {
-    const end = Math.min(newValues.length, start + recheck - ((seenPoints + start) % recheck));
-    const from = Math.max(0, context.length + start - (settings.windowPoints - 1));
-    const firstJudged = context.length + start - from;
-    const chunk = detectStream(seriesInput(series.slice(from, context.length + end)), {
-      windowPoints: settings.windowPoints,
-      sensitivity: task.sensitivity,
-      maxAnomalyRatio: settings.maxAnomalyRatio,
-      periodRecheckPoints: recheck,
-      firstJudged,
-    });
-    for (let i = firstJudged; i < chunk.length; i++) detections.push(chunk[i]!);
-    start = end;
-  }
-  return { detections };
+  const history = task.context.slice(-(settings.windowPoints - 1));
+  const resumable =
+    task.judge !== null && task.judge.seen === task.seenPoints && task.judge.windowPoints === settings.windowPoints;
+  const state: StreamJudgeState = resumable
+    ? { ...task.judge!, values: history }
+    : {
+        version: 1,
+        windowPoints: settings.windowPoints,
+        values: history,
+        seen: task.seenPoints,
+        detectedAt: null,
+        cachedPeriod: 0,
+        model: null,
+      };
+  const judge = createStreamJudge(
+    { windowPoints: settings.windowPoints, sensitivity: task.sensitivity, maxAnomalyRatio: settings.maxAnomalyRatio },
+    state,
+  );
+  const detections = task.newValues.map((value) => judge.push(value));
+  const after = judge.snapshot();
+  return {
+    detections,
+    judge: {
+      version: after.version,
+      windowPoints: after.windowPoints,
+      seen: after.seen,
+      detectedAt: after.detectedAt,
+      cachedPeriod: after.cachedPeriod,
+      model: after.model,
+    },
+  };
 }

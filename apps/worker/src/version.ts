@@ -1,5 +1,5 @@
 // The detection engine's version, for each result's `model_version` (`engine-0.3.0`, or
-// `engine-0.3.0+adp-jepa-0.1.0` when the learned model contributed). Read from the engine's
+// `engine-0.3.0+adp-jepa-0.2.0` when the learned model contributed). Read from the engine's
 // package.json, so a release of the engine cannot forget to update it here.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

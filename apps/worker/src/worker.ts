@@ -43,7 +43,7 @@ import {
 import { parseTelemetryMessage, type DeadLetterReason } from './telemetry.js';
 import { startDetectorPool } from './detect-pool.js';
 import { StoreCoalescer } from './store-coalescer.js';
-import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
 import { ENGINE_VERSION } from './version.js';
 
 /** Structured logging, as pino's Logger provides it. */
@@ -182,6 +182,8 @@ interface Judged {
   readonly newValues: number[];
   /** One per new point. */
   readonly detections: LastResult[];
+  /** The incremental judge's state after the new points (null: nothing was judged). */
+  readonly judge: JudgeModelState | null;
   energies: Float64Array | null;
   zScores: Float64Array | null;
   regimes: ResultRow['regime'][] | null;
@@ -337,6 +339,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             newValues,
             seenPoints: window.seenPoints,
             sensitivity: baseline?.sensitivity ?? config.sensitivity,
+            judge: window.judge,
           };
     return { pending, window, baseline, newTsMs, newValues, task };
   }
@@ -473,7 +476,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
     let nextResult = 0;
     const judged: Judged[] = prepared.map((p) => {
-      const result = p.task ? results[nextResult++]! : { detections: [] };
+      const result: { detections: LastResult[]; judge: JudgeModelState | null } = p.task
+        ? results[nextResult++]!
+        : { detections: [], judge: null };
       return {
         pending: p.pending,
         window: p.window,
@@ -481,6 +486,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         newTsMs: p.newTsMs,
         newValues: p.newValues,
         detections: result.detections,
+        judge: result.judge,
         energies: null,
         zScores: null,
         regimes: null,
@@ -542,6 +548,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const key = `${j.pending.orgId}/${j.pending.seriesId}`;
       const zScores = j.zScores ? Array.from(j.zScores) : new Array<number>(j.newValues.length).fill(Number.NaN);
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
+      j.window.judge = j.judge;
       updated.set(key, j.window);
       checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
     }

@@ -6,6 +6,7 @@ import {
   decodeWindow,
   emptyWindow,
   encodeWindow,
+  judgeNewPoints,
   loadWorkerConfig,
   validateTelemetryPoint,
   WorkerConfigError,
@@ -113,6 +114,80 @@ describe('window checkpoints', () => {
     expect(decodeWindow(encodeWindow(emptyWindow()), 10)).toEqual(emptyWindow());
     expect(decodeWindow(Buffer.from('nonsense'), 10)).toBeNull();
     expect(decodeWindow(bytes.subarray(0, bytes.length - 1), 10)).toBeNull();
+  });
+});
+
+describe('window checkpoints with the judge state (version 2)', () => {
+  const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
+  const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
+  series[300] = series[300]! + 30;
+
+  function judged(upTo: number) {
+    const window = emptyWindow();
+    const first = judgeNewPoints({ context: [], newValues: series.slice(0, upTo), seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    window.values.push(...series.slice(Math.max(0, upTo - 119), upTo));
+    window.timestampsMs.push(...window.values.map((_, i) => i));
+    window.zScores.push(...window.values.map(() => Number.NaN));
+    window.lastJudgedTsMs = upTo;
+    window.seenPoints = upTo;
+    window.judge = first.judge;
+    return { window, first };
+  }
+
+  it('round-trip the judge state, which resumes exactly as an uninterrupted run', () => {
+    const { window } = judged(250);
+    expect(window.judge?.model).not.toBeNull();
+    const back = decodeWindow(encodeWindow(window), 119)!;
+    expect(back.judge).toEqual(window.judge);
+    const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    const resumed = judgeNewPoints(
+      { context: back.values, newValues: series.slice(250), seenPoints: back.seenPoints, sensitivity: 95, judge: back.judge },
+      settings,
+    );
+    expect(resumed.detections).toEqual(whole.detections.slice(250));
+    expect(resumed.detections[50]!.isAnomaly).toBe(true);
+  });
+
+  it('read version-1 checkpoints (no judge state: fitted afresh) and drop a judge that does not fit the window', () => {
+    const { window } = judged(250);
+    const v2 = encodeWindow(window);
+    // A version-1 checkpoint is the version-2 one without the judge section, magic ADW1.
+    const n = window.values.length;
+    const v1 = Buffer.concat([Buffer.from('ADW1', 'ascii'), v2.subarray(4, 24 + n * 24)]);
+    const old = decodeWindow(v1, 119)!;
+    expect(old.values).toEqual(window.values);
+    expect(old.judge).toBeNull();
+    const fresh = judgeNewPoints(
+      { context: old.values, newValues: series.slice(250), seenPoints: old.seenPoints, sensitivity: 95, judge: null },
+      settings,
+    );
+    expect(fresh.detections).toHaveLength(150);
+    expect(fresh.detections[50]!.isAnomaly).toBe(true);
+    // A judge state for another point count (a checkpoint written by a different version) is ignored.
+    expect(decodeWindow(encodeWindow({ ...window, seenPoints: 251 }), 119)!.judge).toBeNull();
+    // A damaged judge section keeps the window, without the judge.
+    const damaged = Buffer.concat([v2, Buffer.from([1])]);
+    expect(decodeWindow(damaged, 119)!.judge).toBeNull();
+  });
+
+  it('judge the same whatever the batches were', () => {
+    const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    let context: number[] = [];
+    let judge = null;
+    const pieces = [];
+    for (const [from, to] of [
+      [0, 7],
+      [7, 100],
+      [100, 101],
+      [101, 333],
+      [333, 400],
+    ] as const) {
+      const result = judgeNewPoints({ context, newValues: series.slice(from, to), seenPoints: from, sensitivity: 95, judge }, settings);
+      pieces.push(...result.detections);
+      context = series.slice(Math.max(0, to - 119), to);
+      judge = result.judge;
+    }
+    expect(pieces).toEqual(whole.detections);
   });
 });
 

@@ -25,6 +25,16 @@ export {
   type StreamOptions,
 } from './last.js';
 export {
+  createStreamJudge,
+  DEFAULT_FULL_PERIOD_RECHECK_SHARE,
+  DEFAULT_REFIT_POINTS,
+  judgeStream,
+  type StreamJudge,
+  type StreamJudgeModel,
+  type StreamJudgeOptions,
+  type StreamJudgeState,
+} from './stream-judge.js';
+export {
   DEFAULT_STABLE_TREND_WINDOW,
   defaultChangePointThreshold,
   detectChangePointSeries,

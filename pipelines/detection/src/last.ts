@@ -24,7 +24,7 @@ import type { DetectOptions, Granularity, LastResult, SeriesInput } from './type
 export const LAST_POINT_MIN_CYCLES = 2;
 
 /** Fewest full cycles a data-driven period needs under these options (component switch). */
-function minCyclesOf(opts: DetectOptions): number {
+export function minCyclesOf(opts: DetectOptions): number {
   return opts.components?.twoCyclePeriod === false ? 3 : LAST_POINT_MIN_CYCLES;
 }
 
@@ -37,7 +37,7 @@ export const MAX_PERIOD_RECHECK_POINTS = 100;
  * Newest points the forecast's Theil–Sen line runs through: two trend windows' worth, enough to
  * average the noise down, recent enough to follow the current level.
  */
-const FORECAST_POINTS = 31;
+export const FORECAST_POINTS = 31;
 
 /** What a forecast of the next point says. */
 interface Forecast {
@@ -115,7 +115,7 @@ function forecastNext(
 }
 
 /** Points before each recent point its one-step level is the median of. */
-const ERROR_LEVEL_POINTS = 16;
+export const ERROR_LEVEL_POINTS = 16;
 
 /**
  * The history deseasonalised and tilted by the forecast line's slope: u[j] = value − seasonal −
@@ -182,7 +182,7 @@ function meanLevelErrors(u: Float64Array, imputed: Uint8Array): Float64Array {
 }
 
 /** Replaces one occurrence of `out` by `incoming` in an ascending array, keeping it ascending. */
-function slideSorted(sorted: number[], out: number, incoming: number): void {
+export function slideSorted(sorted: number[], out: number, incoming: number): void {
   let at = sorted.indexOf(out);
   if (at < 0) at = 0;
   while (at > 0 && sorted[at - 1]! > incoming) {
@@ -215,21 +215,21 @@ export function lastPointMultiplier(sensitivity: number): number {
  * scale under this share of the seasonal forecast's. Chosen on NAB's dev split (ratio 1, 0.9, 0.8, 0.7,
  * 0.6, 0.5: standard 54.4, 56.7, 58.5, 58.5, 58.2, 58.2; without the check 56.3): a plateau.
  */
-const SEASONAL_SCALE_RATIO = 0.7;
+export const SEASONAL_SCALE_RATIO = 0.7;
 
 /** Newest one-step errors whose spread calibrates the noise scale. */
-const CALIBRATION_POINTS = 100;
+export const CALIBRATION_POINTS = 100;
 /**
  * Band half-width, in noise scales, beyond which a recent one-step error means that an event is
  * under way (z at the service's default sensitivity, 95).
  */
-const REFRACTORY_Z = lastPointMultiplier(95);
+export const REFRACTORY_Z = lastPointMultiplier(95);
 /**
  * A deviation this many times the largest error of the event under way is a new event and is
  * flagged despite the refractory rule (NAB dev split: 10 and 20 score 52.9 standard, 8 and 40
  * 52.0 and 52.1, never 51.0).
  */
-const NEW_EVENT_FACTOR = 20;
+export const NEW_EVENT_FACTOR = 20;
 /** Share of the window that the refractory stretch spans. */
 const REFRACTORY_SHARE = 1 / 6;
 
@@ -246,7 +246,7 @@ const SUSTAINED_POINTS = 30;
  * raises an alarm. Chosen on NAB's dev split among 4.5, 5 and 6 (standard 54.4, 56.3, 54.3;
  * without the alarm 53.7): a narrow optimum, README "Last-point detection".
  */
-const SUSTAINED_Z = 5;
+export const SUSTAINED_Z = 5;
 /**
  * Fewest one-step errors the sustained-error alarm needs: six stretches of SUSTAINED_POINTS, so
  * that the reference holds a few independent means (with fewer, stationary noise fired it while
@@ -262,7 +262,7 @@ const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
  * before the newest one begins, so it never contains the errors it judges. Both NaN when there
  * are fewer than SUSTAINED_MIN_ERRORS errors or the reference has no spread.
  */
-function sustainedScores(errors: Float64Array): { now: number; before: number } {
+export function sustainedScores(errors: Float64Array): { now: number; before: number } {
   const m = errors.length;
   const L = SUSTAINED_POINTS;
   if (m < SUSTAINED_MIN_ERRORS) return { now: Number.NaN, before: Number.NaN };
@@ -304,7 +304,7 @@ function calibratedScale(errors: Float64Array, floor: number): number {
   return robustScale(errors.subarray(errors.length - count), floor);
 }
 
-function largestRecent(errors: Float64Array, points: number): number {
+export function largestRecent(errors: Float64Array, points: number): number {
   let largest = 0;
   for (let j = Math.max(0, errors.length - points); j < errors.length; j++) {
     const e = Math.abs(errors[j]!);
@@ -490,7 +490,7 @@ export function defaultStreamWindow(period: number, granularity: Granularity): n
   return period > 0 ? period * 4 + 1 : DEFAULT_WINDOW_WITHOUT_PERIOD[granularity];
 }
 
-function notJudged(value: number, period: number, length: number): LastResult {
+export function notJudged(value: number, period: number, length: number): LastResult {
   return {
     period,
     suggestedWindow: suggestedWindow(period, length),

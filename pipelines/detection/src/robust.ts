@@ -5,7 +5,7 @@
 /** Consistency constant: MAD × 1.4826 estimates the standard deviation of Gaussian noise. */
 export const MAD_TO_SIGMA = 1.4826;
 /** Mean absolute deviation × 1.2533 estimates the standard deviation of Gaussian noise. */
-const MEAN_ABS_TO_SIGMA = 1.2533;
+export const MEAN_ABS_TO_SIGMA = 1.2533;
 
 /**
  * Rearranges `a[lo..hi]` so that `a[k]` holds the value it would have if that range were sorted,
