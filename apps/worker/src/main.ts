@@ -13,6 +13,7 @@ import { openStreaming } from '@adp/streaming';
 import { pino } from 'pino';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from './config.js';
 import type { WorkerModel } from './energies.js';
+import { shutdownTelemetry } from './instrumentation.js';
 import { startWorker } from './worker.js';
 
 async function main(): Promise<void> {
@@ -91,9 +92,11 @@ async function main(): Promise<void> {
         await store.close();
         await model?.close();
         logger.info({}, 'stopped');
+        await shutdownTelemetry();
         process.exit(0);
       } catch (error) {
         logger.error({ err: error }, 'error while stopping');
+        await shutdownTelemetry();
         process.exit(1);
       }
     })();
