@@ -2,12 +2,9 @@
 // Kafka bus with traceHeaders() in the message headers; a consumer of the bus, started outside any
 // span, opens its CONSUMER span from the received headers, and an insert span under it. All one
 // trace with the right parents proves the W3C headers survive kafkajs both ways.
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import type { Context, ContextManager } from '@opentelemetry/api';
-import { core } from '@opentelemetry/sdk-node';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context, ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { installInMemoryTracing, type InMemoryTracing } from '@adp/streaming/testing';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaBus, inSpan, traceHeaders } from '@adp/streaming';
@@ -16,34 +13,6 @@ import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('kafka');
 
-/** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
-class AsyncLocalStorageContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.call(thisArg, ...args) as ReturnType<F>);
-  }
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== 'function') return target;
-    const run = (...args: unknown[]): unknown => this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
-    return run as T;
-  }
-  enable(): this {
-    return this;
-  }
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
-}
-
 function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((span) => span.name === name);
   expect(found, name).toHaveLength(1);
@@ -51,23 +20,19 @@ function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
 }
 
 describe.skipIf(!gate.run)(gateTitle('trace context through Kafka', gate), () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  let tracing: InMemoryTracing;
+  let exporter: InMemoryTracing['exporter'];
   const cleanups: Array<() => Promise<unknown>> = [];
 
   beforeAll(() => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager());
-    propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    tracing = installInMemoryTracing();
+    exporter = tracing.exporter;
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   });
   afterAll(async () => {
-    await provider.shutdown();
-    trace.disable();
-    propagation.disable();
-    context.disable();
+    await tracing.uninstall();
   });
 
   it('links HTTP -> produce -> consume -> insert across the broker', async () => {

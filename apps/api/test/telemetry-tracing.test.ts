@@ -3,48 +3,17 @@
 // the message headers, the worker's CONSUMER span started from those headers, and the insert span
 // under it, all one trace. The SDK is set up as @adp/observability does it (tracer provider, async
 // context, W3C propagator), with an in-memory exporter.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Context, ContextManager } from '@opentelemetry/api';
-import { core } from '@opentelemetry/sdk-node';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { installInMemoryTracing, type InMemoryTracing } from '@adp/streaming/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform, type Platform } from '../src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from './streaming-helpers.js';
-
-/** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
-class AsyncLocalStorageContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.call(thisArg, ...args) as ReturnType<F>);
-  }
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== 'function') return target;
-    const run = (...args: unknown[]): unknown => this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
-    return run as T;
-  }
-  enable(): this {
-    return this;
-  }
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
-}
 
 function one(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((span) => span.name === name);
@@ -53,15 +22,14 @@ function one(spans: readonly ReadableSpan[], name: string): ReadableSpan {
 }
 
 describe('tracing of POST /v1/telemetry', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  let tracing: InMemoryTracing;
+  let exporter: InMemoryTracing['exporter'];
   let dataDir: string;
   let platform: Platform;
 
   beforeAll(async () => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager());
-    propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    tracing = installInMemoryTracing();
+    exporter = tracing.exporter;
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-tracing-'));
     const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent' });
     platform = await openPlatform(config, { model: constantEnergyModel(1), worker: loadWorkerConfig({}) });
@@ -69,10 +37,7 @@ describe('tracing of POST /v1/telemetry', () => {
   afterAll(async () => {
     await platform.close();
     await rm(dataDir, { recursive: true, force: true });
-    await provider.shutdown();
-    trace.disable();
-    propagation.disable();
-    context.disable();
+    await tracing.uninstall();
   });
 
   it('links HTTP -> publish -> consume -> insert in one trace', async () => {

@@ -3,43 +3,12 @@
 // and the insert span under it must form one trace with the right parents. The SDK is set up the
 // way apps/*/src/instrumentation.ts does it (tracer provider, async context, W3C propagator), but
 // with an in-memory exporter.
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Context, ContextManager } from '@opentelemetry/api';
-import { core } from '@opentelemetry/sdk-node';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { installInMemoryTracing, type InMemoryTracing } from '../src/testing.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createInProcessBus, inSpan, traceHeaders } from '../src/index.js';
 import type { IncomingMessage, OutgoingMessage } from '../src/index.js';
-
-/** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
-class AsyncLocalStorageContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.call(thisArg, ...args) as ReturnType<F>);
-  }
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== 'function') return target;
-    const run = (...args: unknown[]): unknown => this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
-    return run as T;
-  }
-  enable(): this {
-    return this;
-  }
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
-}
 
 function byName(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((span) => span.name === name);
@@ -56,20 +25,16 @@ describe('without an SDK', () => {
 });
 
 describe('with the SDK', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  let tracing: InMemoryTracing;
+  let exporter: InMemoryTracing['exporter'];
 
   beforeAll(() => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager());
-    propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    tracing = installInMemoryTracing();
+    exporter = tracing.exporter;
   });
   afterEach(() => exporter.reset());
   afterAll(async () => {
-    await provider.shutdown();
-    trace.disable();
-    propagation.disable();
-    context.disable();
+    await tracing.uninstall();
   });
 
   it('links HTTP -> produce -> consume -> insert in one trace', async () => {
