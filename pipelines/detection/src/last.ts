@@ -239,7 +239,7 @@ export function refractoryPoints(windowPoints: number): number {
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
-const SUSTAINED_POINTS = 30;
+export const SUSTAINED_POINTS = 30;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
@@ -252,7 +252,7 @@ export const SUSTAINED_Z = 5;
  * that the reference holds a few independent means (with fewer, stationary noise fired it while
  * a stream's window was still filling).
  */
-const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
+export const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
 
 /**
  * How unusual the mean absolute one-step error of the newest SUSTAINED_POINTS errors is against

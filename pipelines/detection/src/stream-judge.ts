@@ -11,7 +11,6 @@ import {
   ERROR_LEVEL_POINTS,
   FORECAST_POINTS,
   lastPointMultiplier,
-  largestRecent,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
   minCyclesOf,
@@ -21,8 +20,9 @@ import {
   refractoryPoints,
   SEASONAL_SCALE_RATIO,
   slideSorted,
+  SUSTAINED_MIN_ERRORS,
+  SUSTAINED_POINTS,
   SUSTAINED_Z,
-  sustainedScores,
   type StreamOptions,
 } from './last.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
@@ -117,7 +117,7 @@ const K = ERROR_LEVEL_POINTS;
  * exactly as detectStream at refit intervals 8 to 64 (with detectStream's period schedule).
  */
 const NEAR_BAND_SHARE = 0.7;
-/** Likewise for the sustained-error alarm: its scores above this (the threshold is 5). */
+/** Likewise for the sustained-error alarm: its newest score above this (the threshold is 5). */
 const NEAR_SUSTAINED_Z = 0.7 * SUSTAINED_Z;
 
 export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeState): StreamJudge {
@@ -169,6 +169,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     slopesEnd = -1;
     start = 0;
     end = n;
+    resumAbs();
   }
 
   /** Recomputes des of the whole history from the model's profile. */
@@ -182,33 +183,86 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
    * The history's one-step errors for a line of slope `slope`, as forecastNext computes them:
    * tilt[j] = des − slope × slot (slot relative to the history's first point, as `tilted`);
    * `recentErrors` of the newest `errorPoints` points (the sorted window of 16 slid along) and,
-   * with `withLevels`, `meanLevelErrors` of the whole history. Returns the counts written.
+   * with `withLevels`, `meanLevelErrors` of the whole history. Sets recentCount and levelCount.
    */
-  function oneStepErrors(slope: number, errorPoints: number, withLevels: boolean): { recent: number; level: number } {
+  function oneStepErrors(slope: number, errorPoints: number, withLevels: boolean): void {
     const m = end - start;
     const from = withLevels ? 0 : Math.max(0, m - errorPoints - K);
-    for (let j = from; j < m; j++) tilt[j] = des[start + j]! - slope * j;
+    let level = 0;
+    if (withLevels && m > K) {
+      // The tilted errors and their mean-of-16 level errors in one pass (the same arithmetic).
+      let sum = 0;
+      for (let j = 0; j < K; j++) {
+        const t = des[start + j]! - slope * j;
+        tilt[j] = t;
+        sum += t;
+      }
+      for (let j = K; j < m; j++) {
+        const t = des[start + j]! - slope * j;
+        tilt[j] = t;
+        levels[level++] = t - sum / K;
+        sum += t - tilt[j - K]!;
+      }
+    } else {
+      for (let j = from; j < m; j++) tilt[j] = des[start + j]! - slope * j;
+    }
     let recent = 0;
     const first = Math.max(K, m - errorPoints);
     if (errorPoints > 0 && first < m) {
-      for (let j = 0; j < K; j++) sorted16[j] = tilt[first - K + j]!;
-      sorted16.sort((x, y) => x - y);
+      let finite = true;
+      for (let j = 0; j < K; j++) {
+        const t = tilt[first - K + j]!;
+        sorted16[j] = t;
+        if (Number.isNaN(t)) finite = false;
+      }
+      // A stable insertion sort orders numbers exactly as the stable sort by x − y; NaN, which
+      // that comparator leaves unordered, keeps the library sort.
+      if (finite) insertionSortNumbers(sorted16);
+      else sorted16.sort((x, y) => x - y);
       const half = K >> 1;
       for (let j = first; j < m; j++) {
         if (j > first) slideSorted(sorted16, tilt[j - 1 - K]!, tilt[j - 1]!);
         recents[recent++] = tilt[j]! - (sorted16[half - 1]! + sorted16[half]!) / 2;
       }
     }
-    let level = 0;
-    if (withLevels && m > K) {
-      let sum = 0;
-      for (let j = 0; j < K; j++) sum += tilt[j]!;
-      for (let j = K; j < m; j++) {
-        levels[level++] = tilt[j]! - sum / K;
-        sum += tilt[j]! - tilt[j - K]!;
-      }
+    recentCount = recent;
+    levelCount = level;
+  }
+
+  /**
+   * `sustainedScores` of levels[0, levelCount), into sustainedNow / sustainedBefore, with the
+   * same arithmetic in the same order (so the same scores) but no views or result objects.
+   */
+  function sustainedOfLevels(): void {
+    const m = levelCount;
+    const L = SUSTAINED_POINTS;
+    sustainedNow = Number.NaN;
+    sustainedBefore = Number.NaN;
+    if (m < SUSTAINED_MIN_ERRORS) return;
+    let rolling = 0;
+    for (let j = 0; j < L; j++) rolling += Math.abs(levels[j]!);
+    let sum = 0;
+    let sumSq = 0;
+    let count = 0;
+    let e = L;
+    for (; e <= m - L - 1; e++) {
+      const v = rolling / L;
+      sum += v;
+      sumSq += v * v;
+      count++;
+      rolling += Math.abs(levels[e]!) - Math.abs(levels[e - L]!);
     }
-    return { recent, level };
+    let before = Number.NEGATIVE_INFINITY;
+    for (; e < m; e++) {
+      before = Math.max(before, rolling / L);
+      rolling += Math.abs(levels[e]!) - Math.abs(levels[e - L]!);
+    }
+    const now = rolling / L;
+    const mean = sum / count;
+    const sd = Math.sqrt(Math.max(0, sumSq / count - mean * mean));
+    if (!(sd > 0)) return;
+    sustainedNow = (now - mean) / sd;
+    sustainedBefore = (before - mean) / sd;
   }
 
   function append(value: number): void {
@@ -217,7 +271,12 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     des[end] = value - seasonalOf(seen);
     end++;
     seen++;
-    if (end - start > historyCap) start += end - start - historyCap;
+    addAbs(Math.abs(value), Math.abs(value));
+    while (end - start > historyCap) {
+      const leaving = Math.abs(vals[start]!);
+      addAbs(-leaving, leaving);
+      start++;
+    }
   }
 
   const slopeCount = (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2;
@@ -312,11 +371,17 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     return Math.sqrt(1 + 1.57 / points + (spread > 0 ? (1.1 * distance * distance) / spread : 0));
   }
 
-  /** `calibratedScale` (robustScale of the newest CALIBRATION_POINTS errors) with preallocated scratch. */
-  function calibrated(errors: Float64Array, floor: number): number {
-    const count = Math.min(errors.length, CALIBRATION_POINTS);
+  /**
+   * `calibratedScale` (robustScale of the newest CALIBRATION_POINTS errors, floored at
+   * scaleFloor of the history) with preallocated scratch. The floor (a pass over the whole
+   * history) is computed only when the spread could be below it: `absSum`, a running sum of the
+   * history's |values|, bounds it from above with room for its rounding drift.
+   */
+  function calibrated(errorCount: number): number {
+    const errors = recents;
+    const count = Math.min(errorCount, CALIBRATION_POINTS);
     if (count === 0) return 0;
-    const from = errors.length - count;
+    const from = errorCount - count;
     for (let j = 0; j < count; j++) scaleScratch[j] = errors[from + j]!;
     const center = medianInPlace(scaleScratch, 0, count - 1);
     let meanAbs = 0;
@@ -326,8 +391,43 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       meanAbs += d;
     }
     const mad = medianInPlace(scaleScratch, 0, count - 1);
-    if (mad > 0) return Math.max(mad * MAD_TO_SIGMA, floor);
-    return Math.max((meanAbs / count) * MEAN_ABS_TO_SIGMA, floor);
+    const spread = mad > 0 ? mad * MAD_TO_SIGMA : (meanAbs / count) * MEAN_ABS_TO_SIGMA;
+    return Math.max(spread, spread > floorBound() ? 0 : scaleFloor(vals.subarray(start, end)));
+  }
+
+  /** `largestRecent` of recents[0, recentCount), without a view. */
+  function largestOfRecents(points: number): number {
+    let largest = 0;
+    for (let j = Math.max(0, recentCount - points); j < recentCount; j++) {
+      const e = Math.abs(recents[j]!);
+      if (e > largest) largest = e;
+    }
+    return largest;
+  }
+
+  /** Exceeds scaleFloor(history) for sure; NaN (compared false: compute it) when in doubt. */
+  function floorBound(): number {
+    const m = end - start;
+    if (m === 0) return Number.NaN;
+    // (1 + 1e-9) covers scaleFloor's own rounding of its sum (m × 2^-53 relative at most).
+    const magnitude = ((absSum + absSumError) * (1 + 1e-9)) / m;
+    return Math.max(magnitude * 1e-6, 1e-12);
+  }
+
+  /** Running Σ|value| of the history, with a bound on its rounding error since the last exact sum. */
+  let absSum = 0;
+  let absSumError = 0;
+  function resumAbs(): void {
+    let total = 0;
+    for (let b = start; b < end; b++) total += Math.abs(vals[b]!);
+    absSum = total;
+    // An exact pass is itself off by at most m ulps of its partial sums.
+    absSumError = (end - start) * 2.3e-16 * total;
+  }
+  function addAbs(delta: number, magnitude: number): void {
+    absSum += delta;
+    // Each addition rounds by at most half an ulp of its result; 2.3e-16 > 2^-53 with room.
+    absSumError += 2.3e-16 * (Math.abs(absSum) + magnitude);
   }
 
   /** Refits the model on the history before point `index` with `period` (detected or given). */
@@ -374,6 +474,13 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     rederive();
   }
 
+  /** Written by oneStepErrors: counts in `recents` and `levels`. */
+  let recentCount = 0;
+  let levelCount = 0;
+  /** Written by sustainedOfLevels. */
+  let sustainedNow = Number.NaN;
+  let sustainedBefore = Number.NaN;
+
   /** Set by `judge`: its verdict lies close enough to a decision boundary to be refitted for. */
   let nearDecision = false;
 
@@ -385,26 +492,27 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const expected = l.intercept + l.slope * m + seasonalOf(index);
     let scale = fitted.baseScale * l.inflation;
     const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, refractory ? refractoryPoints(length) : 0);
-    const counts = oneStepErrors(l.slope, errorPoints, sustained);
-    const errors = recents.subarray(0, counts.recent);
-    if (calibrate) scale = Math.max(scale, calibrated(errors, scaleFloor(vals.subarray(start, end))));
+    oneStepErrors(l.slope, errorPoints, sustained);
+    if (calibrate) scale = Math.max(scale, calibrated(recentCount));
     const margin = multiplier * scale;
-    const largest = refractory ? largestRecent(errors, refractoryPoints(length)) : 0;
+    const largest = refractory ? largestOfRecents(refractoryPoints(length)) : 0;
     const deviation = value - expected;
     const ongoing = largest > REFRACTORY_Z * scale && !(Math.abs(deviation) > NEW_EVENT_FACTOR * largest);
     const outside = !ongoing && Math.abs(deviation) > margin && deviation !== 0;
     let drift = 0;
     // The sustained scores are needed for the verdict only on this condition; for the
     // near-decision test (below) whenever the alarm could fire with a fresher model.
-    const z = sustained && deviation !== 0 ? sustainedScores(levels.subarray(0, counts.level)) : null;
-    if (z !== null && !outside && !(largest > REFRACTORY_Z * scale)) {
-      if (z.now > SUSTAINED_Z && !(z.before > SUSTAINED_Z)) drift = z.now;
+    const scored = sustained && deviation !== 0;
+    if (scored) sustainedOfLevels();
+    if (scored && !outside && !(largest > REFRACTORY_Z * scale)) {
+      if (sustainedNow > SUSTAINED_Z && !(sustainedBefore > SUSTAINED_Z)) drift = sustainedNow;
     }
-    // Close to a decision: the point is near or beyond its band, or the errors' mean is near the
-    // sustained alarm's threshold. A model fitted on this point's own history could decide
-    // otherwise, so the caller refits and judges again (exactly as detectStream would).
-    nearDecision =
-      Math.abs(deviation) > NEAR_BAND_SHARE * margin || (z !== null && (z.now > NEAR_SUSTAINED_Z || z.before > NEAR_SUSTAINED_Z));
+    // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
+    // near the sustained alarm's threshold. A model fitted on this point's own history could
+    // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
+    // The alarm needs `now` above the threshold, so a high `before` alone cannot make it fire
+    // and is no reason to refit.
+    nearDecision = Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && sustainedNow > NEAR_SUSTAINED_Z);
     const isAnomaly = outside || drift > 0;
     return {
       period: fitted.period,
@@ -462,6 +570,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     seen = state.seen;
     detectedAt = state.detectedAt ?? Number.NEGATIVE_INFINITY;
     cachedPeriod = state.cachedPeriod;
+    resumAbs();
     // A model fitted for another window is refitted at the next point.
     if (state.model !== null && state.windowPoints === window && keep.length === state.values.length) {
       const s = state.model;
@@ -510,6 +619,19 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
 /** Sorts a[0..n) ascending in place (n is small: the 30 slopes that enter or leave the line). */
 function insertionSort(a: Float64Array, n: number): void {
   for (let i = 1; i < n; i++) {
+    const x = a[i]!;
+    let j = i - 1;
+    while (j >= 0 && a[j]! > x) {
+      a[j + 1] = a[j]!;
+      j--;
+    }
+    a[j + 1] = x;
+  }
+}
+
+/** Sorts a ascending in place, stably (n is small: the 16 errors of a level). */
+function insertionSortNumbers(a: number[]): void {
+  for (let i = 1; i < a.length; i++) {
     const x = a[i]!;
     let j = i - 1;
     while (j >= 0 && a[j]! > x) {

@@ -55,6 +55,20 @@ describe('createStreamJudge', () => {
     );
   });
 
+  it('equals detectStream exactly on near-constant values far from zero, and after they drop by 15 orders', () => {
+    // Spreads near scaleFloor (a millionth of the mean |value|): the judge's calibration computes
+    // that floor only when its running sum of |values| says the spread could be below it, and
+    // the sum must follow a drop of 15 orders. (Refitted every point, the model's own scale
+    // carries the same floor, so this guards the regime rather than the bound by itself.)
+    const values = Array.from({ length: 900 }, (_, i) => (i < 450 ? 1e12 + (i % 3) * 1e4 : 1e-3 * (i % 5)));
+    values[300] = 1e12 + 1e8;
+    values[700] = 1;
+    const opts = { ...DEFAULTS, windowPoints: 200 };
+    expect(judgeStream(values, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null })).toEqual(
+      detectStream(plainInput(values), opts),
+    );
+  });
+
   it('flags what detectStream flags at the defaults', () => {
     for (const { name, period, seed } of SERIES) {
       const { values, events } = eventful(2400, seed, period);
