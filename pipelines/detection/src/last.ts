@@ -239,7 +239,7 @@ export function refractoryPoints(windowPoints: number): number {
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
-export const SUSTAINED_POINTS = 30;
+const SUSTAINED_POINTS = 30;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
@@ -252,7 +252,7 @@ export const SUSTAINED_Z = 5;
  * that the reference holds a few independent means (with fewer, stationary noise fired it while
  * a stream's window was still filling).
  */
-export const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
+const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
 
 /**
  * How unusual the mean absolute one-step error of the newest SUSTAINED_POINTS errors is against
@@ -262,10 +262,24 @@ export const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
  * before the newest one begins, so it never contains the errors it judges. Both NaN when there
  * are fewer than SUSTAINED_MIN_ERRORS errors or the reference has no spread.
  */
-export function sustainedScores(errors: Float64Array): { now: number; before: number } {
-  const m = errors.length;
+export interface SustainedScores {
+  now: number;
+  before: number;
+}
+
+export function sustainedScores(errors: Float64Array): SustainedScores {
+  return sustainedScoresInto(errors, errors.length, { now: Number.NaN, before: Number.NaN });
+}
+
+/**
+ * `sustainedScores` of errors[0, m), written into `out` and returned: the streaming judge keeps
+ * its errors in a longer buffer and calls this for every point without allocating.
+ */
+export function sustainedScoresInto(errors: Float64Array, m: number, out: SustainedScores): SustainedScores {
   const L = SUSTAINED_POINTS;
-  if (m < SUSTAINED_MIN_ERRORS) return { now: Number.NaN, before: Number.NaN };
+  out.now = Number.NaN;
+  out.before = Number.NaN;
+  if (m < SUSTAINED_MIN_ERRORS) return out;
   // Rolling sums of |error| over L points, slid along once.
   let rolling = 0;
   for (let j = 0; j < L; j++) rolling += Math.abs(errors[j]!);
@@ -293,8 +307,10 @@ export function sustainedScores(errors: Float64Array): { now: number; before: nu
   const now = rolling / L;
   const mean = sum / count;
   const sd = Math.sqrt(Math.max(0, sumSq / count - mean * mean));
-  if (!(sd > 0)) return { now: Number.NaN, before: Number.NaN };
-  return { now: (now - mean) / sd, before: (before - mean) / sd };
+  if (!(sd > 0)) return out;
+  out.now = (now - mean) / sd;
+  out.before = (before - mean) / sd;
+  return out;
 }
 
 /** Robust spread of the newest CALIBRATION_POINTS one-step errors (0 when there are none). */

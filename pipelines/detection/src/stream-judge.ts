@@ -20,10 +20,10 @@ import {
   refractoryPoints,
   SEASONAL_SCALE_RATIO,
   slideSorted,
-  SUSTAINED_MIN_ERRORS,
-  SUSTAINED_POINTS,
   SUSTAINED_Z,
+  sustainedScoresInto,
   type StreamOptions,
+  type SustainedScores,
 } from './last.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor } from './robust.js';
@@ -227,42 +227,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     }
     recentCount = recent;
     levelCount = level;
-  }
-
-  /**
-   * `sustainedScores` of levels[0, levelCount), into sustainedNow / sustainedBefore, with the
-   * same arithmetic in the same order (so the same scores) but no views or result objects.
-   */
-  function sustainedOfLevels(): void {
-    const m = levelCount;
-    const L = SUSTAINED_POINTS;
-    sustainedNow = Number.NaN;
-    sustainedBefore = Number.NaN;
-    if (m < SUSTAINED_MIN_ERRORS) return;
-    let rolling = 0;
-    for (let j = 0; j < L; j++) rolling += Math.abs(levels[j]!);
-    let sum = 0;
-    let sumSq = 0;
-    let count = 0;
-    let e = L;
-    for (; e <= m - L - 1; e++) {
-      const v = rolling / L;
-      sum += v;
-      sumSq += v * v;
-      count++;
-      rolling += Math.abs(levels[e]!) - Math.abs(levels[e - L]!);
-    }
-    let before = Number.NEGATIVE_INFINITY;
-    for (; e < m; e++) {
-      before = Math.max(before, rolling / L);
-      rolling += Math.abs(levels[e]!) - Math.abs(levels[e - L]!);
-    }
-    const now = rolling / L;
-    const mean = sum / count;
-    const sd = Math.sqrt(Math.max(0, sumSq / count - mean * mean));
-    if (!(sd > 0)) return;
-    sustainedNow = (now - mean) / sd;
-    sustainedBefore = (before - mean) / sd;
   }
 
   function append(value: number): void {
@@ -477,9 +441,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   /** Written by oneStepErrors: counts in `recents` and `levels`. */
   let recentCount = 0;
   let levelCount = 0;
-  /** Written by sustainedOfLevels. */
-  let sustainedNow = Number.NaN;
-  let sustainedBefore = Number.NaN;
+  /** The sustained-error scores of levels[0, levelCount), rewritten for each scored point. */
+  const scores: SustainedScores = { now: Number.NaN, before: Number.NaN };
 
   /** Set by `judge`: its verdict lies close enough to a decision boundary to be refitted for. */
   let nearDecision = false;
@@ -503,16 +466,16 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // The sustained scores are needed for the verdict only on this condition; for the
     // near-decision test (below) whenever the alarm could fire with a fresher model.
     const scored = sustained && deviation !== 0;
-    if (scored) sustainedOfLevels();
+    if (scored) sustainedScoresInto(levels, levelCount, scores);
     if (scored && !outside && !(largest > REFRACTORY_Z * scale)) {
-      if (sustainedNow > SUSTAINED_Z && !(sustainedBefore > SUSTAINED_Z)) drift = sustainedNow;
+      if (scores.now > SUSTAINED_Z && !(scores.before > SUSTAINED_Z)) drift = scores.now;
     }
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
     // The alarm needs `now` above the threshold, so a high `before` alone cannot make it fire
     // and is no reason to refit.
-    nearDecision = Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && sustainedNow > NEAR_SUSTAINED_Z);
+    nearDecision = Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z);
     const isAnomaly = outside || drift > 0;
     return {
       period: fitted.period,
