@@ -9,31 +9,14 @@ import {
   type ResultRow,
 } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resultRow } from '@adp/streaming/testing';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const clickhouse = await serverGate('clickhouse');
 const redis = await serverGate('redis');
 
 function row(machineId: string, tsMs: number, overrides: Partial<ResultRow> = {}): ResultRow {
-  return {
-    orgId: "org_'quoted\\",
-    machineId,
-    tsMs,
-    value: 1,
-    expectedValue: 1,
-    upperMargin: 0.5,
-    lowerMargin: 0.5,
-    isAnomaly: false,
-    isPositiveAnomaly: false,
-    isNegativeAnomaly: false,
-    severity: 0,
-    energy: null,
-    zScore: null,
-    regime: 'UNKNOWN',
-    modelVersion: 'engine-test',
-    writtenAtMs: 1,
-    ...overrides,
-  };
+  return resultRow({ orgId: "org_'quoted\\", machineId, tsMs, ...overrides });
 }
 
 describe.skipIf(!clickhouse.run)(gateTitle('ClickHouse result store', clickhouse), () => {

@@ -3,6 +3,7 @@
 // its telemetry summary (or null), organizations stay apart, and a results store that cannot
 // answer makes both routes a retriable 503 instead of a list that leaves machines out.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resultRow } from '@adp/streaming/testing';
 import type { FastifyInstance } from 'fastify';
 import { createMemoryResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
 import {
@@ -20,25 +21,7 @@ const T0 = Date.UTC(2025, 5, 1);
 const MINUTE = 60_000;
 
 function row(orgId: string, machineId: string, index: number, overrides: Partial<ResultRow> = {}): ResultRow {
-  return {
-    orgId,
-    machineId,
-    tsMs: T0 + index * MINUTE,
-    value: 50,
-    expectedValue: 50,
-    upperMargin: 2,
-    lowerMargin: 2,
-    isAnomaly: false,
-    isPositiveAnomaly: false,
-    isNegativeAnomaly: false,
-    severity: 0,
-    energy: null,
-    zScore: null,
-    regime: 'UNKNOWN',
-    modelVersion: 'engine-test',
-    writtenAtMs: T0,
-    ...overrides,
-  };
+  return resultRow({ orgId, machineId, tsMs: T0 + index * MINUTE, value: 50, expectedValue: 50, upperMargin: 2, lowerMargin: 2, writtenAtMs: T0, ...overrides });
 }
 
 /** `count` rows from `from` on; the indexes in `anomalies` are SHOCK anomalies, the rest HEALTHY or UNKNOWN. */

@@ -2,6 +2,7 @@
 // DetectionResult names, ISO timestamps), paging with opaque cursors, time bounds, coded 400s and
 // 404s, and organization isolation.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resultRow } from '@adp/streaming/testing';
 import type { FastifyInstance } from 'fastify';
 import { createMemoryResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
 import { OTHER_KEY, OTHER_ORG, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
@@ -10,25 +11,7 @@ const T0 = Date.UTC(2024, 0, 1);
 const MINUTE = 60_000;
 
 function row(orgId: string, machineId: string, index: number, overrides: Partial<ResultRow> = {}): ResultRow {
-  return {
-    orgId,
-    machineId,
-    tsMs: T0 + index * MINUTE,
-    value: 10 + index,
-    expectedValue: 10,
-    upperMargin: 2.5,
-    lowerMargin: 2.5,
-    isAnomaly: false,
-    isPositiveAnomaly: false,
-    isNegativeAnomaly: false,
-    severity: 0,
-    energy: 0.25,
-    zScore: -0.5,
-    regime: 'HEALTHY',
-    modelVersion: 'engine-test',
-    writtenAtMs: T0,
-    ...overrides,
-  };
+  return resultRow({ orgId, machineId, tsMs: T0 + index * MINUTE, value: 10 + index, expectedValue: 10, upperMargin: 2.5, lowerMargin: 2.5, energy: 0.25, zScore: -0.5, regime: 'HEALTHY', writtenAtMs: T0, ...overrides });
 }
 
 interface ResultsBody {

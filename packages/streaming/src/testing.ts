@@ -8,6 +8,7 @@ import type { Context, ContextManager } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ResultRow } from './contracts.js';
 
 /** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
 export class AsyncLocalStorageContextManager implements ContextManager {
@@ -65,5 +66,28 @@ export function installInMemoryTracing(): InMemoryTracing {
       propagation.disable();
       context.disable();
     },
+  };
+}
+
+/**
+ * A result row for tests: the point's identity, everything else a quiet default (value 1 within
+ * ±0.5, no anomaly, no energy, UNKNOWN regime), any field overridden.
+ */
+export function resultRow(fields: Pick<ResultRow, 'orgId' | 'machineId' | 'tsMs'> & Partial<ResultRow>): ResultRow {
+  return {
+    value: 1,
+    expectedValue: 1,
+    upperMargin: 0.5,
+    lowerMargin: 0.5,
+    isAnomaly: false,
+    isPositiveAnomaly: false,
+    isNegativeAnomaly: false,
+    severity: 0,
+    energy: null,
+    zScore: null,
+    regime: 'UNKNOWN',
+    modelVersion: 'engine-test',
+    writtenAtMs: 1,
+    ...fields,
   };
 }

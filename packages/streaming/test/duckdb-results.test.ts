@@ -2,28 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resultRow } from '../src/testing.js';
 import { createDuckDbResultStore, openStreaming, type ResultRow } from '../src/index.js';
 
 function row(machineId: string, tsMs: number, overrides: Partial<ResultRow> = {}): ResultRow {
-  return {
-    orgId: "org_'x",
-    machineId,
-    tsMs,
-    value: 1,
-    expectedValue: 1,
-    upperMargin: 0.5,
-    lowerMargin: 0.5,
-    isAnomaly: false,
-    isPositiveAnomaly: false,
-    isNegativeAnomaly: false,
-    severity: 0,
-    energy: null,
-    zScore: null,
-    regime: 'UNKNOWN',
-    modelVersion: 'engine-test',
-    writtenAtMs: 1,
-    ...overrides,
-  };
+  return resultRow({ orgId: "org_'x", machineId, tsMs, ...overrides });
 }
 
 const dirs: string[] = [];

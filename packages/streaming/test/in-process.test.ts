@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { resultRow } from '../src/testing.js';
 import {
   createInProcessBus,
   createMemoryCheckpointStore,
@@ -158,25 +159,7 @@ describe('createInProcessBus', () => {
 });
 
 function row(tsMs: number, overrides: Partial<ResultRow> = {}): ResultRow {
-  return {
-    orgId: 'o',
-    machineId: 'm',
-    tsMs,
-    value: 1,
-    expectedValue: 1,
-    upperMargin: 1,
-    lowerMargin: 1,
-    isAnomaly: false,
-    isPositiveAnomaly: false,
-    isNegativeAnomaly: false,
-    severity: 0,
-    energy: null,
-    zScore: null,
-    regime: 'UNKNOWN',
-    modelVersion: 'v',
-    writtenAtMs: 1,
-    ...overrides,
-  };
+  return resultRow({ orgId: 'o', machineId: 'm', tsMs, upperMargin: 1, lowerMargin: 1, modelVersion: 'v', ...overrides });
 }
 
 describe('createMemoryResultStore', () => {
