@@ -15,12 +15,9 @@ import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from '../../apps/api/test/streaming-helpers.js';
-import { gateTitle, isolatedName, serverGate, type ServerGate } from './servers.js';
+import { allServersGate, isolatedName } from './servers.js';
 
-const gates: ServerGate[] = [await serverGate('kafka'), await serverGate('clickhouse'), await serverGate('redis')];
-const [kafkaGate, clickhouseGate, redisGate] = gates as [ServerGate, ServerGate, ServerGate];
-const runnable = gates.every((gate) => gate.run);
-const skipped = gates.find((gate) => !gate.run);
+const servers = await allServersGate('API streaming on Kafka, ClickHouse and Redis');
 
 const T0 = Date.UTC(2025, 5, 1);
 const MINUTE = 60_000;
@@ -32,7 +29,7 @@ function value(index: number): number {
   return index === SPIKE_AT ? base + 60 : base;
 }
 
-describe.skipIf(!runnable)(gateTitle('API streaming on Kafka, ClickHouse and Redis', skipped ?? kafkaGate), () => {
+describe.skipIf(!servers.run)(servers.title, () => {
   let dataDir: string;
   let platform: Platform | undefined;
   let names: { topic: string; deadLetters: string; group: string; database: string; prefix: string };
@@ -46,15 +43,15 @@ describe.skipIf(!runnable)(gateTitle('API streaming on Kafka, ClickHouse and Red
     await platform?.close();
     platform = undefined;
     await rm(dataDir, { recursive: true, force: true });
-    const kafka = new Kafka({ clientId: 'adp-it', brokers: kafkaGate.address.value.split(','), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ clientId: 'adp-it', brokers: servers.urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
     await admin.deleteTopics({ topics: [names.topic, names.deadLetters], timeout: 10_000 }).catch(() => undefined);
     await admin.disconnect();
-    const clickhouse = createClickHouse({ url: clickhouseGate.address.value, log: { level: ClickHouseLogLevel.OFF } });
+    const clickhouse = createClickHouse({ url: servers.urls.clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
     await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${names.database}` });
     await clickhouse.close();
-    const redis = createRedis({ url: redisGate.address.value });
+    const redis = createRedis({ url: servers.urls.redisUrl });
     redis.on('error', () => undefined);
     await redis.connect();
     const keys = await redis.keys(`${names.prefix}*`);
@@ -67,10 +64,10 @@ describe.skipIf(!runnable)(gateTitle('API streaming on Kafka, ClickHouse and Red
       DATA_DIR: dataDir,
       BOOTSTRAP_API_KEY: API_KEY,
       LOG_LEVEL: 'silent',
-      KAFKA_BROKERS: kafkaGate.address.value,
-      CLICKHOUSE_URL: clickhouseGate.address.value,
+      KAFKA_BROKERS: servers.urls.kafkaBrokers,
+      CLICKHOUSE_URL: servers.urls.clickhouseUrl,
       CLICKHOUSE_DATABASE: names.database,
-      REDIS_URL: redisGate.address.value,
+      REDIS_URL: servers.urls.redisUrl,
       REDIS_KEY_PREFIX: names.prefix,
       REDIS_CHANNEL_PREFIX: names.prefix,
       TELEMETRY_TOPIC: names.topic,

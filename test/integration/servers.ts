@@ -102,3 +102,24 @@ export function isolatedName(prefix: string): string {
   }
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
+
+/** Kafka, ClickHouse and Redis together, for tests that need the whole scale-out stack. */
+export interface AllServersGate {
+  /** Every server is reachable. */
+  readonly run: boolean;
+  /** `title`, or with the first unreachable server's skip reason. */
+  readonly title: string;
+  readonly urls: { readonly kafkaBrokers: string; readonly clickhouseUrl: string; readonly redisUrl: string };
+}
+
+export async function allServersGate(title: string): Promise<AllServersGate> {
+  const kafka = await serverGate('kafka');
+  const clickhouse = await serverGate('clickhouse');
+  const redis = await serverGate('redis');
+  const skipped = [kafka, clickhouse, redis].find((gate) => !gate.run);
+  return {
+    run: skipped === undefined,
+    title: gateTitle(title, skipped ?? kafka),
+    urls: { kafkaBrokers: kafka.address.value, clickhouseUrl: clickhouse.address.value, redisUrl: redis.address.value },
+  };
+}

@@ -16,19 +16,10 @@ import {
   telemetryMessages,
   workerConfig,
   type IsolatedNames,
-  type ServerUrls,
 } from '../../apps/worker/test/integration-support.js';
-import { gateTitle, isolatedName, serverGate } from './servers.js';
+import { allServersGate, isolatedName } from './servers.js';
 
-const gates = await Promise.all([serverGate('kafka'), serverGate('clickhouse'), serverGate('redis')]);
-const run = gates.every((gate) => gate.run);
-const [kafkaGate, clickhouseGate, redisGate] = gates;
-const urls: ServerUrls = {
-  kafkaBrokers: kafkaGate!.address.value,
-  clickhouseUrl: clickhouseGate!.address.value,
-  redisUrl: redisGate!.address.value,
-};
-const title = gateTitle('worker pipeline', gates.find((gate) => !gate.run) ?? kafkaGate!);
+const { run, title, urls } = await allServersGate('worker pipeline');
 
 const ORG = 'org_it';
 
