@@ -329,6 +329,35 @@ export function largestRecent(errors: Float64Array, points: number): number {
   return largest;
 }
 
+/**
+ * The band and the refractory rule: is the point's deviation an alarm? `largest` is the largest
+ * one-step error of the refractory stretch (0 when the rule is off). When it is itself beyond the
+ * band of the reference sensitivity, an event is under way and was reported when it began, so
+ * the point is not reported again, unless it dwarfs that event (a new event of another order).
+ * Fixed reference, so sensitivity still acts monotonically.
+ */
+export function outsideBand(deviation: number, margin: number, scale: number, largest: number): boolean {
+  const ongoing = largest > REFRACTORY_Z * scale && !(Math.abs(deviation) > NEW_EVENT_FACTOR * largest);
+  return !ongoing && Math.abs(deviation) > margin && deviation !== 0;
+}
+
+/**
+ * The sustained-error alarm (0 = none, else the score that raised it): the errors' recent mean
+ * has just become unusual for this window (it was not over the last SUSTAINED_POINTS points, so
+ * it fires once), the band did not already report the point, and no point of the refractory
+ * stretch was itself an event (`eventUnderWay`). `scores` null = the alarm is off. Independent
+ * of the sensitivity, so higher sensitivity never flags fewer.
+ */
+export function sustainedAlarm(
+  outside: boolean,
+  eventUnderWay: boolean,
+  deviation: number,
+  scores: SustainedScores | null,
+): number {
+  if (outside || eventUnderWay || deviation === 0 || scores === null) return 0;
+  return scores.now > SUSTAINED_Z && !(scores.before > SUSTAINED_Z) ? scores.now : 0;
+}
+
 /** Judges point `last` of the context from the prepared history of points from..last-1. */
 function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelInput, opts: DetectOptions): LastResult {
   const targetSlot = ctx.slots === null ? last - from : ctx.slots[last]! - ctx.slots[from]!;
@@ -356,24 +385,12 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
     scale = Math.max(scale, calibratedScale(errors, scaleFloor(model.prepared.values)));
   }
   const margin = lastPointMultiplier(opts.sensitivity) * scale;
-  // The largest one-step error of the refractory stretch: when it is itself beyond the band of
-  // the reference sensitivity, an event is under way and was reported when it began, so the
-  // point is not reported again, unless it dwarfs that event (a new event of another order).
-  // Fixed reference, so sensitivity still acts monotonically.
   const largest = refractory ? largestRecent(errors, refractoryPoints(window)) : 0;
   const deviation = value - forecast.expected;
-  const ongoing = largest > REFRACTORY_Z * scale && !(Math.abs(deviation) > NEW_EVENT_FACTOR * largest);
-  // The cap, max(1, floor(ratio × n)), is at least 1, so it never un-flags a single point.
-  const outside = !ongoing && Math.abs(deviation) > margin && deviation !== 0;
-  // Sustained-error alarm: the errors' recent mean has just become unusual for this window (it
-  // was not over the last SUSTAINED_POINTS points, so it fires once), and no point of the
-  // refractory stretch was itself an event. Independent of the sensitivity, so higher
-  // sensitivity never flags fewer.
-  let drift = 0;
-  if (sustained && !outside && deviation !== 0 && !(largest > REFRACTORY_Z * scale)) {
-    const z = sustainedScores(forecast.levelErrors);
-    if (z.now > SUSTAINED_Z && !(z.before > SUSTAINED_Z)) drift = z.now;
-  }
+  const outside = outsideBand(deviation, margin, scale, largest);
+  const underWay = largest > REFRACTORY_Z * scale;
+  const z = sustained && !outside && !underWay && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
+  const drift = sustainedAlarm(outside, underWay, deviation, z);
   const isAnomaly = outside || drift > 0;
   return {
     period,

@@ -14,12 +14,13 @@ import {
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
   minCyclesOf,
-  NEW_EVENT_FACTOR,
   notJudged,
+  outsideBand,
   REFRACTORY_Z,
   refractoryPoints,
   SEASONAL_SCALE_RATIO,
   slideSorted,
+  sustainedAlarm,
   SUSTAINED_Z,
   sustainedScoresInto,
   type StreamOptions,
@@ -460,16 +461,13 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const margin = multiplier * scale;
     const largest = refractory ? largestOfRecents(refractoryPoints(length)) : 0;
     const deviation = value - expected;
-    const ongoing = largest > REFRACTORY_Z * scale && !(Math.abs(deviation) > NEW_EVENT_FACTOR * largest);
-    const outside = !ongoing && Math.abs(deviation) > margin && deviation !== 0;
-    let drift = 0;
-    // The sustained scores are needed for the verdict only on this condition; for the
-    // near-decision test (below) whenever the alarm could fire with a fresher model.
+    const outside = outsideBand(deviation, margin, scale, largest);
+    // The sustained scores are needed for the verdict only when the band and the refractory
+    // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
+    // fire with a fresher model.
     const scored = sustained && deviation !== 0;
     if (scored) sustainedScoresInto(levels, levelCount, scores);
-    if (scored && !outside && !(largest > REFRACTORY_Z * scale)) {
-      if (scores.now > SUSTAINED_Z && !(scores.before > SUSTAINED_Z)) drift = scores.now;
-    }
+    const drift = sustainedAlarm(outside, largest > REFRACTORY_Z * scale, deviation, scored ? scores : null);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
