@@ -239,7 +239,7 @@ export function refractoryPoints(windowPoints: number): number {
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
-const SUSTAINED_POINTS = 30;
+export const SUSTAINED_POINTS = 30;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
@@ -265,6 +265,9 @@ const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
 export interface SustainedScores {
   now: number;
   before: number;
+  /** The reference's mean and standard deviation (of the stretch means) the scores are in. */
+  referenceMean?: number;
+  referenceSd?: number;
 }
 
 export function sustainedScores(errors: Float64Array): SustainedScores {
@@ -307,6 +310,8 @@ export function sustainedScoresInto(errors: Float64Array, m: number, out: Sustai
   const now = rolling / L;
   const mean = sum / count;
   const sd = Math.sqrt(Math.max(0, sumSq / count - mean * mean));
+  out.referenceMean = mean;
+  out.referenceSd = sd;
   if (!(sd > 0)) return out;
   out.now = (now - mean) / sd;
   out.before = (before - mean) / sd;

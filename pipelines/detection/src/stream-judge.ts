@@ -21,6 +21,7 @@ import {
   SEASONAL_SCALE_RATIO,
   slideSorted,
   sustainedAlarm,
+  SUSTAINED_POINTS,
   SUSTAINED_Z,
   sustainedScoresInto,
   type StreamOptions,
@@ -120,6 +121,18 @@ const K = ERROR_LEVEL_POINTS;
 const NEAR_BAND_SHARE = 0.7;
 /** Likewise for the sustained-error alarm: its newest score above this (the threshold is 5). */
 const NEAR_SUSTAINED_Z = 0.7 * SUSTAINED_Z;
+/**
+ * The sustained-error scores need the level errors of the whole window (an O(window) pass for
+ * every point). On a full window the newest stretch's mean alone (O(SUSTAINED_POINTS)) is set
+ * against the reference of the last full pass, at most SCORE_GATE_AGE points old: below
+ * SCORE_GATE_Z standard deviations the alarm cannot be near its threshold (5) or the refit
+ * trigger (3.5), and the pass is skipped. The reference of over 600 stretch means moves little
+ * in 32 points; a point that passes the gate is scored exactly.
+ */
+const SCORE_GATE_Z = 2;
+const SCORE_GATE_AGE = DEFAULT_REFIT_POINTS;
+/** Distance from a level error's point to the mean slot of the ERROR_LEVEL_POINTS before it. */
+const ERROR_SHIFT = (ERROR_LEVEL_POINTS + 1) / 2;
 
 export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeState): StreamJudge {
   const window = Math.max(2, Math.floor(opts.windowPoints));
@@ -436,6 +449,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       }
     }
     model = { refitAt: index, period: reported, profile, origin, baseScale };
+    scoredAt = Number.NEGATIVE_INFINITY;
     rederive();
   }
 
@@ -443,7 +457,43 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   let recentCount = 0;
   let levelCount = 0;
   /** The sustained-error scores of levels[0, levelCount), rewritten for each scored point. */
-  const scores: SustainedScores = { now: Number.NaN, before: Number.NaN };
+  const scores: SustainedScores = { now: Number.NaN, before: Number.NaN, referenceMean: Number.NaN, referenceSd: Number.NaN };
+  /**
+   * Point index and line slope of the last full sustained-score pass (its reference is in
+   * `scores`); a refit (new seasonal profile, so new deseasonalised values) voids it.
+   */
+  let scoredAt = Number.NEGATIVE_INFINITY;
+  let scoredSlope = 0;
+
+  /** Mean |level error| of the newest SUSTAINED_POINTS history points, tilted by `slope`. */
+  function newestStretchMean(slope: number): number {
+    const m = end - start;
+    let sum = 0;
+    for (let j = m - SUSTAINED_POINTS - K; j < m - SUSTAINED_POINTS; j++) sum += des[start + j]! - slope * j;
+    let total = 0;
+    for (let j = m - SUSTAINED_POINTS; j < m; j++) {
+      const t = des[start + j]! - slope * j;
+      total += Math.abs(t - sum / K);
+      sum += t - (des[start + j - K]! - slope * (j - K));
+    }
+    return total / SUSTAINED_POINTS;
+  }
+
+  /**
+   * Whether this point's sustained scores are clearly low and their full pass can be skipped.
+   * The newest stretch is measured with the reference's slope; the current slope shifts every
+   * level error by ERROR_SHIFT × the slope's change at most (level_j = deseasonalised
+   * difference − slope × 8.5 for a mean of 16), which moves the newest mean and the reference
+   * mean by at most that much and the reference's spread by at most that much: the bound below
+   * is what the full pass could find at worst.
+   */
+  function scoresClearlyLow(index: number, slope: number): boolean {
+    if (end - start < historyCap || index - scoredAt > SCORE_GATE_AGE) return false;
+    const shift = ERROR_SHIFT * Math.abs(slope - scoredSlope);
+    const sd = scores.referenceSd! - shift;
+    if (!(sd > 0)) return false;
+    return (newestStretchMean(scoredSlope) + shift - (scores.referenceMean! - shift)) / sd < SCORE_GATE_Z;
+  }
 
   /** Set by `judge`: its verdict lies close enough to a decision boundary to be refitted for. */
   let nearDecision = false;
@@ -456,17 +506,21 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const expected = l.intercept + l.slope * m + seasonalOf(index);
     let scale = fitted.baseScale * l.inflation;
     const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, refractory ? refractoryPoints(length) : 0);
-    oneStepErrors(l.slope, errorPoints, sustained);
+    const deviation = value - expected;
+    const scored = sustained && deviation !== 0 && !scoresClearlyLow(index, l.slope);
+    oneStepErrors(l.slope, errorPoints, scored);
     if (calibrate) scale = Math.max(scale, calibrated(recentCount));
     const margin = multiplier * scale;
     const largest = refractory ? largestOfRecents(refractoryPoints(length)) : 0;
-    const deviation = value - expected;
     const outside = outsideBand(deviation, margin, scale, largest);
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
-    // fire with a fresher model.
-    const scored = sustained && deviation !== 0;
-    if (scored) sustainedScoresInto(levels, levelCount, scores);
+    // fire with a fresher model. Skipped (not scored) when clearly low.
+    if (scored) {
+      sustainedScoresInto(levels, levelCount, scores);
+      scoredAt = index;
+      scoredSlope = l.slope;
+    }
     const drift = sustainedAlarm(outside, largest > REFRACTORY_Z * scale, deviation, scored ? scores : null);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could

@@ -69,6 +69,22 @@ describe('createStreamJudge', () => {
     );
   });
 
+  it('raises the sustained-error alarm where detectStream does, on full windows (the score gate)', () => {
+    // On a full window the judge scores the errors' rise fully only when the newest stretch is
+    // not clearly low against a recent reference: the alarms must stay detectStream's.
+    for (const { name, period, seed } of SERIES) {
+      const base = period > 0 ? sineSeries(1600, { period, amplitude: 10, noise: 1, seed }) : noiseSeries(1600, seed, 100, 1);
+      const values = base.map((v, i) => (i >= 1100 && i < 1250 ? v + 4 * Math.sin(i * 0.5) : v));
+      const opts = { ...DEFAULTS, windowPoints: 400 };
+      const exact = detectStream(plainInput(values), opts);
+      const alarms = flagged(exact).filter((i) => i >= 1100 && i < 1250);
+      expect(alarms.length, name).toBeGreaterThan(0);
+      expect(exact[alarms[0]!]!.upperMargin, name).toBeGreaterThan(Math.abs(values[alarms[0]!]! - exact[alarms[0]!]!.expectedValue));
+      expect(judgeStream(values, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null }), name).toEqual(exact);
+      expect(flagged(judgeStream(values, opts)), name).toEqual(flagged(exact));
+    }
+  });
+
   it('flags what detectStream flags at the defaults', () => {
     for (const { name, period, seed } of SERIES) {
       const { values, events } = eventful(2400, seed, period);
