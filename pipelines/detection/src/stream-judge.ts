@@ -14,6 +14,7 @@ import {
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
   minCyclesOf,
+  NEW_EVENT_RISE_POINTS,
   notJudged,
   outsideBand,
   REFRACTORY_Z,
@@ -512,7 +513,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (calibrate) scale = Math.max(scale, calibrated(recentCount));
     const margin = multiplier * scale;
     const largest = refractory ? largestOfRecents(refractoryPoints(length)) : 0;
-    const outside = outsideBand(deviation, margin, scale, largest);
+    const newest = refractory ? largestOfRecents(NEW_EVENT_RISE_POINTS) : 0;
+    const outside = outsideBand(deviation, margin, scale, largest, newest);
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   detectLastPoint,
   detectStream,
+  judgeStream,
   SeriesError,
   type LastResult,
   type SeriesInput,
@@ -14,6 +15,10 @@ import { gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
 const DEFAULTS = { sensitivity: 95, maxAnomalyRatio: 0.25 };
+
+function flaggedOf(records: readonly LastResult[]): number[] {
+  return records.flatMap((r, i) => (r.isAnomaly ? [i] : []));
+}
 
 function withLastValue(input: SeriesInput, value: number): SeriesInput {
   return { ...input, values: [...input.values.slice(0, -1), value] };
@@ -217,6 +222,23 @@ describe('detectStream', () => {
     const spiked = shifted.map((v, i) => (i === 850 ? v + 375 : v));
     const records2 = detectStream(plainInput(spiked), { ...DEFAULTS, windowPoints: 600 });
     expect(records2.flatMap((r, i) => (r.isAnomaly && i > 810 ? [i] : []))).toEqual([850]);
+  });
+
+  it('reports a spike that rises over consecutive points once, and a later, far larger one again', () => {
+    // A spike of 12 noise scales whose next points are 400 and 300 scales: one event growing,
+    // although the next point's deviation dwarfs the first (the new-event factor is 20).
+    const values = noiseSeries(700, 41);
+    values[600] = values[600]! + 12;
+    values[601] = values[601]! + 400;
+    values[602] = values[602]! + 300;
+    const records = detectStream(plainInput(values), { ...DEFAULTS, windowPoints: 500 });
+    expect(records.flatMap((r, i) => (r.isAnomaly && i >= 590 ? [i] : []))).toEqual([600]);
+    // Ten points later the event is no longer rising: a deviation that dwarfs it is new.
+    const later = values.map((v, i) => (i === 612 ? v + 9000 : v));
+    const records2 = detectStream(plainInput(later), { ...DEFAULTS, windowPoints: 500 });
+    expect(records2.flatMap((r, i) => (r.isAnomaly && i >= 590 ? [i] : []))).toEqual([600, 612]);
+    // The incremental judge the worker runs decides the same.
+    expect(flaggedOf(judgeStream(later, { ...DEFAULTS, windowPoints: 500 })).filter((i) => i >= 590)).toEqual([600, 612]);
   });
 
   it('flags more (never fewer) last points as sensitivity rises, the band staying independent of the last value', () => {
