@@ -21,8 +21,12 @@ export {
   LAST_POINT_BAND_FACTOR,
   lastPointMultiplier,
   MIN_STREAM_POINTS,
+  outsideBand,
+  REFRACTORY_Z,
   refractoryPoints,
+  sustainedAlarm,
   type StreamOptions,
+  type SustainedScores,
 } from './last.js';
 export {
   createStreamJudge,

@@ -409,6 +409,20 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   const z = sustained && !outside && !underWay && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   const drift = sustainedAlarm(outside, underWay, deviation, z);
   const isAnomaly = outside || drift > 0;
+  if (opts.onDecision !== undefined) {
+    const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);
+    opts.onDecision({
+      deviation,
+      margin,
+      scale,
+      largest,
+      newest,
+      sustainedNow: all === null ? Number.NaN : all.now,
+      sustainedBefore: all === null ? Number.NaN : all.before,
+      period,
+      isAnomaly,
+    });
+  }
   return {
     period,
     suggestedWindow: suggestedWindow(period, last - from + 1),

@@ -45,6 +45,36 @@ export interface DetectOptions {
    * components off one by one. Every component is on when this is absent; the API never sets it.
    */
   readonly components?: DetectionComponents;
+  /**
+   * Internal, for evaluation only (eval/src/replay.ts): called for every judged last point with
+   * what its verdict was decided from, so that other decision rules can be replayed offline on
+   * the same inputs. The API never sets it.
+   */
+  readonly onDecision?: (inputs: DecisionInputs) => void;
+}
+
+/**
+ * What a last point's verdict is decided from (`outsideBand`, `sustainedAlarm`): everything the
+ * rules read, computed as the detector computes it, the sustained scores even where the verdict
+ * did not need them.
+ */
+export interface DecisionInputs {
+  /** Value − expected value. */
+  readonly deviation: number;
+  /** The band's half-width at the request's sensitivity. */
+  readonly margin: number;
+  /** The calibrated noise scale the band is a multiple of. */
+  readonly scale: number;
+  /** Largest |one-step error| of the refractory stretch (0 with the rule off). */
+  readonly largest: number;
+  /** Largest |one-step error| of the newest NEW_EVENT_RISE_POINTS (0 with the rule off). */
+  readonly newest: number;
+  /** Sustained-error scores (NaN when the window holds too few errors or the alarm is off). */
+  readonly sustainedNow: number;
+  readonly sustainedBefore: number;
+  /** Period the point was judged with (0 = none). */
+  readonly period: number;
+  readonly isAnomaly: boolean;
 }
 
 /** The last-point detector's components (see README, "Last-point detection"); all default to on. */

@@ -1,0 +1,130 @@
+// Replaying last-point decisions on NAB. Streaming the engine over the 35 files takes about 25 s,
+// but most rule changes only touch how a point's verdict is decided from what the detector
+// computed for it: its deviation, band, refractory maximum and sustained-error scores.
+// `recordDecisions` streams the engine once with its `onDecision` hook (an evaluation-only
+// option) and keeps those inputs for every judged row; `replay` scores any decision rule on them
+// with NAB's scorer in well under a second. A change to the forecast, the noise scale or the
+// window still needs the full run (`npm run eval -- --only nab ...`).
+//
+//   npx tsx eval/src/replay.ts                 # record, replay the engine's own rule, print
+//   npx tsx eval/src/replay.ts --out FILE      # also write the recording as JSON
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as engine from '@adp/detection';
+import type { DecisionInputs } from '@adp/detection';
+import { type EngineApi, planStream, seriesInput, STREAM_DEFAULTS, type StreamSettings } from './engine.js';
+import { loadNabCorpus, type NabCorpus } from './nab-data.js';
+import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus } from './nab-scorer.js';
+
+/** One file's recording: `inputs[k]` belongs to row `firstJudged + k`; earlier rows are not judged. */
+export interface RecordedFile {
+  readonly file: string;
+  readonly rowCount: number;
+  readonly windows: readonly NabWindow[];
+  readonly windowPoints: number;
+  readonly firstJudged: number;
+  readonly inputs: readonly DecisionInputs[];
+}
+
+/** A decision rule: is this judged row an anomaly, given what the detector computed for it? */
+export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedFile) => boolean;
+
+/** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
+export const engineRule: DecisionRule = (d) => {
+  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest);
+  const underWay = d.largest > engine.REFRACTORY_Z * d.scale;
+  const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
+  return outside || engine.sustainedAlarm(outside, underWay, d.deviation, scores) > 0;
+};
+
+/**
+ * Streams every NAB file as the harness's default engine row does (`detectStream`, the streaming
+ * rule of `settings`) and records each judged row's decision inputs. Throws if the recorded
+ * verdicts are not the flags `detectStream` returned (the hook and the records must agree).
+ */
+export function recordDecisions(corpus: NabCorpus, settings: StreamSettings = STREAM_DEFAULTS): RecordedFile[] {
+  const api = engine as unknown as EngineApi;
+  return corpus.series.map((s): RecordedFile => {
+    const plan = planStream(api, s.values, s.timestampsMs, settings);
+    const inputs: DecisionInputs[] = [];
+    const records = engine.detectStream(seriesInput(s.values), {
+      sensitivity: settings.sensitivity,
+      maxAnomalyRatio: settings.maxAnomalyRatio,
+      windowPoints: plan.windowPoints,
+      ...(settings.period === 'prefix' ? { period: plan.period } : {}),
+      onDecision: (d) => inputs.push(d),
+    });
+    // Without a client period every row from the first full minimum history on is judged.
+    const firstJudged = s.values.length - inputs.length;
+    records.forEach((r, row) => {
+      const judged = row >= firstJudged ? inputs[row - firstJudged]!.isAnomaly : false;
+      if (r.isAnomaly !== judged) throw new Error(`${s.file}: recorded verdict of row ${row} differs from detectStream's`);
+    });
+    return { file: s.file, rowCount: s.values.length, windows: s.windows, windowPoints: plan.windowPoints, firstJudged, inputs };
+  });
+}
+
+export interface ReplayResult {
+  /** Normalised NAB score per profile name. */
+  readonly scores: Readonly<Record<string, number>>;
+  readonly missedWindows: number;
+  /** Flagged rows outside every window, after the probationary period. */
+  readonly falsePositiveRows: number;
+  readonly detections: readonly NabFileDetections[];
+}
+
+/** Scores `rule` on the recorded inputs with NAB's scorer, every profile. */
+export function replay(files: readonly RecordedFile[], profiles: readonly NabProfile[], rule: DecisionRule): ReplayResult {
+  const detections = files.map((f): NabFileDetections => {
+    const flags = new Array<boolean>(f.rowCount).fill(false);
+    f.inputs.forEach((d, k) => {
+      flags[f.firstJudged + k] = rule(d, f.firstJudged + k, f);
+    });
+    return { file: f.file, rowCount: f.rowCount, windows: f.windows, detections: flags };
+  });
+  const scores: Record<string, number> = {};
+  let missedWindows = 0;
+  let falsePositiveRows = 0;
+  profiles.forEach((p, i) => {
+    const corpus = scoreCorpus(detections, p);
+    scores[p.name] = corpus.score;
+    if (i === 0) {
+      for (const f of corpus.files) {
+        missedWindows += f.missedWindows;
+        falsePositiveRows += f.falsePositiveRows;
+      }
+    }
+  });
+  return { scores, missedWindows, falsePositiveRows, detections };
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const outAt = argv.indexOf('--out');
+  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
+  if (outAt >= 0 && out === undefined) throw new Error('--out needs a file');
+  const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const corpus = await loadNabCorpus(path.resolve(repoRoot, '..', 'shared', 'datasets', 'nab_dev'));
+  const started = performance.now();
+  const files = recordDecisions(corpus);
+  const recorded = performance.now();
+  const result = replay(files, corpus.profiles, engineRule);
+  const replayed = performance.now();
+  const figures = corpus.profiles.map((p) => (result.scores[p.name] ?? Number.NaN).toFixed(1)).join(' / ');
+  process.stdout.write(
+    `recorded ${files.reduce((n, f) => n + f.inputs.length, 0)} judged rows in ` +
+      `${((recorded - started) / 1000).toFixed(1)} s\nengine's rule replayed in ${(replayed - recorded).toFixed(0)} ms: NAB ${figures} ` +
+      `(standard / low FP / low FN), ${result.missedWindows} windows missed, ${result.falsePositiveRows} false-positive rows\n`,
+  );
+  if (out !== undefined) {
+    await writeFile(out, JSON.stringify({ profiles: corpus.profiles, files }));
+    process.stdout.write(`wrote ${out}\n`);
+  }
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,60 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as detection from '@adp/detection';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type EngineApi, engineStreamingDetector } from '../src/engine.js';
+import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
+import { scoreCorpus } from '../src/nab-scorer.js';
+import { type DecisionRule, engineRule, type RecordedFile, recordDecisions, replay } from '../src/replay.js';
+import { ENGINE_VARIANTS } from '../src/variants.js';
+
+const NAB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/nab_dev');
+// A spiky file whose spikes often climb over two points, a daily cycle with a jump, and a short
+// file with two windows.
+const FILES = ['ec2_network_in_5abac7', 'art_daily_jumpsup', 'rogue_agent_key_hold'];
+
+describe('replaying recorded decisions', () => {
+  let corpus: NabCorpus;
+  let files: RecordedFile[];
+  beforeAll(async () => {
+    const all = await loadNabCorpus(NAB_DIR);
+    corpus = { ...all, series: all.series.filter((s) => FILES.some((f) => s.file.includes(f))) };
+    expect(corpus.series).toHaveLength(FILES.length);
+    files = recordDecisions(corpus);
+  }, 60_000);
+
+  it("gives back the engine's own flags and NAB scores with the engine's rule", () => {
+    const result = replay(files, corpus.profiles, engineRule);
+    const variant = ENGINE_VARIANTS.find((v) => v.name === 'default')!;
+    const detector = engineStreamingDetector(detection as unknown as EngineApi, variant);
+    corpus.series.forEach((s, i) => {
+      expect(result.detections[i]!.detections, s.file).toEqual(detector.flags(s.values, s.timestampsMs));
+    });
+    for (const p of corpus.profiles) {
+      expect(result.scores[p.name], p.name).toBeCloseTo(scoreCorpus(result.detections, p).score, 12);
+    }
+    // Every judged row is recorded: all but the first 11 (a window needs 12 points).
+    for (const f of files) expect(f.firstJudged, f.file).toBe(11);
+  });
+
+  it('scores a rule that never fires as the null detector, 0 under every profile', () => {
+    const never = replay(files, corpus.profiles, () => false);
+    for (const p of corpus.profiles) expect(never.scores[p.name], p.name).toBe(0);
+    expect(never.falsePositiveRows).toBe(0);
+    expect(never.missedWindows).toBe(corpus.series.reduce((n, s) => n + s.windows.length, 0));
+  });
+
+  it("replays another rule on the same inputs: engine 0.5.0's new-event exception", () => {
+    // Before 0.6.0 a deviation 20 times the ongoing event's largest error was new even while that
+    // event was still rising: the second point of a two-point spike was reported again.
+    const before060: DecisionRule = (d, row, f) => engineRule({ ...d, newest: 0 }, row, f);
+    const now = replay(files, corpus.profiles, engineRule);
+    const then = replay(files, corpus.profiles, before060);
+    const spiky = corpus.series.findIndex((s) => s.file.includes('5abac7'));
+    const flagged = (r: typeof now): number[] => r.detections[spiky]!.detections.flatMap((x, i) => (x ? [i] : []));
+    expect(flagged(now)).toContain(858);
+    expect(flagged(now)).not.toContain(859);
+    expect(flagged(then)).toEqual(expect.arrayContaining([858, 859, 1163, 1164, 2078, 2079]));
+    expect(then.falsePositiveRows).toBeGreaterThan(now.falsePositiveRows);
+  });
+});
