@@ -423,10 +423,27 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       isAnomaly,
     });
   }
+  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift);
+}
+
+/**
+ * A judged last point's record from its verdict: `outside` from `outsideBand`, `drift` from
+ * `sustainedAlarm`; `length` is the window's points, the judged one included.
+ */
+export function lastResult(
+  period: number,
+  length: number,
+  expected: number,
+  margin: number,
+  deviation: number,
+  outside: boolean,
+  drift: number,
+): LastResult {
+  const isAnomaly = outside || drift > 0;
   return {
     period,
-    suggestedWindow: suggestedWindow(period, last - from + 1),
-    expectedValue: forecast.expected,
+    suggestedWindow: suggestedWindow(period, length),
+    expectedValue: expected,
     upperMargin: margin,
     lowerMargin: margin,
     isAnomaly,

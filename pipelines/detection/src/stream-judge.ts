@@ -13,6 +13,7 @@ import {
   lastPointMultiplier,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
+  lastResult,
   minCyclesOf,
   NEW_EVENT_RISE_POINTS,
   notJudged,
@@ -30,7 +31,6 @@ import {
 } from './last.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor } from './robust.js';
-import { severityOf, suggestedWindow } from './scoring.js';
 import type { LastResult } from './types.js';
 
 /** Options of the incremental judge: `detectStream`'s, less `firstJudged`, plus the refit interval. */
@@ -530,18 +530,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // The alarm needs `now` above the threshold, so a high `before` alone cannot make it fire
     // and is no reason to refit.
     nearDecision = Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z);
-    const isAnomaly = outside || drift > 0;
-    return {
-      period: fitted.period,
-      suggestedWindow: suggestedWindow(fitted.period, length),
-      expectedValue: expected,
-      upperMargin: margin,
-      lowerMargin: margin,
-      isAnomaly,
-      isPositiveAnomaly: isAnomaly && deviation > 0,
-      isNegativeAnomaly: isAnomaly && deviation < 0,
-      severity: outside ? severityOf(deviation, margin) : drift > 0 ? 1 - SUSTAINED_Z / drift : 0,
-    };
+    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift);
   }
 
   function push(value: number): LastResult {
