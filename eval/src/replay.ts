@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DecisionInputs } from '@adp/detection';
-import { type EngineApi, planStream, seriesInput, STREAM_DEFAULTS, type StreamSettings } from './engine.js';
+import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS, type StreamSettings } from './engine.js';
 import { loadNabCorpus, type NabCorpus } from './nab-data.js';
 import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus } from './nab-scorer.js';
 
@@ -44,24 +44,24 @@ export const engineRule: DecisionRule = (d) => {
  * verdicts are not the flags `detectStream` returned (the hook and the records must agree).
  */
 export function recordDecisions(corpus: NabCorpus, settings: StreamSettings = STREAM_DEFAULTS): RecordedFile[] {
-  const api = engine as unknown as EngineApi;
+  let inputs: DecisionInputs[] = [];
+  // The harness's own default engine row, with the hook as one more detectStream option.
+  const detector = engineStreamingDetector(
+    engine as unknown as EngineApi,
+    { name: 'record', description: 'records decision inputs', detect: { onDecision: (d: DecisionInputs) => inputs.push(d) } },
+    settings,
+  );
   return corpus.series.map((s): RecordedFile => {
-    const plan = planStream(api, s.values, s.timestampsMs, settings);
-    const inputs: DecisionInputs[] = [];
-    const records = engine.detectStream(seriesInput(s.values), {
-      sensitivity: settings.sensitivity,
-      maxAnomalyRatio: settings.maxAnomalyRatio,
-      windowPoints: plan.windowPoints,
-      ...(settings.period === 'prefix' ? { period: plan.period } : {}),
-      onDecision: (d) => inputs.push(d),
-    });
+    inputs = [];
+    const flags = detector.flags(s.values, s.timestampsMs);
     // Without a client period every row from the first full minimum history on is judged.
     const firstJudged = s.values.length - inputs.length;
-    records.forEach((r, row) => {
+    flags.forEach((flag, row) => {
       const judged = row >= firstJudged ? inputs[row - firstJudged]!.isAnomaly : false;
-      if (r.isAnomaly !== judged) throw new Error(`${s.file}: recorded verdict of row ${row} differs from detectStream's`);
+      if (flag !== judged) throw new Error(`${s.file}: recorded verdict of row ${row} differs from detectStream's`);
     });
-    return { file: s.file, rowCount: s.values.length, windows: s.windows, windowPoints: plan.windowPoints, firstJudged, inputs };
+    const windowPoints = detector.lastPlan()!.windowPoints;
+    return { file: s.file, rowCount: s.values.length, windows: s.windows, windowPoints, firstJudged, inputs };
   });
 }
 
