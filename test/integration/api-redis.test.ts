@@ -4,9 +4,9 @@
 // Each test uses its own key prefix (REDIS_KEY_PREFIX) and channel prefix.
 import { createClient } from 'redis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRedisNotifier } from '@adp/streaming';
+import { closeRedis, createRedisNotifier } from '@adp/streaming';
 import { RedisRateLimiter } from '../../apps/api/src/tenancy/rate-limit.js';
-import { closeRedis, openRedis } from '../../apps/api/src/tenancy/redis-client.js';
+import { openRedis } from '../../apps/api/src/tenancy/redis-client.js';
 import { describeApiKey } from '../../apps/api/src/tenancy/keys.js';
 import {
   API_KEY,

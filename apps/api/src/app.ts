@@ -4,14 +4,14 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
-import type { Bus, Notifier, ResultStore } from '@adp/streaming';
+import { type Bus, closeRedis, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
-import { closeRedis, openRedis } from './tenancy/redis-client.js';
+import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';

@@ -6,7 +6,7 @@
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { openClickHouseStore, type Store } from '@adp/store';
-import { openStreaming, type Streaming } from '@adp/streaming';
+import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/streaming';
 import { startWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/worker';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';
@@ -74,13 +74,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
   const model = sharedModel(options.model ?? loadPackagedModel);
   const tuning = options.worker;
   const streaming = await openStreaming({
-    ...(config.kafkaBrokers ? { kafkaBrokers: config.kafkaBrokers } : {}),
-    ...(config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl, clickhouseDatabase: config.clickhouseDatabase } : {}),
-    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     // The worker's names, so checkpoints and channels match between the API and the workers.
-    redisCheckpointPrefix: `${config.redisKeyPrefix}checkpoint:`,
-    redisChannelPrefix: config.redisChannelPrefix,
-    dataDir: config.dataDir,
+    ...serviceStreamingConfig(config),
     // Without ClickHouse the results go to results.duckdb under DATA_DIR: they survive a restart.
     embeddedResults: 'duckdb',
     kafkaClientId: 'adp-api',

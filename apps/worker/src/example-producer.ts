@@ -8,19 +8,8 @@
 // you can find them in GET /v1/machines/{id}/results). Timestamps end now, one step apart.
 // The brokers default to KAFKA_BROKERS, then 127.0.0.1:9092.
 import { parseArgs } from 'node:util';
+import { seededRandom } from '@adp/detection';
 import { createKafkaBus, loadStreamingCodecs, TOPICS, type OutgoingMessage } from '@adp/streaming';
-
-/** A deterministic pseudo-random stream (mulberry32), so a run can be repeated. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface ExampleSeries {
   readonly machineId: string;
@@ -39,7 +28,8 @@ export function exampleSeries(options: {
   readonly stepMs: number;
   readonly seed?: number;
 }): ExampleSeries[] {
-  const next = random(options.seed ?? 7);
+  // Deterministic (mulberry32), so a run can be repeated.
+  const next = seededRandom(options.seed ?? 7);
   return Array.from({ length: options.machines }, (_, m) => {
     // Spread over the second half, one per equal stretch (jittered inside its middle third), so
     // no spike falls in the shadow of another (the engine does not re-alarm during an event).

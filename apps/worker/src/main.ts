@@ -9,7 +9,7 @@
 // OpenTelemetry: run with `--import ./apps/worker/src/instrumentation.ts` (see that file).
 import { createModelRuntime } from '@adp/model';
 import { openClickHouseStore, openEmbeddedStore, type Store } from '@adp/store';
-import { openStreaming } from '@adp/streaming';
+import { openStreaming, serviceStreamingConfig } from '@adp/streaming';
 import { pino } from 'pino';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from './config.js';
 import type { WorkerModel } from './energies.js';
@@ -30,12 +30,7 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'adp-worker' } });
 
   const streaming = await openStreaming({
-    ...(config.kafkaBrokers ? { kafkaBrokers: config.kafkaBrokers } : {}),
-    ...(config.clickhouseUrl ? { clickhouseUrl: config.clickhouseUrl, clickhouseDatabase: config.clickhouseDatabase } : {}),
-    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
-    redisCheckpointPrefix: `${config.redisKeyPrefix}checkpoint:`,
-    redisChannelPrefix: config.redisChannelPrefix,
-    dataDir: config.dataDir,
+    ...serviceStreamingConfig(config),
     kafkaClientId: config.kafkaClientId,
     kafka: {
       sessionTimeoutMs: config.kafkaSessionTimeoutMs,

@@ -10,7 +10,8 @@ import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migr
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { sqlIdentifier } from './identifiers.js';
-import { emptyRegimeCounts, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { REGIMES } from './schemas.js';
 import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
 
 export interface ClickHouseResultStoreOptions {
@@ -182,27 +183,15 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
       if (typeof orgId !== 'string' || orgId.length === 0) {
         throw new StreamingError('VALUE_INVALID', 'machines: orgId is empty');
       }
-      const regimes = Object.keys(emptyRegimeCounts()) as ResultRow['regime'][];
       const rows = await select<Record<string, string | number>>(
         `SELECT machine_id, count() AS points, countIf(is_anomaly = 1) AS anomalies,
                 min(ts_ms) AS first_ts_ms, max(ts_ms) AS last_ts_ms,
-                ${regimes.map((regime) => `countIf(regime = '${regime}') AS regime_${regime}`).join(', ')}
+                ${REGIMES.map((regime) => `countIf(regime = '${regime}') AS regime_${regime}`).join(', ')}
          FROM ${table} FINAL WHERE org_id = ${sqlStringLiteral(orgId)}
          GROUP BY machine_id ORDER BY machine_id`,
         'summarising machines',
       );
-      return rows.map((row) => {
-        const regimeCounts = emptyRegimeCounts();
-        for (const regime of regimes) regimeCounts[regime] = Number(row[`regime_${regime}`] ?? 0);
-        return {
-          machineId: String(row['machine_id']),
-          points: Number(row['points']),
-          anomalies: Number(row['anomalies']),
-          firstTsMs: Number(row['first_ts_ms']),
-          lastTsMs: Number(row['last_ts_ms']),
-          regimeCounts,
-        };
-      });
+      return rows.map(machineSummaryFromRow);
     },
 
     async close(): Promise<void> {

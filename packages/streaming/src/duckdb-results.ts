@@ -8,7 +8,8 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
-import { emptyRegimeCounts, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { REGIMES } from './schemas.js';
 
 export interface DuckDbResultStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */
@@ -190,28 +191,16 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
 
     async machines(orgId: string): Promise<StoredMachineSummary[]> {
       assertOpen();
-      const regimes = Object.keys(emptyRegimeCounts()) as ResultRow['regime'][];
       return serial(async () => {
         try {
           const reader = await connection.runAndReadAll(
             `SELECT machine_id, count(*) AS points, count(*) FILTER (WHERE is_anomaly) AS anomalies,
                     min(ts_ms) AS first_ts_ms, max(ts_ms) AS last_ts_ms,
-                    ${regimes.map((regime, i) => `count(*) FILTER (WHERE regime = $${i + 2}) AS regime_${i}`).join(', ')}
+                    ${REGIMES.map((regime, i) => `count(*) FILTER (WHERE regime = $${i + 2}) AS regime_${regime}`).join(', ')}
              FROM results WHERE org_id = $1 GROUP BY machine_id ORDER BY machine_id`,
-            [orgId, ...regimes],
+            [orgId, ...REGIMES],
           );
-          return reader.getRowObjects().map((row) => {
-            const regimeCounts = emptyRegimeCounts();
-            regimes.forEach((regime, i) => (regimeCounts[regime] = Number(row[`regime_${i}`] ?? 0)));
-            return {
-              machineId: String(row['machine_id']),
-              points: Number(row['points']),
-              anomalies: Number(row['anomalies']),
-              firstTsMs: Number(row['first_ts_ms']),
-              lastTsMs: Number(row['last_ts_ms']),
-              regimeCounts,
-            };
-          });
+          return reader.getRowObjects().map(machineSummaryFromRow);
         } catch (cause) {
           throw unavailable('summarising machines', cause);
         }

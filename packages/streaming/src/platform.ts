@@ -39,6 +39,34 @@ export interface StreamingConfig {
   readonly redisChannelPrefix?: string;
 }
 
+/** The servers and Redis names a service's configuration gives (the API's and the worker's alike). */
+export interface ServiceServers {
+  readonly kafkaBrokers: readonly string[] | undefined;
+  readonly clickhouseUrl: string | undefined;
+  readonly clickhouseDatabase: string;
+  readonly redisUrl: string | undefined;
+  /** Prefix of the service's Redis keys; checkpoints live under `<prefix>checkpoint:`. */
+  readonly redisKeyPrefix: string;
+  readonly redisChannelPrefix: string;
+  readonly dataDir: string;
+}
+
+/**
+ * The part of the StreamingConfig that the API (with its embedded worker) and the worker derive
+ * from their configuration, derived in one place so that both use the same checkpoint keys and
+ * notification channels.
+ */
+export function serviceStreamingConfig(servers: ServiceServers): StreamingConfig {
+  return {
+    ...(servers.kafkaBrokers ? { kafkaBrokers: servers.kafkaBrokers } : {}),
+    ...(servers.clickhouseUrl ? { clickhouseUrl: servers.clickhouseUrl, clickhouseDatabase: servers.clickhouseDatabase } : {}),
+    ...(servers.redisUrl ? { redisUrl: servers.redisUrl } : {}),
+    redisCheckpointPrefix: `${servers.redisKeyPrefix}checkpoint:`,
+    redisChannelPrefix: servers.redisChannelPrefix,
+    dataDir: servers.dataDir,
+  };
+}
+
 export interface Streaming {
   readonly bus: Bus;
   readonly results: ResultStore;

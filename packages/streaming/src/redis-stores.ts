@@ -49,13 +49,22 @@ async function connect(url: string, what: string): Promise<RedisConnection> {
   return client;
 }
 
-async function disconnect(client: RedisConnection): Promise<void> {
+/** What closeRedis needs of a connection (any `redis` client, whatever its options). */
+export interface ClosableRedis {
+  readonly isReady: boolean;
+  readonly isOpen: boolean;
+  close(): Promise<unknown>;
+  destroy(): void;
+}
+
+/** Closes a Redis connection: gracefully when it is up, at once when it is not. */
+export async function closeRedis(client: ClosableRedis): Promise<void> {
   if (client.isReady) {
     try {
       await client.close();
       return;
     } catch {
-      // fall through
+      // fall through to destroy
     }
   }
   if (client.isOpen) client.destroy();
@@ -102,7 +111,7 @@ export async function createRedisCheckpointStore(
       }
     },
     async close(): Promise<void> {
-      await disconnect(client);
+      await closeRedis(client);
     },
   };
 }
@@ -150,7 +159,7 @@ export async function createRedisNotifier(url: string, options: RedisNotifierOpt
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      await Promise.all([disconnect(publisher), subscriber ? disconnect(subscriber) : Promise.resolve()]);
+      await Promise.all([closeRedis(publisher), subscriber ? closeRedis(subscriber) : Promise.resolve()]);
     },
   };
 }

@@ -1,7 +1,7 @@
 // Checks on a ResultRow before any store takes it: the same rules for the embedded store and for
 // ClickHouse, where a value that is not what it claims would either be refused by the server after
 // the batch is half-built or, worse, be stored. A row that fails is a bug in the caller.
-import type { ResultRow, ResultQuery } from './contracts.js';
+import type { ResultQuery, ResultRow, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { REGIMES } from './schemas.js';
 
@@ -58,6 +58,24 @@ export function validateResultQuery(query: ResultQuery, maxLimit = 100_000): voi
 /** A summary's regime counts with every regime present. */
 export function emptyRegimeCounts(): Record<ResultRow['regime'], number> {
   return { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: 0 };
+}
+
+/**
+ * A machine's summary from a store's summary row: columns machine_id, points, anomalies,
+ * first_ts_ms, last_ts_ms and regime_<REGIME> for each of REGIMES (numbers, numeric
+ * strings or bigints, as the stores' clients return them).
+ */
+export function machineSummaryFromRow(row: Readonly<Record<string, unknown>>): StoredMachineSummary {
+  const regimeCounts = emptyRegimeCounts();
+  for (const regime of REGIMES) regimeCounts[regime] = Number(row[`regime_${regime}`] ?? 0);
+  return {
+    machineId: String(row['machine_id']),
+    points: Number(row['points']),
+    anomalies: Number(row['anomalies']),
+    firstTsMs: Number(row['first_ts_ms']),
+    lastTsMs: Number(row['last_ts_ms']),
+    regimeCounts,
+  };
 }
 
 /** The results table's columns in schema order (schemas/clickhouse/0001_results.sql; the embedded DuckDB table mirrors it). */

@@ -65,15 +65,3 @@ export async function openRedis(options: OpenRedisOptions): Promise<RedisConnect
   return client;
 }
 
-/** Closes the connection: gracefully when it is up, at once when it is not. */
-export async function closeRedis(client: RedisConnection): Promise<void> {
-  if (client.isReady) {
-    try {
-      await client.close();
-      return;
-    } catch {
-      // fall through to destroy
-    }
-  }
-  if (client.isOpen) client.destroy();
-}
