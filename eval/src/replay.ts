@@ -33,9 +33,8 @@ export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedF
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
 export const engineRule: DecisionRule = (d) => {
   const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest);
-  const underWay = d.largest > engine.REFRACTORY_Z * d.scale;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
-  return outside || engine.sustainedAlarm(outside, underWay, d.deviation, scores) > 0;
+  return outside || engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch) > 0;
 };
 
 /**

@@ -9,9 +9,9 @@ import { type DecisionRule, engineRule, type RecordedFile, recordDecisions, repl
 import { ENGINE_VARIANTS } from '../src/variants.js';
 
 const NAB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/nab_dev');
-// A spiky file whose spikes often climb over two points, a daily cycle with a jump, and a short
-// file with two windows.
-const FILES = ['ec2_network_in_5abac7', 'art_daily_jumpsup', 'rogue_agent_key_hold'];
+// A spiky file whose spikes often climb over two points, a daily cycle with a jump, a short file
+// with two windows, and a file whose marginal spikes keep an event under way through a window.
+const FILES = ['ec2_network_in_5abac7', 'art_daily_jumpsup', 'rogue_agent_key_hold', 'ec2_cpu_utilization_fe7f93'];
 
 describe('replaying recorded decisions', () => {
   let corpus: NabCorpus;
@@ -56,5 +56,25 @@ describe('replaying recorded decisions', () => {
     expect(flagged(now)).not.toContain(859);
     expect(flagged(then)).toEqual(expect.arrayContaining([858, 859, 1163, 1164, 2078, 2079]));
     expect(then.falsePositiveRows).toBeGreaterThan(now.falsePositiveRows);
+  });
+
+  it("replays engine 0.6.0's sustained-error alarm, silenced by any event under way", () => {
+    // Until 0.7.0 the alarm never fired while an error of the refractory stretch was beyond the
+    // band; since then only a reported point of its own stretch silences it.
+    const before070: DecisionRule = (d, row, f) => {
+      const underWay = d.largest > detection.REFRACTORY_Z * d.scale;
+      return engineRule({ ...d, sustainedNow: underWay ? Number.NaN : d.sustainedNow, reportedInStretch: false }, row, f);
+    };
+    const now = replay(files, corpus.profiles, engineRule);
+    const then = replay(files, corpus.profiles, before070);
+    // fe7f93: a chain of marginal spikes kept the event "under way" through its first window.
+    const file = corpus.series.findIndex((s) => s.file.includes('fe7f93'));
+    const window = corpus.series[file]!.windows[0]!;
+    const inWindow = (r: typeof now): number[] =>
+      r.detections[file]!.detections.flatMap((x, i) => (x && i >= window.startRow && i <= window.endRow ? [i] : []));
+    expect(inWindow(then)).toEqual([]);
+    expect(inWindow(now).length).toBeGreaterThan(0);
+    expect(then.missedWindows).toBeGreaterThan(now.missedWindows);
+    expect(now.scores.standard!).toBeGreaterThan(then.scores.standard!);
   });
 });

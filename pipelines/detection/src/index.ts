@@ -14,6 +14,7 @@ export { anomalyCap, marginMultiplier, severityOf, suggestedWindow } from './sco
 export { MIN_SERIES_POINTS } from './prepare.js';
 export { detectEntireSeries } from './entire.js';
 export {
+  bandReportedWithin,
   DEFAULT_WINDOW_WITHOUT_PERIOD,
   defaultStreamWindow,
   detectLastPoint,

@@ -358,20 +358,48 @@ export function outsideBand(deviation: number, margin: number, scale: number, la
 }
 
 /**
+ * Whether the band rule would have reported one of the newest `span` one-step errors (oldest
+ * first in `errors`): each judged against the reference band (REFRACTORY_Z × `scale`, the
+ * default sensitivity's, so that the answer does not depend on the request's sensitivity) with
+ * the refractory rule applied over the `stretch` errors before it (`stretch` 0: the rule off).
+ * The sustained-error alarm asks this of its own stretch: a rise of the errors' mean that a
+ * reported point explains (one spike lifts a 30-point mean) is that point's echo, not news.
+ */
+export function bandReportedWithin(errors: Float64Array, count: number, span: number, stretch: number, scale: number): boolean {
+  const band = REFRACTORY_Z * scale;
+  for (let j = Math.max(0, count - span); j < count; j++) {
+    const e = errors[j]!;
+    if (!(Math.abs(e) > band)) continue;
+    let largest = 0;
+    let newest = 0;
+    for (let q = Math.max(0, j - stretch); q < j; q++) {
+      const a = Math.abs(errors[q]!);
+      if (a > largest) largest = a;
+      if (q >= j - NEW_EVENT_RISE_POINTS && a > newest) newest = a;
+    }
+    if (outsideBand(e, band, scale, largest, newest)) return true;
+  }
+  return false;
+}
+
+/**
  * The sustained-error alarm (0 = none, else the score that raised it): the errors' recent mean
  * has just become unusual for this window (it was not over the last SUSTAINED_POINTS points, so
- * it fires once), the band did not already report the point, and no point of the refractory
- * stretch was itself an event (`eventUnderWay`). `scores` null = the alarm is off. Independent
- * of the sensitivity, so higher sensitivity never flags fewer.
+ * it fires once), the band did not report the point, and no point of the stretch itself was
+ * reported by the band (`reportedInStretch`, asked last: it is the costly part; see
+ * `bandReportedWithin`). An event already under way does not silence it: a burst after
+ * scattered marginal exceedances is news the refractory rule would hide. `scores` null = the
+ * alarm is off. Independent of the sensitivity, so higher sensitivity never flags fewer.
  */
 export function sustainedAlarm(
   outside: boolean,
-  eventUnderWay: boolean,
   deviation: number,
   scores: SustainedScores | null,
+  reportedInStretch: () => boolean,
 ): number {
-  if (outside || eventUnderWay || deviation === 0 || scores === null) return 0;
-  return scores.now > SUSTAINED_Z && !(scores.before > SUSTAINED_Z) ? scores.now : 0;
+  if (outside || deviation === 0 || scores === null) return 0;
+  if (!(scores.now > SUSTAINED_Z) || scores.before > SUSTAINED_Z) return 0;
+  return reportedInStretch() ? 0 : scores.now;
 }
 
 /** Judges point `last` of the context from the prepared history of points from..last-1. */
@@ -382,7 +410,9 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   const calibrate = opts.components?.calibration !== false;
   const refractory = opts.components?.refractory !== false;
   const sustained = opts.components?.sustainedError !== false;
-  const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, refractory ? refractoryPoints(window) : 0);
+  const stretch = refractory ? refractoryPoints(window) : 0;
+  // The sustained alarm's echo check judges its stretch's errors with the refractory rule.
+  const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
   let forecast = forecastNext(model.prepared, model.period, targetSlot, errorPoints, sustained);
   let period = model.period;
   // A period found in the data must earn its place: when the history forecast without it errs
@@ -401,13 +431,15 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
     scale = Math.max(scale, calibratedScale(errors, scaleFloor(model.prepared.values)));
   }
   const margin = lastPointMultiplier(opts.sensitivity) * scale;
-  const largest = refractory ? largestRecent(errors, refractoryPoints(window)) : 0;
+  const largest = refractory ? largestRecent(errors, stretch) : 0;
   const deviation = value - forecast.expected;
   const newest = refractory ? largestRecent(errors, NEW_EVENT_RISE_POINTS) : 0;
   const outside = outsideBand(deviation, margin, scale, largest, newest);
-  const underWay = largest > REFRACTORY_Z * scale;
-  const z = sustained && !outside && !underWay && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
-  const drift = sustainedAlarm(outside, underWay, deviation, z);
+  const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
+  let reported: boolean | undefined;
+  const reportedInStretch = (): boolean =>
+    (reported ??= bandReportedWithin(errors, errors.length, SUSTAINED_POINTS, stretch, scale));
+  const drift = sustainedAlarm(outside, deviation, z, reportedInStretch);
   const isAnomaly = outside || drift > 0;
   if (opts.onDecision !== undefined) {
     const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);
@@ -419,6 +451,7 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       newest,
       sustainedNow: all === null ? Number.NaN : all.now,
       sustainedBefore: all === null ? Number.NaN : all.before,
+      reportedInStretch: sustained && reportedInStretch(),
       period,
       isAnomaly,
     });

@@ -7,6 +7,7 @@
 // precisely where it differs from `detectStream`.
 import { fitHistory } from './decomposition.js';
 import {
+  bandReportedWithin,
   CALIBRATION_POINTS,
   ERROR_LEVEL_POINTS,
   FORECAST_POINTS,
@@ -18,7 +19,6 @@ import {
   NEW_EVENT_RISE_POINTS,
   notJudged,
   outsideBand,
-  REFRACTORY_Z,
   refractoryPoints,
   SEASONAL_SCALE_RATIO,
   slideSorted,
@@ -496,6 +496,12 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     return (newestStretchMean(scoredSlope) + shift - (scores.referenceMean! - shift)) / sd < SCORE_GATE_Z;
   }
 
+  /** The noise scale and refractory stretch of the point being judged, for `reportedInStretch`. */
+  let judgedScale = 0;
+  let judgedStretch = 0;
+  const reportedInStretch = (): boolean =>
+    bandReportedWithin(recents, recentCount, SUSTAINED_POINTS, judgedStretch, judgedScale);
+
   /** Set by `judge`: its verdict lies close enough to a decision boundary to be refitted for. */
   let nearDecision = false;
 
@@ -506,13 +512,14 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const l = line(m);
     const expected = l.intercept + l.slope * m + seasonalOf(index);
     let scale = fitted.baseScale * l.inflation;
-    const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, refractory ? refractoryPoints(length) : 0);
+    const stretch = refractory ? refractoryPoints(length) : 0;
+    const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
     const deviation = value - expected;
     const scored = sustained && deviation !== 0 && !scoresClearlyLow(index, l.slope);
     oneStepErrors(l.slope, errorPoints, scored);
     if (calibrate) scale = Math.max(scale, calibrated(recentCount));
     const margin = multiplier * scale;
-    const largest = refractory ? largestOfRecents(refractoryPoints(length)) : 0;
+    const largest = refractory ? largestOfRecents(stretch) : 0;
     const newest = refractory ? largestOfRecents(NEW_EVENT_RISE_POINTS) : 0;
     const outside = outsideBand(deviation, margin, scale, largest, newest);
     // The sustained scores are needed for the verdict only when the band and the refractory
@@ -523,7 +530,9 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       scoredAt = index;
       scoredSlope = l.slope;
     }
-    const drift = sustainedAlarm(outside, largest > REFRACTORY_Z * scale, deviation, scored ? scores : null);
+    judgedScale = scale;
+    judgedStretch = stretch;
+    const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).

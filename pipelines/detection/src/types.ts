@@ -72,6 +72,8 @@ export interface DecisionInputs {
   /** Sustained-error scores (NaN when the window holds too few errors or the alarm is off). */
   readonly sustainedNow: number;
   readonly sustainedBefore: number;
+  /** `bandReportedWithin` of the sustained stretch (false when the alarm is off). */
+  readonly reportedInStretch: boolean;
   /** Period the point was judged with (0 = none). */
   readonly period: number;
   readonly isAnomaly: boolean;

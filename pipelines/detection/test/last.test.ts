@@ -209,6 +209,33 @@ describe('detectStream', () => {
     }
   });
 
+  it('raises the sustained-error alarm for a burst while an earlier event is under way, not as the echo of a reported spike', () => {
+    // A spike of 9 noise scales at 560 is reported; one of 8 at 575 is not (the event under way).
+    // From 600 an oscillation of ±3 scales: no point leaves its band, but the errors' recent mean
+    // rises, and no point of its stretch was reported, so it is news although the refractory
+    // stretch still holds the spikes.
+    const bursting = noiseSeries(800, 12, 10).map((v, i) => (i >= 600 ? v + 3 * Math.sin(i * 0.5) : v));
+    bursting[560] = bursting[560]! + 9;
+    bursting[575] = bursting[575]! + 8;
+    const records = detectStream(plainInput(bursting), { ...DEFAULTS, windowPoints: 500 });
+    const flagged = flaggedOf(records).filter((i) => i >= 550);
+    expect(flagged.length).toBe(2);
+    expect(flagged[0]).toBe(560);
+    expect(flagged[1]).toBeGreaterThanOrEqual(600);
+    expect(flagged[1]).toBeLessThan(630);
+    const alarm = records[flagged[1]!]!;
+    expect(Math.abs(bursting[flagged[1]!]! - alarm.expectedValue)).toBeLessThan(alarm.upperMargin);
+    expect(flaggedOf(judgeStream(bursting, { ...DEFAULTS, windowPoints: 500 })).filter((i) => i >= 550)).toEqual(flagged);
+    // A reported spike lifts the mean of the next 30 errors as much, but the alarm stays quiet:
+    // the spike was reported and the rise is its echo.
+    for (const seed of [11, 12, 13]) {
+      const spiked = noiseSeries(800, seed, 10);
+      spiked[600] = spiked[600]! + 60;
+      expect(flaggedOf(detectStream(plainInput(spiked), { ...DEFAULTS, windowPoints: 500 })), `seed ${seed}`).toEqual([600]);
+      expect(flaggedOf(judgeStream(spiked, { ...DEFAULTS, windowPoints: 500 })), `seed ${seed}`).toEqual([600]);
+    }
+  });
+
   it('reports a level shift once, when it begins, not for every point after it', () => {
     const shifted = noiseSeries(1200, 31).map((v, i) => (i >= 800 ? v + 15 : v));
     const records = detectStream(plainInput(shifted), { ...DEFAULTS, windowPoints: 600 });
