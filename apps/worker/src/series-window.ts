@@ -80,16 +80,22 @@ export function appendToWindow(
 //   hasModel: uint8, then when 1:
 //   refitAt, period, origin, baseScale: float64 | profileLength: uint32
 //   (0xffffffff = no profile) | profileLength × float64
-// Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh.
+// Version 3 ('ADW3') appends, after a judge section with a model, the one-step errors' summaries
+// the judge reuses between refreshes (StreamJudgeErrors):
+//   hasErrors: uint8, then when 1: at, calibrated, largest, newest: float64
+// Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
+// ones resume with fresh one-step errors at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
-const MAGIC = Buffer.from('ADW2', 'ascii');
+const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
+const MAGIC = Buffer.from('ADW3', 'ascii');
 const HEADER_BYTES = 4 + 4 + 8 + 8;
 const NO_PROFILE = 0xffffffff;
+const ERRORS_BYTES = 1 + 4 * 8;
 
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
   const model = judge.model;
-  return 1 + 4 + 24 + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8);
+  return 1 + 4 + 24 + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8 + ERRORS_BYTES);
 }
 
 export function encodeWindow(window: SeriesWindow): Buffer {
@@ -119,11 +125,18 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   for (const x of [model.refitAt, model.period, model.origin, model.baseScale]) offset = out.writeDoubleLE(x, offset);
   offset = out.writeUInt32LE(model.profile === null ? NO_PROFILE : model.profile.length, offset);
   for (const x of model.profile ?? []) offset = out.writeDoubleLE(x, offset);
+  const errors = judge.errors ?? null;
+  offset = out.writeUInt8(errors === null ? 0 : 1, offset);
+  const summaries = errors === null ? [0, 0, 0, 0] : [errors.at, errors.calibrated, errors.largest, errors.newest];
+  for (const x of summaries) offset = out.writeDoubleLE(x, offset);
   return out;
 }
 
-/** The judge section at `offset` (version 2), or undefined when it is malformed. */
-function decodeJudge(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
+/**
+ * The judge section at `offset` (version 2, or 3 with `withErrors`), or undefined when it is
+ * malformed.
+ */
+function decodeJudge(bytes: Buffer, offset: number, withErrors: boolean): JudgeModelState | null | undefined {
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
   offset += 1;
@@ -138,7 +151,7 @@ function decodeJudge(bytes: Buffer, offset: number): JudgeModelState | null | un
   if (!Number.isSafeInteger(seen) || !Number.isSafeInteger(cachedPeriod) || cachedPeriod < 0) return undefined;
   if (!Number.isNaN(detectedAt) && !Number.isSafeInteger(detectedAt)) return undefined;
   const base = { version: 1 as const, windowPoints, seen, detectedAt: Number.isNaN(detectedAt) ? null : detectedAt, cachedPeriod };
-  if (hasModel === 0) return bytes.length === offset ? { ...base, model: null } : undefined;
+  if (hasModel === 0) return bytes.length === offset ? { ...base, model: null, errors: null } : undefined;
   if (hasModel !== 1 || bytes.length < offset + 36) return undefined;
   const refitAt = bytes.readDoubleLE(offset);
   const period = bytes.readDoubleLE(offset + 8);
@@ -147,23 +160,38 @@ function decodeJudge(bytes: Buffer, offset: number): JudgeModelState | null | un
   const profileLength = bytes.readUInt32LE(offset + 32);
   offset += 36;
   const count = profileLength === NO_PROFILE ? 0 : profileLength;
-  if (bytes.length !== offset + count * 8) return undefined;
+  if (bytes.length !== offset + count * 8 + (withErrors ? ERRORS_BYTES : 0)) return undefined;
   const profile = profileLength === NO_PROFILE ? null : Array.from({ length: count }, (_, k) => bytes.readDoubleLE(offset + k * 8));
   const numbers = [refitAt, period, origin, baseScale, ...(profile ?? [])];
   if (!numbers.every(Number.isFinite) || !Number.isSafeInteger(refitAt) || !Number.isSafeInteger(origin)) return undefined;
   if (!Number.isSafeInteger(period) || period < 0 || !(baseScale > 0)) return undefined;
-  return { ...base, model: { refitAt, period, profile, origin, baseScale } };
+  const model = { refitAt, period, profile, origin, baseScale };
+  if (!withErrors) return { ...base, model, errors: null };
+  offset += count * 8;
+  const hasErrors = bytes.readUInt8(offset);
+  const [at, calibrated, largest, newest] = [0, 1, 2, 3].map((k) => bytes.readDoubleLE(offset + 1 + k * 8)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (hasErrors === 0) return { ...base, model, errors: null };
+  if (hasErrors !== 1 || !Number.isSafeInteger(at) || ![calibrated, largest, newest].every((x) => Number.isFinite(x) && x >= 0)) {
+    return undefined;
+  }
+  return { ...base, model, errors: { at, calibrated, largest, newest } };
 }
 
 /**
  * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
- * version-1 checkpoint, or a version-2 one whose judge section is unreadable, gives the window
+ * version-1 checkpoint, or a version-2 or -3 one whose judge section is unreadable, gives the window
  * without a judge state (fitted afresh on the window at the next point).
  */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
   if (bytes.length < HEADER_BYTES) return null;
   const magic = bytes.subarray(0, 4);
-  const v2 = magic.equals(MAGIC);
+  const v3 = magic.equals(MAGIC);
+  const v2 = v3 || magic.equals(MAGIC_V2);
   if (!v2 && !magic.equals(MAGIC_V1)) return null;
   const n = bytes.readUInt32LE(4);
   const arraysEnd = HEADER_BYTES + n * 24;
@@ -182,7 +210,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const values = read(1);
   const zScores = read(2);
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
-  const judge = v2 ? (decodeJudge(bytes, arraysEnd) ?? null) : null;
+  const judge = v2 ? (decodeJudge(bytes, arraysEnd, v3) ?? null) : null;
   // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): keep the newest.
   const excess = Math.max(0, n - capacity);
   return {

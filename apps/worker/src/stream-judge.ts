@@ -72,6 +72,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings): JudgeR
       detectedAt: after.detectedAt,
       cachedPeriod: after.cachedPeriod,
       model: after.model,
+      errors: after.errors ?? null,
     },
   };
 }

@@ -117,7 +117,7 @@ describe('window checkpoints', () => {
   });
 });
 
-describe('window checkpoints with the judge state (version 2)', () => {
+describe('window checkpoints with the judge state (versions 2 and 3)', () => {
   const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
   series[300] = series[300]! + 30;
@@ -137,7 +137,11 @@ describe('window checkpoints with the judge state (version 2)', () => {
   it('round-trip the judge state, which resumes exactly as an uninterrupted run', () => {
     const { window } = judged(250);
     expect(window.judge?.model).not.toBeNull();
-    const back = decodeWindow(encodeWindow(window), 119)!;
+    // The one-step errors' summaries the judge reuses between refreshes travel too (version 3).
+    expect(window.judge?.errors).toMatchObject({ at: expect.any(Number) as number, calibrated: expect.any(Number) as number });
+    const bytes = encodeWindow(window);
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW3');
+    const back = decodeWindow(bytes, 119)!;
     expect(back.judge).toEqual(window.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
     const resumed = judgeNewPoints(
@@ -168,6 +172,31 @@ describe('window checkpoints with the judge state (version 2)', () => {
     // A damaged judge section keeps the window, without the judge.
     const damaged = Buffer.concat([v2, Buffer.from([1])]);
     expect(decodeWindow(damaged, 119)!.judge).toBeNull();
+  });
+
+  it('read version-2 checkpoints (no reused one-step errors: fresh ones at the next point)', () => {
+    const { window } = judged(250);
+    const v3 = encodeWindow(window);
+    // Version 2 is version 3 without the errors section (33 bytes), magic ADW2.
+    const v2 = Buffer.concat([Buffer.from('ADW2', 'ascii'), v3.subarray(4, v3.length - 33)]);
+    const back = decodeWindow(v2, 119)!;
+    expect(back.judge).toEqual({ ...window.judge, errors: null });
+    const resumed = judgeNewPoints(
+      { context: back.values, newValues: series.slice(250), seenPoints: back.seenPoints, sensitivity: 95, judge: back.judge },
+      settings,
+    );
+    const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    // The same verdicts; margins within the reuse's drift (at most 8 points of one-step errors).
+    expect(resumed.detections.map((d) => d.isAnomaly)).toEqual(whole.detections.slice(250).map((d) => d.isAnomaly));
+    resumed.detections.forEach((d, i) => {
+      const exact = whole.detections[250 + i]!;
+      expect(Math.abs(d.upperMargin - exact.upperMargin)).toBeLessThanOrEqual(0.15 * exact.upperMargin);
+    });
+    // Damaged summaries drop the judge state, not the window.
+    const bad = Buffer.from(v3);
+    bad.writeDoubleLE(-1, v3.length - 24);
+    expect(decodeWindow(bad, 119)!.judge).toBeNull();
+    expect(decodeWindow(bad, 119)!.values).toEqual(window.values);
   });
 
   it('judge the same whatever the batches were', () => {

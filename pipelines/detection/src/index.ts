@@ -31,10 +31,12 @@ export {
 } from './last.js';
 export {
   createStreamJudge,
+  DEFAULT_ERROR_REFRESH_POINTS,
   DEFAULT_FULL_PERIOD_RECHECK_SHARE,
   DEFAULT_REFIT_POINTS,
   judgeStream,
   type StreamJudge,
+  type StreamJudgeErrors,
   type StreamJudgeModel,
   type StreamJudgeOptions,
   type StreamJudgeState,
