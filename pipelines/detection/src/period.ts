@@ -77,9 +77,10 @@ export function detectPeriod(
 
   let chosen = 0;
   let chosenFit = Number.NEGATIVE_INFINITY;
+  const scoreOf = seasonalFitScorer(x);
   for (const period of granularityPeriods(granularity, customInterval)) {
     if (period < 4 || n <= 2 * period) continue;
-    const fit = seasonalFitScore(x, period);
+    const fit = scoreOf(period);
     if (fit < MIN_SEASONAL_FIT) continue;
     if (chosen === 0) {
       chosen = period;
@@ -112,10 +113,11 @@ function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: n
   peaks.sort((a, b) => acf[b]! - acf[a]!);
 
   const fitCache = new Map<number, number>();
+  const scoreOf = seasonalFitScorer(x);
   const fitOf = (period: number): number => {
     let fit = fitCache.get(period);
     if (fit === undefined) {
-      fit = seasonalFitScore(x, period);
+      fit = scoreOf(period);
       fitCache.set(period, fit);
     }
     return fit;
@@ -228,13 +230,17 @@ function detrendLinear(x: Float64Array): Float64Array {
 
 /** Clips values beyond 5 robust standard deviations, so one spike cannot fake or hide a cycle. */
 function winsorise(x: Float64Array): Float64Array {
+  return winsoriseInto(x, new Float64Array(x.length), new Float64Array(x.length));
+}
+
+/** `winsorise` with caller-owned buffers (each x.length long): returns `x` itself or `out`. */
+function winsoriseInto(x: Float64Array, scratch: Float64Array, out: Float64Array): Float64Array {
   const n = x.length;
-  const scratch = x.slice();
+  scratch.set(x);
   const center = medianInPlace(scratch);
   for (let i = 0; i < n; i++) scratch[i] = Math.abs(x[i]! - center);
   const limit = 5 * MAD_TO_SIGMA * medianInPlace(scratch);
   if (!(limit > 0)) return x;
-  const out = new Float64Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.min(Math.max(x[i]!, center - limit), center + limit);
   return out;
 }
@@ -247,40 +253,70 @@ function winsorise(x: Float64Array): Float64Array {
  * Out of sample, so a long period cannot win merely by having more phases to fit.
  */
 export function seasonalFitScore(x: ArrayLike<number>, period: number): number {
+  return seasonalFitScorer(x)(period);
+}
+
+/**
+ * `seasonalFitScore` of one series for many periods (period detection scores a dozen lags or
+ * more): the prefix sums are summed once and the buffers reused, the arithmetic unchanged, so
+ * every score is the one `seasonalFitScore` gives.
+ */
+export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => number {
   const n = x.length;
-  const p = Math.floor(period);
-  if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
   const prefix = new Float64Array(n + 1);
   for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + x[i]!;
   const detrended = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const start = Math.min(Math.max(i - (p >> 1), 0), n - p);
-    detrended[i] = x[i]! - (prefix[start + p]! - prefix[start]!) / p;
-  }
-  const d = winsorise(detrended);
+  const scratch = new Float64Array(n);
+  const clipped = new Float64Array(n);
+  let sums = new Float64Array(0);
+  let counts = new Float64Array(0);
+  return (period: number): number => {
+    const p = Math.floor(period);
+    if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < n; i++) {
+      const start = Math.min(Math.max(i - (p >> 1), 0), n - p);
+      detrended[i] = x[i]! - (prefix[start + p]! - prefix[start]!) / p;
+    }
+    const d = winsoriseInto(detrended, scratch, clipped);
 
-  const sums = new Float64Array(2 * p);
-  const counts = new Float64Array(2 * p);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    const cycle = Math.floor(i / p);
-    const slot = (cycle & 1) * p + (i - cycle * p);
-    sums[slot] = sums[slot]! + d[i]!;
-    counts[slot] = counts[slot]! + 1;
-    total += d[i]!;
-  }
-  const mean = total / n;
-  let sse = 0;
-  let sst = 0;
-  for (let i = 0; i < n; i++) {
-    const cycle = Math.floor(i / p);
-    const phase = i - cycle * p;
-    const other = (1 - (cycle & 1)) * p + phase;
-    const count = counts[other]!;
-    if (count === 0) continue;
-    const error = d[i]! - sums[other]! / count;
-    sse += error * error;
-    sst += (d[i]! - mean) * (d[i]! - mean);
-  }
-  return sst > 0 ? 1 - sse / sst : 0;
+    if (sums.length < 2 * p) {
+      sums = new Float64Array(2 * p);
+      counts = new Float64Array(2 * p);
+    } else {
+      sums.fill(0, 0, 2 * p);
+      counts.fill(0, 0, 2 * p);
+    }
+    // Point i lies in cycle floor(i / p) at phase i mod p, counted up instead of divided.
+    let total = 0;
+    let cycle = 0;
+    let phase = 0;
+    for (let i = 0; i < n; i++) {
+      const slot = (cycle & 1) * p + phase;
+      sums[slot] = sums[slot]! + d[i]!;
+      counts[slot] = counts[slot]! + 1;
+      total += d[i]!;
+      if (++phase === p) {
+        phase = 0;
+        cycle++;
+      }
+    }
+    const mean = total / n;
+    let sse = 0;
+    let sst = 0;
+    cycle = 0;
+    phase = 0;
+    for (let i = 0; i < n; i++) {
+      const other = (1 - (cycle & 1)) * p + phase;
+      if (++phase === p) {
+        phase = 0;
+        cycle++;
+      }
+      const count = counts[other]!;
+      if (count === 0) continue;
+      const error = d[i]! - sums[other]! / count;
+      sse += error * error;
+      sst += (d[i]! - mean) * (d[i]! - mean);
+    }
+    return sst > 0 ? 1 - sse / sst : 0;
+  };
 }
