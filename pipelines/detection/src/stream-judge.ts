@@ -570,6 +570,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (
       errors === null ||
       index - errors.at >= refreshEvery ||
+      index < errors.at ||
       Math.abs(deviation) > FRESH_ERRORS_SHARE * multiplier * Math.max(scale, errors.calibrated)
     ) {
       oneStepErrors(l.slope, errorPoints, scored);
