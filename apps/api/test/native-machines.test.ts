@@ -1,43 +1,10 @@
-// The pieces of the baseline service that need no model: the predictor cache and the per-machine
-// serialisation of baseline writes.
+// The pieces of the baseline service that need no model: the per-machine serialisation of
+// baseline writes and the fine-tuning pool. (The predictor cache: packages/streaming's
+// generational-cache test.)
 import { describe, expect, it } from 'vitest';
 import { ModelError, type FineTuneResult, type FineTuneWorker } from '@adp/model';
 import { KeyedSerialiser } from '../src/machines/keyed-serialiser.js';
 import { FineTunePool, WORKER_RETRY_MS, WorkerStartError } from '../src/machines/model.js';
-import { PredictorCache } from '../src/machines/predictor-cache.js';
-
-describe('PredictorCache', () => {
-  it('evicts the least recently used entry beyond its size', () => {
-    const cache = new PredictorCache<string>(2);
-    cache.setIfCurrent('a', cache.generation('a'), 'A');
-    cache.setIfCurrent('b', cache.generation('b'), 'B');
-    expect(cache.get('a')).toBe('A'); // a is now the most recent
-    cache.setIfCurrent('c', cache.generation('c'), 'C');
-    expect(cache.has('b')).toBe(false);
-    expect(cache.get('a')).toBe('A');
-    expect(cache.get('c')).toBe('C');
-    expect(cache.size).toBe(2);
-  });
-
-  it('drops a load that started before a write or delete', () => {
-    const cache = new PredictorCache<string>(4);
-    const before = cache.generation('m');
-    cache.replace('m', 'fresh');
-    cache.setIfCurrent('m', before, 'stale');
-    expect(cache.get('m')).toBe('fresh');
-    const beforeDelete = cache.generation('m');
-    cache.replace('m', undefined);
-    cache.setIfCurrent('m', beforeDelete, 'stale');
-    expect(cache.has('m')).toBe(false);
-  });
-
-  it('caches nothing with size 0', () => {
-    const cache = new PredictorCache<string>(0);
-    cache.replace('m', 'value');
-    cache.setIfCurrent('n', cache.generation('n'), 'value');
-    expect(cache.size).toBe(0);
-  });
-});
 
 describe('KeyedSerialiser', () => {
   const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

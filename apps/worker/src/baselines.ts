@@ -1,9 +1,11 @@
 // The baselines of the series a worker sees: read from the store on first sight, decoded once
 // (a fine-tuned predictor is about 1.9 MB), kept in a bounded LRU, read again after `refreshMs`
 // in case a change notification was missed, and dropped at once when one arrives. Each key has a
-// generation that a drop bumps, so a read that raced a drop does not put the old baseline back.
+// generation that a drop bumps (`GenerationalCache`), so a read that raced a drop does not put
+// the old baseline back.
 import { decodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import type { BaselineRecord, Store } from '@adp/store';
+import { GenerationalCache } from '@adp/streaming';
 
 export interface SeriesBaseline {
   readonly baselineId: string;
@@ -34,34 +36,31 @@ export function toSeriesBaseline(record: BaselineRecord): SeriesBaseline {
 }
 
 export class BaselineCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly generations = new Map<string, number>();
+  private readonly entries: GenerationalCache<Entry>;
   private readonly loading = new Map<string, Promise<SeriesBaseline | null>>();
 
   constructor(
     private readonly store: Pick<Store, 'getBaseline'>,
-    private readonly maxEntries: number,
+    maxEntries: number,
     private readonly refreshMs: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.entries = new GenerationalCache(maxEntries);
+  }
 
   /** The series' baseline (null: none). Store failures reject (the batch is retried). */
   async get(orgId: string, seriesId: string): Promise<SeriesBaseline | null> {
     const key = `${orgId}/${seriesId}`;
-    const entry = this.entries.get(key);
-    if (entry && this.now() - entry.loadedAtMs < this.refreshMs) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-      return entry.baseline;
-    }
+    const entry = this.entries.peek(key);
+    if (entry && this.now() - entry.loadedAtMs < this.refreshMs) return this.entries.get(key)!.baseline;
     const inFlight = this.loading.get(key);
     if (inFlight) return inFlight;
-    const generation = this.generations.get(key) ?? 0;
+    const generation = this.entries.generation(key);
     const load = (async () => {
       try {
         const record = await this.store.getBaseline(orgId, seriesId);
         const baseline = record ? toSeriesBaseline(record) : null;
-        if ((this.generations.get(key) ?? 0) === generation) this.put(key, { baseline, loadedAtMs: this.now() });
+        this.entries.setIfCurrent(key, generation, { baseline, loadedAtMs: this.now() });
         return baseline;
       } finally {
         this.loading.delete(key);
@@ -75,31 +74,18 @@ export class BaselineCache {
   drop(orgId: string, machineId: string): number {
     const key = `${orgId}/${machineId}`;
     const channelPrefix = `${key}:`;
-    let dropped = 0;
-    const bump = (k: string) => this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
-    bump(key);
-    this.loading.delete(key);
-    for (const cached of [...this.entries.keys()]) {
-      if (cached === key || cached.startsWith(channelPrefix)) {
-        this.entries.delete(cached);
-        if (cached !== key) bump(cached);
-        dropped++;
-      }
+    const ofMachine = (cached: string): boolean => cached.startsWith(channelPrefix);
+    // Loads under way for the machine's channels must not put what they read back either.
+    for (const loadingKey of [...this.loading.keys()]) {
+      if (!ofMachine(loadingKey)) continue;
+      this.entries.replace(loadingKey, undefined);
+      this.loading.delete(loadingKey);
     }
-    return dropped;
+    this.loading.delete(key);
+    return this.entries.drop(key, ofMachine);
   }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  private put(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-    }
   }
 }

@@ -17,3 +17,4 @@ export * from './clickhouse-results.js';
 export * from './duckdb-results.js';
 export * from './redis-stores.js';
 export * from './platform.js';
+export * from './generational-cache.js';

@@ -13,12 +13,11 @@
 // than a list that silently leaves those machines out.
 import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
 import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
-import type { ResultStore, StoredMachineSummary } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { givenEnergyStats, seriesEnergyStats } from './energy-stats.js';
 import { KeyedSerialiser } from './keyed-serialiser.js';
 import type { ModelHolder } from './model.js';
-import { PredictorCache } from './predictor-cache.js';
+import { GenerationalCache, type ResultStore, type StoredMachineSummary } from '@adp/streaming';
 
 export interface BaselineServiceOptions {
   readonly store: Store;
@@ -90,10 +89,10 @@ const SKIPPED_FINE_TUNE: BaselineFineTuneStats = Object.freeze({
 
 export class BaselineService {
   private readonly writes = new KeyedSerialiser();
-  private readonly cache: PredictorCache<MachinePredictor>;
+  private readonly cache: GenerationalCache<MachinePredictor>;
 
   constructor(private readonly options: BaselineServiceOptions) {
-    this.cache = new PredictorCache(options.cacheSize);
+    this.cache = new GenerationalCache(options.cacheSize);
   }
 
   /** Fine-tunes on healthy `values`, measures the fine-tuned energies and stores the baseline. */
@@ -193,7 +192,7 @@ export class BaselineService {
    * generation, so a load that started before this cannot put the old predictor back.
    */
   dropCached(orgId: string, machineId: string): void {
-    this.cache.replace(cacheKey(orgId, machineId), undefined);
+    this.cache.drop(cacheKey(orgId, machineId));
   }
 
   /** Whether the machine's predictor is loaded in memory now (for the status endpoint). */
