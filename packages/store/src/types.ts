@@ -59,6 +59,16 @@ export interface OrganizationUsage {
   readonly byEndpoint: readonly EndpointUsage[];
 }
 
+/** An organization's usage from its per-endpoint sums (sorted by endpoint, as the stores read them). */
+export function organizationUsage(orgId: string, byEndpoint: readonly EndpointUsage[]): OrganizationUsage {
+  return {
+    orgId,
+    points: byEndpoint.reduce((sum, entry) => sum + entry.points, 0),
+    calls: byEndpoint.reduce((sum, entry) => sum + entry.calls, 0),
+    byEndpoint,
+  };
+}
+
 /** Summary statistics of a machine's energies on healthy data (the z-score reference). */
 export interface BaselineStats {
   readonly energyMean: number;

@@ -51,6 +51,7 @@ import type {
   RegimeCounts,
   Store,
 } from '../types.js';
+import { organizationUsage } from '../types.js';
 import { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
 import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey } from './validation.js';
@@ -417,12 +418,7 @@ class ClickHouseStore implements Store {
             WHERE org_id = ${sqlString(orgId)} GROUP BY endpoint ORDER BY endpoint`,
         )
       ).map((row) => ({ endpoint: row.endpoint, points: Number(row.total_points), calls: Number(row.total_calls) }));
-      return {
-        orgId,
-        points: byEndpoint.reduce((sum, entry) => sum + entry.points, 0),
-        calls: byEndpoint.reduce((sum, entry) => sum + entry.calls, 0),
-        byEndpoint,
-      };
+      return organizationUsage(orgId, byEndpoint);
     });
   }
 

@@ -15,6 +15,7 @@ import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
 import { MIGRATIONS } from './migrations.js';
 import {
+  organizationUsage,
   REGIME_NAMES,
   type ApiKeyKind,
   type ApiKeyRecord,
@@ -258,12 +259,7 @@ class DuckDBStore implements Store {
         points: Number(row['points']),
         calls: Number(row['calls']),
       }));
-      return {
-        orgId,
-        points: byEndpoint.reduce((sum, entry) => sum + entry.points, 0),
-        calls: byEndpoint.reduce((sum, entry) => sum + entry.calls, 0),
-        byEndpoint,
-      };
+      return organizationUsage(orgId, byEndpoint);
     });
   }
 
