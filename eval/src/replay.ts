@@ -32,7 +32,7 @@ export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedF
 
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
 export const engineRule: DecisionRule = (d) => {
-  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest);
+  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
   return outside || engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch) > 0;
 };

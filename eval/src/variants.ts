@@ -33,6 +33,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { refractory: false } },
   },
   {
+    name: 'no-echo',
+    description: 'a point outside its band right after one the band reported is reported again (when the one-step errors miss that report)',
+    detect: { components: { echo: false } },
+  },
+  {
     name: 'no-period-stability',
     description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
     detect: { components: { periodStability: false } },

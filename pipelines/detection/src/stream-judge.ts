@@ -20,6 +20,7 @@ import {
   notJudged,
   outsideBand,
   refractoryPoints,
+  reportedJustBefore,
   SEASONAL_SCALE_RATIO,
   slideSorted,
   sustainedAlarm,
@@ -30,7 +31,7 @@ import {
   type SustainedScores,
 } from './last.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
-import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor } from './robust.js';
+import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import type { LastResult } from './types.js';
 
 /** Options of the incremental judge: `detectStream`'s, less `firstJudged`, plus the refit interval. */
@@ -177,6 +178,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const calibrate = opts.components?.calibration !== false;
   const refractory = opts.components?.refractory !== false;
   const sustained = opts.components?.sustainedError !== false;
+  const echoRule = refractory && opts.components?.echo !== false;
   const stable = opts.components?.periodStability !== false;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
@@ -544,6 +546,23 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     return bandReportedWithin(recents, recentCount, SUSTAINED_POINTS, judgedStretch, judgedScale);
   };
 
+  /**
+   * `deviationOf` for `reportedJustBefore`: the deviation of the history point j before the judged
+   * one from the forecast line through the FORECAST_POINTS before it, as judgeLast computes it.
+   */
+  const echoValues = new Float64Array(FORECAST_POINTS);
+  const echoSlots = new Float64Array(FORECAST_POINTS);
+  const previousDeviation = (j: number): number => {
+    const index = end - start - j;
+    if (index < FORECAST_POINTS) return Number.NaN;
+    for (let q = 0; q < FORECAST_POINTS; q++) {
+      echoValues[q] = des[start + index - FORECAST_POINTS + q]!;
+      echoSlots[q] = index - FORECAST_POINTS + q;
+    }
+    const line = theilSen(echoValues, echoSlots, 0, FORECAST_POINTS);
+    return vals[start + index]! - (line.intercept + line.slope * index + seasonalOf(seen - j));
+  };
+
   /** The one-step errors' summaries in reuse; null: compute them at the next point. */
   let reused: StreamJudgeErrors | null = null;
   /** Whether `recents` holds this point's errors (else the reused summaries' point's). */
@@ -589,7 +608,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     scale = Math.max(scale, errors.calibrated);
     const margin = multiplier * scale;
     const { largest, newest } = errors;
-    const outside = outsideBand(deviation, margin, scale, largest, newest);
+    const banded = outsideBand(deviation, margin, scale, largest, newest);
+    // Outside its band: not again if the band reported one of the points just before (their
+    // errors are fresh here: a deviation beyond the band is beyond half of it).
+    const outside = banded && !(echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.

@@ -74,6 +74,12 @@ export interface DecisionInputs {
   readonly sustainedBefore: number;
   /** `bandReportedWithin` of the sustained stretch (false when the alarm is off). */
   readonly reportedInStretch: boolean;
+  /**
+   * Outside its band, but the band reported one of the ECHO_POINTS points before it
+   * (`reportedJustBefore`): not reported again. False for a point inside its band, and with the
+   * refractory rule or the `echo` component off.
+   */
+  readonly echo: boolean;
   /** Period the point was judged with (0 = none). */
   readonly period: number;
   readonly isAnomaly: boolean;
@@ -85,6 +91,11 @@ export interface DetectionComponents {
   readonly calibration?: boolean;
   /** No new alarm while an event is under way in the window, unless a deviation dwarfs it. */
   readonly refractory?: boolean;
+  /**
+   * With the refractory rule: no alarm for a point right after one the band reported
+   * (`reportedJustBefore`), which the one-step errors can miss.
+   */
+  readonly echo?: boolean;
   /** Prefer the period that removes the most residual variance among lags close to the estimate. */
   readonly periodStability?: boolean;
   /** Accept a data-driven period with 2 full cycles in the history (off: 3, as the batch detectors). */

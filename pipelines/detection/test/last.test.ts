@@ -236,6 +236,36 @@ describe('detectStream', () => {
     }
   });
 
+  it('reports a point just beyond its band once, not again at the next point the one-step errors miss', () => {
+    // Two-point bumps of 7 noise scales (the band is about 6): the second point is beyond its band
+    // too, but its one-step error (against the median of the 16 before it) is not, so the
+    // refractory rule alone lets it through; the echo rule sees that the point before was reported.
+    const values = noiseSeries(800, 8, 10);
+    for (const at of [600, 700]) {
+      values[at] = values[at]! + 7;
+      values[at + 1] = values[at + 1]! + 7;
+    }
+    const opts = { ...DEFAULTS, windowPoints: 500 };
+    const flags = flaggedOf(detectStream(plainInput(values), opts)).filter((i) => i >= 500);
+    expect(flags).toEqual([600, 700]);
+    expect(flaggedOf(detectStream(plainInput(values), { ...opts, components: { echo: false } })).filter((i) => i >= 500)).toEqual([
+      600, 601, 700,
+    ]);
+    // The last-point endpoint decides the same from the window alone, and so does the worker's judge.
+    const window = windowInput(plainInput(values), 601, 500);
+    expect(detectLastPoint(window, DEFAULTS).isAnomaly).toBe(false);
+    expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 500)).toEqual([600, 700]);
+    // The points before are judged against the default sensitivity's band, so a higher
+    // sensitivity never flags fewer: every point flagged at one is flagged at the next.
+    let previous: number[] = [];
+    for (const sensitivity of [50, 80, 90, 95, 97, 99]) {
+      const now = flaggedOf(detectStream(plainInput(values), { ...opts, sensitivity }));
+      expect(now, `sensitivity ${sensitivity}`).toEqual(expect.arrayContaining(previous));
+      previous = now;
+    }
+    expect(previous).toEqual(expect.arrayContaining([600, 700]));
+  });
+
   it('reports a level shift once, when it begins, not for every point after it', () => {
     const shifted = noiseSeries(1200, 31).map((v, i) => (i >= 800 ? v + 15 : v));
     const records = detectStream(plainInput(shifted), { ...DEFAULTS, windowPoints: 600 });
