@@ -385,21 +385,26 @@ export function reportedJustBefore(
   scale: number,
   stretch: number,
 ): boolean {
-  const margin = REFRACTORY_Z * scale;
   for (let j = 1; j <= ECHO_POINTS; j++) {
     const deviation = deviationOf(j);
-    if (Number.isNaN(deviation)) continue;
-    const end = Math.max(0, count - j);
-    let largest = 0;
-    let newest = 0;
-    for (let q = Math.max(0, end - stretch); q < end; q++) {
-      const a = Math.abs(errors[q]!);
-      if (a > largest) largest = a;
-      if (q >= end - NEW_EVENT_RISE_POINTS && a > newest) newest = a;
-    }
-    if (outsideBand(deviation, margin, scale, largest, newest)) return true;
+    if (!Number.isNaN(deviation) && reportedAfter(deviation, errors, Math.max(0, count - j), stretch, scale)) return true;
   }
   return false;
+}
+
+/**
+ * The band rule at the default sensitivity (REFRACTORY_Z × `scale`) for a deviation whose earlier
+ * one-step errors end at errors[end − 1]: the refractory rule reads the `stretch` errors before.
+ */
+function reportedAfter(deviation: number, errors: Float64Array, end: number, stretch: number, scale: number): boolean {
+  let largest = 0;
+  let newest = 0;
+  for (let q = Math.max(0, end - stretch); q < end; q++) {
+    const a = Math.abs(errors[q]!);
+    if (a > largest) largest = a;
+    if (q >= end - NEW_EVENT_RISE_POINTS && a > newest) newest = a;
+  }
+  return outsideBand(deviation, REFRACTORY_Z * scale, scale, largest, newest);
 }
 
 /**
@@ -413,16 +418,8 @@ export function reportedJustBefore(
 export function bandReportedWithin(errors: Float64Array, count: number, span: number, stretch: number, scale: number): boolean {
   const band = REFRACTORY_Z * scale;
   for (let j = Math.max(0, count - span); j < count; j++) {
-    const e = errors[j]!;
-    if (!(Math.abs(e) > band)) continue;
-    let largest = 0;
-    let newest = 0;
-    for (let q = Math.max(0, j - stretch); q < j; q++) {
-      const a = Math.abs(errors[q]!);
-      if (a > largest) largest = a;
-      if (q >= j - NEW_EVENT_RISE_POINTS && a > newest) newest = a;
-    }
-    if (outsideBand(e, band, scale, largest, newest)) return true;
+    // Most errors are inside the band: skip the refractory pass for them.
+    if (Math.abs(errors[j]!) > band && reportedAfter(errors[j]!, errors, j, stretch, scale)) return true;
   }
   return false;
 }
