@@ -495,7 +495,12 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   const deviation = value - forecast.expected;
   const newest = refractory ? largestRecent(errors, NEW_EVENT_RISE_POINTS) : 0;
   const banded = outsideBand(deviation, margin, scale, largest, newest);
-  const echo = banded && refractory && opts.components?.echo !== false && reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
+  // The echo rule, part of the refractory rule: only asked of a point outside its band.
+  const echo =
+    banded &&
+    refractory &&
+    opts.components?.echo !== false &&
+    reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
   const outside = banded && !echo;
   const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;
