@@ -32,9 +32,10 @@ export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedF
 
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
 export const engineRule: DecisionRule = (d) => {
-  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo;
+  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
-  return outside || engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch) > 0;
+  const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch);
+  return outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
 };
 
 /**

@@ -38,6 +38,16 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { echo: false } },
   },
   {
+    name: 'no-new-level',
+    description: "no alarm for a value leaving the range of the window's older half (a slow drift, a spike past every earlier value while the refractory rule holds)",
+    detect: { components: { newLevel: false } },
+  },
+  {
+    name: 'no-familiar-range',
+    description: "a point just outside its band (under 1.5 margins) is reported even when its value lies well inside the range of the window's older half",
+    detect: { components: { familiarRange: false } },
+  },
+  {
     name: 'no-period-stability',
     description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
     detect: { components: { periodStability: false } },

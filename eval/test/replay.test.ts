@@ -77,4 +77,22 @@ describe('replaying recorded decisions', () => {
     expect(then.missedWindows).toBeGreaterThan(now.missedWindows);
     expect(now.scores.standard!).toBeGreaterThan(then.scores.standard!);
   });
+  it("replays engine 0.7.0's rule, without the new-level alarm and the familiar-range rule", () => {
+    // fe7f93's second window opens with a spike nine margins out that the refractory rule held
+    // back (an earlier event under way); it is past every value of the window's older half, so
+    // since 0.8.0 the new-level alarm reports it.
+    const before080: DecisionRule = (d, row, f) => engineRule({ ...d, newLevel: 0, familiar: false }, row, f);
+    const now = replay(files, corpus.profiles, engineRule);
+    const then = replay(files, corpus.profiles, before080);
+    const file = corpus.series.findIndex((s) => s.file.includes('fe7f93'));
+    const window = corpus.series[file]!.windows[1]!;
+    const inWindow = (r: typeof now): number[] =>
+      r.detections[file]!.detections.flatMap((x, i) => (x && i >= window.startRow && i <= window.endRow ? [i] : []));
+    expect(inWindow(then)).toEqual([]);
+    expect(inWindow(now)[0]).toBe(2131);
+    const recorded = files[file]!.inputs[2131 - files[file]!.firstJudged]!;
+    expect(recorded.newLevel).toBeGreaterThan(detection.NEW_LEVEL_MARGIN);
+    expect(Math.abs(recorded.deviation)).toBeGreaterThan(recorded.margin);
+    expect(then.missedWindows).toBe(now.missedWindows + 1);
+  });
 });

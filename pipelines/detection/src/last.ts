@@ -445,6 +445,152 @@ export function sustainedAlarm(
 }
 
 /**
+ * The new-level alarm's margin: a value must lie beyond the range of the window's older points
+ * by this share of that range. A slow drift to a level the window has not seen (a failing
+ * machine's temperature sliding down, a disk that starts writing twice as much) is invisible to
+ * the forecast, which follows it, and to the sustained alarm, whose one-step errors stay small.
+ * Chosen on NAB's dev split (eval/README.md, "NAB: what engine 0.8.0 added"): 0.15, 0.2, 0.25,
+ * 0.3, 0.35 gave 64.3, 66.3, 66.1, 64.5, 63.8 standard (61.8 without the alarm), a plateau.
+ */
+export const NEW_LEVEL_MARGIN = 0.25;
+/**
+ * Share of the history, its newest points, that the reference range leaves out: the alarm fires
+ * for the first of them to get beyond the older points' range, once (shares 1/3, 1/2, 2/3: 64.9,
+ * 66.1, 66.0 standard).
+ */
+export const NEW_LEVEL_RECENT_SHARE = 0.5;
+/** Fewest history points the new-level alarm needs (its reference range then spans 50). */
+export const NEW_LEVEL_MIN_POINTS = 100;
+
+/** Scratch for `olderRange`: [lo, hi] of the last history measured. */
+const rangeScratch = new Float64Array(2);
+
+/**
+ * Index where the newer part of the history values[from, to) begins (its last
+ * round(NEW_LEVEL_RECENT_SHARE × n) points, n = to − from), with the older part's lowest and
+ * highest value in `rangeScratch`; −1 when the history holds fewer than NEW_LEVEL_MIN_POINTS
+ * points or the older part's range is empty. Points with `skip[i]` ≠ 0 (imputed) are left out.
+ */
+function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): number {
+  const count = to - from;
+  if (count < NEW_LEVEL_MIN_POINTS) return -1;
+  const older = to - Math.round(NEW_LEVEL_RECENT_SHARE * count);
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (let i = from; i < older; i++) {
+    if (skip !== null && skip[i] !== 0) continue;
+    const x = values[i]!;
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  if (!(hi - lo > 0)) return -1;
+  rangeScratch[0] = lo;
+  rangeScratch[1] = hi;
+  return older;
+}
+
+/**
+ * How far `value` lies beyond the range of the older points of the history values[from, to)
+ * (`olderRange`), in units of that range: positive above it, negative below it, 0 when it lies
+ * within the range widened by NEW_LEVEL_MARGIN on its side, when one of the newer points already
+ * got beyond that, when the history holds fewer than NEW_LEVEL_MIN_POINTS points or the range is
+ * empty. Depends on the values alone, not on the sensitivity.
+ */
+export function newLevelExcess(
+  values: Float64Array,
+  from: number,
+  to: number,
+  value: number,
+  skip: Uint8Array | null = null,
+): number {
+  if (!Number.isFinite(value)) return 0;
+  const older = olderRange(values, from, to, skip);
+  if (older < 0) return 0;
+  const lo = rangeScratch[0]!;
+  const hi = rangeScratch[1]!;
+  const span = hi - lo;
+  const above = hi + NEW_LEVEL_MARGIN * span;
+  const below = lo - NEW_LEVEL_MARGIN * span;
+  const direction = value > above ? 1 : value < below ? -1 : 0;
+  if (direction === 0) return 0;
+  for (let i = older; i < to; i++) {
+    if (skip !== null && skip[i] !== 0) continue;
+    if (direction > 0 ? values[i]! > above : values[i]! < below) return 0;
+  }
+  return direction > 0 ? (value - hi) / span : (value - lo) / span;
+}
+
+/**
+ * A deviation under this many margins is marginal: the familiar-range rule may hold it back.
+ * Chosen on NAB's dev split with FAMILIAR_EDGE_SHARE (eval/README.md, "NAB: what engine 0.8.0
+ * added"): 1.25, 1.5, 2 gave 67.6, 67.9, 68.5 standard; 2.5 fell to about 65 in the replay
+ * (labelled events 2 to 2.5 margins out were then held back), so the middle of the safe side.
+ */
+export const MARGINAL_BAND_RATIO = 1.5;
+/**
+ * The familiar-range rule's depth: a marginal point is held back when its deseasonalised value
+ * lies deeper inside the older half's range than this share of it from both edges (0.2, 0.25,
+ * 0.3: 67.8, 67.9, 67.3 standard; 0.35 and 0.15 on raw values in the replay: 67.2 and 68.0).
+ */
+export const FAMILIAR_EDGE_SHARE = 0.25;
+
+/**
+ * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is familiar: its
+ * value lies inside the range of the history's older half (`olderRange`) and more than
+ * FAMILIAR_EDGE_SHARE of that range from either edge. The forecast missed it narrowly, but the
+ * window has seen such values well within its recent range; a marginal miss near or beyond an
+ * edge is still reported. False for a deviation of MARGINAL_BAND_RATIO margins or more, and for
+ * too short or flat a history. Familiarity does not depend on the margin, and a miss marginal
+ * under a narrower band is marginal under a wider one, so a higher sensitivity never flags fewer
+ * points.
+ */
+export function familiarMiss(
+  values: Float64Array,
+  from: number,
+  to: number,
+  value: number,
+  deviation: number,
+  margin: number,
+  skip: Uint8Array | null = null,
+): boolean {
+  if (!(Math.abs(deviation) < MARGINAL_BAND_RATIO * margin)) return false;
+  if (olderRange(values, from, to, skip) < 0) return false;
+  const lo = rangeScratch[0]!;
+  const hi = rangeScratch[1]!;
+  const depth = FAMILIAR_EDGE_SHARE * (hi - lo);
+  return value > lo + depth && value < hi - depth;
+}
+
+/**
+ * The new-level alarm (0 = none, else `excess`, signed as `newLevelExcess`): the value has just
+ * left the range of the window's older points (`excess` ≠ 0), neither the band nor the sustained
+ * alarm reported it (`reported`), the errors' recent mean is not unusual (`scores`: the sustained
+ * alarm speaks for such an event, now or over the stretch before), and no point of the last
+ * SUSTAINED_POINTS was reported by the band (`reportedInStretch`, asked last), so a level reached
+ * by a reported jump or spike is not reported again. Independent of the sensitivity, so higher
+ * sensitivity never flags fewer.
+ */
+export function newLevelAlarm(
+  reported: boolean,
+  excess: number,
+  scores: SustainedScores | null,
+  reportedInStretch: () => boolean,
+): number {
+  if (reported || excess === 0) return 0;
+  if (scores !== null && (scores.now > SUSTAINED_Z || scores.before > SUSTAINED_Z)) return 0;
+  return reportedInStretch() ? 0 : excess;
+}
+
+/** The history's values minus the seasonal profile (the values themselves without one). */
+function deseasonalised(history: PreparedSeries, period: number, profile: Float64Array | null): Float64Array {
+  if (profile === null || period === 0) return history.values;
+  const { values, slots } = history;
+  const out = new Float64Array(values.length);
+  for (let k = 0; k < values.length; k++) out[k] = values[k]! - profile[phaseOf(slots[k]!, period)]!;
+  return out;
+}
+
+/**
  * `deviationOf` for `reportedJustBefore` on a last-point history: the deviation of the point j
  * before the judged one from its forecast line (the history's own slots, so a gap is a gap),
  * deseasonalised with the judged point's profile; NaN for an imputed point or too short a history.
@@ -501,13 +647,33 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
     refractory &&
     opts.components?.echo !== false &&
     reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
-  const outside = banded && !echo;
+  // The familiar-range rule: a narrow miss well inside the range the window's older half spans,
+  // deseasonalised with the point's profile (a seasonal swing does not make a value familiar).
+  const history = model.prepared;
+  const familiar =
+    banded &&
+    !echo &&
+    opts.components?.familiarRange !== false &&
+    familiarMiss(
+      deseasonalised(history, period, forecast.profile),
+      0,
+      history.values.length,
+      value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),
+      deviation,
+      margin,
+      history.imputed,
+    );
+  const outside = banded && !echo && !familiar;
   const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;
   const reportedInStretch = (): boolean =>
     (reported ??= bandReportedWithin(errors, errors.length, SUSTAINED_POINTS, stretch, scale));
   const drift = sustainedAlarm(outside, deviation, z, reportedInStretch);
-  const isAnomaly = outside || drift > 0;
+  const newLevel = opts.components?.newLevel !== false;
+  const excess =
+    newLevel && !outside && drift === 0 ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : 0;
+  const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
+  const isAnomaly = outside || drift > 0 || level !== 0;
   if (opts.onDecision !== undefined) {
     const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);
     opts.onDecision({
@@ -520,16 +686,19 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       sustainedBefore: all === null ? Number.NaN : all.before,
       reportedInStretch: sustained && reportedInStretch(),
       echo,
+      familiar,
+      newLevel: newLevel ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : 0,
       period,
       isAnomaly,
     });
   }
-  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift);
+  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift, level);
 }
 
 /**
  * A judged last point's record from its verdict: `outside` from `outsideBand`, `drift` from
- * `sustainedAlarm`; `length` is the window's points, the judged one included.
+ * `sustainedAlarm`, `level` from `newLevelAlarm`; `length` is the window's points, the judged one
+ * included. A new-level alarm's direction is the side of the range the value left.
  */
 export function lastResult(
   period: number,
@@ -539,8 +708,10 @@ export function lastResult(
   deviation: number,
   outside: boolean,
   drift: number,
+  level: number,
 ): LastResult {
-  const isAnomaly = outside || drift > 0;
+  const isAnomaly = outside || drift > 0 || level !== 0;
+  const direction = outside || drift > 0 ? deviation : level;
   return {
     period,
     suggestedWindow: suggestedWindow(period, length),
@@ -548,9 +719,15 @@ export function lastResult(
     upperMargin: margin,
     lowerMargin: margin,
     isAnomaly,
-    isPositiveAnomaly: isAnomaly && deviation > 0,
-    isNegativeAnomaly: isAnomaly && deviation < 0,
-    severity: outside ? severityOf(deviation, margin) : drift > 0 ? 1 - SUSTAINED_Z / drift : 0,
+    isPositiveAnomaly: isAnomaly && direction > 0,
+    isNegativeAnomaly: isAnomaly && direction < 0,
+    severity: outside
+      ? severityOf(deviation, margin)
+      : drift > 0
+        ? 1 - SUSTAINED_Z / drift
+        : level !== 0
+          ? 1 - NEW_LEVEL_MARGIN / Math.abs(level)
+          : 0,
   };
 }
 

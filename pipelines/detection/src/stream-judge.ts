@@ -14,7 +14,10 @@ import {
   lastPointMultiplier,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
+  familiarMiss,
   lastResult,
+  newLevelAlarm,
+  newLevelExcess,
   minCyclesOf,
   NEW_EVENT_RISE_POINTS,
   notJudged,
@@ -179,6 +182,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const refractory = opts.components?.refractory !== false;
   const sustained = opts.components?.sustainedError !== false;
   const echoRule = refractory && opts.components?.echo !== false;
+  const newLevel = opts.components?.newLevel !== false;
+  const familiarRule = opts.components?.familiarRange !== false;
   const stable = opts.components?.periodStability !== false;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
@@ -581,7 +586,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const stretch = refractory ? refractoryPoints(length) : 0;
     const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
     const deviation = value - expected;
-    const scored = sustained && deviation !== 0 && !scoresClearlyLow(index, l.slope);
+    // The new-level alarm's excess (values only): when the value left the range, the sustained
+    // scores that gate it are computed in full, never bounded.
+    const excess = newLevel ? newLevelExcess(vals, start, end, value) : 0;
+    const scored = sustained && deviation !== 0 && (excess !== 0 || !scoresClearlyLow(index, l.slope));
     // Fresh one-step errors every refreshEvery points, after a refit, and for any deviation
     // beyond half the band (so `outside`, the refractory rule and the near-decision test below
     // always see fresh ones); in between their summaries are reused.
@@ -611,7 +619,9 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const banded = outsideBand(deviation, margin, scale, largest, newest);
     // Outside its band: not again if the band reported one of the points just before (their
     // errors are fresh here: a deviation beyond the band is beyond half of it).
-    const outside = banded && !(echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch));
+    const echo = banded && echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch);
+    // A narrow miss well inside the range the window's older half spans is held back.
+    const outside = banded && !echo && !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.
@@ -625,13 +635,17 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     judgedSlope = l.slope;
     judgedErrorPoints = errorPoints;
     const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch);
+    const level = newLevelAlarm(outside || drift > 0, excess, scored ? scores : null, reportedInStretch);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
     // The alarm needs `now` above the threshold, so a high `before` alone cannot make it fire
     // and is no reason to refit.
-    nearDecision = Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z);
-    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift);
+    // A value beyond the older points' range is rare; its gate (`reportedInStretch`) reads the
+    // model's one-step errors, so it is decided on the point's own model too.
+    nearDecision =
+      Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z) || excess !== 0;
+    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift, level);
   }
 
   function push(value: number): LastResult {

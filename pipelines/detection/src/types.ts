@@ -80,6 +80,13 @@ export interface DecisionInputs {
    * refractory rule or the `echo` component off.
    */
   readonly echo: boolean;
+  /**
+   * Outside its band (and not an echo), but a marginal miss well inside the older half's range
+   * (`familiarMiss`): not reported. False with the `familiarRange` component off.
+   */
+  readonly familiar: boolean;
+  /** `newLevelExcess` of the point (0 with the `newLevel` component off). */
+  readonly newLevel: number;
   /** Period the point was judged with (0 = none). */
   readonly period: number;
   readonly isAnomaly: boolean;
@@ -104,6 +111,10 @@ export interface DetectionComponents {
   readonly sustainedError?: boolean;
   /** Drop a data-driven period when the forecast without it errs clearly less. */
   readonly seasonalCheck?: boolean;
+  /** Alarm once when the value leaves the range of the window's older points (`newLevelAlarm`). */
+  readonly newLevel?: boolean;
+  /** Hold back a point just outside its band whose value lies well inside that range (`familiarMiss`). */
+  readonly familiarRange?: boolean;
 }
 
 export interface ChangePointOptions {

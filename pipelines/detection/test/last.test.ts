@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import {
   detectLastPoint,
   detectStream,
+  familiarMiss,
   judgeStream,
+  NEW_LEVEL_MARGIN,
+  NEW_LEVEL_MIN_POINTS,
+  newLevelExcess,
   SeriesError,
   type LastResult,
   type SeriesInput,
@@ -193,7 +197,9 @@ describe('detectStream', () => {
     // From point 600 an oscillation of ±3 noise scales: no single point stands out as a spike,
     // but the one-step errors' recent mean is unusual for the window.
     const oscillating = noiseSeries(800, 11, 10).map((v, i) => (i >= 600 ? v + 3 * Math.sin(i * 0.5) : v));
-    const records = detectStream(plainInput(oscillating), { ...DEFAULTS, windowPoints: 500 });
+    // The new-level alarm is off here: the wider swings later reach values the window never saw.
+    const only = { ...DEFAULTS, windowPoints: 500, components: { newLevel: false } };
+    const records = detectStream(plainInput(oscillating), only);
     const flagged = records.flatMap((r, i) => (r.isAnomaly ? [i] : []));
     expect(flagged.length).toBe(1);
     expect(flagged[0]).toBeGreaterThanOrEqual(600);
@@ -201,8 +207,12 @@ describe('detectStream', () => {
     const alarm = records[flagged[0]!]!;
     expect(alarm.severity).toBeGreaterThan(0);
     expect(alarm.severity).toBeLessThanOrEqual(1);
-    const off = detectStream(plainInput(oscillating), { ...DEFAULTS, windowPoints: 500, components: { sustainedError: false } });
+    const off = detectStream(plainInput(oscillating), { ...only, components: { newLevel: false, sustainedError: false } });
     expect(off.filter((r) => r.isAnomaly).length).toBe(0);
+    // With it on, the same alarm comes first, and any later one is a value above everything before it.
+    const all = flaggedOf(detectStream(plainInput(oscillating), { ...DEFAULTS, windowPoints: 500 }));
+    expect(all[0]).toBe(flagged[0]);
+    for (const i of all.slice(1)) expect(oscillating[i]!).toBeGreaterThan(Math.max(...oscillating.slice(0, i)));
     for (const seed of [1, 2, 3]) {
       const quiet = detectStream(plainInput(noiseSeries(800, seed, 10)), { ...DEFAULTS, windowPoints: 500 });
       expect(quiet.filter((r) => r.isAnomaly).length, `seed ${seed}`).toBe(0);
@@ -279,6 +289,100 @@ describe('detectStream', () => {
     const spiked = shifted.map((v, i) => (i === 850 ? v + 375 : v));
     const records2 = detectStream(plainInput(spiked), { ...DEFAULTS, windowPoints: 600 });
     expect(records2.flatMap((r, i) => (r.isAnomaly && i > 810 ? [i] : []))).toEqual([850]);
+  });
+
+  it('reports a slow drift to a level the window has not seen once, which neither the band nor the sustained alarm sees', () => {
+    // From point 600 the level sinks by 0.05 noise scales a point: the forecast line follows it,
+    // so no one-step error stands out, but from about point 690 the values lie below everything
+    // the window's older half held, by more than a quarter of its range.
+    const drifting = noiseSeries(1000, 51).map((v, i) => (i >= 600 ? v - 0.05 * (i - 600) : v));
+    const records = detectStream(plainInput(drifting), { ...DEFAULTS, windowPoints: 500 });
+    const flagged = flaggedOf(records);
+    expect(flagged.length).toBe(1);
+    const at = flagged[0]!;
+    expect(at).toBeGreaterThan(650);
+    expect(at).toBeLessThan(750);
+    // Inside its band (the band did not report it), below the older half's range by more than
+    // NEW_LEVEL_MARGIN of it, and the first point of the newer half to get there.
+    const alarm = records[at]!;
+    expect(Math.abs(drifting[at]! - alarm.expectedValue)).toBeLessThan(alarm.upperMargin);
+    expect(alarm.isNegativeAnomaly).toBe(true);
+    expect(alarm.isPositiveAnomaly).toBe(false);
+    const history = drifting.slice(at - 499, at);
+    const older = history.slice(0, 250);
+    const lo = Math.min(...older);
+    const span = Math.max(...older) - lo;
+    const excess = (drifting[at]! - lo) / span;
+    expect(excess).toBeLessThan(-NEW_LEVEL_MARGIN);
+    expect(Math.min(...history.slice(250))).toBeGreaterThanOrEqual(lo - NEW_LEVEL_MARGIN * span);
+    expect(alarm.severity).toBeCloseTo(1 - NEW_LEVEL_MARGIN / -excess, 12);
+    // Without the alarm nothing is flagged; the incremental judge the worker runs decides the same.
+    const off = detectStream(plainInput(drifting), { ...DEFAULTS, windowPoints: 500, components: { newLevel: false } });
+    expect(flaggedOf(off)).toEqual([]);
+    expect(flaggedOf(judgeStream(drifting, { ...DEFAULTS, windowPoints: 500 }))).toEqual(flagged);
+    // The same values rising instead of sinking: one alarm, positive.
+    const rising = drifting.map((v) => 200 - v);
+    const up = detectStream(plainInput(rising), { ...DEFAULTS, windowPoints: 500 });
+    expect(flaggedOf(up).length).toBe(1);
+    expect(up[flaggedOf(up)[0]!]!.isPositiveAnomaly).toBe(true);
+  });
+
+  it('holds back a narrow miss well inside the range the window has spanned, not one near its edge', () => {
+    // The same newest 250 points (noise around 100); in `wide` the older 250 sweep from 80 to
+    // 120, in `narrow` they are noise around 100 too. A last value 1.2 margins above its forecast
+    // (about 107) lies well inside the wide range but beyond the narrow one.
+    const narrow = noiseSeries(500, 61);
+    const wide = narrow.map((v, i) => (i < 250 ? v - 20 + (40 * i) / 249 : v));
+    const verdict = (values: number[], ratio: number, opts: typeof DEFAULTS & { components?: object }): LastResult => {
+      const probe = detectLastPoint(plainInput(values), opts);
+      const last = [...values.slice(0, -1), probe.expectedValue + ratio * probe.upperMargin];
+      return detectLastPoint(plainInput(last), opts);
+    };
+    expect(verdict(narrow, 1.2, DEFAULTS).isPositiveAnomaly).toBe(true);
+    expect(verdict(wide, 1.2, DEFAULTS).isAnomaly).toBe(false);
+    expect(verdict(wide, 1.2, { ...DEFAULTS, components: { familiarRange: false } }).isPositiveAnomaly).toBe(true);
+    // Not a marginal miss (1.6 margins): reported although familiar.
+    expect(verdict(wide, 1.6, DEFAULTS).isPositiveAnomaly).toBe(true);
+    // A higher sensitivity (narrower band) still flags it: the miss is no longer marginal.
+    const probe = detectLastPoint(plainInput(wide), DEFAULTS);
+    const missed = [...wide.slice(0, -1), probe.expectedValue + 1.2 * probe.upperMargin];
+    expect(detectLastPoint(plainInput(missed), { ...DEFAULTS, sensitivity: 99 }).isPositiveAnomaly).toBe(true);
+  });
+
+  it('calls a miss familiar only when marginal and deeper inside the older range than a quarter of it', () => {
+    // Older half [0, 50): 0..49, so depth 12.25: familiar strictly between 12.25 and 36.75.
+    const history = Float64Array.from({ length: 100 }, (_, i) => (i < 50 ? i : 25));
+    expect(familiarMiss(history, 0, 100, 30, 1.4, 1)).toBe(true);
+    expect(familiarMiss(history, 0, 100, 30, -1.4, 1)).toBe(true);
+    expect(familiarMiss(history, 0, 100, 30, 1.5, 1)).toBe(false);
+    expect(familiarMiss(history, 0, 100, 36.75, 1.2, 1)).toBe(false);
+    expect(familiarMiss(history, 0, 100, 12.3, 1.2, 1)).toBe(true);
+    expect(familiarMiss(history, 0, 100, 12.25, 1.2, 1)).toBe(false);
+    expect(familiarMiss(history, 0, NEW_LEVEL_MIN_POINTS - 1, 30, 1.2, 1)).toBe(false);
+    expect(familiarMiss(new Float64Array(100).fill(3), 0, 100, 3, 1.2, 1)).toBe(false);
+  });
+
+  it('measures a new level against the older half of the history, once', () => {
+    // History 0..99 of a ramp 0..49 then 25 repeated: older half [0, 50) spans 0..49, margin 12.25.
+    const history = Float64Array.from({ length: 100 }, (_, i) => (i < 50 ? i : 25));
+    expect(newLevelExcess(history, 0, 100, 61.25)).toBe(0);
+    expect(newLevelExcess(history, 0, 100, 61.5)).toBeCloseTo((61.5 - 49) / 49, 12);
+    expect(newLevelExcess(history, 0, 100, -12.5)).toBeCloseTo(-12.5 / 49, 12);
+    // A newer point beyond the widened range already: not news.
+    const again = Float64Array.from(history);
+    again[80] = 62;
+    expect(newLevelExcess(again, 0, 100, 70)).toBe(0);
+    expect(newLevelExcess(again, 0, 100, -20)).toBeCloseTo(-20 / 49, 12);
+    // Skipped (imputed) points count in neither part; a sub-range is measured on its own.
+    const skip = new Uint8Array(100);
+    skip[80] = 1;
+    expect(newLevelExcess(again, 0, 100, 70, skip)).toBeCloseTo(21 / 49, 12);
+    const behind = new Float64Array(200).fill(1000);
+    behind.set(history, 100);
+    expect(newLevelExcess(behind, 100, 200, 61.5)).toBe(newLevelExcess(history, 0, 100, 61.5));
+    // Too short a history, a flat one: no answer.
+    expect(newLevelExcess(history, 0, NEW_LEVEL_MIN_POINTS - 1, 500)).toBe(0);
+    expect(newLevelExcess(new Float64Array(100).fill(3), 0, 100, 500)).toBe(0);
   });
 
   it('reports a spike that rises over consecutive points once, and a later, far larger one again', () => {
