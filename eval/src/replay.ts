@@ -8,6 +8,7 @@
 //
 //   npx tsx eval/src/replay.ts                 # record, replay the engine's own rule, print
 //   npx tsx eval/src/replay.ts --out FILE      # also write the recording as JSON
+//   npx tsx eval/src/replay.ts --halves        # also the engine's steps on two halves of the files
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +100,41 @@ export function replay(files: readonly RecordedFile[], profiles: readonly NabPro
   return { scores, missedWindows, falsePositiveRows, detections };
 }
 
+/**
+ * The files in two halves, alternately in the order of their names (the first, third, ... name
+ * in `a`): a fixed split for checking that a rule's gain is not one half's alone.
+ */
+export function splitHalves(files: readonly RecordedFile[]): { a: RecordedFile[]; b: RecordedFile[] } {
+  const order = files.map((f) => f.file).sort();
+  const inA = (f: RecordedFile): boolean => order.indexOf(f.file) % 2 === 0;
+  return { a: files.filter(inA), b: files.filter((f) => !inA(f)) };
+}
+
+/**
+ * The engine's rule with some of its steps switched off, by the fields a step writes: what the
+ * `--halves` report compares (engine 0.8.0's new-level alarm and familiar-range rule).
+ */
+export const STEP_RULES: ReadonlyArray<{ readonly name: string; readonly rule: DecisionRule }> = [
+  { name: 'engine', rule: engineRule },
+  { name: 'no new-level alarm', rule: (d, row, f) => engineRule({ ...d, newLevel: 0 }, row, f) },
+  { name: 'no familiar-range rule', rule: (d, row, f) => engineRule({ ...d, familiar: false }, row, f) },
+  { name: 'neither (engine 0.7.0)', rule: (d, row, f) => engineRule({ ...d, newLevel: 0, familiar: false }, row, f) },
+];
+
+function halvesReport(files: readonly RecordedFile[], profiles: readonly NabProfile[]): string {
+  const { a, b } = splitHalves(files);
+  const cell = (part: readonly RecordedFile[], rule: DecisionRule): string => {
+    const scores = replay(part, profiles, rule).scores;
+    return profiles.map((p) => (scores[p.name] ?? Number.NaN).toFixed(1)).join(' / ');
+  };
+  const lines = [
+    `| rule | half A (${a.length} files) | half B (${b.length} files) | all ${files.length} |`,
+    '|---|---:|---:|---:|',
+    ...STEP_RULES.map((s) => `| ${s.name} | ${cell(a, s.rule)} | ${cell(b, s.rule)} | ${cell(files, s.rule)} |`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const outAt = argv.indexOf('--out');
   const out = outAt >= 0 ? argv[outAt + 1] : undefined;
@@ -116,6 +152,7 @@ async function main(argv: readonly string[]): Promise<void> {
       `${((recorded - started) / 1000).toFixed(1)} s\nengine's rule replayed in ${(replayed - recorded).toFixed(0)} ms: NAB ${figures} ` +
       `(standard / low FP / low FN), ${result.missedWindows} windows missed, ${result.falsePositiveRows} false-positive rows\n`,
   );
+  if (argv.includes('--halves')) process.stdout.write(`\n${halvesReport(files, corpus.profiles)}`);
   if (out !== undefined) {
     await writeFile(out, JSON.stringify({ profiles: corpus.profiles, files }));
     process.stdout.write(`wrote ${out}\n`);

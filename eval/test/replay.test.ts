@@ -5,13 +5,29 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type EngineApi, engineStreamingDetector } from '../src/engine.js';
 import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { scoreCorpus } from '../src/nab-scorer.js';
-import { type DecisionRule, engineRule, type RecordedFile, recordDecisions, replay, type ReplayResult } from '../src/replay.js';
+import {
+  type DecisionRule,
+  engineRule,
+  type RecordedFile,
+  recordDecisions,
+  replay,
+  type ReplayResult,
+  splitHalves,
+  STEP_RULES,
+} from '../src/replay.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
 
 const NAB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/nab_dev');
 // A spiky file whose spikes often climb over two points, a daily cycle with a jump, a short file
-// with two windows, and a file whose marginal spikes keep an event under way through a window.
-const FILES = ['ec2_network_in_5abac7', 'art_daily_jumpsup', 'rogue_agent_key_hold', 'ec2_cpu_utilization_fe7f93'];
+// with two windows, a file whose marginal spikes keep an event under way through a window, and
+// one whose narrow misses often lie well inside its recent range.
+const FILES = [
+  'ec2_network_in_5abac7',
+  'art_daily_jumpsup',
+  'rogue_agent_key_hold',
+  'ec2_cpu_utilization_fe7f93',
+  'rogue_agent_key_updown',
+];
 
 describe('replaying recorded decisions', () => {
   let corpus: NabCorpus;
@@ -42,6 +58,23 @@ describe('replaying recorded decisions', () => {
     }
     // Every judged row is recorded: all but the first 11 (a window needs 12 points).
     for (const f of files) expect(f.firstJudged, f.file).toBe(11);
+  });
+
+  it('splits the files into two fixed halves by name, and switches the steps off by their fields', () => {
+    const { a, b } = splitHalves(files);
+    const names = files.map((f) => f.file).sort();
+    expect(a.map((f) => f.file).sort()).toEqual([names[0], names[2], names[4]]);
+    expect(b.map((f) => f.file).sort()).toEqual([names[1], names[3]]);
+    expect(splitHalves([...files].reverse()).a.map((f) => f.file).sort()).toEqual([names[0], names[2], names[4]]);
+    // The new-level alarm only adds flags and the familiar-range rule only holds them back, and
+    // both act on these files.
+    const [engine, noLevel, noFamiliar, neither] = STEP_RULES.map((s) =>
+      replay(files, corpus.profiles, s.rule).detections.reduce((n, d) => n + d.detections.filter(Boolean).length, 0),
+    );
+    expect(STEP_RULES[0]!.rule).toBe(engineRule);
+    expect(noLevel!).toBeLessThan(engine!);
+    expect(noFamiliar!).toBeGreaterThan(engine!);
+    expect(neither!).toBeLessThan(noFamiliar!);
   });
 
   it('scores a rule that never fires as the null detector, 0 under every profile', () => {
