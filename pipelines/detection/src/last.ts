@@ -462,6 +462,11 @@ export const NEW_LEVEL_RECENT_SHARE = 0.5;
 /** Fewest history points the new-level alarm needs (its reference range then spans 50). */
 export const NEW_LEVEL_MIN_POINTS = 100;
 
+/** Where the newer part of the history values[from, to) begins (NEW_LEVEL_RECENT_SHARE of it). */
+export function olderEnd(from: number, to: number): number {
+  return to - Math.round(NEW_LEVEL_RECENT_SHARE * (to - from));
+}
+
 /** Scratch for `olderRange`: [lo, hi] of the last history measured. */
 const rangeScratch = new Float64Array(2);
 
@@ -474,7 +479,7 @@ const rangeScratch = new Float64Array(2);
 function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): number {
   const count = to - from;
   if (count < NEW_LEVEL_MIN_POINTS) return -1;
-  const older = to - Math.round(NEW_LEVEL_RECENT_SHARE * count);
+  const older = olderEnd(from, to);
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (let i = from; i < older; i++) {
@@ -503,11 +508,25 @@ export function newLevelExcess(
   value: number,
   skip: Uint8Array | null = null,
 ): number {
-  if (!Number.isFinite(value)) return 0;
   const older = olderRange(values, from, to, skip);
   if (older < 0) return 0;
-  const lo = rangeScratch[0]!;
-  const hi = rangeScratch[1]!;
+  return excessBeyond(values, older, to, rangeScratch[0]!, rangeScratch[1]!, value, skip);
+}
+
+/**
+ * `newLevelExcess` once the older points' range [lo, hi] (lo < hi) is known and the newer points
+ * are values[older, to): the incremental judge keeps that range as the window slides.
+ */
+export function excessBeyond(
+  values: Float64Array,
+  older: number,
+  to: number,
+  lo: number,
+  hi: number,
+  value: number,
+  skip: Uint8Array | null = null,
+): number {
+  if (!Number.isFinite(value)) return 0;
   const span = hi - lo;
   const above = hi + NEW_LEVEL_MARGIN * span;
   const below = lo - NEW_LEVEL_MARGIN * span;

@@ -17,7 +17,9 @@ import {
   familiarMiss,
   lastResult,
   newLevelAlarm,
-  newLevelExcess,
+  NEW_LEVEL_MIN_POINTS,
+  excessBeyond,
+  olderEnd,
   minCyclesOf,
   NEW_EVENT_RISE_POINTS,
   notJudged,
@@ -576,6 +578,61 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   /** Set by `judge`: its verdict lies close enough to a decision boundary to be refitted for. */
   let nearDecision = false;
 
+  // The older points' range for the new-level alarm (`olderRange` in last.ts), kept as the window
+  // slides: monotonic queues of (point index, value) over the points [rangeFrom, rangeTo), whose
+  // heads are the lowest and the highest value. Point indices, not buffer slots, so compaction
+  // does not disturb them.
+  const queueCap = window + 1;
+  const lowIndex = new Float64Array(queueCap);
+  const lowValue = new Float64Array(queueCap);
+  const highIndex = new Float64Array(queueCap);
+  const highValue = new Float64Array(queueCap);
+  let lowHead = 0;
+  let lowLength = 0;
+  let highHead = 0;
+  let highLength = 0;
+  let rangeFrom = 0;
+  let rangeTo = 0;
+
+  /** `newLevelExcess` of the history, the older points' range from the queues. */
+  function levelExcess(index: number, value: number): number {
+    const m = end - start;
+    if (m < NEW_LEVEL_MIN_POINTS) return 0;
+    const older = olderEnd(start, end);
+    const first = index - m;
+    const to = first + (older - start);
+    if (rangeTo < first || to < rangeTo || first < rangeFrom) {
+      lowLength = 0;
+      highLength = 0;
+      rangeTo = first;
+    }
+    for (let point = rangeTo; point < to; point++) {
+      const x = vals[start + (point - first)]!;
+      while (lowLength > 0 && lowValue[(lowHead + lowLength - 1) % queueCap]! >= x) lowLength--;
+      const low = (lowHead + lowLength++) % queueCap;
+      lowIndex[low] = point;
+      lowValue[low] = x;
+      while (highLength > 0 && highValue[(highHead + highLength - 1) % queueCap]! <= x) highLength--;
+      const high = (highHead + highLength++) % queueCap;
+      highIndex[high] = point;
+      highValue[high] = x;
+    }
+    rangeTo = to;
+    while (lowLength > 0 && lowIndex[lowHead]! < first) {
+      lowHead = (lowHead + 1) % queueCap;
+      lowLength--;
+    }
+    while (highLength > 0 && highIndex[highHead]! < first) {
+      highHead = (highHead + 1) % queueCap;
+      highLength--;
+    }
+    rangeFrom = first;
+    if (lowLength === 0) return 0;
+    const lo = lowValue[lowHead]!;
+    const hi = highValue[highHead]!;
+    return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value) : 0;
+  }
+
   function judge(index: number, value: number): LastResult {
     const m = end - start;
     const length = m + 1;
@@ -588,7 +645,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const deviation = value - expected;
     // The new-level alarm's excess (values only): when the value left the range, the sustained
     // scores that gate it are computed in full, never bounded.
-    const excess = newLevel ? newLevelExcess(vals, start, end, value) : 0;
+    const excess = newLevel ? levelExcess(index, value) : 0;
     const scored = sustained && deviation !== 0 && (excess !== 0 || !scoresClearlyLow(index, l.slope));
     // Fresh one-step errors every refreshEvery points, after a refit, and for any deviation
     // beyond half the band (so `outside`, the refractory rule and the near-decision test below

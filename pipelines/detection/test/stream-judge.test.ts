@@ -96,6 +96,33 @@ describe('createStreamJudge', () => {
     }
   });
 
+  it('raises the new-level alarm where detectStream does, across buffer compactions and a restore', () => {
+    // Drifts down and back up, each past the older half's range: new-level alarms at points
+    // inside their bands, the judge's sliding range over 3,000 points (the history buffer is
+    // compacted every few hundred) against detectStream's range from scratch.
+    const values = noiseSeries(3000, 71).map((v, i) => {
+      if (i >= 800 && i < 1200) return v - 0.05 * (i - 800);
+      if (i >= 1200 && i < 1700) return v - 20;
+      if (i >= 1700 && i < 2100) return v - 20 + 0.06 * (i - 1700);
+      return i >= 2100 ? v + 4 : v;
+    });
+    const opts = { ...DEFAULTS, windowPoints: 500 };
+    const judged = judgeStream(values, opts);
+    const expected = detectStream(plainInput(values), opts);
+    expect(flagged(judged)).toEqual(flagged(expected));
+    const inside = flagged(judged).filter((i) => Math.abs(values[i]! - judged[i]!.expectedValue) < judged[i]!.upperMargin);
+    expect(inside.length).toBeGreaterThanOrEqual(2);
+    expect(inside.some((i) => judged[i]!.isNegativeAnomaly) && inside.some((i) => judged[i]!.isPositiveAnomaly)).toBe(true);
+    // Their severities come from the range itself (1 − 0.25 / excess): the same range.
+    for (const i of inside) expect(judged[i]!.severity, `point ${i}`).toBe(expected[i]!.severity);
+    // Restored from a snapshot mid-stream, the queues are rebuilt and the verdicts stay the same.
+    const first = createStreamJudge(opts);
+    const head = values.slice(0, 1500).map((v) => first.push(v));
+    const second = createStreamJudge(opts, first.snapshot());
+    const tail = values.slice(1500).map((v) => second.push(v));
+    expect(flagged([...head, ...tail])).toEqual(flagged(judged));
+  });
+
   it(`reuses the one-step errors' summaries for up to ${DEFAULT_ERROR_REFRESH_POINTS} points without changing a verdict`, () => {
     for (const { name, period, seed } of SERIES) {
       const { values } = eventful(2400, seed, period);
