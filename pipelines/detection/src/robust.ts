@@ -7,55 +7,32 @@ export const MAD_TO_SIGMA = 1.4826;
 /** Mean absolute deviation × 1.2533 estimates the standard deviation of Gaussian noise. */
 export const MEAN_ABS_TO_SIGMA = 1.2533;
 
-/** Above this many values `selectInPlace` first narrows the range around k from a sample. */
-const SAMPLED_SELECT_MIN = 600;
-
 /**
  * Rearranges `a[lo..hi]` so that `a[k]` holds the value it would have if that range were sorted,
- * with nothing greater before it and nothing smaller after it, and returns it. Floyd and
- * Rivest's selection (CACM 18(3), 1975): on a long range it first selects recursively within a
- * small range around k's expected place, so that the partition element lands next to k and the
- * final partition pass meets little work; about 1.5 times faster than a median-of-three
- * quickselect on 720 to 8,640 values. Expected O(hi − lo); the scratch array is the caller's to
- * lose. The value returned is the order statistic itself, so it does not depend on the method.
+ * and returns it. Expected O(hi − lo); the scratch array is the caller's to lose.
  */
 export function selectInPlace(a: Float64Array, k: number, lo = 0, hi = a.length - 1): number {
-  let left = lo;
-  let right = hi;
-  while (right > left) {
-    if (right - left > SAMPLED_SELECT_MIN) {
-      // A sample range around k whose k-th value is very likely close to the answer.
-      const n = right - left + 1;
-      const i = k - left + 1;
-      const z = Math.log(n);
-      const s = 0.5 * Math.exp((2 * z) / 3);
-      const sd = 0.5 * Math.sqrt((z * s * (n - s)) / n) * (i < n / 2 ? -1 : 1);
-      const sampleLeft = Math.max(left, Math.floor(k - (i * s) / n + sd));
-      const sampleRight = Math.min(right, Math.floor(k + ((n - i) * s) / n + sd));
-      selectInPlace(a, k, sampleLeft, sampleRight);
+  while (hi > lo) {
+    // Median of three as the pivot keeps sorted and reversed input linear.
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < a[lo]!) swap(a, mid, lo);
+    if (a[hi]! < a[lo]!) swap(a, hi, lo);
+    if (a[hi]! < a[mid]!) swap(a, hi, mid);
+    const pivot = a[mid]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        swap(a, i, j);
+        i++;
+        j--;
+      }
     }
-    // Partition left..right around t = a[k], keeping t at one end while the pass runs.
-    const t = a[k]!;
-    let i = left;
-    let j = right;
-    swap(a, left, k);
-    if (a[right]! > t) swap(a, right, left);
-    while (i < j) {
-      swap(a, i, j);
-      i++;
-      j--;
-      while (a[i]! < t) i++;
-      while (a[j]! > t) j--;
-    }
-    if (a[left] === t) {
-      swap(a, left, j);
-    } else {
-      j++;
-      swap(a, j, right);
-    }
-    // t now sits at j, everything before it <= t, everything after it >= t.
-    if (j <= k) left = j + 1;
-    if (k <= j) right = j - 1;
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
   }
   return a[k]!;
 }
