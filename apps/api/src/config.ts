@@ -1,12 +1,10 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
-import path from 'node:path';
-import { TOPICS } from '@adp/streaming';
+import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
 const MIB = 1024 * 1024;
 
@@ -120,12 +118,9 @@ export interface ApiConfig {
 
 /** Validates the environment once. Throws a ConfigError naming the first invalid variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): ApiConfig {
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
+  const read = envReader(env, (variable, detail) => new ConfigError(variable, detail));
 
-  const bootstrapApiKey = read('BOOTSTRAP_API_KEY');
+  const bootstrapApiKey = read.text('BOOTSTRAP_API_KEY');
   if (bootstrapApiKey !== undefined && !API_KEY_PATTERN.test(bootstrapApiKey)) {
     // The value is a secret: say what is wrong without echoing it.
     throw new ConfigError(
@@ -133,111 +128,28 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       'must be svc_live_ or svc_test_ followed by 16 to 128 characters from A-Z a-z 0-9 _ -',
     );
   }
-
-  const logLevel = read('LOG_LEVEL') ?? 'info';
-  if (!isLogLevel(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
-  }
-
-  const kafkaBrokers = brokers(read, 'KAFKA_BROKERS');
+  const logLevel = readLogLevel(read);
+  const servers = readServiceServers(read);
 
   return Object.freeze({
-    port: integer(read, 'PORT', 8080, 0, 65535),
-    host: read('HOST') ?? '0.0.0.0',
-    dataDir: path.resolve(read('DATA_DIR') ?? './data'),
+    port: read.integer('PORT', 8080, 0, 65535),
+    host: read.text('HOST') ?? '0.0.0.0',
+    dataDir: servers.dataDir,
     bootstrapApiKey,
     logLevel,
-    bodyLimitBytes: integer(read, 'BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
-    authCacheTtlMs: integer(read, 'AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
-    shutdownGraceMs: integer(read, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
-    predictorCacheSize: integer(read, 'PREDICTOR_CACHE_SIZE', 32, 0, 4096),
-    redisUrl: url(read, 'REDIS_URL', ['redis:', 'rediss:']),
-    redisKeyPrefix: pattern(read, 'REDIS_KEY_PREFIX', 'adp:', /^[A-Za-z0-9_:.-]{1,64}$/, '1 to 64 characters from A-Z a-z 0-9 _ : . -'),
-    redisChannelPrefix: pattern(read, 'REDIS_CHANNEL_PREFIX', '', /^[A-Za-z0-9_:.-]{0,64}$/, 'up to 64 characters from A-Z a-z 0-9 _ : . -'),
-    kafkaBrokers,
-    telemetryTopic: pattern(read, 'TELEMETRY_TOPIC', TOPICS.telemetry, /^[A-Za-z0-9._-]{1,249}$/, '1 to 249 characters from A-Z a-z 0-9 . _ -'),
-    clickhouseUrl: url(read, 'CLICKHOUSE_URL', ['http:', 'https:']),
-    clickhouseDatabase: pattern(
-      read,
-      'CLICKHOUSE_DATABASE',
-      'adp',
-      /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
-      'a plain identifier: a letter or underscore, then up to 62 of A-Z a-z 0-9 _',
-    ),
-    rateLimitPerMinute: integer(read, 'RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
-    telemetryMaxPoints: integer(read, 'TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
-    embeddedWorker: boolean(read, 'EMBEDDED_WORKER', kafkaBrokers === undefined),
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
+    authCacheTtlMs: read.integer('AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
+    shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+    predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
+    redisUrl: servers.redisUrl,
+    redisKeyPrefix: servers.redisKeyPrefix,
+    redisChannelPrefix: servers.redisChannelPrefix,
+    kafkaBrokers: servers.kafkaBrokers,
+    telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),
+    clickhouseUrl: servers.clickhouseUrl,
+    clickhouseDatabase: servers.clickhouseDatabase,
+    rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
+    telemetryMaxPoints: read.integer('TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
+    embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),
   });
-}
-
-function url(read: (name: string) => string | undefined, name: string, protocols: readonly string[]): string | undefined {
-  const raw = read(name);
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    // May hold a password: say what is wrong without echoing it.
-    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
-  }
-  if (!protocols.includes(parsed.protocol) || parsed.hostname === '') {
-    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
-  }
-  return raw;
-}
-
-function pattern(
-  read: (name: string) => string | undefined,
-  name: string,
-  fallback: string,
-  rule: RegExp,
-  ruleText: string,
-): string {
-  const raw = read(name);
-  if (raw === undefined) return fallback;
-  if (!rule.test(raw)) throw new ConfigError(name, `must be ${ruleText}, got ${JSON.stringify(raw)}`);
-  return raw;
-}
-
-function boolean(read: (name: string) => string | undefined, name: string, fallback: boolean): boolean {
-  const raw = read(name);
-  if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false, got ${JSON.stringify(raw)}`);
-}
-
-/** `host:port[,host:port...]`; undefined when unset. */
-function brokers(read: (name: string) => string | undefined, name: string): readonly string[] | undefined {
-  const raw = read(name);
-  if (raw === undefined) return undefined;
-  const list = raw.split(',').map((entry) => entry.trim());
-  for (const entry of list) {
-    const match = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/.exec(entry);
-    const port = Number(match?.[2]);
-    if (!match || port < 1 || port > 65535) {
-      throw new ConfigError(name, `must be a comma-separated list of host:port, got ${JSON.stringify(entry)}`);
-    }
-  }
-  return Object.freeze(list);
-}
-
-function integer(
-  read: (name: string) => string | undefined,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const raw = read(name);
-  if (raw === undefined) return fallback;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
-function isLogLevel(value: string): value is LogLevel {
-  return (LOG_LEVELS as readonly string[]).includes(value);
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../src/config.js';
 import { AppError, ConfigError } from '../src/errors.js';
 
@@ -144,6 +145,34 @@ describe('loadConfig', () => {
     const error = configError({ BOOTSTRAP_API_KEY: value });
     expect(error.variable).toBe('BOOTSTRAP_API_KEY');
     expect(error.message).not.toContain(value);
+  });
+
+  it('reads the servers the worker shares exactly as the worker does', () => {
+    const env = {
+      KAFKA_BROKERS: 'k1:9092,k2:9093',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      CLICKHOUSE_DATABASE: 'adp_x',
+      REDIS_URL: 'redis://r:6379',
+      REDIS_KEY_PREFIX: 'x:',
+      REDIS_CHANNEL_PREFIX: 'y:',
+      DATA_DIR: 'state',
+      LOG_LEVEL: 'warn',
+    };
+    const api = loadConfig(env);
+    const worker = loadWorkerConfig(env);
+    for (const field of ['kafkaBrokers', 'clickhouseUrl', 'clickhouseDatabase', 'redisUrl', 'redisKeyPrefix', 'redisChannelPrefix', 'dataDir', 'logLevel'] as const) {
+      expect(worker[field], field).toEqual(api[field]);
+    }
+    expect(api.dataDir).toBe(path.resolve('state'));
+    for (const [variable, value] of [
+      ['KAFKA_BROKERS', 'host:99999'],
+      ['REDIS_URL', 'redis://'],
+      ['REDIS_KEY_PREFIX', 'has space'],
+      ['CLICKHOUSE_DATABASE', '1adp'],
+    ] as const) {
+      expect(configError({ [variable]: value }).variable).toBe(variable);
+      expect(() => loadWorkerConfig({ [variable]: value }), variable).toThrow(variable);
+    }
   });
 
   it('accepts both key kinds at the length bounds', () => {

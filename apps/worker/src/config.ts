@@ -1,13 +1,8 @@
 // The worker's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the worker reads process.env. An empty variable counts as unset.
-import { SQL_IDENTIFIER, TOPICS } from '@adp/streaming';
+import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** Kafka topic names and consumer group ids: what brokers accept. */
-const KAFKA_NAME = /^[A-Za-z0-9._-]{1,249}$/;
-const REDIS_PREFIX = /^[A-Za-z0-9_:.-]{0,64}$/;
+export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
 /** What the detection loop needs; `startWorker` takes this part (tests build it directly). */
 export interface DetectionConfig {
@@ -121,105 +116,44 @@ export class WorkerConfigError extends Error {
 
 /** Validates the environment once. Throws a WorkerConfigError naming the first invalid variable. */
 export function loadWorkerConfig(env: Readonly<Record<string, string | undefined>>): Readonly<WorkerConfig> {
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    if (!/^-?\d+$/.test(raw)) throw new WorkerConfigError(name, `must be an integer in ${min}..${max}`);
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new WorkerConfigError(name, `must be an integer in ${min}..${max}`);
-    }
-    return value;
-  };
-  const number = (name: string, fallback: number, check: (n: number) => boolean, rule: string): number => {
-    const raw = read(name);
+  const read = envReader(env, (variable, detail) => new WorkerConfigError(variable, detail));
+  const kafkaName = (name: string, fallback: string): string => read.pattern(name, fallback, KAFKA_NAME, KAFKA_NAME_TEXT);
+  const ratio = (name: string, fallback: number): number => {
+    const raw = read.text(name);
     if (raw === undefined) return fallback;
     const value = Number(raw);
-    if (!Number.isFinite(value) || !check(value)) throw new WorkerConfigError(name, rule);
+    if (!(value > 0 && value < 0.5)) throw new WorkerConfigError(name, `must be a number in (0, 0.5), got ${JSON.stringify(raw)}`);
     return value;
   };
-  const boolean = (name: string, fallback: boolean): boolean => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    if (raw === 'true' || raw === '1') return true;
-    if (raw === 'false' || raw === '0') return false;
-    throw new WorkerConfigError(name, 'must be true or false');
-  };
-  const kafkaName = (name: string, fallback: string): string => {
-    const value = read(name) ?? fallback;
-    if (!KAFKA_NAME.test(value)) throw new WorkerConfigError(name, 'must be 1..249 of A-Z a-z 0-9 . _ -');
-    return value;
-  };
-  const url = (name: string, protocols: readonly string[]): string | undefined => {
-    const value = read(name);
-    if (value === undefined) return undefined;
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch {
-      throw new WorkerConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
-    }
-    if (!protocols.includes(parsed.protocol)) {
-      throw new WorkerConfigError(name, `must be a URL (${protocols.join(' or ')}//host:port)`);
-    }
-    return value;
-  };
-
-  const logLevel = read('LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new WorkerConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-  const brokersRaw = read('KAFKA_BROKERS');
-  let kafkaBrokers: string[] | undefined;
-  if (brokersRaw !== undefined) {
-    kafkaBrokers = brokersRaw.split(',').map((broker) => broker.trim());
-    if (kafkaBrokers.some((broker) => !/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(broker))) {
-      throw new WorkerConfigError('KAFKA_BROKERS', 'must be a comma-separated list of host:port');
-    }
-  }
-  const clickhouseDatabase = read('CLICKHOUSE_DATABASE') ?? 'adp';
-  if (!SQL_IDENTIFIER.test(clickhouseDatabase)) {
-    throw new WorkerConfigError('CLICKHOUSE_DATABASE', 'must be a plain identifier (letter or _, then A-Z a-z 0-9 _)');
-  }
-  const redisKeyPrefix = read('REDIS_KEY_PREFIX') ?? 'adp:';
-  const redisChannelPrefix = read('REDIS_CHANNEL_PREFIX') ?? '';
-  for (const [name, value] of [
-    ['REDIS_KEY_PREFIX', redisKeyPrefix],
-    ['REDIS_CHANNEL_PREFIX', redisChannelPrefix],
-  ] as const) {
-    if (!REDIS_PREFIX.test(value)) throw new WorkerConfigError(name, 'must be 0..64 of A-Z a-z 0-9 _ : . -');
-  }
+  const logLevel = readLogLevel(read);
+  const servers = readServiceServers(read);
 
   return Object.freeze({
-    windowPoints: integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
-    sensitivity: integer('WORKER_SENSITIVITY', 95, 0, 99),
-    maxAnomalyRatio: number('WORKER_MAX_ANOMALY_RATIO', 0.25, (n) => n > 0 && n < 0.5, 'must be a number in (0, 0.5)'),
-    changePoints: boolean('WORKER_CHANGEPOINTS', true),
-    predictorCacheSize: integer('WORKER_PREDICTOR_CACHE_SIZE', 256, 1, 100_000),
-    baselineRefreshMs: integer('WORKER_BASELINE_REFRESH_MS', 60_000, 1_000, 3_600_000),
+    windowPoints: read.integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
+    sensitivity: read.integer('WORKER_SENSITIVITY', 95, 0, 99),
+    maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', 0.25),
+    changePoints: read.boolean('WORKER_CHANGEPOINTS', true),
+    predictorCacheSize: read.integer('WORKER_PREDICTOR_CACHE_SIZE', 256, 1, 100_000),
+    baselineRefreshMs: read.integer('WORKER_BASELINE_REFRESH_MS', 60_000, 1_000, 3_600_000),
     groupId: kafkaName('WORKER_GROUP_ID', 'adp-worker'),
     telemetryTopic: kafkaName('TELEMETRY_TOPIC', TOPICS.telemetry),
     deadLetterTopic: kafkaName('DEAD_LETTER_TOPIC', TOPICS.deadLetter),
-    telemetryPartitions: integer('TELEMETRY_PARTITIONS', 12, 1, 1000),
-    kafkaBrokers: kafkaBrokers ? Object.freeze(kafkaBrokers) : undefined,
+    telemetryPartitions: read.integer('TELEMETRY_PARTITIONS', 12, 1, 1000),
+    kafkaBrokers: servers.kafkaBrokers,
     kafkaClientId: kafkaName('KAFKA_CLIENT_ID', 'adp-worker'),
-    kafkaSessionTimeoutMs: integer('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
-    maxBatchMessages: integer('WORKER_MAX_BATCH_MESSAGES', 5_000, 1, 100_000),
-    partitionsConcurrently: integer('WORKER_PARTITIONS_CONCURRENTLY', 12, 1, 64),
-    storeLingerMs: integer('WORKER_STORE_LINGER_MS', 5, 0, 1000),
-    detectionThreads: integer('WORKER_DETECTION_THREADS', 0, 0, 64),
-    maxSeriesInMemory: integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
-    clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:']),
-    clickhouseDatabase,
-    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
-    redisKeyPrefix,
-    redisChannelPrefix,
-    dataDir: read('DATA_DIR') ?? './data',
-    logLevel: logLevel as LogLevel,
-    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),
+    kafkaSessionTimeoutMs: read.integer('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
+    maxBatchMessages: read.integer('WORKER_MAX_BATCH_MESSAGES', 5_000, 1, 100_000),
+    partitionsConcurrently: read.integer('WORKER_PARTITIONS_CONCURRENTLY', 12, 1, 64),
+    storeLingerMs: read.integer('WORKER_STORE_LINGER_MS', 5, 0, 1000),
+    detectionThreads: read.integer('WORKER_DETECTION_THREADS', 0, 0, 64),
+    maxSeriesInMemory: read.integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
+    clickhouseUrl: servers.clickhouseUrl,
+    clickhouseDatabase: servers.clickhouseDatabase,
+    redisUrl: servers.redisUrl,
+    redisKeyPrefix: servers.redisKeyPrefix,
+    redisChannelPrefix: servers.redisChannelPrefix,
+    dataDir: servers.dataDir,
+    logLevel,
+    shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),
   });
 }

@@ -17,4 +17,5 @@ export * from './clickhouse-results.js';
 export * from './duckdb-results.js';
 export * from './redis-stores.js';
 export * from './platform.js';
+export * from './env.js';
 export * from './generational-cache.js';
