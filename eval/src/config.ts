@@ -1,4 +1,5 @@
 // The runner's configuration: parsed once from the command line, validated, frozen, passed in.
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -57,6 +58,12 @@ export interface EvalConfig {
     /** --energy-confirm: z an engine flag needs from the energy to be kept (default 2). */
     readonly confirmZ: readonly number[];
   };
+  /**
+   * --threads: threads that stream the engine variants over NAB, whole variants each (default:
+   * the machine's cores, at most 4). 1 streams them in this thread, as before. The figures do not
+   * depend on it.
+   */
+  readonly threads: number;
   readonly help: boolean;
 }
 
@@ -75,6 +82,7 @@ export const USAGE = `Usage: npm run eval -- [options]
   --energy-confirm LIST    z the energy must reach for an engine flag to be kept (default: ${DEFAULT_CONFIRM_Z}); implies --energy
   --data DIR               datasets folder (default: ../shared/datasets from the repository root)
   --out FILE               write results here (default: eval/results.json, full runs only)
+  --threads N              threads streaming the engine variants over NAB (default: cores, at most 4; 1: none)
   --help                   this text`;
 
 export class UsageError extends Error {
@@ -105,6 +113,7 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
         sensitivities: { type: 'string' },
         data: { type: 'string' },
         out: { type: 'string' },
+        threads: { type: 'string' },
         energy: { type: 'boolean', default: false },
         'energy-thresholds': { type: 'string' },
         'energy-fit': { type: 'string' },
@@ -153,6 +162,10 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     escalations: Object.freeze(energyEscalations ?? [ENERGY_DEFAULTS.escalation]),
     confirmZ: Object.freeze(energyConfirm ?? [DEFAULT_CONFIRM_Z]),
   });
+  const threads = parsed.threads === undefined ? Math.min(4, Math.max(1, os.cpus().length)) : Number(parsed.threads);
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) {
+    throw new UsageError(`--threads: ${parsed.threads} is not an integer from 1 to 64`);
+  }
   const filtered = parsed.only !== undefined || parsed.detector !== undefined || parsed.variant !== undefined;
   const resultsPath =
     parsed.out !== undefined
@@ -170,6 +183,7 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     sweepSensitivities: Object.freeze([...sweepSensitivities].sort((a, b) => a - b)),
     resultsPath,
     energy,
+    threads,
     help: parsed.help === true,
   });
 }

@@ -16,7 +16,8 @@ import {
   STREAM_DEFAULTS,
 } from './engine.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
-import { type NabDetectorResult, runNab } from './nab-run.js';
+import { type NabDetectorResult, runNab, scoreNab } from './nab-run.js';
+import { detectVariantsInThreads } from './nab-threads.js';
 import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
@@ -141,7 +142,25 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     if (energyModule !== undefined && energy.length > 0) {
       energyTraces = await energyModule.prepareEnergy(nabCorpus, config.energy.fits, io.progress);
     }
+    // The engine variants in threads (the energy rows reuse the default variant's in-process pass).
+    const threaded =
+      engine.kind === 'loaded' && energyModule === undefined && config.threads > 1 && variants.length > 1
+        ? await detectVariantsInThreads({
+            repoRoot: config.repoRoot,
+            nabDir: path.join(config.datasetsDir, 'nab_dev'),
+            corpus: nabCorpus,
+            variants: variants.map((v) => v.name),
+            threads: config.threads,
+            onFile: (variant, file, ms, error) => fileProgress(io, `engine: ${variant}`)(file, ms, error),
+          })
+        : undefined;
     for (const entry of entries) {
+      const detected = entry.id.startsWith('engine:') ? threaded?.get(entry.id.slice('engine:'.length)) : undefined;
+      if (detected !== undefined) {
+        entry.nab = scoreNab(nabCorpus, entry.name, detected, detected.elapsedMs.reduce((sum, ms) => sum + ms, 0));
+        io.progress(`NAB · ${entry.name} · ${(entry.nab.elapsedMs / 1000).toFixed(1)} s of one thread`);
+        continue;
+      }
       const run = streamingFor(entry);
       if (run === undefined) continue;
       io.progress(`NAB · ${entry.name}`);

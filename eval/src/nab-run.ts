@@ -47,11 +47,15 @@ export interface NabRunHooks {
   readonly planOf?: () => unknown;
 }
 
-export function detectNab(
-  corpus: NabCorpus,
-  detector: StreamingDetector,
-  hooks: NabRunHooks = {},
-): { detections: NabFileDetections[]; elapsedMs: number[]; errors: (string | undefined)[]; plans: unknown[] } {
+/** One detector's flags on every NAB file, with each file's time, error and plan. */
+export interface NabDetections {
+  readonly detections: NabFileDetections[];
+  readonly elapsedMs: number[];
+  readonly errors: (string | undefined)[];
+  readonly plans: unknown[];
+}
+
+export function detectNab(corpus: NabCorpus, detector: StreamingDetector, hooks: NabRunHooks = {}): NabDetections {
   const detections: NabFileDetections[] = [];
   const elapsedMs: number[] = [];
   const errors: (string | undefined)[] = [];
@@ -79,7 +83,13 @@ export function detectNab(
 
 export function runNab(corpus: NabCorpus, detector: StreamingDetector, hooks: NabRunHooks = {}): NabDetectorResult {
   const started = performance.now();
-  const { detections, elapsedMs, errors, plans } = detectNab(corpus, detector, hooks);
+  const detected = detectNab(corpus, detector, hooks);
+  return scoreNab(corpus, detector.name, detected, performance.now() - started);
+}
+
+/** Scores detections (`detectNab`'s, here or in a thread) with every profile. */
+export function scoreNab(corpus: NabCorpus, detector: string, detected: NabDetections, elapsed: number): NabDetectorResult {
+  const { detections, elapsedMs, errors, plans } = detected;
   const byProfile = corpus.profiles.map((p) => scoreCorpus(detections, p));
   const profiles: Record<string, NabProfileScore> = {};
   for (const s of byProfile) {
@@ -108,8 +118,8 @@ export function runNab(corpus: NabCorpus, detector: StreamingDetector, hooks: Na
   });
   const pr = windowPrecisionRecall(detections);
   return {
-    detector: detector.name,
-    elapsedMs: Math.round(performance.now() - started),
+    detector,
+    elapsedMs: Math.round(elapsed),
     profiles,
     precision: pr.precision,
     recall: pr.recall,

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import type { ChangePointResult, LastResult, SeriesInput } from '@adp/detection';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +32,13 @@ describe('command line', () => {
   it('sweep sensitivities default and parse', () => {
     expect(parseConfig(['--sweep'], ROOT).sweepSensitivities).toEqual([50, 70, 80, 90, 95, 99]);
     expect(parseConfig(['--sweep', '--sensitivities', '90,60'], ROOT).sweepSensitivities).toEqual([60, 90]);
+  });
+
+  it('threads: the cores up to 4 by default, 1 to 64 when given', () => {
+    expect(parseConfig([], ROOT).threads).toBe(Math.min(4, Math.max(1, os.cpus().length)));
+    expect(parseConfig(['--threads', '1'], ROOT).threads).toBe(1);
+    expect(parseConfig(['--threads', '8'], ROOT).threads).toBe(8);
+    for (const bad of ['0', '65', '1.5', 'many']) expect(() => parseConfig(['--threads', bad], ROOT), bad).toThrow(UsageError);
   });
 
   it('rejects unknown values and flags', () => {
