@@ -17,11 +17,11 @@ import {
 } from './engine.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
 import { type NabDetectorResult, runNab, scoreNab } from './nab-run.js';
-import { detectVariantsInThreads } from './nab-threads.js';
+import { detectVariantsInThreads, runKey } from './nab-threads.js';
 import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
-import { runSweep, type SweepPoint, sweepChartPng } from './sweep.js';
+import { runSweep, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
 import { markdownTable, type TableRow } from './table.js';
 import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
 import { runTcpd, type TcpdDetectorResult } from './tcpd-run.js';
@@ -149,9 +149,9 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
             repoRoot: config.repoRoot,
             nabDir: path.join(config.datasetsDir, 'nab_dev'),
             corpus: nabCorpus,
-            variants: variants.map((v) => v.name),
+            runs: variants.map((v) => v.name),
             threads: config.threads,
-            onFile: (variant, file, ms, error) => fileProgress(io, `engine: ${variant}`)(file, ms, error),
+            onFile: (run, file, ms, error) => fileProgress(io, `engine: ${run}`)(file, ms, error),
           })
         : undefined;
     for (const entry of entries) {
@@ -261,11 +261,31 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
   if (variant === undefined) throw new RangeError('no engine variant selected');
   const corpus = await loadNabCorpus(path.join(config.datasetsDir, 'nab_dev'));
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
-  const points = runSweep(corpus, engine.api, variant, config.sweepSensitivities, (p) =>
+  const report = (p: SweepPoint): void =>
     io.progress(
       `sensitivity ${p.sensitivity}: precision ${fmt(p.precision)} recall ${fmt(p.recall)} · ${(p.elapsedMs / 1000).toFixed(1)} s`,
-    ),
-  );
+    );
+  let points: SweepPoint[];
+  if (config.threads > 1 && config.sweepSensitivities.length > 1) {
+    // One NAB pass per sensitivity, spread over threads like the evaluation's variants.
+    const runs = config.sweepSensitivities.map((sensitivity) => ({ variant: variant.name, sensitivity }));
+    const detected = await detectVariantsInThreads({
+      repoRoot: config.repoRoot,
+      nabDir: path.join(config.datasetsDir, 'nab_dev'),
+      corpus,
+      runs,
+      threads: config.threads,
+    });
+    points = runs.map((run) => {
+      const found = detected.get(runKey(run))!;
+      const elapsed = found.elapsedMs.reduce((sum, ms) => sum + ms, 0);
+      const point = sweepPoint(run.sensitivity, scoreNab(corpus, `engine: ${variant.name}`, found, elapsed));
+      report(point);
+      return point;
+    });
+  } else {
+    points = runSweep(corpus, engine.api, variant, config.sweepSensitivities, report);
+  }
   const lines = [
     '| sensitivity | precision | recall | detections | windows recalled | NAB standard | NAB low FP | NAB low FN |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',

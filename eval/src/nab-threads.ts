@@ -11,33 +11,45 @@ export interface NabThreadData {
   readonly nabDir: string;
 }
 
+/** One NAB pass: an engine variant, at the streaming defaults or another sensitivity. */
 export interface NabThreadRequest {
   readonly variant: string;
+  readonly sensitivity?: number;
+}
+
+/** The key a run's results are filed under: the variant, and `@<sensitivity>` when given. */
+export function runKey(run: NabThreadRequest): string {
+  return run.sensitivity === undefined ? run.variant : `${run.variant}@${run.sensitivity}`;
 }
 
 export type NabThreadMessage =
-  | { readonly kind: 'file'; readonly variant: string; readonly file: string; readonly ms: number; readonly error: string | undefined }
+  | { readonly kind: 'file'; readonly run: string; readonly file: string; readonly ms: number; readonly error: string | undefined }
   | {
       readonly kind: 'done';
-      readonly variant: string;
+      readonly run: string;
       readonly flags: readonly Uint8Array[];
       readonly elapsedMs: readonly number[];
       readonly errors: readonly (string | undefined)[];
       readonly plans: readonly unknown[];
     }
-  | { readonly kind: 'failed'; readonly variant: string; readonly error: string };
+  | { readonly kind: 'failed'; readonly run: string; readonly error: string };
 
 export interface NabThreadOptions extends NabThreadData {
   readonly corpus: NabCorpus;
-  readonly variants: readonly string[];
+  /** The runs: variant names, or variants at a sensitivity. */
+  readonly runs: readonly (string | NabThreadRequest)[];
   readonly threads: number;
-  readonly onFile?: (variant: string, file: string, ms: number, error: string | undefined) => void;
+  /** Progress: the run's key (`runKey`), the file, its time and error. */
+  readonly onFile?: (run: string, file: string, ms: number, error: string | undefined) => void;
 }
 
-/** Each variant's NAB detections (as `detectNab` returns them), the variants spread over threads. */
+/**
+ * Each run's NAB detections (as `detectNab` returns them), filed under `runKey`, the runs spread
+ * over threads.
+ */
 export async function detectVariantsInThreads(options: NabThreadOptions): Promise<Map<string, NabDetections>> {
   const results = new Map<string, NabDetections>();
-  const queue = [...options.variants];
+  const queue: NabThreadRequest[] = options.runs.map((run) => (typeof run === 'string' ? { variant: run } : run));
   const threads = Math.max(1, Math.min(options.threads, queue.length));
   const data: NabThreadData = { repoRoot: options.repoRoot, nabDir: options.nabDir };
 
@@ -53,17 +65,17 @@ export async function detectVariantsInThreads(options: NabThreadOptions): Promis
         else reject(error);
       };
       const next = (): void => {
-        const variant = queue.shift();
-        if (variant === undefined) finish();
-        else worker.postMessage({ variant } satisfies NabThreadRequest);
+        const run = queue.shift();
+        if (run === undefined) finish();
+        else worker.postMessage(run);
       };
       worker.on('message', (message: NabThreadMessage) => {
         if (message.kind === 'file') {
-          options.onFile?.(message.variant, message.file, message.ms, message.error);
+          options.onFile?.(message.run, message.file, message.ms, message.error);
         } else if (message.kind === 'failed') {
-          finish(new Error(`NAB thread, variant ${message.variant}: ${message.error}`));
+          finish(new Error(`NAB thread, run ${message.run}: ${message.error}`));
         } else {
-          results.set(message.variant, {
+          results.set(message.run, {
             detections: options.corpus.series.map((s, i) => ({
               file: s.file,
               rowCount: s.values.length,

@@ -3,7 +3,7 @@
 import { lineChartPng } from './chart.js';
 import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS } from './engine.js';
 import type { NabCorpus } from './nab-data.js';
-import { runNab } from './nab-run.js';
+import { type NabDetectorResult, runNab } from './nab-run.js';
 import type { EngineVariant } from './variants.js';
 
 export interface SweepPoint {
@@ -31,26 +31,29 @@ export function runSweep(
 ): SweepPoint[] {
   return sensitivities.map((sensitivity) => {
     const detector = engineStreamingDetector(api, variant, { ...STREAM_DEFAULTS, sensitivity });
-    const result = runNab(corpus, detector);
-    const nab: Record<string, number> = {};
-    for (const [profile, s] of Object.entries(result.profiles)) nab[profile] = s.score;
-    const sum = (pick: (f: (typeof result.files)[number]) => number): number =>
-      result.files.reduce((n, f) => n + pick(f), 0);
-    const point: SweepPoint = {
-      sensitivity,
-      precision: result.precision,
-      recall: result.recall,
-      detections: sum((f) => f.detections),
-      detectionsInWindows: sum((f) => f.detectionsInWindows),
-      recalledWindows: sum((f) => f.detectedWindows),
-      windows: sum((f) => f.windows),
-      nab,
-      elapsedMs: result.elapsedMs,
-      errors: result.errors,
-    };
+    const point = sweepPoint(sensitivity, runNab(corpus, detector));
     onPoint(point);
     return point;
   });
+}
+
+/** A sweep point from one NAB run at `sensitivity` (here or in a thread). */
+export function sweepPoint(sensitivity: number, result: NabDetectorResult): SweepPoint {
+  const nab: Record<string, number> = {};
+  for (const [profile, s] of Object.entries(result.profiles)) nab[profile] = s.score;
+  const sum = (pick: (f: (typeof result.files)[number]) => number): number => result.files.reduce((n, f) => n + pick(f), 0);
+  return {
+    sensitivity,
+    precision: result.precision,
+    recall: result.recall,
+    detections: sum((f) => f.detections),
+    detectionsInWindows: sum((f) => f.detectionsInWindows),
+    recalledWindows: sum((f) => f.detectedWindows),
+    windows: sum((f) => f.windows),
+    nab,
+    elapsedMs: result.elapsedMs,
+    errors: result.errors,
+  };
 }
 
 export function sweepChartPng(points: readonly SweepPoint[]): Buffer {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS } from '../src/engine.js';
 import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { detectNab } from '../src/nab-run.js';
-import { detectVariantsInThreads } from '../src/nab-threads.js';
+import { detectVariantsInThreads, runKey } from '../src/nab-threads.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -34,35 +34,41 @@ describe('NAB detection threads', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('gives each variant exactly the flags and plans of the in-process run, whichever thread ran it', async () => {
-    const variants = ['default', 'no-new-level', 'no-familiar-range'];
+  it('gives each run exactly the flags and plans of the in-process run, whichever thread ran it', async () => {
+    const runs = [{ variant: 'default' }, { variant: 'no-new-level' }, { variant: 'no-familiar-range' }, { variant: 'default', sensitivity: 80 }];
+    const keys = ['default', 'no-new-level', 'no-familiar-range', 'default@80'];
     const progress: string[] = [];
     const threaded = await detectVariantsInThreads({
       repoRoot: REPO,
       nabDir: dir,
       corpus,
-      variants,
+      runs: ['default', 'no-new-level', 'no-familiar-range', { variant: 'default', sensitivity: 80 }],
       threads: 2,
-      onFile: (variant, file) => progress.push(`${variant} ${file}`),
+      onFile: (run, file) => progress.push(`${run} ${file}`),
     });
-    expect([...threaded.keys()].sort()).toEqual([...variants].sort());
-    for (const name of variants) {
-      const variant = ENGINE_VARIANTS.find((v) => v.name === name)!;
-      const detector = engineStreamingDetector(detection as unknown as EngineApi, variant, STREAM_DEFAULTS);
+    expect(runs.map(runKey)).toEqual(keys);
+    expect([...threaded.keys()].sort()).toEqual([...keys].sort());
+    for (const run of runs) {
+      const variant = ENGINE_VARIANTS.find((v) => v.name === run.variant)!;
+      const settings = run.sensitivity === undefined ? STREAM_DEFAULTS : { ...STREAM_DEFAULTS, sensitivity: run.sensitivity };
+      const detector = engineStreamingDetector(detection as unknown as EngineApi, variant, settings);
       const here = detectNab(corpus, detector, { planOf: () => detector.lastPlan() });
-      const there = threaded.get(name)!;
-      expect(there.detections, name).toEqual(here.detections);
-      expect(there.plans, name).toEqual(here.plans);
-      expect(there.errors, name).toEqual([undefined, undefined]);
-      expect(there.detections.some((d) => d.detections.some(Boolean)), name).toBe(true);
+      const there = threaded.get(runKey(run))!;
+      expect(there.detections, runKey(run)).toEqual(here.detections);
+      expect(there.plans, runKey(run)).toEqual(here.plans);
+      expect(there.errors, runKey(run)).toEqual([undefined, undefined]);
+      expect(there.detections.some((d) => d.detections.some(Boolean)), runKey(run)).toBe(true);
     }
-    // Every file of every variant reported its progress.
-    expect(progress.sort()).toEqual(variants.flatMap((v) => FILES.map((f) => `${v} ${f}`)).sort());
+    // A lower sensitivity flags fewer rows here (the runs really differ).
+    const count = (key: string): number => threaded.get(key)!.detections.reduce((n, d) => n + d.detections.filter(Boolean).length, 0);
+    expect(count('default@80')).toBeLessThan(count('default'));
+    // Every file of every run reported its progress.
+    expect(progress.sort()).toEqual(keys.flatMap((k) => FILES.map((f) => `${k} ${f}`)).sort());
   }, 120_000);
 
   it('fails with the variant named when a thread cannot run it', async () => {
     await expect(
-      detectVariantsInThreads({ repoRoot: REPO, nabDir: dir, corpus, variants: ['no-such-variant'], threads: 2 }),
+      detectVariantsInThreads({ repoRoot: REPO, nabDir: dir, corpus, runs: ['no-such-variant'], threads: 2 }),
     ).rejects.toThrow(/no-such-variant/);
   }, 60_000);
 });
