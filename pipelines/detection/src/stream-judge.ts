@@ -579,18 +579,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   let nearDecision = false;
 
   // The older points' range for the new-level alarm (`olderRange` in last.ts), kept as the window
-  // slides: monotonic queues of (point index, value) over the points [rangeFrom, rangeTo), whose
-  // heads are the lowest and the highest value. Point indices, not buffer slots, so compaction
-  // does not disturb them.
-  const queueCap = window + 1;
-  const lowIndex = new Float64Array(queueCap);
-  const lowValue = new Float64Array(queueCap);
-  const highIndex = new Float64Array(queueCap);
-  const highValue = new Float64Array(queueCap);
-  let lowHead = 0;
-  let lowLength = 0;
-  let highHead = 0;
-  let highLength = 0;
+  // slides over the points [rangeFrom, rangeTo): the lowest and the highest value, each the head
+  // of a monotonic queue. Point indices, not buffer slots, so compaction does not disturb them.
+  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y);
+  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y);
   let rangeFrom = 0;
   let rangeTo = 0;
 
@@ -602,34 +594,22 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const first = index - m;
     const to = first + (older - start);
     if (rangeTo < first || to < rangeTo || first < rangeFrom) {
-      lowLength = 0;
-      highLength = 0;
+      lows.clear();
+      highs.clear();
       rangeTo = first;
     }
     for (let point = rangeTo; point < to; point++) {
       const x = vals[start + (point - first)]!;
-      while (lowLength > 0 && lowValue[(lowHead + lowLength - 1) % queueCap]! >= x) lowLength--;
-      const low = (lowHead + lowLength++) % queueCap;
-      lowIndex[low] = point;
-      lowValue[low] = x;
-      while (highLength > 0 && highValue[(highHead + highLength - 1) % queueCap]! <= x) highLength--;
-      const high = (highHead + highLength++) % queueCap;
-      highIndex[high] = point;
-      highValue[high] = x;
+      lows.push(point, x);
+      highs.push(point, x);
     }
     rangeTo = to;
-    while (lowLength > 0 && lowIndex[lowHead]! < first) {
-      lowHead = (lowHead + 1) % queueCap;
-      lowLength--;
-    }
-    while (highLength > 0 && highIndex[highHead]! < first) {
-      highHead = (highHead + 1) % queueCap;
-      highLength--;
-    }
+    lows.dropBefore(first);
+    highs.dropBefore(first);
     rangeFrom = first;
-    if (lowLength === 0) return 0;
-    const lo = lowValue[lowHead]!;
-    const hi = highValue[highHead]!;
+    if (lows.empty()) return 0;
+    const lo = lows.head();
+    const hi = highs.head();
     return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value) : 0;
   }
 
@@ -797,6 +777,53 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
 }
 
 /** Sorts a[0..n) ascending in place (n is small: the 30 slopes that enter or leave the line). */
+/**
+ * The extreme (lowest or highest, by `keeps`) of a sliding run of points: a ring of (point, value)
+ * whose values are monotonic, so the head is the extreme and each point enters and leaves once.
+ * `keeps(earlier, incoming)`: whether an earlier value still matters next to an incoming one.
+ */
+class ExtremeQueue {
+  private readonly points: Float64Array;
+  private readonly values: Float64Array;
+  private first = 0;
+  private length = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly keeps: (earlier: number, incoming: number) => boolean,
+  ) {
+    this.points = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
+  }
+
+  clear(): void {
+    this.length = 0;
+  }
+
+  empty(): boolean {
+    return this.length === 0;
+  }
+
+  head(): number {
+    return this.values[this.first]!;
+  }
+
+  push(point: number, value: number): void {
+    while (this.length > 0 && !this.keeps(this.values[(this.first + this.length - 1) % this.capacity]!, value)) this.length--;
+    const slot = (this.first + this.length++) % this.capacity;
+    this.points[slot] = point;
+    this.values[slot] = value;
+  }
+
+  /** Drops the points before `point`. */
+  dropBefore(point: number): void {
+    while (this.length > 0 && this.points[this.first]! < point) {
+      this.first = (this.first + 1) % this.capacity;
+      this.length--;
+    }
+  }
+}
+
 function insertionSort(a: Float64Array, n: number): void {
   for (let i = 1; i < n; i++) {
     const x = a[i]!;
