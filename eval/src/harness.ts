@@ -157,7 +157,7 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     for (const entry of entries) {
       const detected = entry.id.startsWith('engine:') ? threaded?.get(entry.id.slice('engine:'.length)) : undefined;
       if (detected !== undefined) {
-        entry.nab = scoreNab(nabCorpus, entry.name, detected, detected.elapsedMs.reduce((sum, ms) => sum + ms, 0));
+        entry.nab = scoreNab(nabCorpus, entry.name, detected);
         io.progress(`NAB · ${entry.name} · ${(entry.nab.elapsedMs / 1000).toFixed(1)} s of one thread`);
         continue;
       }
@@ -277,9 +277,7 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
       threads: config.threads,
     });
     points = runs.map((run) => {
-      const found = detected.get(runKey(run))!;
-      const elapsed = found.elapsedMs.reduce((sum, ms) => sum + ms, 0);
-      const point = sweepPoint(run.sensitivity, scoreNab(corpus, `engine: ${variant.name}`, found, elapsed));
+      const point = sweepPoint(run.sensitivity, scoreNab(corpus, `engine: ${variant.name}`, detected.get(runKey(run))!));
       report(point);
       return point;
     });

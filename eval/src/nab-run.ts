@@ -87,8 +87,16 @@ export function runNab(corpus: NabCorpus, detector: StreamingDetector, hooks: Na
   return scoreNab(corpus, detector.name, detected, performance.now() - started);
 }
 
-/** Scores detections (`detectNab`'s, here or in a thread) with every profile. */
-export function scoreNab(corpus: NabCorpus, detector: string, detected: NabDetections, elapsed: number): NabDetectorResult {
+/**
+ * Scores detections (`detectNab`'s, here or in a thread) with every profile. `elapsed` is the
+ * run's time; by default the sum of its files' times (a thread's run, timed there).
+ */
+export function scoreNab(
+  corpus: NabCorpus,
+  detector: string,
+  detected: NabDetections,
+  elapsed = detected.elapsedMs.reduce((sum, ms) => sum + ms, 0),
+): NabDetectorResult {
   const { detections, elapsedMs, errors, plans } = detected;
   const byProfile = corpus.profiles.map((p) => scoreCorpus(detections, p));
   const profiles: Record<string, NabProfileScore> = {};
