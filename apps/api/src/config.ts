@@ -132,22 +132,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const servers = readServiceServers(read);
 
   return Object.freeze({
+    ...servers,
     port: read.integer('PORT', 8080, 0, 65535),
     host: read.text('HOST') ?? '0.0.0.0',
-    dataDir: servers.dataDir,
     bootstrapApiKey,
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
     authCacheTtlMs: read.integer('AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
-    redisUrl: servers.redisUrl,
-    redisKeyPrefix: servers.redisKeyPrefix,
-    redisChannelPrefix: servers.redisChannelPrefix,
-    kafkaBrokers: servers.kafkaBrokers,
     telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),
-    clickhouseUrl: servers.clickhouseUrl,
-    clickhouseDatabase: servers.clickhouseDatabase,
     rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
     telemetryMaxPoints: read.integer('TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
     embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),

@@ -126,9 +126,9 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     return value;
   };
   const logLevel = readLogLevel(read);
-  const servers = readServiceServers(read);
 
   return Object.freeze({
+    ...readServiceServers(read),
     windowPoints: read.integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
     sensitivity: read.integer('WORKER_SENSITIVITY', 95, 0, 99),
     maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', 0.25),
@@ -139,7 +139,6 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     telemetryTopic: kafkaName('TELEMETRY_TOPIC', TOPICS.telemetry),
     deadLetterTopic: kafkaName('DEAD_LETTER_TOPIC', TOPICS.deadLetter),
     telemetryPartitions: read.integer('TELEMETRY_PARTITIONS', 12, 1, 1000),
-    kafkaBrokers: servers.kafkaBrokers,
     kafkaClientId: kafkaName('KAFKA_CLIENT_ID', 'adp-worker'),
     kafkaSessionTimeoutMs: read.integer('KAFKA_SESSION_TIMEOUT_MS', 10_000, 6_000, 300_000),
     maxBatchMessages: read.integer('WORKER_MAX_BATCH_MESSAGES', 5_000, 1, 100_000),
@@ -147,12 +146,6 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     storeLingerMs: read.integer('WORKER_STORE_LINGER_MS', 5, 0, 1000),
     detectionThreads: read.integer('WORKER_DETECTION_THREADS', 0, 0, 64),
     maxSeriesInMemory: read.integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
-    clickhouseUrl: servers.clickhouseUrl,
-    clickhouseDatabase: servers.clickhouseDatabase,
-    redisUrl: servers.redisUrl,
-    redisKeyPrefix: servers.redisKeyPrefix,
-    redisChannelPrefix: servers.redisChannelPrefix,
-    dataDir: servers.dataDir,
     logLevel,
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),
   });
