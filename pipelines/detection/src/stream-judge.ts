@@ -36,6 +36,7 @@ import {
   type SustainedScores,
 } from './last.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
+import { SlidingSlopeMedian } from './slope-median.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import type { LastResult } from './types.js';
 
@@ -223,7 +224,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const n = end - start;
     vals.copyWithin(0, start, end);
     des.copyWithin(0, start, end);
-    slopesEnd = -1;
+    slopes.invalidate();
     start = 0;
     end = n;
     resumAbs();
@@ -231,7 +232,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
 
   /** Recomputes des of the whole history from the model's profile. */
   function rederive(): void {
-    slopesEnd = -1;
+    slopes.invalidate();
     const first = firstIndex();
     for (let b = start; b < end; b++) des[b] = vals[b]! - seasonalOf(first + (b - start));
   }
@@ -304,65 +305,28 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const interceptScratch = new Float64Array(FORECAST_POINTS);
   const scaleScratch = new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1);
 
-  // The pairwise slopes of the line's points, kept sorted between calls: when the line's points
-  // slide by one (and des did not change), 30 slopes leave and 30 enter, merged in one pass.
-  let slopeSorted = new Float64Array(slopeCount);
-  let slopeMerged = new Float64Array(slopeCount);
-  const leaving = new Float64Array(FORECAST_POINTS);
-  const entering = new Float64Array(FORECAST_POINTS);
-  /** `end` the sorted slopes were built for (their points: the FORECAST_POINTS before it); -1 = none. */
-  let slopesEnd = -1;
+  // The pairwise slopes of the line's points: their median kept as the points slide by one.
+  const slopes = new SlidingSlopeMedian(FORECAST_POINTS);
+  const shortSlopes = new Float64Array(slopeCount);
 
   /** The median of the pairwise slopes of des[end − points, end), as `theilSen` (dx = j − i). */
   function medianSlope(points: number): number {
+    if (points === FORECAST_POINTS) return slopes.median(des, end);
     const from = end - points;
-    const count = (points * (points - 1)) / 2;
-    if (points === FORECAST_POINTS && slopesEnd === end - 1) {
-      // Slid by one: the oldest point's slopes leave, the newest point's enter.
-      const old = from - 1;
-      for (let q = 0; q < FORECAST_POINTS - 1; q++) {
-        leaving[q] = (des[from + q]! - des[old]!) / (from + q - old);
-        entering[q] = (des[end - 1]! - des[from + q]!) / (end - 1 - (from + q));
-      }
-      const moved = FORECAST_POINTS - 1;
-      insertionSort(leaving, moved);
-      insertionSort(entering, moved);
-      let o = 0;
-      let e = 0;
-      let w = 0;
-      for (let r = 0; r < count; r++) {
-        const x = slopeSorted[r]!;
-        if (o < moved && x === leaving[o]) {
-          o++;
-          continue;
-        }
-        while (e < moved && entering[e]! < x) slopeMerged[w++] = entering[e++]!;
-        slopeMerged[w++] = x;
-      }
-      while (e < moved) slopeMerged[w++] = entering[e++]!;
-      if (o === moved && w === count) {
-        const sorted = slopeMerged;
-        slopeMerged = slopeSorted;
-        slopeSorted = sorted;
-        slopesEnd = end;
-        return slopeSorted[count >> 1]!;
-      }
-    }
     let n = 0;
     for (let i = 0; i < points; i++) {
       const yi = des[from + i]!;
-      for (let j = i + 1; j < points; j++) slopeSorted[n++] = (des[from + j]! - yi) / (j - i);
+      for (let j = i + 1; j < points; j++) shortSlopes[n++] = (des[from + j]! - yi) / (j - i);
     }
-    const sorted = slopeSorted.subarray(0, n).sort();
-    slopesEnd = points === FORECAST_POINTS ? end : -1;
     if (n === 0) return 0;
+    const sorted = shortSlopes.subarray(0, n).sort();
     return n % 2 === 1 ? sorted[n >> 1]! : (sorted[(n >> 1) - 1]! + sorted[n >> 1]!) / 2;
   }
 
   /**
    * The forecast line through the newest deseasonalised points, as forecastNext draws it:
    * `theilSen` over consecutive slots m − points..m − 1 (the same order statistics, so the same
-   * line), its pairwise slopes kept sorted as they slide.
+   * line), its slopes' median kept as they slide (`SlidingSlopeMedian`).
    */
   function line(m: number): { slope: number; intercept: number; inflation: number; points: number } {
     const points = Math.min(m, FORECAST_POINTS);
@@ -776,7 +740,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   };
 }
 
-/** Sorts a[0..n) ascending in place (n is small: the 30 slopes that enter or leave the line). */
 /**
  * The extreme (lowest or highest, by `keeps`) of a sliding run of points: a ring of (point, value)
  * whose values are monotonic, so the head is the extreme and each point enters and leaves once.
@@ -821,18 +784,6 @@ class ExtremeQueue {
       this.first = (this.first + 1) % this.capacity;
       this.length--;
     }
-  }
-}
-
-function insertionSort(a: Float64Array, n: number): void {
-  for (let i = 1; i < n; i++) {
-    const x = a[i]!;
-    let j = i - 1;
-    while (j >= 0 && a[j]! > x) {
-      a[j + 1] = a[j]!;
-      j--;
-    }
-    a[j + 1] = x;
   }
 }
 
