@@ -76,6 +76,11 @@ function settingsFor(quick: boolean) {
     machines: 50,
     /** Points per machine drained (the first windowPoints of each are judged on a filling window). */
     drainPointsPerMachine: quick ? 300 : 2000,
+    /**
+     * Points per machine of the second drain: after the steady rows the worker is stopped, this
+     * backlog produced, and a new worker drains it from the checkpointed windows (all full).
+     */
+    warmDrainPointsPerMachine: quick ? 300 : 2000,
     windowPoints: 720,
     /** Messages per handler call (WORKER_MAX_BATCH_MESSAGES). */
     maxBatchMessages: 5000,
@@ -155,7 +160,7 @@ async function runVariant(
     ]);
     const steadyPointsPerMachine = 4000;
     const series = exampleSeries({
-      points: settings.drainPointsPerMachine + steadyPointsPerMachine,
+      points: settings.drainPointsPerMachine + steadyPointsPerMachine + settings.warmDrainPointsPerMachine,
       machines: settings.machines,
       spikes: 4,
       endMs: 1_750_000_000_000,
@@ -177,8 +182,6 @@ async function runVariant(
     log(`${variant.name}: producing ${drainMessages.length} points`);
     await sendAll(streaming, names.telemetryTopic, drainMessages);
 
-    const summaries: BatchSummary[] = [];
-    let firstBatchStartMs = Number.NaN;
     const config: WorkerRuntimeConfig = {
       windowPoints: settings.windowPoints,
       sensitivity: 95,
@@ -192,76 +195,29 @@ async function runVariant(
       telemetryPartitions: settings.partitions,
       detectionThreads: variant.detectionThreads,
     };
-    const worker = await startWorker({
-      ...streaming,
-      store: { getBaseline: async (_org, machineId) => baselines.get(machineId) ?? null },
-      loadModel: async () => {
-        if (!model) throw new Error('no model in this variant');
-        return model;
-      },
-      config,
-      onBatch: (summary) => {
-        if (Number.isNaN(firstBatchStartMs)) firstBatchStartMs = performance.now() - summary.timings.totalMs;
-        summaries.push(summary);
-      },
-    });
+    const started = await startMeasuredWorker(streaming, config, baselines, model);
+    let worker = started.worker;
     try {
-      // Drain.
-      while (worker.counters().rows < drainMessages.length) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        if (worker.counters().failedBatches > 0) throw new Error(`${variant.name}: a batch failed`);
-      }
-      const drainEndMs = performance.now();
-      const drainSeconds = (drainEndMs - firstBatchStartMs) / 1000;
-      const drainRate = drainMessages.length / drainSeconds;
-      // decode and detect are this thread's own work; energy is mostly onnxruntime; insert and
-      // checkpoint are the writes (counted once per round of batches written together), which
-      // overlap the other partitions' work, so the shares can add up to more than 100%.
-      const phases = { decode: 0, detect: 0, energy: 0, regimes: 0, insert: 0, checkpoint: 0 };
-      for (const summary of summaries) {
-        phases.decode += summary.timings.decodeMs;
-        phases.detect += summary.timings.detectMs;
-        phases.energy += summary.timings.energyMs;
-        phases.regimes += summary.timings.regimesMs;
-        phases.insert += summary.timings.insertMs / summary.storedWith;
-        phases.checkpoint += summary.timings.checkpointMs / summary.storedWith;
-      }
-      const wallMs = drainEndMs - firstBatchStartMs;
-      const timeShares: Record<string, number> = {};
-      for (const [phase, ms] of Object.entries(phases)) timeShares[phase] = round((100 * ms) / wallMs, 1);
-      const inserts = summaries.reduce((n, summary) => n + 1 / summary.storedWith, 0);
-      timeShares['inserts'] = Math.round(inserts);
-      const perPointMs: Record<string, number> = {};
-      for (const phase of ['decode', 'detect', 'energy', 'regimes'] as const) {
-        perPointMs[phase] = round(phases[phase] / drainMessages.length, 4);
-      }
-      const drainBatches = summaries.length;
       const rows: StreamingBenchRow[] = [
-        {
-          name: `${variant.name}: drain`,
-          machines: settings.machines,
-          points: drainMessages.length,
-          windowPoints: settings.windowPoints,
-          baselines: variant.baselines,
-          pointsPerSecond: round(drainRate, 0),
-          timeShares,
-          perPointMs,
-          batches: drainBatches,
-          meanBatchMessages: round(drainMessages.length / Math.max(1, drainBatches), 0),
-        },
+        await drainRow(`${variant.name}: drain`, started, drainMessages.length, variant, settings, log),
       ];
-      log(`${variant.name}: drained ${drainMessages.length} points in ${round(drainSeconds, 2)} s (${round(drainRate, 0)} points/s)`);
 
       // Steady rate.
-      const rate = Math.max(100, Math.floor(drainRate * settings.steadyShare));
+      const rate = Math.max(100, Math.floor(rows[0]!.pointsPerSecond * settings.steadyShare));
       const perSend = Math.max(1, Math.round((rate * settings.sendEveryMs) / 1000));
+      const steadyEnd = settings.drainPointsPerMachine + steadyPointsPerMachine;
       const steadyMessages = interleave(
         series.map((s) =>
-          telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(settings.drainPointsPerMachine), s.values.slice(settings.drainPointsPerMachine)),
+          telemetryMessages(
+            ORG,
+            s.machineId,
+            s.timestampsMs.slice(settings.drainPointsPerMachine, steadyEnd),
+            s.values.slice(settings.drainPointsPerMachine, steadyEnd),
+          ),
         ),
       );
       const total = Math.min(steadyMessages.length, rate * settings.steadySeconds);
-      const steadyFrom = summaries.length;
+      const steadyFrom = started.summaries.length;
       const producer = await streaming.bus.producer();
       const target = worker.counters().rows + total;
       log(`${variant.name}: offering ${rate} points/s for ${round(total / rate, 1)} s`);
@@ -278,7 +234,7 @@ async function runVariant(
         await producer.close();
       }
       while (worker.counters().rows < target) await new Promise((resolve) => setTimeout(resolve, 50));
-      const steady = summaries.slice(steadyFrom);
+      const steady = started.summaries.slice(steadyFrom);
       const lags = steady.flatMap((summary) => summary.lagMs);
       rows.push({
         name: `${variant.name}: steady`,
@@ -291,6 +247,20 @@ async function runVariant(
         batches: steady.length,
         meanBatchMessages: round(total / Math.max(1, steady.length), 0),
       });
+
+      // Full windows: the worker stops (its windows checkpointed), a backlog waits in Kafka, and a
+      // new worker resumes every machine from its checkpoint and drains it.
+      await worker.stop();
+      const warmMessages = interleave(
+        series.map((s) => telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(steadyEnd), s.values.slice(steadyEnd))),
+      );
+      log(`${variant.name}: worker stopped; producing ${warmMessages.length} points for a restarted one`);
+      await sendAll(streaming, names.telemetryTopic, warmMessages);
+      const restarted = await startMeasuredWorker(streaming, config, baselines, model);
+      worker = restarted.worker;
+      rows.push(
+        await drainRow(`${variant.name}: drain, windows full (restarted worker)`, restarted, warmMessages.length, variant, settings, log),
+      );
       return rows;
     } finally {
       await worker.stop();
@@ -299,6 +269,91 @@ async function runVariant(
     await streaming.close();
     await cleanUp(urls, names);
   }
+}
+
+interface MeasuredWorker {
+  readonly worker: Awaited<ReturnType<typeof startWorker>>;
+  /** Its batches' summaries and start times (performance.now()), in the order they ended. */
+  readonly summaries: BatchSummary[];
+  readonly batchStartsMs: number[];
+}
+
+/** Starts a worker on the bench's servers, collecting its batch summaries. */
+async function startMeasuredWorker(
+  streaming: Streaming,
+  config: WorkerRuntimeConfig,
+  baselines: ReadonlyMap<string, BaselineRecord>,
+  model: LoadedModelRuntime | null,
+): Promise<MeasuredWorker> {
+  const summaries: BatchSummary[] = [];
+  const batchStartsMs: number[] = [];
+  const worker = await startWorker({
+    ...streaming,
+    store: { getBaseline: async (_org, machineId) => baselines.get(machineId) ?? null },
+    loadModel: async () => {
+      if (!model) throw new Error('no model in this variant');
+      return model;
+    },
+    config,
+    onBatch: (summary) => {
+      batchStartsMs.push(performance.now() - summary.timings.totalMs);
+      summaries.push(summary);
+    },
+  });
+  return { worker, summaries, batchStartsMs };
+}
+
+/**
+ * Waits until `worker` has stored `points` rows and reports the drain: points over the time from
+ * the start of its first batch to the end of the one that stored the last point.
+ */
+async function drainRow(
+  name: string,
+  { worker, summaries, batchStartsMs }: MeasuredWorker,
+  points: number,
+  variant: Variant,
+  settings: ReturnType<typeof settingsFor>,
+  log: (message: string) => void,
+): Promise<StreamingBenchRow> {
+  while (worker.counters().rows < points) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (worker.counters().failedBatches > 0) throw new Error(`${name}: a batch failed`);
+  }
+  const drainEndMs = performance.now();
+  const drained = summaries.slice();
+  const firstBatchStartMs = batchStartsMs[0] ?? drainEndMs;
+  const wallMs = drainEndMs - firstBatchStartMs;
+  const drainRate = points / (wallMs / 1000);
+  // decode and detect are this thread's own work; energy is mostly onnxruntime; insert and
+  // checkpoint are the writes (counted once per round of batches written together), which
+  // overlap the other partitions' work, so the shares can add up to more than 100%.
+  const phases = { decode: 0, detect: 0, energy: 0, regimes: 0, insert: 0, checkpoint: 0 };
+  for (const summary of drained) {
+    phases.decode += summary.timings.decodeMs;
+    phases.detect += summary.timings.detectMs;
+    phases.energy += summary.timings.energyMs;
+    phases.regimes += summary.timings.regimesMs;
+    phases.insert += summary.timings.insertMs / summary.storedWith;
+    phases.checkpoint += summary.timings.checkpointMs / summary.storedWith;
+  }
+  const timeShares: Record<string, number> = {};
+  for (const [phase, ms] of Object.entries(phases)) timeShares[phase] = round((100 * ms) / wallMs, 1);
+  timeShares['inserts'] = Math.round(drained.reduce((n, summary) => n + 1 / summary.storedWith, 0));
+  const perPointMs: Record<string, number> = {};
+  for (const phase of ['decode', 'detect', 'energy', 'regimes'] as const) perPointMs[phase] = round(phases[phase] / points, 4);
+  log(`${name}: drained ${points} points in ${round(wallMs / 1000, 2)} s (${round(drainRate, 0)} points/s)`);
+  return {
+    name,
+    machines: settings.machines,
+    points,
+    windowPoints: settings.windowPoints,
+    baselines: variant.baselines,
+    pointsPerSecond: round(drainRate, 0),
+    timeShares,
+    perPointMs,
+    batches: drained.length,
+    meanBatchMessages: round(points / Math.max(1, drained.length), 0),
+  };
 }
 
 function table(rows: readonly StreamingBenchRow[]): string {
