@@ -6,7 +6,7 @@
 // last-point detection over the window. Its state (period schedule, seasonal profile, noise
 // scale) travels with the series' window and its checkpoint (series-window.ts); the history it
 // needs is the window's own values, so it is not stored twice.
-import { createStreamJudge, type LastResult, type StreamJudgeState } from '@adp/detection';
+import { createStreamJudge, type LastResult, type StreamJudgeModelState, type StreamJudgeState } from '@adp/detection';
 
 export interface JudgeSettings {
   /** Trailing window, the judged point included. */
@@ -15,7 +15,7 @@ export interface JudgeSettings {
 }
 
 /** The incremental judge's state without its history (which is the window's newest values). */
-export type JudgeModelState = Omit<StreamJudgeState, 'values'>;
+export type JudgeModelState = StreamJudgeModelState;
 
 export interface JudgeTask {
   /** The kept values before the new ones, oldest first (the last windowPoints - 1 are used). */
@@ -62,17 +62,5 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings): JudgeR
     state,
   );
   const detections = task.newValues.map((value) => judge.push(value));
-  const after = judge.snapshot();
-  return {
-    detections,
-    judge: {
-      version: after.version,
-      windowPoints: after.windowPoints,
-      seen: after.seen,
-      detectedAt: after.detectedAt,
-      cachedPeriod: after.cachedPeriod,
-      model: after.model,
-      errors: after.errors ?? null,
-    },
-  };
+  return { detections, judge: judge.modelState() };
 }

@@ -49,6 +49,7 @@ export {
   type StreamJudgeErrors,
   type StreamJudgeModel,
   type StreamJudgeOptions,
+  type StreamJudgeModelState,
   type StreamJudgeState,
 } from './stream-judge.js';
 export {

@@ -31,11 +31,16 @@ export class SlidingSlopeMedian {
 
   constructor(private readonly points: number) {
     this.count = (points * (points - 1)) / 2;
-    this.all = new Float64Array(this.count);
+    this.all = scratchFor(this.count);
     this.middle = new Float64Array(this.count);
     this.merged = new Float64Array(this.count);
     this.leaving = new Float64Array(points);
     this.entering = new Float64Array(points);
+  }
+
+  /** The values moved by `by` places in their buffer (compaction): the kept slopes still hold. */
+  moved(by: number): void {
+    if (this.runEnd !== -1) this.runEnd += by;
   }
 
   /**
@@ -146,6 +151,18 @@ export class SlidingSlopeMedian {
     const rank = (this.count >> 1) - below;
     return rank >= 0 && rank < w ? merged[rank]! : Number.NaN;
   }
+}
+
+/** The build's buffer of all slopes, only used within `build`: one per slope count and thread. */
+const allSlopes = new Map<number, Float64Array>();
+
+function scratchFor(count: number): Float64Array {
+  let buffer = allSlopes.get(count);
+  if (buffer === undefined) {
+    buffer = new Float64Array(count);
+    allSlopes.set(count, buffer);
+  }
+  return buffer;
 }
 
 /** Sorts a[0..n) ascending in place (n is small: the slopes that enter or leave the kept run). */

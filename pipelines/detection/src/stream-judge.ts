@@ -108,6 +108,9 @@ export interface StreamJudgeState {
   readonly errors?: StreamJudgeErrors | null;
 }
 
+/** A judge's state less its history (`StreamJudge.modelState`). */
+export type StreamJudgeModelState = Omit<StreamJudgeState, 'values'>;
+
 /** What the last fresh one-step errors gave, reused for a few points. */
 export interface StreamJudgeErrors {
   /** Index of the point they were computed for. */
@@ -137,6 +140,8 @@ export interface StreamJudge {
   /** Appends history without judging it (context: a worker's window from an old checkpoint). */
   prime(values: readonly number[]): void;
   snapshot(): StreamJudgeState;
+  /** `snapshot()` without the history: what a caller that keeps the values itself stores. */
+  modelState(): StreamJudgeModelState;
   /** Points pushed or primed ever. */
   readonly seen: number;
 }
@@ -150,6 +155,8 @@ interface Model {
 }
 
 const K = ERROR_LEVEL_POINTS;
+/** Room in the history buffers beyond the window: points appended between two compactions. */
+const COMPACT_SLACK = 64;
 
 /**
  * A point whose deviation exceeds this share of its (stale-model) margin is judged again with a
@@ -201,22 +208,21 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // History buffers, points [start, end) of capacity `cap`, compacted when full. Slot b holds
   // point firstIndex + (b − start); `des` its value − seasonal (current profile), `tilt` (scratch)
   // des − slope × slot for the current forecast line, `levels` (scratch) the mean-of-16 errors.
-  const cap = 2 * window + 64;
+  // Compaction moves window values every COMPACT_SLACK points: about 1 µs a time at window 720,
+  // against twice the memory for a buffer of 2 × window (a judge is restored for every batch).
+  const cap = window + COMPACT_SLACK;
   const vals = new Float64Array(cap);
   const des = new Float64Array(cap);
-  const tilt = new Float64Array(window + 1);
-  const levels = new Float64Array(window + 1);
-  const recents = new Float64Array(window + 1);
-  const sorted16: number[] = new Array<number>(K).fill(0);
+  const { tilt, levels, recents, sorted16, lineSlots, gridSlots, noneImputed, interceptScratch, scaleScratch, shortSlopes, echoValues, echoSlots } =
+    scratchFor(window);
   let start = 0;
   let end = 0;
   let seen = 0;
   let detectedAt = Number.NEGATIVE_INFINITY;
   let cachedPeriod = 0;
   let model: Model | null = null;
-  const lineSlots = new Float64Array(FORECAST_POINTS);
-  const gridSlots = Float64Array.from({ length: window }, (_, i) => i);
-  const noneImputed = new Uint8Array(window);
+  /** The restored state's profile while the model is the restored one (returned, not copied). */
+  let restoredProfile: readonly number[] | null = null;
 
   const firstIndex = (): number => seen - (end - start);
   const seasonalOf = (index: number): number => {
@@ -230,7 +236,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const n = end - start;
     vals.copyWithin(0, start, end);
     des.copyWithin(0, start, end);
-    slopes.invalidate();
+    slopes.moved(-start);
     start = 0;
     end = n;
     resumAbs();
@@ -307,13 +313,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     }
   }
 
-  const slopeCount = (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2;
-  const interceptScratch = new Float64Array(FORECAST_POINTS);
-  const scaleScratch = new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1);
-
   // The pairwise slopes of the line's points: their median kept as the points slide by one.
   const slopes = new SlidingSlopeMedian(FORECAST_POINTS);
-  const shortSlopes = new Float64Array(slopeCount);
 
   /** The median of the pairwise slopes of des[end − points, end), as `theilSen` (dx = j − i). */
   function medianSlope(points: number): number {
@@ -462,6 +463,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       }
     }
     model = { refitAt: index, period: reported, profile, origin, baseScale };
+    restoredProfile = null;
     scoredAt = Number.NEGATIVE_INFINITY;
     reused = null;
     rederive();
@@ -527,8 +529,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
    * `deviationOf` for `reportedJustBefore`: the deviation of the history point j before the judged
    * one from the forecast line through the FORECAST_POINTS before it, as judgeLast computes it.
    */
-  const echoValues = new Float64Array(FORECAST_POINTS);
-  const echoSlots = new Float64Array(FORECAST_POINTS);
   const previousDeviation = (j: number): number => {
     const index = end - start - j;
     if (index < FORECAST_POINTS) return Number.NaN;
@@ -564,9 +564,17 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const first = index - m;
     const to = first + (older - start);
     if (rangeTo < first || to < rangeTo || first < rangeFrom) {
-      lows.clear();
-      highs.clear();
-      rangeTo = first;
+      // Nothing to slide from (a restored judge, or history primed past the range): build both
+      // queues from the older points in one backward pass each.
+      const from = start;
+      const upto = start + (to - first);
+      if (lows.refill(first, vals, from, upto) && highs.refill(first, vals, from, upto)) {
+        rangeTo = to;
+      } else {
+        lows.clear();
+        highs.clear();
+        rangeTo = first;
+      }
     }
     for (let point = rangeTo; point < to; point++) {
       const x = vals[start + (point - first)]!;
@@ -691,7 +699,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   }
 
   if (state !== undefined) {
-    const keep = state.values.slice(-historyCap);
+    const keep = state.values.length > historyCap ? state.values.slice(-historyCap) : state.values;
     vals.set(keep, 0);
     start = 0;
     end = keep.length;
@@ -710,8 +718,30 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
         baseScale: s.baseScale,
       };
       reused = state.errors ?? null;
+      restoredProfile = s.profile;
     }
     rederive();
+  }
+
+  function modelState(): StreamJudgeModelState {
+    return {
+      version: 1,
+      windowPoints: window,
+      seen,
+      detectedAt: Number.isFinite(detectedAt) ? detectedAt : null,
+      cachedPeriod,
+      model:
+        model === null
+          ? null
+          : {
+              refitAt: model.refitAt,
+              period: model.period,
+              profile: model.profile === null ? null : (restoredProfile ?? Array.from(model.profile)),
+              origin: model.origin,
+              baseScale: model.baseScale,
+            },
+      errors: model === null ? null : reused,
+    };
   }
 
   return {
@@ -720,26 +750,9 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       for (const value of values) append(value);
     },
     snapshot() {
-      return {
-        version: 1,
-        windowPoints: window,
-        values: Array.from(vals.subarray(start, end)),
-        seen,
-        detectedAt: Number.isFinite(detectedAt) ? detectedAt : null,
-        cachedPeriod,
-        model:
-          model === null
-            ? null
-            : {
-                refitAt: model.refitAt,
-                period: model.period,
-                profile: model.profile === null ? null : Array.from(model.profile),
-                origin: model.origin,
-                baseScale: model.baseScale,
-              },
-        errors: model === null ? null : reused,
-      };
+      return { ...modelState(), values: Array.from(vals.subarray(start, end)) };
     },
+    modelState,
     get seen() {
       return seen;
     },
@@ -784,6 +797,32 @@ class ExtremeQueue {
     this.values[slot] = value;
   }
 
+  /**
+   * Empties the queue and holds what pushing the points firstPoint, firstPoint + 1, … with
+   * values[from, to) would leave: each value that `keeps` against every later one, found in one
+   * backward pass against the extreme of the values after it. False (the queue left empty) when a
+   * value is NaN, which `keeps` does not order: push them instead.
+   */
+  refill(firstPoint: number, values: Float64Array, from: number, to: number): boolean {
+    this.length = 0;
+    if (to - from > this.capacity) return false;
+    let n = 0;
+    let extreme = 0;
+    for (let b = to - 1; b >= from; b--) {
+      const x = values[b]!;
+      if (Number.isNaN(x)) return false;
+      if (n === 0 || this.keeps(x, extreme)) {
+        const slot = this.capacity - 1 - n++;
+        this.points[slot] = firstPoint + (b - from);
+        this.values[slot] = x;
+        extreme = x;
+      }
+    }
+    this.first = this.capacity - n;
+    this.length = n;
+    return true;
+  }
+
   /** Drops the points before `point`. */
   dropBefore(point: number): void {
     while (this.length > 0 && this.points[this.first]! < point) {
@@ -791,6 +830,55 @@ class ExtremeQueue {
       this.length--;
     }
   }
+}
+
+/**
+ * Buffers a judge only uses within one `push` (written, then read, before it returns), and the
+ * read-only grid of a window's slots: shared by every judge of the same window size in this
+ * thread, so that a judge restored for each batch (the worker's case) allocates only its history
+ * and queues. Pushes never interleave (JavaScript runs one at a time), so sharing is safe.
+ */
+interface JudgeScratch {
+  readonly tilt: Float64Array;
+  readonly levels: Float64Array;
+  readonly recents: Float64Array;
+  readonly sorted16: number[];
+  readonly lineSlots: Float64Array;
+  readonly gridSlots: Float64Array;
+  readonly noneImputed: Uint8Array;
+  readonly interceptScratch: Float64Array;
+  readonly scaleScratch: Float64Array;
+  readonly shortSlopes: Float64Array;
+  readonly echoValues: Float64Array;
+  readonly echoSlots: Float64Array;
+}
+
+/** Window sizes whose scratch is kept; the oldest is dropped beyond this. */
+const SCRATCH_SIZES_KEPT = 8;
+const scratchByWindow = new Map<number, JudgeScratch>();
+
+function scratchFor(window: number): JudgeScratch {
+  const kept = scratchByWindow.get(window);
+  if (kept !== undefined) return kept;
+  const gridSlots = new Float64Array(window);
+  for (let i = 0; i < window; i++) gridSlots[i] = i;
+  const scratch: JudgeScratch = {
+    tilt: new Float64Array(window + 1),
+    levels: new Float64Array(window + 1),
+    recents: new Float64Array(window + 1),
+    sorted16: new Array<number>(K).fill(0),
+    lineSlots: new Float64Array(FORECAST_POINTS),
+    gridSlots,
+    noneImputed: new Uint8Array(window),
+    interceptScratch: new Float64Array(FORECAST_POINTS),
+    scaleScratch: new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1),
+    shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
+    echoValues: new Float64Array(FORECAST_POINTS),
+    echoSlots: new Float64Array(FORECAST_POINTS),
+  };
+  if (scratchByWindow.size >= SCRATCH_SIZES_KEPT) scratchByWindow.delete(scratchByWindow.keys().next().value!);
+  scratchByWindow.set(window, scratch);
+  return scratch;
 }
 
 /** Sorts a ascending in place, stably (n is small: the 16 errors of a level). */

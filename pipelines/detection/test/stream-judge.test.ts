@@ -193,6 +193,37 @@ describe('createStreamJudge', () => {
     }
   });
 
+  it('continues exactly when restored for every batch, from modelState and its own values, as the worker does', () => {
+    // Drifts past the older half's range (the new-level alarm's queues are rebuilt at each
+    // restore), a spike and a level shift, with a cycle.
+    const { values } = eventful(2600, 22, 48);
+    for (let i = 2000; i < 2300; i++) values[i] = values[i]! + 0.08 * (i - 2000);
+    const opts: StreamJudgeOptions = { ...DEFAULTS, windowPoints: 300 };
+    const whole = judgeStream(values, opts);
+    for (const batch of [1, 2, 7, 64]) {
+      const out: LastResult[] = [];
+      let model = createStreamJudge(opts).modelState();
+      for (let at = 0; at < values.length; at += batch) {
+        const judge = createStreamJudge(opts, { ...model, values: values.slice(Math.max(0, at - 299), at) });
+        for (const v of values.slice(at, at + batch)) out.push(judge.push(v));
+        model = judge.modelState();
+        expect(model).not.toHaveProperty('values');
+      }
+      expect(out, `batches of ${batch}`).toEqual(whole);
+    }
+  });
+
+  it('judges two interleaved streams exactly as each alone (judges of one window size share scratch buffers)', () => {
+    const a = eventful(1500, 31, 48).values;
+    const b = eventful(1500, 32, 0).values;
+    const opts: StreamJudgeOptions = { ...DEFAULTS, windowPoints: 300 };
+    const first = createStreamJudge(opts);
+    const second = createStreamJudge(opts);
+    const interleaved = a.map((v, i) => [first.push(v), second.push(b[i]!)] as const);
+    expect(interleaved.map(([x]) => x)).toEqual(judgeStream(a, opts));
+    expect(interleaved.map(([, y]) => y)).toEqual(judgeStream(b, opts));
+  });
+
   it('refits on restore when the window changed, and starts on primed history', () => {
     const { values } = eventful(1500, 22, 48);
     const judge = createStreamJudge({ ...DEFAULTS, windowPoints: 300 });
