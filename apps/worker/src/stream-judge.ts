@@ -62,5 +62,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings): JudgeR
     state,
   );
   const detections = task.newValues.map((value) => judge.push(value));
-  return { detections, judge: judge.modelState() };
+  const after = judge.modelState();
+  judge.release();
+  return { detections, judge: after };
 }

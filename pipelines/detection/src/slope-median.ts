@@ -29,13 +29,22 @@ export class SlidingSlopeMedian {
   /** Index one past the run the slopes belong to; -1 = none (build next). */
   private runEnd = -1;
 
-  constructor(private readonly points: number) {
+  /** `runs`: two buffers of (points − 1) × points / 2 values to keep the sorted run in (recycled). */
+  constructor(
+    private readonly points: number,
+    runs?: readonly [Float64Array, Float64Array],
+  ) {
     this.count = (points * (points - 1)) / 2;
     this.all = scratchFor(this.count);
-    this.middle = new Float64Array(this.count);
-    this.merged = new Float64Array(this.count);
-    this.leaving = new Float64Array(points);
-    this.entering = new Float64Array(points);
+    this.middle = runs?.[0] ?? new Float64Array(this.count);
+    this.merged = runs?.[1] ?? new Float64Array(this.count);
+    this.leaving = scratchFor(points);
+    this.entering = scratchFor(points + 1);
+  }
+
+  /** The two run buffers, for a later instance (this one is not used again). */
+  runs(): [Float64Array, Float64Array] {
+    return [this.middle, this.merged];
   }
 
   /** The values moved by `by` places in their buffer (compaction): the kept slopes still hold. */
@@ -153,7 +162,10 @@ export class SlidingSlopeMedian {
   }
 }
 
-/** The build's buffer of all slopes, only used within `build`: one per slope count and thread. */
+/**
+ * Buffers only used within one call (the build's slopes, a slide's leaving and entering ones): one
+ * per length and thread. (`points` and `points + 1` give the slide two distinct ones.)
+ */
 const allSlopes = new Map<number, Float64Array>();
 
 function scratchFor(count: number): Float64Array {

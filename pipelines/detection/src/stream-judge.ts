@@ -142,6 +142,11 @@ export interface StreamJudge {
   snapshot(): StreamJudgeState;
   /** `snapshot()` without the history: what a caller that keeps the values itself stores. */
   modelState(): StreamJudgeModelState;
+  /**
+   * Hands the judge's buffers to the next judge of its window size in this thread (a worker
+   * restores one per batch); `modelState` still answers, anything else throws afterwards.
+   */
+  release(): void;
   /** Points pushed or primed ever. */
   readonly seen: number;
 }
@@ -211,10 +216,15 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // Compaction moves window values every COMPACT_SLACK points: about 1 µs a time at window 720,
   // against twice the memory for a buffer of 2 × window (a judge is restored for every batch).
   const cap = window + COMPACT_SLACK;
-  const vals = new Float64Array(cap);
-  const des = new Float64Array(cap);
+  const scratch = scratchFor(window);
   const { tilt, levels, recents, sorted16, lineSlots, gridSlots, noneImputed, interceptScratch, scaleScratch, shortSlopes, echoValues, echoSlots } =
-    scratchFor(window);
+    scratch;
+  // A released judge's buffers when there is one (`release`): a judge restored for every batch
+  // then allocates nothing but its closures.
+  const recycled = scratch.spare.pop();
+  const vals = recycled?.vals ?? new Float64Array(cap);
+  const des = recycled?.des ?? new Float64Array(cap);
+  let released = false;
   let start = 0;
   let end = 0;
   let seen = 0;
@@ -314,7 +324,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   }
 
   // The pairwise slopes of the line's points: their median kept as the points slide by one.
-  const slopes = new SlidingSlopeMedian(FORECAST_POINTS);
+  const slopes = new SlidingSlopeMedian(FORECAST_POINTS, recycled?.slopeRuns);
 
   /** The median of the pairwise slopes of des[end − points, end), as `theilSen` (dx = j − i). */
   function medianSlope(points: number): number {
@@ -551,8 +561,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // The older points' range for the new-level alarm (`olderRange` in last.ts), kept as the window
   // slides over the points [rangeFrom, rangeTo): the lowest and the highest value, each the head
   // of a monotonic queue. Point indices, not buffer slots, so compaction does not disturb them.
-  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y);
-  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y);
+  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y, recycled?.lows);
+  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y, recycled?.highs);
   let rangeFrom = 0;
   let rangeTo = 0;
 
@@ -664,6 +674,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   }
 
   function push(value: number): LastResult {
+    if (released) throw new Error('this stream judge was released');
     const index = seen;
     const length = end - start + 1;
     let result: LastResult;
@@ -747,12 +758,21 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   return {
     push,
     prime(values) {
+      if (released) throw new Error('this stream judge was released');
       for (const value of values) append(value);
     },
     snapshot() {
+      if (released) throw new Error('this stream judge was released');
       return { ...modelState(), values: Array.from(vals.subarray(start, end)) };
     },
     modelState,
+    release() {
+      if (released) return;
+      released = true;
+      if (scratch.spare.length < SPARE_BUFFER_SETS) {
+        scratch.spare.push({ vals, des, lows: lows.buffers(), highs: highs.buffers(), slopeRuns: slopes.runs() });
+      }
+    },
     get seen() {
       return seen;
     },
@@ -770,12 +790,19 @@ class ExtremeQueue {
   private first = 0;
   private length = 0;
 
+  /** `buffers`: two arrays of `capacity` values to keep the ring in (recycled), else new ones. */
   constructor(
     private readonly capacity: number,
     private readonly keeps: (earlier: number, incoming: number) => boolean,
+    buffers?: readonly [Float64Array, Float64Array],
   ) {
-    this.points = new Float64Array(capacity);
-    this.values = new Float64Array(capacity);
+    this.points = buffers?.[0] ?? new Float64Array(capacity);
+    this.values = buffers?.[1] ?? new Float64Array(capacity);
+  }
+
+  /** The ring's two arrays, for a later queue (this one is not used again). */
+  buffers(): [Float64Array, Float64Array] {
+    return [this.points, this.values];
   }
 
   clear(): void {
@@ -851,7 +878,21 @@ interface JudgeScratch {
   readonly shortSlopes: Float64Array;
   readonly echoValues: Float64Array;
   readonly echoSlots: Float64Array;
+  /** Buffers of released judges of this window size, for the next ones. */
+  readonly spare: JudgeBuffers[];
 }
+
+/** What a judge keeps between pushes in arrays: recycled by `release`. */
+interface JudgeBuffers {
+  readonly vals: Float64Array;
+  readonly des: Float64Array;
+  readonly lows: [Float64Array, Float64Array];
+  readonly highs: [Float64Array, Float64Array];
+  readonly slopeRuns: [Float64Array, Float64Array];
+}
+
+/** Released judges' buffer sets kept per window size (a worker restores its judges one at a time). */
+const SPARE_BUFFER_SETS = 4;
 
 /** Window sizes whose scratch is kept; the oldest is dropped beyond this. */
 const SCRATCH_SIZES_KEPT = 8;
@@ -875,6 +916,7 @@ function scratchFor(window: number): JudgeScratch {
     shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
     echoValues: new Float64Array(FORECAST_POINTS),
     echoSlots: new Float64Array(FORECAST_POINTS),
+    spare: [],
   };
   if (scratchByWindow.size >= SCRATCH_SIZES_KEPT) scratchByWindow.delete(scratchByWindow.keys().next().value!);
   scratchByWindow.set(window, scratch);

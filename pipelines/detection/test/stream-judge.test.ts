@@ -193,7 +193,7 @@ describe('createStreamJudge', () => {
     }
   });
 
-  it('continues exactly when restored for every batch, from modelState and its own values, as the worker does', () => {
+  it('continues exactly when restored for every batch, from modelState and its own values, as the worker does (buffers recycled)', () => {
     // Drifts past the older half's range (the new-level alarm's queues are rebuilt at each
     // restore), a spike and a level shift, with a cycle.
     const { values } = eventful(2600, 22, 48);
@@ -208,9 +208,25 @@ describe('createStreamJudge', () => {
         for (const v of values.slice(at, at + batch)) out.push(judge.push(v));
         model = judge.modelState();
         expect(model).not.toHaveProperty('values');
+        // The next batch's judge takes over this one's buffers, holding this series' values.
+        judge.release();
       }
       expect(out, `batches of ${batch}`).toEqual(whole);
     }
+  });
+
+  it('refuses to judge after release, while its state stays readable', () => {
+    const opts: StreamJudgeOptions = { ...DEFAULTS, windowPoints: 200 };
+    const values = eventful(400, 41, 0).values;
+    const judge = createStreamJudge(opts);
+    for (const v of values) judge.push(v);
+    const state = judge.modelState();
+    judge.release();
+    expect(() => judge.push(1)).toThrow('released');
+    expect(() => judge.prime([1])).toThrow('released');
+    expect(() => judge.snapshot()).toThrow('released');
+    expect(judge.modelState()).toEqual(state);
+    judge.release(); // twice is harmless
   });
 
   it('judges two interleaved streams exactly as each alone (judges of one window size share scratch buffers)', () => {
