@@ -43,7 +43,7 @@ import {
 import { parseTelemetryMessage, type DeadLetterReason } from './telemetry.js';
 import { startDetectorPool } from './detect-pool.js';
 import { StoreCoalescer } from './store-coalescer.js';
-import { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { judgeNewPoints, LiveJudges, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
 import { ENGINE_VERSION } from './version.js';
 
 /** Structured logging, as pino's Logger provides it. */
@@ -194,6 +194,12 @@ const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 const DETAIL_MAX_CHARS = 1000;
 /** Longest stretch of detection work in this thread before it yields, ms. */
 const SLICE_MS = 50;
+/**
+ * Series whose judge stays alive between batches when detection runs in this thread (LiveJudges:
+ * about 50 KB each at window 720). A series beyond them restores its judge from its window for
+ * each batch, which costs about as much as judging three points.
+ */
+const LIVE_JUDGES = 1024;
 
 function seriesInput(values: readonly number[]): SeriesInput {
   return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
@@ -265,6 +271,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   const threads = config.detectionThreads ?? 0;
   const detector = threads > 0 ? startDetectorPool(threads) : null;
+  const live = detector === null ? new LiveJudges(LIVE_JUDGES) : undefined;
   let producer: BusProducer | undefined;
   let consumer: BusConsumer | undefined;
   try {
@@ -340,6 +347,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             seenPoints: window.seenPoints,
             sensitivity: baseline?.sensitivity ?? config.sensitivity,
             judge: window.judge,
+            series: `${pending.orgId}/${pending.seriesId}`,
           };
     return { pending, window, baseline, newTsMs, newValues, task };
   }
@@ -464,7 +472,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       results = [];
       let sliceStarted = performance.now();
       for (const task of tasks) {
-        results.push(judgeNewPoints(task, judgeSettings));
+        results.push(judgeNewPoints(task, judgeSettings, live));
         const now = performance.now();
         if (now - sliceStarted >= SLICE_MS) {
           detectMs += now - sliceStarted;
@@ -660,6 +668,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await unsubscribe().catch(() => undefined);
         await deadLetterProducer.close().catch(() => undefined);
         await detector?.close();
+        live?.clear();
         logger.info({ ...counters }, 'worker stopped');
       })();
       return stopping;

@@ -12,6 +12,7 @@ import {
   WorkerConfigError,
 } from '../src/index.js';
 import { StoreCoalescer } from '../src/store-coalescer.js';
+import { LiveJudges, type JudgeModelState } from '../src/stream-judge.js';
 
 describe('loadWorkerConfig', () => {
   it('has documented defaults and is frozen', () => {
@@ -217,6 +218,44 @@ describe('window checkpoints with the judge state (versions 2 and 3)', () => {
       judge = result.judge;
     }
     expect(pieces).toEqual(whole.detections);
+  });
+
+  it('judge the same with live judges kept between batches, and restore whenever the state is not the one they returned', () => {
+    const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    const cuts = [0, 7, 100, 101, 150, 151, 152, 260, 333, 400];
+    for (const mode of ['kept', 'copied state', 'retried batch', 'tiny cache'] as const) {
+      const live = new LiveJudges(mode === 'tiny cache' ? 1 : 8);
+      let judge: JudgeModelState | null = null;
+      const pieces = [];
+      for (let c = 1; c < cuts.length; c++) {
+        const [from, to] = [cuts[c - 1]!, cuts[c]!];
+        const task = (state: JudgeModelState | null) => ({
+          context: series.slice(Math.max(0, from - 119), from),
+          newValues: series.slice(from, to),
+          seenPoints: from,
+          sensitivity: 95,
+          judge: state,
+          series: 'org/pump',
+        });
+        // A checkpoint's state is an equal object, not the one the live judge returned.
+        const given = mode === 'copied state' && judge !== null ? (JSON.parse(JSON.stringify(judge)) as JudgeModelState) : judge;
+        if (mode === 'retried batch' && c === 4) {
+          // The batch is judged, then fails before it is stored: the retry brings the old state.
+          judgeNewPoints(task(given), settings, live);
+        }
+        if (mode === 'tiny cache') {
+          // Another series takes the only place between two batches of this one.
+          judgeNewPoints({ ...task(null), series: 'org/other', seenPoints: 0, context: [] }, settings, live);
+        }
+        const result = judgeNewPoints(task(given), settings, live);
+        pieces.push(...result.detections);
+        judge = result.judge;
+      }
+      expect(pieces, mode).toEqual(whole.detections);
+      expect(live.size, mode).toBe(1);
+      live.clear();
+      expect(live.size).toBe(0);
+    }
   });
 });
 
