@@ -222,12 +222,12 @@ async function runVariant(
       const target = worker.counters().rows + total;
       log(`${variant.name}: offering ${rate} points/s for ${round(total / rate, 1)} s`);
       try {
-        const started = performance.now();
+        const offeredFrom = performance.now();
         for (let sent = 0, tick = 0; sent < total; tick++) {
           const batch = steadyMessages.slice(sent, Math.min(total, sent + perSend));
           await producer.send(names.telemetryTopic, batch);
           sent += batch.length;
-          const wait = started + (tick + 1) * settings.sendEveryMs - performance.now();
+          const wait = offeredFrom + (tick + 1) * settings.sendEveryMs - performance.now();
           if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         }
       } finally {
@@ -251,8 +251,14 @@ async function runVariant(
       // Full windows: the worker stops (its windows checkpointed), a backlog waits in Kafka, and a
       // new worker resumes every machine from its checkpoint and drains it.
       await worker.stop();
+      // Each machine goes on from the point after its last steady one (the steady rows sent the
+      // first `total` of the interleaved messages: one per machine in turn).
       const warmMessages = interleave(
-        series.map((s) => telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(steadyEnd), s.values.slice(steadyEnd))),
+        series.map((s, m) => {
+          const from = settings.drainPointsPerMachine + Math.floor(total / series.length) + (m < total % series.length ? 1 : 0);
+          const to = from + settings.warmDrainPointsPerMachine;
+          return telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(from, to), s.values.slice(from, to));
+        }),
       );
       log(`${variant.name}: worker stopped; producing ${warmMessages.length} points for a restarted one`);
       await sendAll(streaming, names.telemetryTopic, warmMessages);
