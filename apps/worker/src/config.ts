@@ -4,6 +4,9 @@ import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, re
 
 export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
+/** Default `WORKER_LIVE_JUDGES`. */
+export const DEFAULT_LIVE_JUDGES = 1024;
+
 /** What the detection loop needs; `startWorker` takes this part (tests build it directly). */
 export interface DetectionConfig {
   /**
@@ -83,6 +86,13 @@ export interface WorkerConfig extends DetectionConfig {
    * the worker has cores to itself; see README for measurements.
    */
   readonly detectionThreads: number;
+  /**
+   * `WORKER_LIVE_JUDGES`: series whose detection judge stays alive between batches when detection
+   * runs on the worker's own thread (about 50 KB each at window 720); the others restore theirs
+   * from the window for each batch, which costs about as much as judging three points. Default
+   * 1024. Range 0 (none) .. 100,000. Unused with detection threads.
+   */
+  readonly liveJudges: number;
   /** `CLICKHOUSE_URL`: results in ClickHouse; unset = in memory (tests of this process only). */
   readonly clickhouseUrl: string | undefined;
   /** `CLICKHOUSE_DATABASE`: default `adp`; a plain identifier. */
@@ -145,6 +155,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     partitionsConcurrently: read.integer('WORKER_PARTITIONS_CONCURRENTLY', 12, 1, 64),
     storeLingerMs: read.integer('WORKER_STORE_LINGER_MS', 5, 0, 1000),
     detectionThreads: read.integer('WORKER_DETECTION_THREADS', 0, 0, 64),
+    liveJudges: read.integer('WORKER_LIVE_JUDGES', DEFAULT_LIVE_JUDGES, 0, 100_000),
     maxSeriesInMemory: read.integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
     logLevel,
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),

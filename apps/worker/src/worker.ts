@@ -29,7 +29,7 @@ import {
 } from '@adp/streaming';
 import { SpanKind } from '@opentelemetry/api';
 import { BaselineCache, type SeriesBaseline } from './baselines.js';
-import type { DetectionConfig } from './config.js';
+import { DEFAULT_LIVE_JUDGES, type DetectionConfig } from './config.js';
 import { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.js';
 import {
   appendToWindow,
@@ -75,6 +75,11 @@ export interface WorkerRuntimeConfig extends DetectionConfig {
    * let a worker use more cores while its main thread fetches, decodes and writes. Default 0.
    */
   readonly detectionThreads?: number;
+  /**
+   * Series whose judge stays alive between batches when detection runs in this thread
+   * (`LiveJudges`, about 50 KB each at window 720); 0: none. Default DEFAULT_LIVE_JUDGES (1024).
+   */
+  readonly liveJudges?: number;
 }
 
 /** What one batch did and where its time went, for logs, the benchmark and tests. */
@@ -194,12 +199,6 @@ const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 const DETAIL_MAX_CHARS = 1000;
 /** Longest stretch of detection work in this thread before it yields, ms. */
 const SLICE_MS = 50;
-/**
- * Series whose judge stays alive between batches when detection runs in this thread (LiveJudges:
- * about 50 KB each at window 720). A series beyond them restores its judge from its window for
- * each batch, which costs about as much as judging three points.
- */
-const LIVE_JUDGES = 1024;
 
 function seriesInput(values: readonly number[]): SeriesInput {
   return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
@@ -271,7 +270,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   const threads = config.detectionThreads ?? 0;
   const detector = threads > 0 ? startDetectorPool(threads) : null;
-  const live = detector === null ? new LiveJudges(LIVE_JUDGES) : undefined;
+  const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
+  const live = detector === null && liveJudges > 0 ? new LiveJudges(liveJudges) : undefined;
   let producer: BusProducer | undefined;
   let consumer: BusConsumer | undefined;
   try {

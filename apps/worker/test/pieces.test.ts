@@ -25,8 +25,10 @@ describe('loadWorkerConfig', () => {
       kafkaBrokers: undefined,
       clickhouseDatabase: 'adp',
       partitionsConcurrently: 12,
+      liveJudges: 1024,
       logLevel: 'info',
     });
+    expect(loadWorkerConfig({ WORKER_LIVE_JUDGES: '0' }).liveJudges).toBe(0);
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadWorkerConfig({ KAFKA_BROKERS: 'a:9092, b:9093', WORKER_WINDOW_POINTS: ' 288 ' })).toMatchObject({
       kafkaBrokers: ['a:9092', 'b:9093'],
@@ -46,6 +48,8 @@ describe('loadWorkerConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['WORKER_CHANGEPOINTS', 'maybe'],
     ['KAFKA_SESSION_TIMEOUT_MS', '1000'],
+    ['WORKER_LIVE_JUDGES', '-1'],
+    ['WORKER_LIVE_JUDGES', '100001'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadWorkerConfig({ [name]: value })).toThrow(WorkerConfigError);
     try {
