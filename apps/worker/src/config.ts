@@ -87,10 +87,10 @@ export interface WorkerConfig extends DetectionConfig {
    */
   readonly detectionThreads: number;
   /**
-   * `WORKER_LIVE_JUDGES`: series whose detection judge stays alive between batches when detection
-   * runs on the worker's own thread (about 50 KB each at window 720); the others restore theirs
+   * `WORKER_LIVE_JUDGES`: series whose detection judge stays alive between batches (about 50 KB
+   * each at window 720; with detection threads, each keeps its share); the others restore theirs
    * from the window for each batch, which costs about as much as judging three points. Default
-   * 1024. Range 0 (none) .. 100,000. Unused with detection threads.
+   * 1024. Range 0 (none) .. 100,000.
    */
   readonly liveJudges: number;
   /** `CLICKHOUSE_URL`: results in ClickHouse; unset = in memory (tests of this process only). */

@@ -1,8 +1,9 @@
 // Where a batch's series are judged: in the worker's own thread, or spread over detection threads.
 // The engine costs about 0.04 ms per point (window 720) and is pure CPU, so on a machine with
 // spare cores the threads multiply a worker's throughput while its main thread keeps fetching,
-// decoding and writing. Each series' task goes to the least loaded thread; a batch waits for all
-// of its tasks.
+// decoding and writing. Each series' task goes to the least loaded thread, or back to the thread
+// that judged it last (its live judge) while that is not much busier; a batch waits for all of
+// its tasks.
 // A thread that dies fails the calls it had (their batches are retried) and is replaced.
 import { Worker } from 'node:worker_threads';
 import type { JudgeReply, JudgeRequest } from './detect-thread.js';
@@ -39,6 +40,9 @@ interface Thread {
 export class DetectionThreadError extends Error {
   override readonly name = 'DetectionThreadError';
 }
+
+/** Series whose last thread the pool remembers; beyond this it forgets them all and starts over. */
+const MAX_HOMES = 200_000;
 
 /** `threads` detection threads (>= 1). */
 export function startDetectorPool(threads: number): Detector {
@@ -77,6 +81,8 @@ export function startDetectorPool(threads: number): Detector {
   }
 
   for (let i = 0; i < Math.max(1, threads); i++) pool.push(spawn());
+  /** The thread that judged each series last. */
+  const homes = new Map<string, Thread>();
 
   function send(thread: Thread, tasks: JudgeTask[], settings: JudgeSettings, load: number): Promise<JudgeResult[]> {
     return new Promise((resolve, reject) => {
@@ -92,13 +98,21 @@ export function startDetectorPool(threads: number): Detector {
     async judge(tasks, settings) {
       if (closed) throw new DetectionThreadError('the detection threads are closed');
       if (tasks.length === 0) return [];
-      // Largest tasks first, each to the thread with the least queued work.
+      // Largest tasks first, each to the thread with the least queued work, or to the thread that
+      // judged the series last (whose live judge continues it) while that one is not more than a
+      // quarter of a fair share busier.
       const order = tasks.map((task, index) => ({ index, cost: task.newValues.length + 20 })).sort((a, b) => b.cost - a.cost);
+      const slack = order.reduce((sum, { cost }) => sum + cost, 0) / pool.length / 4;
       const assigned = new Map<Thread, { indices: number[]; load: number }>();
       const planned = new Map(pool.map((thread) => [thread, thread.load] as const));
+      if (homes.size > MAX_HOMES) homes.clear();
       for (const { index, cost } of order) {
         let best = pool[0]!;
         for (const thread of pool) if (planned.get(thread)! < planned.get(best)!) best = thread;
+        const series = tasks[index]!.series;
+        const home = series === undefined ? undefined : homes.get(series);
+        if (home !== undefined && pool.includes(home) && planned.get(home)! <= planned.get(best)! + slack) best = home;
+        if (series !== undefined) homes.set(series, best);
         planned.set(best, planned.get(best)! + cost);
         const entry = assigned.get(best) ?? { indices: [], load: 0 };
         entry.indices.push(index);

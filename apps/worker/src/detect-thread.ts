@@ -1,6 +1,6 @@
 // A detection thread (see detect-pool.ts): judges the tasks it is sent and answers with the results.
 import { parentPort } from 'node:worker_threads';
-import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { judgeNewPoints, LiveJudges, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
 
 export interface JudgeRequest {
   readonly id: number;
@@ -12,10 +12,15 @@ export type JudgeReply =
   | { readonly id: number; readonly results: JudgeResult[] }
   | { readonly id: number; readonly error: string };
 
+/** This thread's live judges (the pool sends a series to the same thread while it can). */
+let live: LiveJudges | undefined;
+
 parentPort?.on('message', (request: JudgeRequest) => {
   let reply: JudgeReply;
   try {
-    reply = { id: request.id, results: request.tasks.map((task) => judgeNewPoints(task, request.settings)) };
+    const capacity = request.settings.liveJudges ?? 0;
+    if (capacity > 0 && live === undefined) live = new LiveJudges(capacity);
+    reply = { id: request.id, results: request.tasks.map((task) => judgeNewPoints(task, request.settings, capacity > 0 ? live : undefined)) };
   } catch (error) {
     reply = { id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }

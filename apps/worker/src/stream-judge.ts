@@ -12,10 +12,15 @@ export interface JudgeSettings {
   /** Trailing window, the judged point included. */
   readonly windowPoints: number;
   readonly maxAnomalyRatio: number;
+  /** Judges a detection thread keeps alive between batches (`LiveJudges`); 0 or absent: none. */
+  readonly liveJudges?: number;
 }
 
-/** The incremental judge's state without its history (which is the window's newest values). */
-export type JudgeModelState = StreamJudgeModelState;
+/**
+ * The incremental judge's state without its history (which is the window's newest values), and,
+ * when a `LiveJudges` kept the judge that returned it, that judge's stamp (not checkpointed).
+ */
+export type JudgeModelState = StreamJudgeModelState & { readonly stamp?: number };
 
 export interface JudgeTask {
   /** The kept values before the new ones, oldest first (the last windowPoints - 1 are used). */
@@ -48,9 +53,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
   const kept = live?.take(task, settings.windowPoints) ?? null;
   if (kept !== null) {
     const detections = task.newValues.map((value) => kept.push(value));
-    const after = kept.modelState();
-    live!.keep(task, kept, after);
-    return { detections, judge: after };
+    return { detections, judge: live!.keep(task, kept, kept.modelState()) };
   }
   const history = task.context.slice(-(settings.windowPoints - 1));
   const resumable =
@@ -72,22 +75,25 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
   );
   const detections = task.newValues.map((value) => judge.push(value));
   const after = judge.modelState();
-  if (live === undefined || task.series === undefined) judge.release();
-  else live.keep(task, judge, after);
-  return { detections, judge: after };
+  if (live === undefined) {
+    judge.release();
+    return { detections, judge: after };
+  }
+  return { detections, judge: live.keep(task, judge, after) };
 }
 
 /**
  * Judges kept alive between batches, one per series, so that a series' next batch continues the
  * same judge instead of restoring one from the window and the state (which costs about three
- * points' judging). A kept judge is used only for the task whose state is the very object it
- * returned last (and the same point count, window and sensitivity): a failed batch retried, a
- * window reloaded from a checkpoint or a state from elsewhere restores as before, so results are
- * the same either way. At most `capacity` judges (about 50 KB each at window 720); the least
- * recently used is released beyond that.
+ * points' judging). The state a kept judge returns carries a random stamp; the judge is used
+ * again only for a task whose state has that stamp (and the same point count, window and
+ * sensitivity): a failed batch retried, a window reloaded from a checkpoint (stamps are not
+ * checkpointed) or a state from another thread restores as before, so results are the same either
+ * way. At most `capacity` judges (about 50 KB each at window 720); the least recently used is
+ * released beyond that.
  */
 export class LiveJudges {
-  private readonly held = new Map<string, { judge: StreamJudge; state: JudgeModelState; sensitivity: number; windowPoints: number }>();
+  private readonly held = new Map<string, { judge: StreamJudge; stamp: number; sensitivity: number; windowPoints: number }>();
 
   constructor(private readonly capacity: number) {}
 
@@ -102,7 +108,8 @@ export class LiveJudges {
     if (entry === undefined) return null;
     this.held.delete(task.series);
     const continues =
-      entry.state === task.judge &&
+      task.judge !== null &&
+      entry.stamp === task.judge.stamp &&
       entry.judge.seen === task.seenPoints &&
       entry.sensitivity === task.sensitivity &&
       entry.windowPoints === windowPoints;
@@ -111,10 +118,12 @@ export class LiveJudges {
     return null;
   }
 
-  keep(task: JudgeTask, judge: StreamJudge, state: JudgeModelState): void {
+  /** Keeps `judge` for the task's series; returns its state stamped for `take` (unstamped when not kept). */
+  keep(task: JudgeTask, judge: StreamJudge, state: JudgeModelState): JudgeModelState {
+    const { stamp: _previous, ...plain } = state;
     if (task.series === undefined || this.capacity <= 0) {
       judge.release();
-      return;
+      return plain;
     }
     const previous = this.held.get(task.series);
     if (previous !== undefined && previous.judge !== judge) previous.judge.release();
@@ -124,7 +133,9 @@ export class LiveJudges {
       this.held.delete(oldest);
       entry.judge.release();
     }
-    this.held.set(task.series, { judge, state, sensitivity: task.sensitivity, windowPoints: state.windowPoints });
+    const stamp = Math.random();
+    this.held.set(task.series, { judge, stamp, sensitivity: task.sensitivity, windowPoints: state.windowPoints });
+    return { ...plain, stamp };
   }
 
   /** Releases every kept judge (partitions revoked, worker stopping). */

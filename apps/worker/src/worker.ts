@@ -76,8 +76,8 @@ export interface WorkerRuntimeConfig extends DetectionConfig {
    */
   readonly detectionThreads?: number;
   /**
-   * Series whose judge stays alive between batches when detection runs in this thread
-   * (`LiveJudges`, about 50 KB each at window 720); 0: none. Default DEFAULT_LIVE_JUDGES (1024).
+   * Series whose judge stays alive between batches (`LiveJudges`, about 50 KB each at window 720;
+   * detection threads keep a share each); 0: none. Default DEFAULT_LIVE_JUDGES (1024).
    */
   readonly liveJudges?: number;
 }
@@ -225,7 +225,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     failedBatches: 0,
     baselineNotifications: 0,
   };
-  const judgeSettings: JudgeSettings = { windowPoints: config.windowPoints, maxAnomalyRatio: config.maxAnomalyRatio };
+  const threads = config.detectionThreads ?? 0;
+  const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
+  const judgeSettings: JudgeSettings = {
+    windowPoints: config.windowPoints,
+    maxAnomalyRatio: config.maxAnomalyRatio,
+    // Each detection thread keeps its share of the live judges.
+    liveJudges: threads > 0 ? Math.ceil(liveJudges / threads) : 0,
+  };
   let model: Promise<WorkerModel> | undefined;
   let modelTurn: Promise<void> = Promise.resolve();
   const sink = new StoreCoalescer(deps.results, deps.checkpoints, {
@@ -268,9 +275,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     logger.info({ orgId, machineId, dropped }, 'baseline changed: cached predictor dropped');
   });
 
-  const threads = config.detectionThreads ?? 0;
   const detector = threads > 0 ? startDetectorPool(threads) : null;
-  const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
   const live = detector === null && liveJudges > 0 ? new LiveJudges(liveJudges) : undefined;
   let producer: BusProducer | undefined;
   let consumer: BusConsumer | undefined;

@@ -227,7 +227,7 @@ describe('window checkpoints with the judge state (versions 2 and 3)', () => {
   it('judge the same with live judges kept between batches, and restore whenever the state is not the one they returned', () => {
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
     const cuts = [0, 7, 100, 101, 150, 151, 152, 260, 333, 400];
-    for (const mode of ['kept', 'copied state', 'retried batch', 'tiny cache'] as const) {
+    for (const mode of ['kept', 'copied state', 'checkpointed state', 'retried batch', 'tiny cache'] as const) {
       const live = new LiveJudges(mode === 'tiny cache' ? 1 : 8);
       let judge: JudgeModelState | null = null;
       const pieces = [];
@@ -241,8 +241,14 @@ describe('window checkpoints with the judge state (versions 2 and 3)', () => {
           judge: state,
           series: 'org/pump',
         });
-        // A checkpoint's state is an equal object, not the one the live judge returned.
-        const given = mode === 'copied state' && judge !== null ? (JSON.parse(JSON.stringify(judge)) as JudgeModelState) : judge;
+        // A state copied to and from a detection thread keeps its stamp; a checkpoint drops it.
+        let given = judge;
+        if (mode === 'copied state' && judge !== null) given = JSON.parse(JSON.stringify(judge)) as JudgeModelState;
+        if (mode === 'checkpointed state' && judge !== null) {
+          const { stamp, ...rest } = judge;
+          expect(stamp).toEqual(expect.any(Number));
+          given = rest;
+        }
         if (mode === 'retried batch' && c === 4) {
           // The batch is judged, then fails before it is stored: the retry brings the old state.
           judgeNewPoints(task(given), settings, live);

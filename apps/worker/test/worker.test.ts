@@ -161,16 +161,26 @@ describe('startWorker on the in-process bus', () => {
     }
   });
 
-  it('judges exactly the same in detection threads as in its own thread', async () => {
+  it('judges exactly the same in detection threads as in its own thread, over many batches (live judges in both)', async () => {
     const machines = ['m-0', 'm-1', 'm-2'];
     const inline = await embeddedPlatform();
     const one = await start(inline);
     await (await inline.bus.producer()).send('telemetry', points(machines, 0, 200));
     const threaded = await embeddedPlatform();
     const pooled = await start(threaded, { config: testConfig({ detectionThreads: 2 }) });
-    await (await threaded.bus.producer()).send('telemetry', points(machines, 0, 200));
+    // In four parts, each stored before the next is sent: every series is judged in several
+    // batches, continued by the live judge of the thread it went to before.
+    const producer = await threaded.bus.producer();
+    for (const [from, to] of [
+      [0, 80],
+      [80, 81],
+      [81, 150],
+      [150, 200],
+    ] as const) {
+      await producer.send('telemetry', points(machines, from, to));
+      await expect.poll(() => pooled.counters().rows, { timeout: 30_000 }).toBe(to * machines.length);
+    }
     await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(600);
-    await expect.poll(() => pooled.counters().rows, { timeout: 30_000 }).toBe(600);
     for (const machine of machines) {
       expect((await allRows(threaded.results, machine)).map(judgement)).toEqual((await allRows(inline.results, machine)).map(judgement));
     }
