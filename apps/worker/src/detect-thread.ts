@@ -20,7 +20,7 @@ parentPort?.on('message', (request: JudgeRequest) => {
   try {
     const capacity = request.settings.liveJudges ?? 0;
     if (capacity > 0 && live === undefined) live = new LiveJudges(capacity);
-    reply = { id: request.id, results: request.tasks.map((task) => judgeNewPoints(task, request.settings, capacity > 0 ? live : undefined)) };
+    reply = { id: request.id, results: request.tasks.map((task) => judgeNewPoints(task, request.settings, live)) };
   } catch (error) {
     reply = { id: request.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }

@@ -31,7 +31,7 @@ export interface JudgeTask {
   readonly sensitivity: number;
   /** The judge's state after the context's last point; null: fit afresh on the context. */
   readonly judge: JudgeModelState | null;
-  /** The series' key, for `LiveJudges` (judging in the worker's own thread). */
+  /** The series' key, for `LiveJudges`. */
   readonly series?: string;
 }
 
@@ -118,16 +118,15 @@ export class LiveJudges {
     return null;
   }
 
-  /** Keeps `judge` for the task's series; returns its state stamped for `take` (unstamped when not kept). */
-  keep(task: JudgeTask, judge: StreamJudge, state: JudgeModelState): JudgeModelState {
-    const { stamp: _previous, ...plain } = state;
+  /**
+   * Keeps `judge` for the task's series (after `take`, which removed any earlier one); returns
+   * its state stamped for `take`, or as it is when not kept.
+   */
+  keep(task: JudgeTask, judge: StreamJudge, state: StreamJudgeModelState): JudgeModelState {
     if (task.series === undefined || this.capacity <= 0) {
       judge.release();
-      return plain;
+      return state;
     }
-    const previous = this.held.get(task.series);
-    if (previous !== undefined && previous.judge !== judge) previous.judge.release();
-    this.held.delete(task.series);
     while (this.held.size >= this.capacity) {
       const [oldest, entry] = this.held.entries().next().value!;
       this.held.delete(oldest);
@@ -135,7 +134,7 @@ export class LiveJudges {
     }
     const stamp = Math.random();
     this.held.set(task.series, { judge, stamp, sensitivity: task.sensitivity, windowPoints: state.windowPoints });
-    return { ...plain, stamp };
+    return { ...state, stamp };
   }
 
   /** Releases every kept judge (partitions revoked, worker stopping). */

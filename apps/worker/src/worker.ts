@@ -330,8 +330,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     return out;
   }
 
-  /** Drops replays and builds the series' detection task (null: nothing new). */
-  function prepare(pending: PendingSeries, window: SeriesWindow, baseline: SeriesBaseline | null): Prepared {
+  /** Drops replays and builds the detection task of series `key` (null: nothing new). */
+  function prepare(key: string, pending: PendingSeries, window: SeriesWindow, baseline: SeriesBaseline | null): Prepared {
     // Replays and out-of-order points: anything at or before the newest judged timestamp.
     const newTsMs: number[] = [];
     const newValues: number[] = [];
@@ -352,7 +352,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             seenPoints: window.seenPoints,
             sensitivity: baseline?.sensitivity ?? config.sensitivity,
             judge: window.judge,
-            series: `${pending.orgId}/${pending.seriesId}`,
+            series: key,
           };
     return { pending, window, baseline, newTsMs, newValues, task };
   }
@@ -462,7 +462,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const stateMs = performance.now();
 
     // 3. Detection (here or in the detection threads), then 4. energies, z-scores and regimes.
-    const prepared = keys.map((key, index) => prepare(pendingBySeries.get(key)!, loaded.get(key)!, seriesBaselines[index]!));
+    const prepared = keys.map((key, index) => prepare(key, pendingBySeries.get(key)!, loaded.get(key)!, seriesBaselines[index]!));
     const tasks = prepared.flatMap((p) => (p.task ? [p.task] : []));
     // In this thread the engine runs in slices of about SLICE_MS, yielding in between so the bus
     // can heartbeat and other partitions' writes complete; the time counted is this batch's own.

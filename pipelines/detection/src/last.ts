@@ -707,7 +707,9 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       reportedInStretch: sustained && reportedInStretch(),
       echo,
       familiar,
-      newLevel: newLevel ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : 0,
+      // Computed above unless the band or the sustained alarm reported the point.
+      newLevel:
+        newLevel && (outside || drift > 0) ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : excess,
       period,
       isAnomaly,
     });
