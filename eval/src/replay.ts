@@ -33,7 +33,7 @@ export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedF
 
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
 export const engineRule: DecisionRule = (d) => {
-  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar;
+  const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar && !d.routine;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
   const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch);
   return outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
@@ -112,13 +112,18 @@ export function splitHalves(files: readonly RecordedFile[]): { a: RecordedFile[]
 
 /**
  * The engine's rule with some of its steps switched off, by the fields a step writes: what the
- * `--halves` report compares (engine 0.8.0's new-level alarm and familiar-range rule).
+ * `--halves` report compares (engine 0.8.0's new-level alarm and familiar-range rule, 0.9.0's
+ * routine-miss rule).
  */
 export const STEP_RULES: ReadonlyArray<{ readonly name: string; readonly rule: DecisionRule }> = [
   { name: 'engine', rule: engineRule },
+  { name: 'no routine-miss rule (engine 0.8)', rule: (d, row, f) => engineRule({ ...d, routine: false }, row, f) },
   { name: 'no new-level alarm', rule: (d, row, f) => engineRule({ ...d, newLevel: 0 }, row, f) },
   { name: 'no familiar-range rule', rule: (d, row, f) => engineRule({ ...d, familiar: false }, row, f) },
-  { name: 'neither (engine 0.7.0)', rule: (d, row, f) => engineRule({ ...d, newLevel: 0, familiar: false }, row, f) },
+  {
+    name: 'none of the three (engine 0.7.0)',
+    rule: (d, row, f) => engineRule({ ...d, newLevel: 0, familiar: false, routine: false }, row, f),
+  },
 ];
 
 function halvesReport(files: readonly RecordedFile[], profiles: readonly NabProfile[]): string {

@@ -48,6 +48,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { familiarRange: false } },
   },
   {
+    name: 'no-routine-miss',
+    description: 'a point just outside its band (under 1.5 margins) is reported even when the window missed that far, in its local noise, five times or more',
+    detect: { components: { routineMiss: false } },
+  },
+  {
     name: 'no-period-stability',
     description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
     detect: { components: { periodStability: false } },

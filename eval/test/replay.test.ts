@@ -66,15 +66,16 @@ describe('replaying recorded decisions', () => {
     expect(a.map((f) => f.file).sort()).toEqual([names[0], names[2], names[4]]);
     expect(b.map((f) => f.file).sort()).toEqual([names[1], names[3]]);
     expect(splitHalves([...files].reverse()).a.map((f) => f.file).sort()).toEqual([names[0], names[2], names[4]]);
-    // The new-level alarm only adds flags and the familiar-range rule only holds them back, and
-    // both act on these files.
-    const [engine, noLevel, noFamiliar, neither] = STEP_RULES.map((s) =>
+    // The new-level alarm only adds flags, the familiar-range and routine-miss rules only hold
+    // them back, and all three act on these files.
+    const [engine, noRoutine, noLevel, noFamiliar, none] = STEP_RULES.map((s) =>
       replay(files, corpus.profiles, s.rule).detections.reduce((n, d) => n + d.detections.filter(Boolean).length, 0),
     );
     expect(STEP_RULES[0]!.rule).toBe(engineRule);
+    expect(noRoutine!).toBeGreaterThan(engine!);
     expect(noLevel!).toBeLessThan(engine!);
     expect(noFamiliar!).toBeGreaterThan(engine!);
-    expect(neither!).toBeLessThan(noFamiliar!);
+    expect(none!).toBeLessThan(noFamiliar!);
   });
 
   it('scores a rule that never fires as the null detector, 0 under every profile', () => {

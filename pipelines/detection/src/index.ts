@@ -20,6 +20,8 @@ export {
   ECHO_POINTS,
   FAMILIAR_EDGE_SHARE,
   familiarMiss,
+  routineMiss,
+  ROUTINE_MISS_COUNT,
   detectLastPoint,
   detectStream,
   LAST_POINT_BAND_FACTOR,

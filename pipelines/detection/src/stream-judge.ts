@@ -12,6 +12,7 @@ import {
   ERROR_LEVEL_POINTS,
   excessBeyond,
   familiarMiss,
+  routineMiss,
   FORECAST_POINTS,
   lastPointMultiplier,
   lastResult,
@@ -205,6 +206,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const echoRule = refractory && opts.components?.echo !== false;
   const newLevel = opts.components?.newLevel !== false;
   const familiarRule = opts.components?.familiarRange !== false;
+  const routineRule = opts.components?.routineMiss !== false;
   const stable = opts.components?.periodStability !== false;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
@@ -645,8 +647,13 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // Outside its band: not again if the band reported one of the points just before (their
     // errors are fresh here: a deviation beyond the band is beyond half of it).
     const echo = banded && echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch);
-    // A narrow miss well inside the range the window's older half spans is held back.
-    const outside = banded && !echo && !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin));
+    // A narrow miss well inside the range the window's older half spans is held back, and so is
+    // one no larger, in its local noise, than jumps the window made again and again.
+    const outside =
+      banded &&
+      !echo &&
+      !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin)) &&
+      !(routineRule && routineMiss(vals.subarray(start, end), null, deviation, margin, scale, scaleFloor(vals.subarray(start, end))));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.

@@ -85,6 +85,12 @@ export interface DecisionInputs {
    * (`familiarMiss`): not reported. False with the `familiarRange` component off.
    */
   readonly familiar: boolean;
+  /**
+   * Outside its band (not an echo, not familiar), but a marginal miss the window had at least
+   * ROUTINE_MISS_COUNT times in its local noise (`routineMiss`): not reported. False with the
+   * `routineMiss` component off.
+   */
+  readonly routine: boolean;
   /** `newLevelExcess` of the point (0 with the `newLevel` component off). */
   readonly newLevel: number;
   /** Period the point was judged with (0 = none). */
@@ -115,6 +121,8 @@ export interface DetectionComponents {
   readonly newLevel?: boolean;
   /** Hold back a point just outside its band whose value lies well inside that range (`familiarMiss`). */
   readonly familiarRange?: boolean;
+  /** Hold back a point just outside its band when the window missed as far, locally, again and again (`routineMiss`). */
+  readonly routineMiss?: boolean;
 }
 
 export interface ChangePointOptions {

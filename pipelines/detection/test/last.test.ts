@@ -10,11 +10,14 @@ import {
   NEW_LEVEL_MARGIN,
   NEW_LEVEL_MIN_POINTS,
   newLevelExcess,
+  ROUTINE_MISS_COUNT,
+  routineMiss,
   SeriesError,
   type LastResult,
   type SeriesInput,
   type StreamOptions,
 } from '../src/index.js';
+import { robustScale } from '../src/robust.js';
 import { gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -327,6 +330,98 @@ describe('detectStream', () => {
     expect(up[flaggedOf(up)[0]!]!.isPositiveAnomaly).toBe(true);
   });
 
+  it('holds back a narrow miss no larger, in its local noise, than jumps the window made again and again', () => {
+    // Noise around 100; in the newer half of the history, three bursts of `width` points 12
+    // noise scales up (each point of a burst jumps about 12 from the median of the 16 before
+    // it). The older half stays calm, so a value near 107 is beyond its range (not familiar)
+    // and the bursts went farther (no new-level alarm); the last burst ends over a refractory
+    // stretch before the judged point.
+    const bursty = (width: number): number[] =>
+      noiseSeries(601, 83).map((v, i) => ([330, 400, 470].some((b) => i >= b && i < b + width) ? v + 12 : v));
+    const verdict = (values: number[], ratio: number, opts: typeof DEFAULTS & { components?: object }): LastResult => {
+      const probe = detectLastPoint(plainInput(values), opts);
+      const last = [...values.slice(0, -1), probe.expectedValue + ratio * probe.upperMargin];
+      return detectLastPoint(plainInput(last), opts);
+    };
+    // Nine such jumps (ROUTINE_MISS_COUNT is 8): a miss of 1.2 margins is routine here.
+    expect(ROUTINE_MISS_COUNT).toBe(8);
+    expect(verdict(bursty(3), 1.2, DEFAULTS).isAnomaly).toBe(false);
+    expect(verdict(bursty(3), 1.2, { ...DEFAULTS, components: { routineMiss: false } }).isPositiveAnomaly).toBe(true);
+    // Six jumps are not enough; none at all, neither.
+    expect(verdict(bursty(2), 1.2, DEFAULTS).isPositiveAnomaly).toBe(true);
+    expect(verdict(bursty(0), 1.2, DEFAULTS).isPositiveAnomaly).toBe(true);
+    // Not a marginal miss (1.6 margins): reported although routine.
+    expect(verdict(bursty(3), 1.6, DEFAULTS).isPositiveAnomaly).toBe(true);
+    // A higher sensitivity never flags fewer: the point held back at 95 is judged again at 99.
+    const probe = detectLastPoint(plainInput(bursty(3)), DEFAULTS);
+    const missed = [...bursty(3).slice(0, -1), probe.expectedValue + 1.2 * probe.upperMargin];
+    const at99 = detectLastPoint(plainInput(missed), { ...DEFAULTS, sensitivity: 99 });
+    expect(at99.upperMargin).toBeLessThan(probe.upperMargin);
+    expect(at99.isPositiveAnomaly).toBe(Math.abs(missed[600]! - at99.expectedValue) >= 1.5 * at99.upperMargin);
+  });
+
+  it('counts routine misses by hand', () => {
+    // Values alternating 0, 1: every one-step error is ±0.5 (the median of the 16 before is
+    // 0.5), so each local spread is 1.4826 × 0.5 = 0.7413. Spikes of +s at odd points 120 apart
+    // (none inside another's 100 errors before it) jump by s + 0.5. A deviation of 7 scales
+    // needs jumps of at least 7 × 0.7413 = 5.19: s = 5 counts, s = 4 does not.
+    const series = (spikes: number, s: number): Float64Array =>
+      Float64Array.from({ length: 1300 }, (_, i) => (i % 2) + (i % 120 === 11 && i >= 131 && (i - 131) / 120 < spikes ? s : 0));
+    const scale = 1;
+    const margin = 6; // 7 scales is 1.17 margins: marginal
+    expect(routineMiss(series(8, 5), null, 7, margin, scale, 1e-12)).toBe(true);
+    expect(routineMiss(series(7, 5), null, 7, margin, scale, 1e-12)).toBe(false);
+    expect(routineMiss(series(10, 4), null, 7, margin, scale, 1e-12)).toBe(false);
+    // The same jumps against a smaller deviation (5 scales needs 3.71): s = 4 counts.
+    expect(routineMiss(series(8, 4), null, -5, 4, scale, 1e-12)).toBe(true);
+    // Not marginal (9 = 1.5 margins), or no scale: never routine.
+    expect(routineMiss(series(10, 5), null, 9, margin, scale, 1e-12)).toBe(false);
+    expect(routineMiss(series(10, 5), null, 7, margin, 0, 1e-12)).toBe(false);
+    // An imputed point's jump does not count (the fourth spike is imputed, so seven remain).
+    const imputed = new Uint8Array(1300);
+    imputed[131 + 3 * 120] = 1;
+    expect(routineMiss(series(8, 5), imputed, 7, margin, scale, 1e-12)).toBe(false);
+  });
+
+  it('counts routine misses as a brute-force count does, on random spiky series', () => {
+    // Reference: every one-step error from scratch (value − the median of the 16 before), each
+    // judged against robustScale of the 100 errors before it.
+    const reference = (values: Float64Array, z: number): boolean => {
+      const errors: number[] = [];
+      for (let j = 16; j < values.length; j++) {
+        const before = Array.from(values.subarray(j - 16, j)).sort((x, y) => x - y);
+        errors.push(values[j]! - (before[7]! + before[8]!) / 2);
+      }
+      let count = 0;
+      for (let i = 100; i < errors.length; i++) {
+        const local = robustScale(Float64Array.from(errors.slice(i - 100, i)), 1e-12);
+        if (Math.abs(errors[i]!) > 0 && Math.abs(errors[i]!) >= z * local) count++;
+      }
+      return count >= ROUTINE_MISS_COUNT;
+    };
+    let agreed = 0;
+    let routine = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      const draw = noiseSeries(700, 100 + seed);
+      // Spikes of 3 to 14 scales at a seed-dependent rate; seed 6 rounds to steps of 0.5 so
+      // that ties and a zero spread occur.
+      const values = Float64Array.from(draw, (v, i) => {
+        const spiked = (i * 7919 + seed * 31) % (17 + seed * 5) === 0 ? v + 3 + ((i * seed) % 12) : v;
+        return seed === 6 ? Math.round(spiked * 2) / 2 : spiked;
+      });
+      for (const z of [3, 4, 5, 6, 7, 8, 10, 12]) {
+        const expected = reference(values, z);
+        expect(routineMiss(values, null, z, z / 1.2, 1, 1e-12), `seed ${seed}, z ${z}`).toBe(expected);
+        agreed++;
+        if (expected) routine++;
+      }
+    }
+    // Both answers occur often enough for the comparison to mean something.
+    expect(agreed).toBe(96);
+    expect(routine).toBeGreaterThan(20);
+    expect(routine).toBeLessThan(76);
+  });
+
   it('holds back a narrow miss well inside the range the window has spanned, not one near its edge', () => {
     // The same newest 250 points (noise around 100); in `wide` the older 250 sweep from 80 to
     // 120, in `narrow` they are noise around 100 too. A last value 1.2 margins above its forecast
@@ -340,7 +435,11 @@ describe('detectStream', () => {
     };
     expect(verdict(narrow, 1.2, DEFAULTS).isPositiveAnomaly).toBe(true);
     expect(verdict(wide, 1.2, DEFAULTS).isAnomaly).toBe(false);
-    expect(verdict(wide, 1.2, { ...DEFAULTS, components: { familiarRange: false } }).isPositiveAnomaly).toBe(true);
+    // (The wide history's drop from 120 back to 100 is a burst of large jumps, so the
+    // routine-miss rule is switched off too to see the familiar-range rule alone.)
+    expect(verdict(wide, 1.2, { ...DEFAULTS, components: { familiarRange: false, routineMiss: false } }).isPositiveAnomaly).toBe(
+      true,
+    );
     // Not a marginal miss (1.6 margins): reported although familiar.
     expect(verdict(wide, 1.6, DEFAULTS).isPositiveAnomaly).toBe(true);
     // A higher sensitivity (narrower band) still flags it: the miss is no longer marginal.
