@@ -590,7 +590,7 @@ export function familiarMiss(
 export const ROUTINE_MISS_COUNT = 8;
 
 /** The CALIBRATION_POINTS one-step errors before the one judged, ascending (`routineMiss`). */
-const localSorted = new Float64Array(CALIBRATION_POINTS);
+const localSorted: number[] = new Array<number>(CALIBRATION_POINTS).fill(0);
 
 /**
  * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is a routine miss for
@@ -619,30 +619,15 @@ export function routineMiss(
   if (errors.length <= n) return false;
   const z = Math.abs(deviation) / scale;
   const sorted = localSorted;
-  sorted.set(errors.subarray(0, n));
-  sorted.sort();
+  for (let j = 0; j < n; j++) sorted[j] = errors[j]!;
+  sorted.sort((x, y) => x - y);
   let count = 0;
   for (let i = n; i < errors.length; i++) {
-    if (i > n) slideSortedFloats(sorted, errors[i - 1 - n]!, errors[i - 1]!);
+    if (i > n) slideSorted(sorted, errors[i - 1 - n]!, errors[i - 1]!);
     const e = Math.abs(errors[i]!);
     if (e > 0 && e >= z * sortedSpread(sorted, floor) && ++count >= ROUTINE_MISS_COUNT) return true;
   }
   return false;
-}
-
-/** Replaces one occurrence of `out` by `incoming` in an ascending array, keeping it ascending. */
-function slideSortedFloats(sorted: Float64Array, out: number, incoming: number): void {
-  let at = sorted.indexOf(out);
-  if (at < 0) at = 0;
-  while (at > 0 && sorted[at - 1]! > incoming) {
-    sorted[at] = sorted[at - 1]!;
-    at--;
-  }
-  while (at < sorted.length - 1 && sorted[at + 1]! < incoming) {
-    sorted[at] = sorted[at + 1]!;
-    at++;
-  }
-  sorted[at] = incoming;
 }
 
 /**
@@ -650,7 +635,7 @@ function slideSortedFloats(sorted: Float64Array, out: number, incoming: number):
  * or the mean absolute deviation × MEAN_ABS_TO_SIGMA when that is 0, at least `floor`), the
  * absolute deviations taken in order by walking out from the middle in both directions.
  */
-function sortedSpread(sorted: Float64Array, floor: number): number {
+function sortedSpread(sorted: readonly number[], floor: number): number {
   const n = sorted.length;
   const half = n >> 1;
   const center = n % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
