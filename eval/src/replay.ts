@@ -31,13 +31,19 @@ export interface RecordedFile {
 /** A decision rule: is this judged row an anomaly, given what the detector computed for it? */
 export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedFile) => boolean;
 
-/** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
-export const engineRule: DecisionRule = (d) => {
+/**
+ * The engine's decision from its exported functions; `quietShare` is the sustained alarm's
+ * quiet-point gate (`SUSTAINED_QUIET_SHARE`; 0 replays the engine without it).
+ */
+function decide(d: DecisionInputs, quietShare: number): boolean {
   const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar && !d.routine;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
-  const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch);
+  const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch, quietShare * d.margin);
   return outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
-};
+}
+
+/** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
+export const engineRule: DecisionRule = (d) => decide(d, engine.SUSTAINED_QUIET_SHARE);
 
 /**
  * Streams every NAB file as the harness's default engine row does (`detectStream`, the streaming
@@ -111,18 +117,20 @@ export function splitHalves(files: readonly RecordedFile[]): { a: RecordedFile[]
 }
 
 /**
- * The engine's rule with some of its steps switched off, by the fields a step writes: what the
- * `--halves` report compares (engine 0.8.0's new-level alarm and familiar-range rule, 0.9.0's
- * routine-miss rule).
+ * The engine's rule with some of its steps switched off, by the fields a step writes (and the
+ * quiet-point gate by its share): what the `--halves` report compares (engine 0.8.0's new-level
+ * alarm and familiar-range rule, 0.9.0's routine-miss rule and quiet-point gate).
  */
 export const STEP_RULES: ReadonlyArray<{ readonly name: string; readonly rule: DecisionRule }> = [
   { name: 'engine', rule: engineRule },
-  { name: 'no routine-miss rule (engine 0.8)', rule: (d, row, f) => engineRule({ ...d, routine: false }, row, f) },
-  { name: 'no new-level alarm', rule: (d, row, f) => engineRule({ ...d, newLevel: 0 }, row, f) },
-  { name: 'no familiar-range rule', rule: (d, row, f) => engineRule({ ...d, familiar: false }, row, f) },
+  { name: 'no routine-miss rule', rule: (d) => decide({ ...d, routine: false }, engine.SUSTAINED_QUIET_SHARE) },
+  { name: 'no quiet-point gate on the sustained alarm', rule: (d) => decide(d, 0) },
+  { name: 'neither 0.9.0 step (engine 0.8)', rule: (d) => decide({ ...d, routine: false }, 0) },
+  { name: 'no new-level alarm', rule: (d) => decide({ ...d, newLevel: 0 }, engine.SUSTAINED_QUIET_SHARE) },
+  { name: 'no familiar-range rule', rule: (d) => decide({ ...d, familiar: false }, engine.SUSTAINED_QUIET_SHARE) },
   {
-    name: 'none of the three (engine 0.7.0)',
-    rule: (d, row, f) => engineRule({ ...d, newLevel: 0, familiar: false, routine: false }, row, f),
+    name: 'none of the four (engine 0.7.0)',
+    rule: (d) => decide({ ...d, newLevel: 0, familiar: false, routine: false }, 0),
   },
 ];
 

@@ -53,6 +53,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { routineMiss: false } },
   },
   {
+    name: 'no-sustained-quiet',
+    description: 'the sustained-error alarm is raised on its point even when the forecast meets that point (within a tenth of the band)',
+    detect: { components: { sustainedQuiet: false } },
+  },
+  {
     name: 'no-period-stability',
     description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
     detect: { components: { periodStability: false } },

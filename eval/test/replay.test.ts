@@ -68,11 +68,13 @@ describe('replaying recorded decisions', () => {
     expect(splitHalves([...files].reverse()).a.map((f) => f.file).sort()).toEqual([names[0], names[2], names[4]]);
     // The new-level alarm only adds flags, the familiar-range and routine-miss rules only hold
     // them back, and all three act on these files.
-    const [engine, noRoutine, noLevel, noFamiliar, none] = STEP_RULES.map((s) =>
+    const [engine, noRoutine, noQuiet, neither09, noLevel, noFamiliar, none] = STEP_RULES.map((s) =>
       replay(files, corpus.profiles, s.rule).detections.reduce((n, d) => n + d.detections.filter(Boolean).length, 0),
     );
     expect(STEP_RULES[0]!.rule).toBe(engineRule);
     expect(noRoutine!).toBeGreaterThan(engine!);
+    expect(noQuiet!).toBeGreaterThanOrEqual(engine!);
+    expect(neither09!).toBeGreaterThanOrEqual(noRoutine!);
     expect(noLevel!).toBeLessThan(engine!);
     expect(noFamiliar!).toBeGreaterThan(engine!);
     expect(none!).toBeLessThan(noFamiliar!);

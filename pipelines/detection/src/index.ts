@@ -38,6 +38,7 @@ export {
   refractoryPoints,
   reportedJustBefore,
   sustainedAlarm,
+  SUSTAINED_QUIET_SHARE,
   type StreamOptions,
   type SustainedScores,
 } from './last.js';

@@ -30,6 +30,7 @@ import {
   SEASONAL_SCALE_RATIO,
   slideSorted,
   sustainedAlarm,
+  SUSTAINED_QUIET_SHARE,
   SUSTAINED_POINTS,
   SUSTAINED_Z,
   sustainedScoresInto,
@@ -207,6 +208,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const newLevel = opts.components?.newLevel !== false;
   const familiarRule = opts.components?.familiarRange !== false;
   const routineRule = opts.components?.routineMiss !== false;
+  const sustainedQuiet = opts.components?.sustainedQuiet !== false;
   const stable = opts.components?.periodStability !== false;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
@@ -666,7 +668,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     judgedStretch = stretch;
     judgedSlope = l.slope;
     judgedErrorPoints = errorPoints;
-    const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch);
+    const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch, sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0);
     const level = newLevelAlarm(outside || drift > 0, excess, scored ? scores : null, reportedInStretch);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could

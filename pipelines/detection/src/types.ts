@@ -123,6 +123,8 @@ export interface DetectionComponents {
   readonly familiarRange?: boolean;
   /** Hold back a point just outside its band when the window missed as far, locally, again and again (`routineMiss`). */
   readonly routineMiss?: boolean;
+  /** The sustained-error alarm only on a point deviating by SUSTAINED_QUIET_SHARE of its band or more. */
+  readonly sustainedQuiet?: boolean;
 }
 
 export interface ChangePointOptions {

@@ -12,6 +12,8 @@ import {
   newLevelExcess,
   ROUTINE_MISS_COUNT,
   routineMiss,
+  SUSTAINED_QUIET_SHARE,
+  sustainedAlarm,
   SeriesError,
   type LastResult,
   type SeriesInput,
@@ -220,6 +222,36 @@ describe('detectStream', () => {
       const quiet = detectStream(plainInput(noiseSeries(800, seed, 10)), { ...DEFAULTS, windowPoints: 500 });
       expect(quiet.filter((r) => r.isAnomaly).length, `seed ${seed}`).toBe(0);
     }
+  });
+
+  it('raises the sustained-error alarm only on a point its forecast does not meet', () => {
+    // The oscillation above: the alarm's point, sent as a last/detect window, with its value
+    // moved to the forecast's expected value plus a share of the band.
+    const oscillating = noiseSeries(800, 11, 10).map((v, i) => (i >= 600 ? v + 3 * Math.sin(i * 0.5) : v));
+    const only = { ...DEFAULTS, windowPoints: 500, components: { newLevel: false } };
+    const at = flaggedOf(detectStream(plainInput(oscillating), only))[0]!;
+    const window = windowInput(plainInput(oscillating), at, 500);
+    const probe = detectLastPoint(window, only);
+    const judged = (share: number, opts: typeof only & { sensitivity: number }): LastResult =>
+      detectLastPoint(withLastValue(window, probe.expectedValue + share * probe.upperMargin), opts);
+    expect(SUSTAINED_QUIET_SHARE).toBe(0.1);
+    // Within a tenth of the band of its forecast: no alarm; without the gate, the alarm.
+    expect(judged(0.05, only).isAnomaly).toBe(false);
+    expect(judged(-0.09, only).isAnomaly).toBe(false);
+    const ungated = judged(0.05, { ...only, components: { newLevel: false, sustainedQuiet: false } });
+    expect(ungated.isPositiveAnomaly).toBe(true);
+    expect(ungated.severity).toBeGreaterThan(0);
+    // A point a fifth of the band off its forecast (either side) carries the alarm, at a higher
+    // sensitivity too.
+    expect(judged(0.2, only).isPositiveAnomaly).toBe(true);
+    expect(judged(-0.2, only).isNegativeAnomaly).toBe(true);
+    expect(judged(0.2, { ...only, sensitivity: 99 }).isPositiveAnomaly).toBe(true);
+    // By hand: the gate acts only when the scores would raise the alarm.
+    const rising = { now: 6, before: 4 };
+    expect(sustainedAlarm(false, 0.5, rising, () => false, 0.6)).toBe(0);
+    expect(sustainedAlarm(false, -0.6, rising, () => false, 0.6)).toBe(6);
+    expect(sustainedAlarm(false, 0.7, { now: 4.9, before: 4 }, () => false, 0.6)).toBe(0);
+    expect(sustainedAlarm(false, 0.7, rising, () => true, 0.6)).toBe(0);
   });
 
   it('raises the sustained-error alarm for a burst while an earlier event is under way, not as the echo of a reported spike', () => {

@@ -121,6 +121,26 @@ describe('createStreamJudge', () => {
     );
   });
 
+  it("keeps the sustained alarm off a point its forecast meets, where detectStream does", () => {
+    // Noise with two oscillating bursts; on these seeds the gate (SUSTAINED_QUIET_SHARE) removes
+    // an alarm that fell on a point within a tenth of its band of the forecast.
+    for (const [seed, dropped] of [
+      [3, 671],
+      [7, 614],
+    ] as const) {
+      const values = noiseSeries(900, seed, 10).map((x, i) =>
+        i >= 600 && i < 700 ? x + 3 * Math.sin(i * 0.5) : i >= 780 && i < 840 ? x + 3 * Math.sin(i * 0.7) : x,
+      );
+      const opts = { ...DEFAULTS, windowPoints: 500 };
+      const exact = detectStream(plainInput(values), opts);
+      const ungated = flagged(detectStream(plainInput(values), { ...opts, components: { sustainedQuiet: false } }));
+      expect(ungated, `seed ${seed}`).toContain(dropped);
+      expect(flagged(exact), `seed ${seed}`).toEqual(ungated.filter((i) => i !== dropped));
+      expect(judgeStream(values, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null }), `seed ${seed}`).toEqual(exact);
+      expect(flagged(judgeStream(values, opts)), `seed ${seed}`).toEqual(flagged(exact));
+    }
+  });
+
   it('raises the new-level alarm where detectStream does, across buffer compactions and a restore', () => {
     // Drifts down and back up, each past the older half's range: new-level alarms at points
     // inside their bands, the judge's sliding range over 3,000 points (the history buffer is
