@@ -49,7 +49,7 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
   },
   {
     name: 'no-routine-miss',
-    description: 'a point just outside its band (under 1.5 margins) is reported even when the window missed that far, in its local noise, five times or more',
+    description: 'a point just outside its band (under 1.5 margins) is reported even when the window missed that far, in its local noise, 8 times or more',
     detect: { components: { routineMiss: false } },
   },
   {

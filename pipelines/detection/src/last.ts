@@ -612,7 +612,8 @@ const localSorted: number[] = new Array<number>(CALIBRATION_POINTS).fill(0);
  * this window: at least ROUTINE_MISS_COUNT of the history's points jumped from the median of the
  * ERROR_LEVEL_POINTS values before them (`recentErrors` over the values themselves, neither
  * deseasonalised nor tilted: how the series moves, whatever the model) by at least
- * `|deviation| / scale` times the robust spread of the CALIBRATION_POINTS such jumps before them.
+ * `|deviation| / scale` times the robust spread of the CALIBRATION_POINTS such jumps before them
+ * (floored at `scaleFloor` of the values, as the calibration is).
  * Jumps that large, measured against the noise around them, are part of how this series behaves
  * (a spiky server metric); a marginal miss is reported only where they are rare. The count does
  * not depend on the margin, and a miss marginal under a narrower band is marginal under a wider
@@ -626,12 +627,12 @@ export function routineMiss(
   deviation: number,
   margin: number,
   scale: number,
-  floor: number,
 ): boolean {
   if (!(Math.abs(deviation) < MARGINAL_BAND_RATIO * margin) || !(scale > 0)) return false;
   const errors = recentErrors(values, imputed, values.length);
   const n = CALIBRATION_POINTS;
   if (errors.length <= n) return false;
+  const floor = scaleFloor(values);
   const z = Math.abs(deviation) / scale;
   const sorted = localSorted;
   for (let j = 0; j < n; j++) sorted[j] = errors[j]!;
@@ -782,14 +783,7 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
     !echo &&
     !familiar &&
     opts.components?.routineMiss !== false &&
-    routineMiss(
-      history.values,
-      history.imputed,
-      deviation,
-      margin,
-      scale,
-      scaleFloor(history.values),
-    );
+    routineMiss(history.values, history.imputed, deviation, margin, scale);
   const outside = banded && !echo && !familiar && !routine;
   const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;

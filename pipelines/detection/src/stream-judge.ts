@@ -655,7 +655,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       banded &&
       !echo &&
       !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin)) &&
-      !(routineRule && routineMiss(vals.subarray(start, end), null, deviation, margin, scale, scaleFloor(vals.subarray(start, end))));
+      !(routineRule && routineMiss(vals.subarray(start, end), null, deviation, margin, scale));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.

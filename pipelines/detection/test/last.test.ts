@@ -19,7 +19,7 @@ import {
   type SeriesInput,
   type StreamOptions,
 } from '../src/index.js';
-import { robustScale } from '../src/robust.js';
+import { robustScale, scaleFloor } from '../src/robust.js';
 import { gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -228,11 +228,11 @@ describe('detectStream', () => {
     // The oscillation above: the alarm's point, sent as a last/detect window, with its value
     // moved to the forecast's expected value plus a share of the band.
     const oscillating = noiseSeries(800, 11, 10).map((v, i) => (i >= 600 ? v + 3 * Math.sin(i * 0.5) : v));
-    const only = { ...DEFAULTS, windowPoints: 500, components: { newLevel: false } };
+    const only: StreamOptions = { ...DEFAULTS, windowPoints: 500, components: { newLevel: false } };
     const at = flaggedOf(detectStream(plainInput(oscillating), only))[0]!;
     const window = windowInput(plainInput(oscillating), at, 500);
     const probe = detectLastPoint(window, only);
-    const judged = (share: number, opts: typeof only & { sensitivity: number }): LastResult =>
+    const judged = (share: number, opts: StreamOptions): LastResult =>
       detectLastPoint(withLastValue(window, probe.expectedValue + share * probe.upperMargin), opts);
     expect(SUSTAINED_QUIET_SHARE).toBe(0.1);
     // Within a tenth of the band of its forecast: no alarm; without the gate, the alarm.
@@ -401,18 +401,18 @@ describe('detectStream', () => {
       Float64Array.from({ length: 1300 }, (_, i) => (i % 2) + (i % 120 === 11 && i >= 131 && (i - 131) / 120 < spikes ? s : 0));
     const scale = 1;
     const margin = 6; // 7 scales is 1.17 margins: marginal
-    expect(routineMiss(series(8, 5), null, 7, margin, scale, 1e-12)).toBe(true);
-    expect(routineMiss(series(7, 5), null, 7, margin, scale, 1e-12)).toBe(false);
-    expect(routineMiss(series(10, 4), null, 7, margin, scale, 1e-12)).toBe(false);
+    expect(routineMiss(series(8, 5), null, 7, margin, scale)).toBe(true);
+    expect(routineMiss(series(7, 5), null, 7, margin, scale)).toBe(false);
+    expect(routineMiss(series(10, 4), null, 7, margin, scale)).toBe(false);
     // The same jumps against a smaller deviation (5 scales needs 3.71): s = 4 counts.
-    expect(routineMiss(series(8, 4), null, -5, 4, scale, 1e-12)).toBe(true);
+    expect(routineMiss(series(8, 4), null, -5, 4, scale)).toBe(true);
     // Not marginal (9 = 1.5 margins), or no scale: never routine.
-    expect(routineMiss(series(10, 5), null, 9, margin, scale, 1e-12)).toBe(false);
-    expect(routineMiss(series(10, 5), null, 7, margin, 0, 1e-12)).toBe(false);
+    expect(routineMiss(series(10, 5), null, 9, margin, scale)).toBe(false);
+    expect(routineMiss(series(10, 5), null, 7, margin, 0)).toBe(false);
     // An imputed point's jump does not count (the fourth spike is imputed, so seven remain).
     const imputed = new Uint8Array(1300);
     imputed[131 + 3 * 120] = 1;
-    expect(routineMiss(series(8, 5), imputed, 7, margin, scale, 1e-12)).toBe(false);
+    expect(routineMiss(series(8, 5), imputed, 7, margin, scale)).toBe(false);
   });
 
   it('counts routine misses as a brute-force count does, on random spiky series', () => {
@@ -426,7 +426,7 @@ describe('detectStream', () => {
       }
       let count = 0;
       for (let i = 100; i < errors.length; i++) {
-        const local = robustScale(Float64Array.from(errors.slice(i - 100, i)), 1e-12);
+        const local = robustScale(Float64Array.from(errors.slice(i - 100, i)), scaleFloor(values));
         if (Math.abs(errors[i]!) > 0 && Math.abs(errors[i]!) >= z * local) count++;
       }
       return count >= ROUTINE_MISS_COUNT;
@@ -443,7 +443,7 @@ describe('detectStream', () => {
       });
       for (const z of [3, 4, 5, 6, 7, 8, 10, 12]) {
         const expected = reference(values, z);
-        expect(routineMiss(values, null, z, z / 1.2, 1, 1e-12), `seed ${seed}, z ${z}`).toBe(expected);
+        expect(routineMiss(values, null, z, z / 1.2, 1), `seed ${seed}, z ${z}`).toBe(expected);
         agreed++;
         if (expected) routine++;
       }
