@@ -7,6 +7,8 @@
 // (`engineStreamingDetector`: the same window and options), once clean and once per injected
 // event. For each event: the first flagged row from the event's start (or none within its
 // length plus 250 rows), and the flags over the whole series. Deterministic (seeded).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import { engineStreamingDetector, type EngineApi } from './engine.js';
 import { ENGINE_VARIANTS } from './variants.js';
@@ -39,8 +41,8 @@ export interface InjectedEvent {
   readonly at: number;
   /** Rows the event lasts. */
   readonly length: number;
-  /** The value the event puts at row i (of the clean value v). */
-  readonly apply: (v: number, i: number) => number;
+  /** The value the event puts in place of the clean value v. */
+  readonly apply: (v: number) => number;
 }
 
 /**
@@ -83,7 +85,7 @@ export function runInjections(api: EngineApi, days = 40, events: readonly Inject
     { name: 'none (the clean series)', at: 0, delay: null, flags: count(engineStreamingDetector(api, variant).flags(clean, timestamps)) },
   ];
   for (const event of events) {
-    const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v, i) : v));
+    const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v) : v));
     const flags = engineStreamingDetector(api, variant).flags(values, timestamps);
     let delay: number | null = null;
     for (let i = event.at; i < Math.min(values.length, event.at + event.length + 250); i++) {
@@ -103,6 +105,6 @@ export function injectionTable(results: readonly InjectionResult[]): string {
   return lines.join('\n');
 }
 
-if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   console.log(injectionTable(runInjections(engine as unknown as EngineApi)));
 }
