@@ -63,6 +63,7 @@ export function injectedEvents(): readonly InjectedEvent[] {
     { name: '30 % for 288 points, from noon', at: peak, length: DAY, apply: (v) => 0.3 * v },
     { name: 'half for 2 days', at: trough, length: 2 * DAY, apply: (v) => 0.5 * v },
     { name: 'flat at 25 for 178 points, from noon', at: peak, length: 178, apply: () => 25 },
+    { name: 'flat at 18 for 150 points, at night', at: trough, length: 150, apply: () => 18 },
   ];
 }
 

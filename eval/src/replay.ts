@@ -39,7 +39,8 @@ function decide(d: DecisionInputs, quietShare: number): boolean {
   const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar && !d.routine;
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
   const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch, quietShare * d.margin);
-  return outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
+  const reported = outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
+  return reported || engine.stuckAlarm(reported, d.stuck, () => d.reportedInStretch) !== 0;
 }
 
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
@@ -130,7 +131,7 @@ export const STEP_RULES: ReadonlyArray<{ readonly name: string; readonly rule: D
   { name: 'no familiar-range rule', rule: (d) => decide({ ...d, familiar: false }, engine.SUSTAINED_QUIET_SHARE) },
   {
     name: 'none of the four (engine 0.7.0)',
-    rule: (d) => decide({ ...d, newLevel: 0, familiar: false, routine: false }, 0),
+    rule: (d) => decide({ ...d, newLevel: 0, familiar: false, routine: false, stuck: 0 }, 0),
   },
 ];
 

@@ -58,6 +58,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { sustainedQuiet: false } },
   },
   {
+    name: 'no-stuck',
+    description: 'no stuck-value alarm (12 equal values in a row outside the range of the window\'s older half)',
+    detect: { components: { stuck: false } },
+  },
+  {
     name: 'no-period-stability',
     description: "data-driven period from the sinusoid's lag only, without the seasonal-fit check of nearby lags",
     detect: { components: { periodStability: false } },

@@ -21,13 +21,16 @@ describe('injected outages on a synthetic seasonal series', () => {
   it('streams each event through the default engine row and reports the first flag after its start', () => {
     const spike = injectedEvents().find((e) => e.name.startsWith('spike at night'))!;
     const quiet = injectedEvents().find((e) => e.name === 'half for 2 days')!;
-    const results = runInjections(engine as unknown as EngineApi, 31, [spike, { ...quiet, at: 30 * DAY, length: DAY }]);
-    expect(results.map((r) => r.name)).toEqual(['none (the clean series)', spike.name, quiet.name]);
+    const dead = injectedEvents().find((e) => e.name === 'zero for 150 points, at night')!;
+    const results = runInjections(engine as unknown as EngineApi, 31, [spike, { ...quiet, at: 30 * DAY, length: DAY }, dead]);
+    expect(results.map((r) => r.name)).toEqual(['none (the clean series)', spike.name, quiet.name, dead.name]);
     // The clean series raises nothing; the night spike is reported on its own row and alone.
     expect(results[0]).toEqual({ name: 'none (the clean series)', at: 0, delay: null, flags: 0 });
     expect(results[1]).toEqual({ name: spike.name, at: spike.at, delay: 0, flags: 1 });
     // Half the level for a day is the gap eval/README describes: nothing within it.
     expect(results[2]!.delay).toBeNull();
+    // A feed dead at night: the stuck-value alarm at its twelfth zero, the band where it returns.
+    expect(results[3]).toEqual({ name: dead.name, at: dead.at, delay: engine.STUCK_POINTS - 1, flags: 2 });
     expect(injectionTable(results).split('\n')[3]).toBe(`| ${spike.name} | 0 | 1 |`);
   });
 });

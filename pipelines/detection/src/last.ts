@@ -694,6 +694,69 @@ export function newLevelAlarm(
   return reportedInStretch() ? 0 : excess;
 }
 
+/**
+ * Points a stuck run spans, the judged one included: the stuck-value alarm fires at the point
+ * that completes a run of this many equal values. An hour of 5-minute points; exact repeats that
+ * long do not come from a signal that moves, and the alarm also needs the value to be one the
+ * older half never held and the older half never to have stood still that long (`stuckRun`). On
+ * NAB's dev split no run of 6, 12 or 24 points meets those conditions, labelled or not, so the
+ * benchmark cannot choose the length; `npm run eval:inject` shows the delay it costs.
+ */
+export const STUCK_POINTS = 12;
+
+/**
+ * The stuck-value alarm's excess (0 = none): the judged `value` and the STUCK_POINTS − 1 newest
+ * points of the history values[from, to) are the same number exactly (none of them imputed),
+ * the point before them is not, the value lies outside the range of the history's older half
+ * (`olderRange`: ≥ NEW_LEVEL_MIN_POINTS points, a range that is not empty), and no STUCK_POINTS
+ * observed points of that older half in a row held one value. A feed that died to zero or
+ * froze at a value the window never held: the band may not reach it (a zero at night is within
+ * a daily swing's band) and the line forecast follows it within a few points. Positive above
+ * the range, negative below it, in units of the range ((value − hi) / span or (value − lo) /
+ * span, as `newLevelExcess` measures, without its margin). Fires once per run, at its
+ * STUCK_POINTS-th point. O(1) unless the newest points repeat the value; O(history) then.
+ */
+export function stuckRun(
+  values: Float64Array,
+  from: number,
+  to: number,
+  value: number,
+  skip: Uint8Array | null = null,
+): number {
+  const first = to - (STUCK_POINTS - 1);
+  if (first - 1 < from) return 0;
+  for (let i = to - 1; i >= first; i--) {
+    if (values[i] !== value || (skip !== null && skip[i] !== 0)) return 0;
+  }
+  if (values[first - 1] === value) return 0;
+  const older = olderRange(values, from, to, skip);
+  if (older < 0) return 0;
+  const lo = rangeScratch[0]!;
+  const hi = rangeScratch[1]!;
+  if (value >= lo && value <= hi) return 0;
+  let run = 0;
+  for (let i = from; i < older; i++) {
+    if (skip !== null && skip[i] !== 0) run = 0;
+    else if (run > 0 && values[i] === values[i - 1]) {
+      if (++run >= STUCK_POINTS) return 0;
+    } else run = 1;
+  }
+  return value > hi ? (value - hi) / (hi - lo) : (value - lo) / (hi - lo);
+}
+
+/**
+ * The stuck-value alarm (0 = none, else `excess` from `stuckRun`): nothing else reported the
+ * point (`reported`: the band, the sustained or the new-level alarm) and no point of the last
+ * SUSTAINED_POINTS was reported by the band (`reportedInStretch`, asked last, as for the
+ * new-level alarm). A drop the band reported where it began can still be reported again here
+ * when the run completes (the drop's own errors widen the scale that judges the stretch): two
+ * facts, a drop and then a feed that stopped moving.
+ */
+export function stuckAlarm(reported: boolean, excess: number, reportedInStretch: () => boolean): number {
+  if (reported || excess === 0) return 0;
+  return reportedInStretch() ? 0 : excess;
+}
+
 /** The history's values minus the seasonal profile (the values themselves without one). */
 function deseasonalised(history: PreparedSeries, period: number, profile: Float64Array | null): Float64Array {
   if (profile === null || period === 0) return history.values;
@@ -795,9 +858,16 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   const excess =
     newLevel && !outside && drift === 0 ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : 0;
   const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
-  const isAnomaly = outside || drift > 0 || level !== 0;
+  const stuckOn = opts.components?.stuck !== false;
+  const run = stuckOn && !outside && drift === 0 && level === 0 ? stuckRun(history.values, 0, history.values.length, value, history.imputed) : 0;
+  const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
+  const isAnomaly = outside || drift > 0 || level !== 0 || stuck !== 0;
   if (opts.onDecision !== undefined) {
     const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);
+    const recordedRun =
+      stuckOn && run === 0 && (outside || drift > 0 || level !== 0)
+        ? stuckRun(history.values, 0, history.values.length, value, history.imputed)
+        : run;
     opts.onDecision({
       deviation,
       margin,
@@ -813,17 +883,21 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       // Computed above unless the band or the sustained alarm reported the point.
       newLevel:
         newLevel && (outside || drift > 0) ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : excess,
+      // Computed above unless another rule reported the point.
+      stuck: recordedRun,
       period,
       isAnomaly,
     });
   }
-  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift, level);
+  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift, level, stuck);
 }
 
 /**
  * A judged last point's record from its verdict: `outside` from `outsideBand`, `drift` from
- * `sustainedAlarm`, `level` from `newLevelAlarm`; `length` is the window's points, the judged one
- * included. A new-level alarm's direction is the side of the range the value left.
+ * `sustainedAlarm`, `level` from `newLevelAlarm`, `stuck` from `stuckAlarm`; `length` is the window's
+ * points, the judged one included. A new-level or stuck-value alarm's direction is the side of the
+ * range the value left; a stuck value's severity is |excess| / (|excess| + NEW_LEVEL_MARGIN), in
+ * (0, 1): a half where the new-level alarm's margin begins.
  */
 export function lastResult(
   period: number,
@@ -834,9 +908,10 @@ export function lastResult(
   outside: boolean,
   drift: number,
   level: number,
+  stuck = 0,
 ): LastResult {
-  const isAnomaly = outside || drift > 0 || level !== 0;
-  const direction = outside || drift > 0 ? deviation : level;
+  const isAnomaly = outside || drift > 0 || level !== 0 || stuck !== 0;
+  const direction = outside || drift > 0 ? deviation : level !== 0 ? level : stuck;
   return {
     period,
     suggestedWindow: suggestedWindow(period, length),
@@ -852,7 +927,9 @@ export function lastResult(
         ? 1 - SUSTAINED_Z / drift
         : level !== 0
           ? 1 - NEW_LEVEL_MARGIN / Math.abs(level)
-          : 0,
+          : stuck !== 0
+            ? Math.abs(stuck) / (Math.abs(stuck) + NEW_LEVEL_MARGIN)
+            : 0,
   };
 }
 

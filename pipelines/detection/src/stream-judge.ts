@@ -22,6 +22,8 @@ import {
   NEW_EVENT_RISE_POINTS,
   NEW_LEVEL_MIN_POINTS,
   newLevelAlarm,
+  stuckAlarm,
+  stuckRun,
   notJudged,
   olderEnd,
   outsideBand,
@@ -208,6 +210,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const newLevel = opts.components?.newLevel !== false;
   const familiarRule = opts.components?.familiarRange !== false;
   const routineRule = opts.components?.routineMiss !== false;
+  const stuckRule = opts.components?.stuck !== false;
   const sustainedQuiet = opts.components?.sustainedQuiet !== false;
   const stable = opts.components?.periodStability !== false;
   const multiplier = lastPointMultiplier(opts.sensitivity);
@@ -670,16 +673,19 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     judgedErrorPoints = errorPoints;
     const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch, sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0);
     const level = newLevelAlarm(outside || drift > 0, excess, scored ? scores : null, reportedInStretch);
+    const run = stuckRule && !outside && drift === 0 && level === 0 ? stuckRun(vals, start, end, value) : 0;
+    const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
     // The alarm needs `now` above the threshold, so a high `before` alone cannot make it fire
     // and is no reason to refit.
-    // A value beyond the older points' range is rare; its gate (`reportedInStretch`) reads the
-    // model's one-step errors, so it is decided on the point's own model too.
+    // A value beyond the older points' range is rare, and so is a stuck run completing; their
+    // gate (`reportedInStretch`) reads the model's one-step errors, so they are decided on the
+    // point's own model too.
     nearDecision =
-      Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z) || excess !== 0;
-    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift, level);
+      Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z) || excess !== 0 || run !== 0;
+    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift, level, stuck);
   }
 
   function push(value: number): LastResult {

@@ -93,6 +93,8 @@ export interface DecisionInputs {
   readonly routine: boolean;
   /** `newLevelExcess` of the point (0 with the `newLevel` component off). */
   readonly newLevel: number;
+  /** `stuckRun` of the point (0 with the `stuck` component off). */
+  readonly stuck: number;
   /** Period the point was judged with (0 = none). */
   readonly period: number;
   readonly isAnomaly: boolean;
@@ -125,6 +127,8 @@ export interface DetectionComponents {
   readonly routineMiss?: boolean;
   /** The sustained-error alarm only on a point deviating by SUSTAINED_QUIET_SHARE of its band or more. */
   readonly sustainedQuiet?: boolean;
+  /** Alarm once when the value has repeated exactly for STUCK_POINTS points outside the older points' range (`stuckAlarm`). */
+  readonly stuck?: boolean;
 }
 
 export interface ChangePointOptions {

@@ -12,6 +12,9 @@ import {
   newLevelExcess,
   ROUTINE_MISS_COUNT,
   routineMiss,
+  STUCK_POINTS,
+  stuckAlarm,
+  stuckRun,
   SUSTAINED_QUIET_SHARE,
   sustainedAlarm,
   SeriesError,
@@ -20,7 +23,7 @@ import {
   type StreamOptions,
 } from '../src/index.js';
 import { robustScale, scaleFloor } from '../src/robust.js';
-import { gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
+import { gaussian, gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
 const DEFAULTS = { sensitivity: 95, maxAnomalyRatio: 0.25 };
@@ -514,6 +517,98 @@ describe('detectStream', () => {
     // Too short a history, a flat one: no answer.
     expect(newLevelExcess(history, 0, NEW_LEVEL_MIN_POINTS - 1, 500)).toBe(0);
     expect(newLevelExcess(new Float64Array(100).fill(3), 0, 100, 500)).toBe(0);
+  });
+
+  it('measures a stuck run by hand: its length, the value against the older half, runs there', () => {
+    expect(STUCK_POINTS).toBe(12);
+    // Older half [0, 50) ramps 10..59; the newer half cycles 30..36 (no value twice in a row)
+    // and ends with `run` copies of `value`; the judged point is `value` again.
+    const history = (run: number, value: number): Float64Array =>
+      Float64Array.from({ length: 100 }, (_, i) => (i < 50 ? i + 10 : i >= 100 - run ? value : 30 + (i % 7)));
+    // 11 zeros in the history and the judged zero make 12: below the range 10..59 by 10 of its 49.
+    expect(stuckRun(history(11, 0), 0, 100, 0)).toBeCloseTo(-10 / 49, 12);
+    expect(stuckRun(history(11, 100), 0, 100, 100)).toBeCloseTo(41 / 49, 12);
+    // 11 in all is too few; 13 has completed its run a point earlier (one alarm per run).
+    expect(stuckRun(history(10, 0), 0, 100, 0)).toBe(0);
+    expect(stuckRun(history(12, 0), 0, 100, 0)).toBe(0);
+    // Another value than the run's, or one inside the range (a freeze the window has seen): none.
+    expect(stuckRun(history(11, 0), 0, 100, 0.5)).toBe(0);
+    expect(stuckRun(history(11, 30), 0, 100, 30)).toBe(0);
+    expect(stuckRun(history(11, 10), 0, 100, 10)).toBe(0);
+    expect(stuckRun(history(11, Number.NaN), 0, 100, Number.NaN)).toBe(0);
+    // An imputed point inside the run breaks it.
+    const skip = new Uint8Array(100);
+    skip[95] = 1;
+    expect(stuckRun(history(11, 0), 0, 100, 0, skip)).toBe(0);
+    // The older half stood still for 12 points: runs are how this series behaves. 11: still news,
+    // and so is a run of 12 broken by an imputed point.
+    const stood = (length: number): Float64Array => {
+      const h = history(11, 0);
+      h.fill(20, 10, 10 + length);
+      return h;
+    };
+    expect(stuckRun(stood(12), 0, 100, 0)).toBe(0);
+    expect(stuckRun(stood(11), 0, 100, 0)).toBeCloseTo(-10 / 49, 12);
+    const broken = new Uint8Array(100);
+    broken[15] = 1;
+    expect(stuckRun(stood(12), 0, 100, 0, broken)).toBeCloseTo(-10 / 49, 12);
+    // A sub-range is measured on its own; too short a history or a flat older half: no answer.
+    const behind = new Float64Array(200).fill(0);
+    behind.set(history(11, 0), 100);
+    expect(stuckRun(behind, 100, 200, 0)).toBe(stuckRun(history(11, 0), 0, 100, 0));
+    expect(stuckRun(history(11, 0).subarray(1), 0, NEW_LEVEL_MIN_POINTS - 1, 0)).toBe(0);
+    const flat = history(11, 0).fill(7, 0, 50);
+    expect(stuckRun(flat, 0, 100, 0)).toBe(0);
+    // The alarm: only when nothing else reported the point and the band reported nothing in
+    // the stretch.
+    expect(stuckAlarm(false, -0.2, () => false)).toBe(-0.2);
+    expect(stuckAlarm(false, 0.2, () => false)).toBe(0.2);
+    expect(stuckAlarm(true, -0.2, () => false)).toBe(0);
+    expect(stuckAlarm(false, -0.2, () => true)).toBe(0);
+    expect(stuckAlarm(false, 0, () => false)).toBe(0);
+  });
+
+  it('reports a feed that died to zero at night once its run completes, where the band does not reach', () => {
+    // A day of 96 points from 20 (night) to 80 (noon), half as high at weekends, noise √level: the
+    // weekend in the 385-point window leaves no usable period and a band of about 90 at night.
+    const DAY = 96;
+    const draw = gaussian(7);
+    const clean = Array.from({ length: 12 * DAY }, (_, i) => {
+      const level = 20 + (Math.floor(i / DAY) % 7 >= 5 ? 25 : 60) * Math.max(0, Math.sin(2 * Math.PI * ((i % DAY) / DAY - 0.25)));
+      return Math.max(0, level + Math.sqrt(level) * draw());
+    });
+    const at = 9 * DAY;
+    const dead = clean.map((v, i) => (i >= at && i < at + 40 ? 0 : v));
+    const opts = { ...DEFAULTS, windowPoints: 4 * DAY + 1 };
+    expect(flaggedOf(detectStream(plainInput(clean), opts))).toEqual([]);
+    const records = detectStream(plainInput(dead), opts);
+    // At the twelfth zero, and where the values come back (the band sees that jump).
+    expect(flaggedOf(records)).toEqual([at + STUCK_POINTS - 1, at + 40]);
+    const alarm = records[at + STUCK_POINTS - 1]!;
+    expect(alarm.isNegativeAnomaly).toBe(true);
+    expect(alarm.isPositiveAnomaly).toBe(false);
+    expect(Math.abs(0 - alarm.expectedValue)).toBeLessThan(alarm.upperMargin);
+    // Severity from the older half's range: |excess| / (|excess| + 0.25).
+    const history = dead.slice(at + STUCK_POINTS - 1 - 4 * DAY, at + STUCK_POINTS - 1);
+    const older = history.slice(0, history.length - Math.round(history.length / 2));
+    const lo = Math.min(...older);
+    const excess = (0 - lo) / (Math.max(...older) - lo);
+    expect(excess).toBeLessThan(0);
+    expect(alarm.severity).toBeCloseTo(-excess / (-excess + NEW_LEVEL_MARGIN), 12);
+    // Without the alarm the outage is reported only when it ends; the worker's judge decides the same.
+    expect(flaggedOf(detectStream(plainInput(dead), { ...opts, components: { stuck: false } }))).toEqual([at + 40]);
+    expect(flaggedOf(judgeStream(dead, opts))).toEqual(flaggedOf(records));
+    // Frozen at a value the night holds anyway: not this alarm's (eval/README, "eval:inject").
+    const frozen = clean.map((v, i) => (i >= at && i < at + 40 ? 18 : v));
+    expect(flaggedOf(detectStream(plainInput(frozen), opts)).filter((i) => i >= at && i < at + 40)).toEqual([]);
+    // Dropping to zero from noon: the band reports the drop, and the completed run is reported
+    // too (the drop's errors widened the scale that re-judges the stretch): a drop, then a feed
+    // that stopped moving.
+    const noon = at + DAY / 2;
+    const fromNoon = clean.map((v, i) => (i >= noon && i < noon + 40 ? 0 : v));
+    const noonRecords = detectStream(plainInput(fromNoon), opts);
+    expect(flaggedOf(noonRecords).filter((i) => i >= noon && i < noon + 40)).toEqual([noon, noon + STUCK_POINTS - 1]);
+    expect(flaggedOf(judgeStream(fromNoon, opts))).toEqual(flaggedOf(noonRecords));
   });
 
   it('reports a spike that rises over consecutive points once, and a later, far larger one again', () => {

@@ -121,6 +121,27 @@ describe('createStreamJudge', () => {
     );
   });
 
+  it('raises the stuck-value alarm where detectStream does, also when restored inside the run', () => {
+    // Noise around 100 (sd 1); from point 1000 the feed repeats 96.2 for 30 points: 3.8 scales
+    // down, inside the band, below everything the older half held. Elsewhere nothing repeats.
+    const values = noiseSeries(1400, 37, 100, 1).map((v, i) => (i >= 1000 && i < 1030 ? 96.2 : v));
+    const opts: StreamJudgeOptions = { ...DEFAULTS, windowPoints: 300 };
+    const exact = detectStream(plainInput(values), opts);
+    expect(flagged(exact).filter((i) => i >= 990 && i < 1040)).toEqual([1011]);
+    expect(flagged(detectStream(plainInput(values), { ...opts, components: { stuck: false } })).filter((i) => i >= 990 && i < 1040)).toEqual([]);
+    expect(judgeStream(values, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null })).toEqual(exact);
+    const whole = judgeStream(values, opts);
+    expect(flagged(whole)).toEqual(flagged(exact));
+    // Cut before the run, inside it and just before its twelfth point: the same verdicts.
+    for (const cut of [999, 1005, 1011]) {
+      const first = createStreamJudge(opts);
+      const before = values.slice(0, cut).map((v) => first.push(v));
+      const second = createStreamJudge(opts, JSON.parse(JSON.stringify(first.snapshot())) as StreamJudgeState);
+      const after = values.slice(cut).map((v) => second.push(v));
+      expect(flagged(before.concat(after)), `cut at ${cut}`).toEqual(flagged(whole));
+    }
+  });
+
   it("keeps the sustained alarm off a point its forecast meets, where detectStream does", () => {
     // Noise with two oscillating bursts; on these seeds the gate (SUSTAINED_QUIET_SHARE) removes
     // an alarm that fell on a point within a tenth of its band of the forecast.
