@@ -59,7 +59,7 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
   },
   {
     name: 'no-stuck',
-    description: 'no stuck-value alarm (12 equal values in a row outside the range of the window\'s older half)',
+    description: "no stuck-value alarm (12 equal values in a row outside the range of the window's older half, or anywhere when that half never repeated a value)",
     detect: { components: { stuck: false } },
   },
   {

@@ -127,7 +127,7 @@ export interface DetectionComponents {
   readonly routineMiss?: boolean;
   /** The sustained-error alarm only on a point deviating by SUSTAINED_QUIET_SHARE of its band or more. */
   readonly sustainedQuiet?: boolean;
-  /** Alarm once when the value has repeated exactly for STUCK_POINTS points outside the older points' range (`stuckAlarm`). */
+  /** Alarm once when the value has repeated exactly for STUCK_POINTS points where the older points never stood still (`stuckRun`, `stuckAlarm`). */
   readonly stuck?: boolean;
 }
 

@@ -531,11 +531,23 @@ describe('detectStream', () => {
     // 11 in all is too few; 13 has completed its run a point earlier (one alarm per run).
     expect(stuckRun(history(10, 0), 0, 100, 0)).toBe(0);
     expect(stuckRun(history(12, 0), 0, 100, 0)).toBe(0);
-    // Another value than the run's, or one inside the range (a freeze the window has seen): none.
+    // Another value than the run's: none.
     expect(stuckRun(history(11, 0), 0, 100, 0.5)).toBe(0);
-    expect(stuckRun(history(11, 30), 0, 100, 30)).toBe(0);
-    expect(stuckRun(history(11, 10), 0, 100, 10)).toBe(0);
     expect(stuckRun(history(11, Number.NaN), 0, 100, Number.NaN)).toBe(0);
+    // Inside the range: the ramp never repeated a value, so a freeze anywhere is news, measured
+    // from the older half's median (34.5); at the median itself there is nothing to measure.
+    expect(stuckRun(history(11, 30), 0, 100, 30)).toBeCloseTo(-4.5 / 49, 12);
+    expect(stuckRun(history(11, 10), 0, 100, 10)).toBeCloseTo(-24.5 / 49, 12);
+    expect(stuckRun(history(11, 34.5), 0, 100, 34.5)).toBe(0);
+    // One repeat in the older half (a value twice in a row) and the freeze inside the range is
+    // not news; outside the range it still is.
+    const repeated = (run: number, value: number): Float64Array => {
+      const h = history(run, value);
+      h[21] = h[20]!;
+      return h;
+    };
+    expect(stuckRun(repeated(11, 30), 0, 100, 30)).toBe(0);
+    expect(stuckRun(repeated(11, 0), 0, 100, 0)).toBeCloseTo(-10 / 49, 12);
     // An imputed point inside the run breaks it.
     const skip = new Uint8Array(100);
     skip[95] = 1;
@@ -549,6 +561,7 @@ describe('detectStream', () => {
     };
     expect(stuckRun(stood(12), 0, 100, 0)).toBe(0);
     expect(stuckRun(stood(11), 0, 100, 0)).toBeCloseTo(-10 / 49, 12);
+    expect(stuckRun(stood(11), 0, 100, 30)).toBe(0);
     const broken = new Uint8Array(100);
     broken[15] = 1;
     expect(stuckRun(stood(12), 0, 100, 0, broken)).toBeCloseTo(-10 / 49, 12);
@@ -598,9 +611,19 @@ describe('detectStream', () => {
     // Without the alarm the outage is reported only when it ends; the worker's judge decides the same.
     expect(flaggedOf(detectStream(plainInput(dead), { ...opts, components: { stuck: false } }))).toEqual([at + 40]);
     expect(flaggedOf(judgeStream(dead, opts))).toEqual(flaggedOf(records));
-    // Frozen at a value the night holds anyway: not this alarm's (eval/README, "eval:inject").
+    // Frozen at a value the night holds anyway: this series never repeats a value, so the run is
+    // news there too; direction and severity from the older half's median.
     const frozen = clean.map((v, i) => (i >= at && i < at + 40 ? 18 : v));
-    expect(flaggedOf(detectStream(plainInput(frozen), opts)).filter((i) => i >= at && i < at + 40)).toEqual([]);
+    const frozenRecords = detectStream(plainInput(frozen), opts);
+    expect(flaggedOf(frozenRecords).filter((i) => i >= at && i < at + 40)).toEqual([at + STUCK_POINTS - 1]);
+    const hung = frozenRecords[at + STUCK_POINTS - 1]!;
+    const before = frozen.slice(at + STUCK_POINTS - 1 - 4 * DAY, at + STUCK_POINTS - 1);
+    const half = before.slice(0, before.length - Math.round(before.length / 2)).sort((x, y) => x - y);
+    const mid = (half[half.length / 2 - 1]! + half[half.length / 2]!) / 2;
+    const depth = (18 - mid) / (half[half.length - 1]! - half[0]!);
+    expect(hung.isNegativeAnomaly).toBe(depth < 0);
+    expect(hung.severity).toBeCloseTo(Math.abs(depth) / (Math.abs(depth) + NEW_LEVEL_MARGIN), 12);
+    expect(flaggedOf(judgeStream(frozen, opts))).toEqual(flaggedOf(frozenRecords));
     // Dropping to zero from noon: the band reports the drop, and the completed run is reported
     // too (the drop's errors widened the scale that re-judges the stretch): a drop, then a feed
     // that stopped moving.
