@@ -1,12 +1,14 @@
-// Injected outages on a synthetic seasonal series: what NAB's labels do not cover.
+// Injected events on synthetic series: what NAB's labels do not cover.
 //
 //   npm run eval:inject
 //
-// A tweet-volume-like series (5-minute points, a daily cycle from 20 to 80 with half-height
-// weekends, noise with a spread of √level) is streamed through the engine's default NAB row
-// (`engineStreamingDetector`: the same window and options), once clean and once per injected
-// event. For each event: the first flagged row from the event's start (or none within its
-// length plus 250 rows), and the flags over the whole series. Deterministic (seeded).
+// Three suites, each a clean series and events injected into it one at a time: a
+// tweet-volume-like series (5-minute points, a daily cycle from 20 to 80 with half-height
+// weekends, noise with a spread of √level), a machine temperature (minutely, continuous) and a
+// CPU percentage reported as whole numbers (minutely). Each series is streamed through the
+// engine's default NAB row (`engineStreamingDetector`: the same window and options), once clean
+// and once per event. For each event: the first flagged row from the event's start (or none
+// within its length plus 250 rows), and the flags over the whole series. Deterministic (seeded).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
@@ -18,7 +20,7 @@ export const DAY = 288;
 const STEP_MS = 300_000;
 
 /** Park–Miller generator and a Box–Muller normal draw: the same series on every run. */
-function gaussian(seed: number): () => number {
+export function gaussian(seed: number): () => number {
   let state = seed;
   const uniform = (): number => (state = (state * 16807) % 2147483647) / 2147483647;
   return () => Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform());
@@ -41,8 +43,16 @@ export interface InjectedEvent {
   readonly at: number;
   /** Rows the event lasts. */
   readonly length: number;
-  /** The value the event puts in place of the clean value v. */
-  readonly apply: (v: number) => number;
+  /** The value the event puts in place of the clean value v, `k` rows into the event. */
+  readonly apply: (v: number, k: number) => number;
+}
+
+/** A clean series, its rows' spacing and the events injected into it one at a time. */
+export interface InjectionSuite {
+  readonly name: string;
+  readonly clean: readonly number[];
+  readonly stepMs: number;
+  readonly events: readonly InjectedEvent[];
 }
 
 /**
@@ -67,6 +77,68 @@ export function injectedEvents(): readonly InjectedEvent[] {
   ];
 }
 
+/** The tweet-volume-like series of `days` days (5-minute points) with `injectedEvents`. */
+export function seasonalSuite(days = 40): InjectionSuite {
+  return { name: 'daily counts (5-minute points)', clean: seasonalCounts(days), stepMs: STEP_MS, events: injectedEvents() };
+}
+
+/** Points of the machine suites (minutely: a little over four days). */
+export const MACHINE_POINTS = 6000;
+/** Where the machine suites' events begin. */
+const MACHINE_EVENT_AT = 5000;
+
+/**
+ * A machine temperature: 60 plus a slow wander (AR(1), φ = 0.995, innovations 0.05) plus noise
+ * with a spread of 0.5, one point a minute, seeded; continuous (no value repeats). Events from
+ * point 5000: a sensor that hangs at its last reading, a feed that drops to zero, a step of 3
+ * (6 noise spreads), a drift of 4 over 300 points, a flutter of ±2 around the signal.
+ */
+export function machineSuite(seed = 17): InjectionSuite {
+  const draw = gaussian(seed);
+  let wander = 0;
+  const clean = Array.from({ length: MACHINE_POINTS }, () => {
+    wander = 0.995 * wander + 0.05 * draw();
+    return 60 + wander + 0.5 * draw();
+  });
+  const at = MACHINE_EVENT_AT;
+  const last = clean[at - 1]!;
+  return {
+    name: 'machine temperature (minutely, continuous)',
+    clean,
+    stepMs: 60_000,
+    events: [
+      { name: 'frozen at its last reading for 60 points', at, length: 60, apply: () => last },
+      { name: 'zero for 60 points', at, length: 60, apply: () => 0 },
+      { name: 'step up by 3 (6 noise spreads) for 300 points', at, length: 300, apply: (v) => v + 3 },
+      { name: 'drift up by 4 over 300 points', at, length: 300, apply: (v, k) => v + (4 * (k + 1)) / 300 },
+      { name: 'flutter of ±2 for 60 points', at, length: 60, apply: (v, k) => v + (k % 2 === 0 ? 2 : -2) },
+    ],
+  };
+}
+
+/**
+ * A CPU percentage reported as whole numbers: 30 plus a daily cycle of ±10 plus noise with a
+ * spread of 3, rounded, one point a minute, seeded; values repeat now and then. Events from
+ * point 5000: the feed hangs at its last reading, or pins at 100.
+ */
+export function counterSuite(seed = 19): InjectionSuite {
+  const draw = gaussian(seed);
+  const clean = Array.from({ length: MACHINE_POINTS }, (_, i) =>
+    Math.min(100, Math.max(0, Math.round(30 + 10 * Math.sin((2 * Math.PI * i) / 1440) + 3 * draw()))),
+  );
+  const at = MACHINE_EVENT_AT;
+  const last = clean[at - 1]!;
+  return {
+    name: 'CPU percentage (minutely, whole numbers)',
+    clean,
+    stepMs: 60_000,
+    events: [
+      { name: 'frozen at its last reading for 60 points', at, length: 60, apply: () => last },
+      { name: 'pinned at 100 for 60 points', at, length: 60, apply: () => 100 },
+    ],
+  };
+}
+
 export interface InjectionResult {
   readonly name: string;
   readonly at: number;
@@ -76,17 +148,17 @@ export interface InjectionResult {
   readonly flags: number;
 }
 
-/** Streams the clean series and each injected one through the engine's default NAB row. */
-export function runInjections(api: EngineApi, days = 40, events: readonly InjectedEvent[] = injectedEvents()): InjectionResult[] {
-  const clean = seasonalCounts(days);
-  const timestamps = clean.map((_, i) => i * STEP_MS);
+/** Streams the suite's clean series and each injected one through the engine's default NAB row. */
+export function runInjections(api: EngineApi, suite: InjectionSuite): InjectionResult[] {
+  const { clean, events } = suite;
+  const timestamps = clean.map((_, i) => i * suite.stepMs);
   const variant = ENGINE_VARIANTS.find((v) => v.name === 'default')!;
   const count = (flags: readonly boolean[]): number => flags.filter(Boolean).length;
   const results: InjectionResult[] = [
     { name: 'none (the clean series)', at: 0, delay: null, flags: count(engineStreamingDetector(api, variant).flags(clean, timestamps)) },
   ];
   for (const event of events) {
-    const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v) : v));
+    const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v, i - event.at) : v));
     const flags = engineStreamingDetector(api, variant).flags(values, timestamps);
     let delay: number | null = null;
     for (let i = event.at; i < Math.min(values.length, event.at + event.length + 250); i++) {
@@ -107,5 +179,8 @@ export function injectionTable(results: readonly InjectionResult[]): string {
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  console.log(injectionTable(runInjections(engine as unknown as EngineApi)));
+  for (const suite of [seasonalSuite(), machineSuite(), counterSuite()]) {
+    console.log(`\n${suite.name}\n`);
+    console.log(injectionTable(runInjections(engine as unknown as EngineApi, suite)));
+  }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as engine from '@adp/detection';
 import type { EngineApi } from '../src/engine.js';
-import { DAY, injectedEvents, injectionTable, runInjections, seasonalCounts } from '../src/inject.js';
+import { counterSuite, DAY, injectedEvents, injectionTable, machineSuite, MACHINE_POINTS, runInjections, seasonalCounts, seasonalSuite } from '../src/inject.js';
 
 describe('injected outages on a synthetic seasonal series', () => {
   it('builds the same series on every run: a daily cycle from 20 to 80, half as high at weekends', () => {
@@ -22,7 +22,10 @@ describe('injected outages on a synthetic seasonal series', () => {
     const spike = injectedEvents().find((e) => e.name.startsWith('spike at night'))!;
     const quiet = injectedEvents().find((e) => e.name === 'half for 2 days')!;
     const dead = injectedEvents().find((e) => e.name === 'zero for 150 points, at night')!;
-    const results = runInjections(engine as unknown as EngineApi, 31, [spike, { ...quiet, at: 30 * DAY, length: DAY }, dead]);
+    const results = runInjections(engine as unknown as EngineApi, {
+      ...seasonalSuite(31),
+      events: [spike, { ...quiet, at: 30 * DAY, length: DAY }, dead],
+    });
     expect(results.map((r) => r.name)).toEqual(['none (the clean series)', spike.name, quiet.name, dead.name]);
     // The clean series raises nothing; the night spike is reported on its own row and alone.
     expect(results[0]).toEqual({ name: 'none (the clean series)', at: 0, delay: null, flags: 0 });
@@ -32,5 +35,35 @@ describe('injected outages on a synthetic seasonal series', () => {
     // A feed dead at night: the stuck-value alarm at its twelfth zero, the band where it returns.
     expect(results[3]).toEqual({ name: dead.name, at: dead.at, delay: engine.STUCK_POINTS - 1, flags: 2 });
     expect(injectionTable(results).split('\n')[3]).toBe(`| ${spike.name} | 0 | 1 |`);
+  });
+
+  it('builds the machine suites: a continuous temperature and a whole-number CPU percentage', () => {
+    const machine = machineSuite();
+    const counter = counterSuite();
+    expect(machineSuite().clean).toEqual(machine.clean);
+    for (const suite of [machine, counter]) expect(suite.clean.length).toBe(MACHINE_POINTS);
+    // The temperature never repeats a value; the percentage does, and stays within 0..100.
+    const repeats = (x: readonly number[]): number => x.filter((v, i) => i > 0 && v === x[i - 1]).length;
+    expect(repeats(machine.clean)).toBe(0);
+    expect(repeats(counter.clean)).toBeGreaterThan(100);
+    expect(counter.clean.every((v) => Number.isInteger(v) && v >= 0 && v <= 100)).toBe(true);
+    // Events see the clean value and their offset: the drift ends 4 up, the hang repeats the reading before it.
+    const drift = machine.events.find((e) => e.name.startsWith('drift'))!;
+    expect(drift.apply(60, drift.length - 1)).toBeCloseTo(64, 12);
+    const hang = machine.events.find((e) => e.name.startsWith('frozen'))!;
+    expect(hang.apply(99, 7)).toBe(machine.clean[hang.at - 1]);
+  });
+
+  it('reports a hung temperature sensor by the stuck-value alarm, and not a hung whole-number counter', () => {
+    const machine = machineSuite();
+    const hang = machine.events.find((e) => e.name.startsWith('frozen'))!;
+    const [clean, hung] = runInjections(engine as unknown as EngineApi, { ...machine, events: [hang] });
+    // The reading before the event starts the run: its twelfth value is the event's eleventh row.
+    expect(hung!.delay).toBe(engine.STUCK_POINTS - 2);
+    expect(hung!.flags).toBe(clean!.flags + 1);
+    // Whole numbers repeat now and then, so a run inside their range is not news (eval/README).
+    const counter = counterSuite();
+    const [, frozen] = runInjections(engine as unknown as EngineApi, { ...counter, events: [counter.events[0]!] });
+    expect(frozen!.delay).toBeNull();
   });
 });
