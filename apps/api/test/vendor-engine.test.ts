@@ -168,6 +168,33 @@ describe('request fields change the result', () => {
     expect((await entire({ series: dailySeries(40), period: 0 })).period).toBe(0);
   });
 
+  it('last/detect: a feed stuck below everything the window held is reported at its twelfth point, inside its band', async () => {
+    // Hourly values 100..103 that never repeat, then 99.5 over and over: half a unit below the
+    // older half's lowest value, well inside the band (the noise spread is about 0.9).
+    const hours = (stuck: number): { timestamp: string; value: number }[] =>
+      Array.from({ length: 300 }, (_, i) => ({
+        timestamp: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString().replace('.000Z', 'Z'),
+        value: i >= 300 - stuck ? 99.5 : 100 + 3 * ((Math.abs(Math.sin(i + 1)) * 1000) % 1),
+      }));
+    const last = async (stuck: number): Promise<Record<string, unknown>> => {
+      const res = await post(app, LAST, { series: hours(stuck), granularity: 'hourly' });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Record<string, unknown>;
+    };
+    const eleven = await last(11);
+    expect(eleven).toMatchObject({ isAnomaly: false, isNegativeAnomaly: false, isPositiveAnomaly: false, severity: 0 });
+    const twelve = await last(12);
+    expect(twelve).toMatchObject({ isAnomaly: true, isNegativeAnomaly: true, isPositiveAnomaly: false });
+    expect(Math.abs(99.5 - (twelve.expectedValue as number))).toBeLessThan(twelve.upperMargin as number);
+    // Severity |excess| / (|excess| + 0.25), the excess below the older half's range in units of it.
+    const older = hours(12).slice(0, 299 - Math.round(299 / 2)).map((p) => p.value);
+    const lo = Math.min(...older);
+    const excess = (lo - 99.5) / (Math.max(...older) - lo);
+    expect(twelve.severity as number).toBeCloseTo(excess / (excess + 0.25), 12);
+    // Thirteen: the run was reported once already.
+    expect(await last(13)).toMatchObject({ isAnomaly: false });
+  });
+
   it('customInterval: a 2-day series is aligned on a 2-day grid', async () => {
     const series = dailySeries(60).filter((_, i) => i % 2 === 0);
     expect((await entire({ series, granularity: 'daily', customInterval: 2 })).expectedValues).toHaveLength(30);
