@@ -18,6 +18,7 @@ import {
   SUSTAINED_QUIET_SHARE,
   sustainedAlarm,
   SeriesError,
+  type DecisionInputs,
   type LastResult,
   type SeriesInput,
   type StreamOptions,
@@ -579,6 +580,24 @@ describe('detectStream', () => {
     expect(stuckAlarm(true, -0.2, () => false)).toBe(0);
     expect(stuckAlarm(false, -0.2, () => true)).toBe(0);
     expect(stuckAlarm(false, 0, () => false)).toBe(0);
+  });
+
+  it('never takes a gap the request fills with a fixed value for a stuck run', () => {
+    // 200 hourly points that never repeat; slots 188 to 197 missing and filled with 0 (imputeMode
+    // fixed: the history's gap holds zeros), then two real zeros, the second judged: twelve zeros
+    // in a row, but ten of them the request's fill, not a stuck feed.
+    const values = Array.from({ length: 200 }, (_, i) => (i >= 188 ? 0 : 100 + 3 * ((Math.abs(Math.sin(i + 1)) * 1000) % 1)));
+    const missing = new Set(Array.from({ length: 10 }, (_, k) => 188 + k));
+    const gapped = gridInput(values, { granularity: 'hourly', imputeMode: 'fixed', imputeFixedValue: 0, missing });
+    const decisions: DecisionInputs[] = [];
+    expect(detectLastPoint(gapped, { ...DEFAULTS, onDecision: (d) => decisions.push(d) }).isAnomaly).toBe(false);
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]!.stuck).toBe(0);
+    // The same zeros observed: a stuck run (below the older half's range).
+    const observed = values;
+    const seen: DecisionInputs[] = [];
+    detectLastPoint(gridInput(observed, { granularity: 'hourly' }), { ...DEFAULTS, onDecision: (d) => seen.push(d) });
+    expect(seen[0]!.stuck).toBeLessThan(0);
   });
 
   it('reports a feed that died to zero at night once its run completes, where the band does not reach', () => {
