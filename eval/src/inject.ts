@@ -12,7 +12,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
-import { engineStreamingDetector, type EngineApi } from './engine.js';
+import type { ChangePointOptions, DetectOptions, SeriesInput } from '@adp/detection';
+import { engineStreamingDetector, granularityOfSpacing, type EngineApi } from './engine.js';
 import { ENGINE_VARIANTS } from './variants.js';
 
 /** Points per day at 5-minute steps. */
@@ -146,16 +147,72 @@ export interface InjectionResult {
   readonly delay: number | null;
   /** Flags over the whole series. */
   readonly flags: number;
+  /** The batch endpoints over the series' last BATCH_POINTS rows (when asked for). */
+  readonly batch?: BatchOutcome;
 }
 
-/** Streams the suite's clean series and each injected one through the engine's default NAB row. */
-export function runInjections(api: EngineApi, suite: InjectionSuite): InjectionResult[] {
+/** What the batch endpoints make of an event. */
+export interface BatchOutcome {
+  /** entire/detect: flagged rows within the event (for the clean series: in the whole request). */
+  readonly flagged: number;
+  /** changepoint/detect: changepoints within BATCH_EDGE_ROWS of the event's start or end (clean series: all). */
+  readonly changes: number;
+}
+
+/** The batch endpoints' functions (`@adp/detection`). */
+export interface BatchApi {
+  detectEntireSeries(input: SeriesInput, opts: DetectOptions): { readonly isAnomaly: readonly boolean[] };
+  detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): { readonly isChangePoint: readonly boolean[] };
+}
+
+/** Rows one batch request holds: the vendor API's limit. */
+export const BATCH_POINTS = 8640;
+/** How near an event's start or end a changepoint must lie to count. */
+export const BATCH_EDGE_ROWS = 12;
+
+/**
+ * The batch endpoints' view of `values` (the last BATCH_POINTS rows, with their timestamps and
+ * the granularity a client would declare for that spacing, the endpoints' default options):
+ * entire/detect's flags within [at, at + length) and changepoint/detect's changepoints within
+ * BATCH_EDGE_ROWS of `at` or `at + length` (length 0: over the whole request).
+ */
+export function batchOutcome(batch: BatchApi, values: readonly number[], stepMs: number, at: number, length: number): BatchOutcome {
+  const from = Math.max(0, values.length - BATCH_POINTS);
+  const slice = values.slice(from);
+  const timestampsMs = slice.map((_, i) => (from + i) * stepMs);
+  const { granularity, customInterval } = granularityOfSpacing(timestampsMs);
+  const input: SeriesInput = { timestampsMs, values: slice, granularity, customInterval, imputeMode: 'auto' };
+  const flags = batch.detectEntireSeries(input, { sensitivity: 95, maxAnomalyRatio: 0.25 }).isAnomaly;
+  const changes = batch.detectChangePointSeries(input, {}).isChangePoint;
+  const inEvent = (row: number): boolean => length === 0 || (row >= at && row < at + length);
+  const nearEdge = (row: number): boolean =>
+    length === 0 || Math.abs(row - at) <= BATCH_EDGE_ROWS || Math.abs(row - (at + length)) <= BATCH_EDGE_ROWS;
+  let flagged = 0;
+  let near = 0;
+  for (let i = 0; i < slice.length; i++) {
+    if (flags[i] === true && inEvent(from + i)) flagged++;
+    if (changes[i] === true && nearEdge(from + i)) near++;
+  }
+  return { flagged, changes: near };
+}
+
+/**
+ * Streams the suite's clean series and each injected one through the engine's default NAB row;
+ * with `batch`, also sends each series' last BATCH_POINTS rows to the batch endpoints.
+ */
+export function runInjections(api: EngineApi, suite: InjectionSuite, batch?: BatchApi): InjectionResult[] {
   const { clean, events } = suite;
   const timestamps = clean.map((_, i) => i * suite.stepMs);
   const variant = ENGINE_VARIANTS.find((v) => v.name === 'default')!;
   const count = (flags: readonly boolean[]): number => flags.filter(Boolean).length;
   const results: InjectionResult[] = [
-    { name: 'none (the clean series)', at: 0, delay: null, flags: count(engineStreamingDetector(api, variant).flags(clean, timestamps)) },
+    {
+      name: 'none (the clean series)',
+      at: 0,
+      delay: null,
+      flags: count(engineStreamingDetector(api, variant).flags(clean, timestamps)),
+      ...(batch === undefined ? {} : { batch: batchOutcome(batch, clean, suite.stepMs, 0, 0) }),
+    },
   ];
   for (const event of events) {
     const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v, i - event.at) : v));
@@ -167,20 +224,35 @@ export function runInjections(api: EngineApi, suite: InjectionSuite): InjectionR
         break;
       }
     }
-    results.push({ name: event.name, at: event.at, delay, flags: count(flags) });
+    results.push({
+      name: event.name,
+      at: event.at,
+      delay,
+      flags: count(flags),
+      ...(batch === undefined ? {} : { batch: batchOutcome(batch, values, suite.stepMs, event.at, event.length) }),
+    });
   }
   return results;
 }
 
 export function injectionTable(results: readonly InjectionResult[]): string {
-  const lines = ['| event | first flag after (rows) | flags in the series |', '|---|---:|---:|'];
-  for (const r of results) lines.push(`| ${r.name} | ${r.at === 0 ? '' : (r.delay ?? 'none')} | ${r.flags} |`);
+  const withBatch = results.some((r) => r.batch !== undefined);
+  const lines = withBatch
+    ? [
+        '| event | first flag after (rows) | flags in the series | entire/detect: rows flagged in the event | changepoint/detect: changes at its edges |',
+        '|---|---:|---:|---:|---:|',
+      ]
+    : ['| event | first flag after (rows) | flags in the series |', '|---|---:|---:|'];
+  for (const r of results) {
+    const batch = withBatch ? ` ${r.batch?.flagged ?? ''} | ${r.batch?.changes ?? ''} |` : '';
+    lines.push(`| ${r.name} | ${r.at === 0 ? '' : (r.delay ?? 'none')} | ${r.flags} |${batch}`);
+  }
   return lines.join('\n');
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   for (const suite of [seasonalSuite(), machineSuite(), counterSuite()]) {
     console.log(`\n${suite.name}\n`);
-    console.log(injectionTable(runInjections(engine as unknown as EngineApi, suite)));
+    console.log(injectionTable(runInjections(engine as unknown as EngineApi, suite, engine)));
   }
 }

@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import * as engine from '@adp/detection';
 import type { EngineApi } from '../src/engine.js';
-import { counterSuite, DAY, injectedEvents, injectionTable, machineSuite, MACHINE_POINTS, runInjections, seasonalCounts, seasonalSuite } from '../src/inject.js';
+import {
+  BATCH_EDGE_ROWS,
+  BATCH_POINTS,
+  batchOutcome,
+  counterSuite,
+  DAY,
+  injectedEvents,
+  injectionTable,
+  machineSuite,
+  MACHINE_POINTS,
+  runInjections,
+  seasonalCounts,
+  seasonalSuite,
+  type BatchApi,
+} from '../src/inject.js';
 
 describe('injected outages on a synthetic seasonal series', () => {
   it('builds the same series on every run: a daily cycle from 20 to 80, half as high at weekends', () => {
@@ -52,6 +66,27 @@ describe('injected outages on a synthetic seasonal series', () => {
     expect(drift.apply(60, drift.length - 1)).toBeCloseTo(64, 12);
     const hang = machine.events.find((e) => e.name.startsWith('frozen'))!;
     expect(hang.apply(99, 7)).toBe(machine.clean[hang.at - 1]);
+  });
+
+  it('counts the batch endpoints\' flags within an event and changepoints at its edges, over the last 8,640 rows', () => {
+    // A fake pair of endpoints: flags and changes at fixed request positions, and what they were sent.
+    const sent: { length: number; first: number | null; granularity: string; customInterval: number }[] = [];
+    const fake = (positions: readonly number[]): BatchApi => ({
+      detectEntireSeries: (input) => {
+        sent.push({ length: input.values.length, first: input.timestampsMs?.[0] ?? null, granularity: input.granularity, customInterval: input.customInterval });
+        return { isAnomaly: input.values.map((_, i) => positions.includes(i)) };
+      },
+      detectChangePointSeries: (input) => ({ isChangePoint: input.values.map((_, i) => positions.includes(i)) }),
+    });
+    const values = new Array<number>(BATCH_POINTS + 1000).fill(1);
+    // Request row i is series row 1000 + i; the event is series rows 5000..5099.
+    const at = 5000;
+    const positions = [at - 1000 - 1, at - 1000, at - 1000 + 50, at - 1000 + 99, at - 1000 + 100 + BATCH_EDGE_ROWS, at - 1000 + 100 + BATCH_EDGE_ROWS + 1];
+    expect(batchOutcome(fake(positions), values, 300_000, at, 100)).toEqual({ flagged: 3, changes: 4 });
+    expect(sent[0]).toEqual({ length: BATCH_POINTS, first: 1000 * 300_000, granularity: 'minutely', customInterval: 5 });
+    // Length 0 (the clean series): everything in the request counts.
+    expect(batchOutcome(fake(positions), values, 60_000, 0, 0)).toEqual({ flagged: 6, changes: 6 });
+    expect(sent[1]).toMatchObject({ granularity: 'minutely', customInterval: 1 });
   });
 
   it('reports a hung temperature sensor by the stuck-value alarm, and not a hung whole-number counter', () => {
