@@ -195,6 +195,25 @@ describe('request fields change the result', () => {
     expect(await last(13)).toMatchObject({ isAnomaly: false });
   });
 
+  it('entire/detect: a reading pinned at 100 for 60 hours is reported in every one of them', async () => {
+    // 3,000 hourly values around 50 that never repeat, 100 from hour 600 to 659: shorter than a
+    // twentieth of the request (half the reference window), 2 % of it.
+    const series = Array.from({ length: 3000 }, (_, i) => ({
+      timestamp: new Date(Date.UTC(2024, 0, 1) + i * 3_600_000).toISOString().replace('.000Z', 'Z'),
+      value: i >= 600 && i < 660 ? 100 : 50 + 2 * ((Math.abs(Math.sin(i + 1)) * 1000) % 1),
+    }));
+    const body = await entire({ series, granularity: 'hourly' });
+    const flagged = body.isAnomaly.flatMap((a, i) => (a ? [i] : []));
+    expect(flagged.filter((i) => i >= 600 && i < 660)).toHaveLength(60);
+    for (let i = 600; i < 660; i++) {
+      expect(Math.abs(body.expectedValues[i]! - 51)).toBeLessThan(2);
+      expect(100 - body.expectedValues[i]!).toBeGreaterThan(body.upperMargins[i]!);
+    }
+    // The same pin in a request of 1,000 hours lasts more than a twentieth of it: a level, not an excursion.
+    const short = await entire({ series: series.slice(0, 1000), granularity: 'hourly' });
+    expect(short.isAnomaly.slice(600, 660).filter(Boolean)).toHaveLength(0);
+  });
+
   it('customInterval: a 2-day series is aligned on a 2-day grid', async () => {
     const series = dailySeries(60).filter((_, i) => i % 2 === 0);
     expect((await entire({ series, granularity: 'daily', customInterval: 2 })).expectedValues).toHaveLength(30);

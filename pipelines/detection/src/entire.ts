@@ -1,14 +1,16 @@
 // Entire-series detection: one model over all points, every input point judged against it.
-import { decompose, seasonalAt } from './decomposition.js';
+import { decompose, seasonalAt, type Decomposition } from './decomposition.js';
 import { prepareSeries } from './prepare.js';
-import { robustScale, scaleFloor } from './robust.js';
+import { medianInPlace, robustScale, scaleFloor } from './robust.js';
 import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
 
 /**
  * Aligns and imputes the series, settles the period, fits the robust seasonal-trend model
  * (`decompose`) and flags the points outside expected ± z(sensitivity) × residual scale, at most
- * maxAnomalyRatio × n of them. Imputed points shape the fit but are not reported.
+ * maxAnomalyRatio × n of them. Inside a transient level excursion (`excursionLevels`: an outage,
+ * a pinned reading) the expected level is the one its surroundings hold, not the excursion's own.
+ * Imputed points shape the fit but are not reported.
  */
 export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): EntireResult {
   const { prepared, period } = prepareSeries(input, opts.period);
@@ -18,14 +20,116 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   // model by construction and would shrink it.
   const scale = robustScale(model.scaleResiduals, scaleFloor(prepared.values));
   const margin = marginMultiplier(opts.sensitivity) * scale;
+  const levels =
+    opts.components?.excursion === false ? null : excursionLevels(prepared.values, model, period, margin);
 
   const n = input.values.length;
   const expectedValues: number[] = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     const j = prepared.inputIndex[i]!;
-    expectedValues[i] = model.trend[j]! + seasonalAt(model, j);
+    const level = levels !== null && !Number.isNaN(levels[j]!) ? levels[j]! : model.trend[j]!;
+    expectedValues[i] = level + seasonalAt(model, j);
   }
   const margins = new Float64Array(n).fill(margin);
   const verdicts = judgePoints(input.values, expectedValues, margins, anomalyCap(opts.maxAnomalyRatio, n));
   return { period, expectedValues, ...verdicts };
+}
+
+/**
+ * Share of the series the excursion reference spans (at least two periods): a level held for
+ * less than half of it, entered by a jump, is an excursion; a longer one is the series' new level
+ * (changepoint detection's business).
+ */
+export const EXCURSION_REFERENCE_SHARE = 0.1;
+/** Points after a jump of the trend within which its excursion must begin. */
+const EXCURSION_ENTRY_POINTS = 2;
+/**
+ * Most of the series that candidate excursions may cover together: beyond this share the series
+ * changes level routinely (a machine cycling on and off without a detected period) and none is
+ * reported.
+ */
+export const EXCURSION_MAX_SHARE = 0.05;
+
+/**
+ * The trend is a running median over at most 25 points, which keeps a step's edges: a level held
+ * for longer than about half that window (a machine reading 0 for an hour, a CPU pinned at 100)
+ * becomes trend and leaves no residual. This finds such transient excursions and returns, per
+ * model position, the level the surroundings hold there (NaN outside excursions), or null when
+ * there are none.
+ *
+ * An excursion begins where the trend jumps by more than `margin` from one point to the next
+ * (within EXCURSION_ENTRY_POINTS of it) and lasts while the trend stays more than `margin` away
+ * from the reference level: the median of the deseasonalised values over a centred window of
+ * EXCURSION_REFERENCE_SHARE of the series (at least two periods; clipped at the ends). A level
+ * held for more than half that window is the reference's own by then, so a lasting shift is no
+ * excursion. It must also be the only abrupt change in its reference window (no other jump of the
+ * trend there but its own entry and exit), and all candidate excursions together (reported or
+ * not) may cover at most EXCURSION_MAX_SHARE of the series: a machine that cycles on and off changes level again and
+ * again, and its "on" stretches are how it works. A wandering level (a random walk) makes no
+ * jumps. O(n) without jumps; otherwise a median of the reference window for each point examined.
+ */
+export function excursionLevels(
+  values: Float64Array,
+  model: Decomposition,
+  period: number,
+  margin: number,
+): Float64Array | null {
+  const trend = model.trend;
+  const m = trend.length;
+  if (!(margin > 0) || m < 3) return null;
+  const jumps: number[] = [];
+  for (let k = 1; k < m; k++) if (Math.abs(trend[k]! - trend[k - 1]!) > margin) jumps.push(k);
+  if (jumps.length === 0) return null;
+
+  const deseasonalised = new Float64Array(m);
+  for (let j = 0; j < m; j++) deseasonalised[j] = values[j]! - seasonalAt(model, j);
+  const half = Math.max(1, Math.floor(Math.max(2 * period, Math.round(EXCURSION_REFERENCE_SHARE * m)) / 2));
+  const scratch = new Float64Array(2 * half + 1);
+  const reference = (j: number): number => {
+    const lo = Math.max(0, j - half);
+    const hi = Math.min(m, j + half + 1);
+    scratch.set(deseasonalised.subarray(lo, hi));
+    return medianInPlace(scratch, 0, hi - lo - 1);
+  };
+  const jumpsWithin = (from: number, to: number): number => {
+    let count = 0;
+    for (const k of jumps) if (k >= from && k < to) count++;
+    return count;
+  };
+
+  const runs: { start: number; levels: number[] }[] = [];
+  let covered = 0;
+  let free = 0;
+  for (const k of jumps) {
+    if (k < free) continue;
+    let start = -1;
+    let level = 0;
+    for (let j = k; j <= Math.min(m - 1, k + EXCURSION_ENTRY_POINTS); j++) {
+      level = reference(j);
+      if (Math.abs(trend[j]! - level) > margin) {
+        start = j;
+        break;
+      }
+    }
+    if (start < 0) continue;
+    const run: number[] = [level];
+    let end = start + 1;
+    for (; end < m; end++) {
+      const next = reference(end);
+      if (!(Math.abs(trend[end]! - next) > margin)) break;
+      run.push(next);
+    }
+    free = end;
+    covered += run.length;
+    // Its own entry (k) and exit (a jump within EXCURSION_ENTRY_POINTS of its end) aside, no
+    // other jump in the reference window around it.
+    const own = jumpsWithin(k, k + 1) + jumpsWithin(end - EXCURSION_ENTRY_POINTS, end + EXCURSION_ENTRY_POINTS + 1);
+    const around = jumpsWithin(Math.max(0, start - half), Math.min(m, end + half));
+    if (around > own) continue;
+    runs.push({ start, levels: run });
+  }
+  if (runs.length === 0 || covered > EXCURSION_MAX_SHARE * m) return null;
+  const levels = new Float64Array(m).fill(Number.NaN);
+  for (const run of runs) levels.set(run.levels, run.start);
+  return levels;
 }

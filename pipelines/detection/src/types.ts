@@ -129,6 +129,8 @@ export interface DetectionComponents {
   readonly sustainedQuiet?: boolean;
   /** Alarm once when the value has repeated exactly for STUCK_POINTS points where the older points never stood still (`stuckRun`, `stuckAlarm`). */
   readonly stuck?: boolean;
+  /** Entire series: inside a transient level excursion, expect the level its surroundings hold (`excursionLevels`). */
+  readonly excursion?: boolean;
 }
 
 export interface ChangePointOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectEntireSeries, marginMultiplier, SeriesError, severityOf, type EntireResult } from '../src/index.js';
+import { detectEntireSeries, EXCURSION_MAX_SHARE, marginMultiplier, SeriesError, severityOf, type EntireResult } from '../src/index.js';
 import { gridInput, indicesWhere, noiseSeries, plainInput, seededRandom, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -182,5 +182,76 @@ describe('margins and severity', () => {
     expect(severityOf(1, 2)).toBe(0);
     expect(severityOf(-4, 2)).toBe(0.5);
     expect(severityOf(20, 2)).toBeCloseTo(0.9, 12);
+  });
+});
+
+describe('detectEntireSeries: transient level excursions', () => {
+  const flagged = (result: EntireResult): number[] => indicesWhere(result.isAnomaly);
+  const within = (indices: readonly number[], from: number, to: number): number[] => indices.filter((i) => i >= from && i < to);
+  const OFF = { ...DEFAULTS, components: { excursion: false } };
+
+  it('reports every point of an hour at 0 and of a pinned reading, which the trend alone takes for level', () => {
+    // 5,000 points of noise around 50 (sd 1); 60 points at 0 from 3,000, or at 100 from 3,000.
+    for (const level of [0, 100]) {
+      const values = noiseSeries(5000, 61, 50, 1).map((v, i) => (i >= 3000 && i < 3060 ? level : v));
+      const result = detectEntireSeries(plainInput(values), DEFAULTS);
+      expectConsistent(result, values);
+      expect(within(flagged(result), 2990, 3070)).toEqual(Array.from({ length: 60 }, (_, k) => 3000 + k));
+      // Expected there: the level around the excursion, not the excursion's own.
+      for (let i = 3000; i < 3060; i++) expect(Math.abs(result.expectedValues[i]! - 50)).toBeLessThan(1);
+      expect(result.isNegativeAnomaly[3000]).toBe(level === 0);
+      // The trend alone follows the excursion from its first point: nothing reported in it.
+      expect(within(flagged(detectEntireSeries(plainInput(values), OFF)), 3000, 3060)).toEqual([]);
+      // Elsewhere the same verdicts.
+      const elsewhere = (r: EntireResult): number[] => flagged(r).filter((i) => i < 3000 || i >= 3060);
+      expect(elsewhere(result)).toEqual(elsewhere(detectEntireSeries(plainInput(values), OFF)));
+    }
+  });
+
+  it('leaves alone a lasting shift, a wandering level, a slow dip and a machine that cycles on and off', () => {
+    const random = seededRandom(71);
+    const noise = noiseSeries(5000, 72, 0, 1);
+    let walk = 0;
+    const cases: Record<string, number[]> = {
+      // A lasting shift: the new level holds for 2,000 points, more than half the reference window (500).
+      shift: noise.map((v, i) => v + (i >= 3000 ? 15 : 5)),
+      walk: noise.map(() => (walk += random() - 0.5)),
+      // Down by 20 and back over 200 points: no jump of the trend.
+      dip: noise.map((v, i) => v + 50 - (i >= 3000 && i < 3200 ? 20 * Math.sin((Math.PI * (i - 3000)) / 200) : 0)),
+    };
+    // On for 20 to 80 points, off for 100 to 400, irregularly: no period, level changes again and again.
+    let on = false;
+    let left = 0;
+    cases.duty = noise.map((v) => {
+      if (left-- <= 0) {
+        on = !on;
+        left = on ? 20 + Math.floor(random() * 60) : 100 + Math.floor(random() * 300);
+      }
+      return v + (on ? 50 : 5);
+    });
+    for (const [name, values] of Object.entries(cases)) {
+      expect(detectEntireSeries(plainInput(values), DEFAULTS), name).toEqual(detectEntireSeries(plainInput(values), OFF));
+    }
+  });
+
+  it('reports an excursion only as the one abrupt change around it, and only while excursions are rare', () => {
+    const base = noiseSeries(5000, 73, 50, 1);
+    const outages = (spans: readonly (readonly [number, number])[]): number[] =>
+      base.map((v, i) => (spans.some(([a, b]) => i >= a && i < b) ? 0 : v));
+    // Two outages 1,000 points apart: each is the only change in its reference window (±250).
+    const apart = outages([[2000, 2060], [3000, 3060]]);
+    expect(within(flagged(detectEntireSeries(plainInput(apart), DEFAULTS)), 1990, 3070).length).toBe(120);
+    // 100 points apart: each has the other in its reference window, so neither is reported.
+    const close = outages([[2000, 2060], [2160, 2220]]);
+    expect(detectEntireSeries(plainInput(close), DEFAULTS)).toEqual(detectEntireSeries(plainInput(close), OFF));
+    // Five outages of 60 points, 700 to 1,100 apart (irregularly: evenly spaced ones would make a
+    // period), cover 6 % of the series, over EXCURSION_MAX_SHARE (5 %): none reported.
+    const starts = [400, 1300, 2000, 3100, 4000];
+    const many = outages(starts.map((a) => [a, a + 60] as const));
+    expect(EXCURSION_MAX_SHARE).toBe(0.05);
+    expect(detectEntireSeries(plainInput(many), DEFAULTS)).toEqual(detectEntireSeries(plainInput(many), OFF));
+    // Four of them (4.8 %): all reported.
+    const four = outages(starts.slice(0, 4).map((a) => [a, a + 60] as const));
+    expect(flagged(detectEntireSeries(plainInput(four), DEFAULTS)).filter((i) => four[i] === 0).length).toBe(240);
   });
 });
