@@ -64,9 +64,11 @@ export const EXCURSION_MAX_SHARE = 0.05;
  * held for more than half that window is the reference's own by then, so a lasting shift is no
  * excursion. It must also be the only abrupt change in its reference window (no other jump of the
  * trend there but its own entry and exit), and all candidate excursions together (reported or
- * not) may cover at most EXCURSION_MAX_SHARE of the series: a machine that cycles on and off changes level again and
- * again, and its "on" stretches are how it works. A wandering level (a random walk) makes no
- * jumps. O(n) without jumps; otherwise a median of the reference window for each point examined.
+ * not) may cover at most EXCURSION_MAX_SHARE of the series: a machine that cycles on and off
+ * changes level again and again, and its "on" stretches are how it works. A wandering level (a
+ * random walk) makes no jumps. O(n) without jumps; otherwise one median of the reference window
+ * for each point examined: at most EXCURSION_ENTRY_POINTS + 1 per jump plus EXCURSION_MAX_SHARE
+ * of the series.
  */
 export function excursionLevels(
   values: Float64Array,
@@ -90,11 +92,6 @@ export function excursionLevels(
     const hi = Math.min(m, j + half + 1);
     scratch.set(deseasonalised.subarray(lo, hi));
     return medianInPlace(scratch, 0, hi - lo - 1);
-  };
-  const jumpsWithin = (from: number, to: number): number => {
-    let count = 0;
-    for (const k of jumps) if (k >= from && k < to) count++;
-    return count;
   };
 
   const runs: { start: number; levels: number[] }[] = [];
@@ -121,14 +118,19 @@ export function excursionLevels(
     }
     free = end;
     covered += run.length;
-    // Its own entry (k) and exit (a jump within EXCURSION_ENTRY_POINTS of its end) aside, no
-    // other jump in the reference window around it.
-    const own = jumpsWithin(k, k + 1) + jumpsWithin(end - EXCURSION_ENTRY_POINTS, end + EXCURSION_ENTRY_POINTS + 1);
-    const around = jumpsWithin(Math.max(0, start - half), Math.min(m, end + half));
-    if (around > own) continue;
+    // Past the share, nothing will be reported: stop (this also bounds the medians computed).
+    if (covered > EXCURSION_MAX_SHARE * m) return null;
+    // Its own entry and exit aside (jumps from k to EXCURSION_ENTRY_POINTS past its start, and
+    // within EXCURSION_ENTRY_POINTS of its end: a reading halfway between the levels makes a
+    // two-step edge), no other jump in the reference window around it.
+    const own = (j: number): boolean =>
+      (j >= k && j <= start + EXCURSION_ENTRY_POINTS) || Math.abs(j - end) <= EXCURSION_ENTRY_POINTS;
+    const from = Math.max(0, start - half);
+    const to = Math.min(m, end + half);
+    if (jumps.some((j) => j >= from && j < to && !own(j))) continue;
     runs.push({ start, levels: run });
   }
-  if (runs.length === 0 || covered > EXCURSION_MAX_SHARE * m) return null;
+  if (runs.length === 0) return null;
   const levels = new Float64Array(m).fill(Number.NaN);
   for (const run of runs) levels.set(run.levels, run.start);
   return levels;

@@ -206,6 +206,10 @@ describe('detectEntireSeries: transient level excursions', () => {
       const elsewhere = (r: EntireResult): number[] => flagged(r).filter((i) => i < 3000 || i >= 3060);
       expect(elsewhere(result)).toEqual(elsewhere(detectEntireSeries(plainInput(values), OFF)));
     }
+    // A reading halfway between the levels at each edge (a partly covered interval) makes the
+    // trend step twice at both ends: still one excursion.
+    const ramped = noiseSeries(5000, 61, 50, 1).map((v, i) => (i === 2999 || i === 3060 ? 25 : i >= 3000 && i < 3060 ? 0 : v));
+    expect(within(flagged(detectEntireSeries(plainInput(ramped), DEFAULTS)), 3000, 3060)).toHaveLength(60);
   });
 
   it('leaves alone a lasting shift, a wandering level, a slow dip and a machine that cycles on and off', () => {
