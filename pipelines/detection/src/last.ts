@@ -765,8 +765,8 @@ export function stuckRun(
  * facts, a drop and then a feed that stopped moving.
  */
 export function stuckAlarm(reported: boolean, excess: number, reportedInStretch: () => boolean): number {
-  if (reported || excess === 0) return 0;
-  return reportedInStretch() ? 0 : excess;
+  // The new-level alarm's gate without its sustained-score condition (no scores to read).
+  return newLevelAlarm(reported, excess, null, reportedInStretch);
 }
 
 /** The history's values minus the seasonal profile (the values themselves without one). */
