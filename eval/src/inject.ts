@@ -101,20 +101,12 @@ export function machineSuite(seed = 17): InjectionSuite {
     wander = 0.995 * wander + 0.05 * draw();
     return 60 + wander + 0.5 * draw();
   });
-  const at = MACHINE_EVENT_AT;
-  const last = clean[at - 1]!;
-  return {
-    name: 'machine temperature (minutely, continuous)',
-    clean,
-    stepMs: 60_000,
-    events: [
-      { name: 'frozen at its last reading for 60 points', at, length: 60, apply: () => last },
-      { name: 'zero for 60 points', at, length: 60, apply: () => 0 },
-      { name: 'step up by 3 (6 noise spreads) for 300 points', at, length: 300, apply: (v) => v + 3 },
-      { name: 'drift up by 4 over 300 points', at, length: 300, apply: (v, k) => v + (4 * (k + 1)) / 300 },
-      { name: 'flutter of ±2 for 60 points', at, length: 60, apply: (v, k) => v + (k % 2 === 0 ? 2 : -2) },
-    ],
-  };
+  return minutelySuite('machine temperature (minutely, continuous)', clean, [
+    { name: 'zero for 60 points', length: 60, apply: () => 0 },
+    { name: 'step up by 3 (6 noise spreads) for 300 points', length: 300, apply: (v) => v + 3 },
+    { name: 'drift up by 4 over 300 points', length: 300, apply: (v, k) => v + (4 * (k + 1)) / 300 },
+    { name: 'flutter of ±2 for 60 points', length: 60, apply: (v, k) => v + (k % 2 === 0 ? 2 : -2) },
+  ]);
 }
 
 /**
@@ -127,17 +119,19 @@ export function counterSuite(seed = 19): InjectionSuite {
   const clean = Array.from({ length: MACHINE_POINTS }, (_, i) =>
     Math.min(100, Math.max(0, Math.round(30 + 10 * Math.sin((2 * Math.PI * i) / 1440) + 3 * draw()))),
   );
-  const at = MACHINE_EVENT_AT;
-  const last = clean[at - 1]!;
-  return {
-    name: 'CPU percentage (minutely, whole numbers)',
-    clean,
-    stepMs: 60_000,
-    events: [
-      { name: 'frozen at its last reading for 60 points', at, length: 60, apply: () => last },
-      { name: 'pinned at 100 for 60 points', at, length: 60, apply: () => 100 },
-    ],
-  };
+  return minutelySuite('CPU percentage (minutely, whole numbers)', clean, [
+    { name: 'pinned at 100 for 60 points', length: 60, apply: () => 100 },
+  ]);
+}
+
+/**
+ * A machine suite of minutely points: a reading that hangs at the one before point
+ * MACHINE_EVENT_AT for 60 points, then `others`, every event from that point.
+ */
+function minutelySuite(name: string, clean: readonly number[], others: readonly Omit<InjectedEvent, 'at'>[]): InjectionSuite {
+  const last = clean[MACHINE_EVENT_AT - 1]!;
+  const hang = { name: 'frozen at its last reading for 60 points', length: 60, apply: () => last };
+  return { name, clean, stepMs: 60_000, events: [hang, ...others].map((event) => ({ ...event, at: MACHINE_EVENT_AT })) };
 }
 
 export interface InjectionResult {
