@@ -1,7 +1,7 @@
 // Streaming benchmark: one worker (in this process) between the real Kafka and ClickHouse (and
 // Redis for checkpoints), as `npm run worker` runs it.
 //
-//   npx tsx bench/streaming.ts [--quick]
+//   npx tsx bench/streaming.ts [--quick] [--only single,batch]
 //
 // Rows:
 //  - drain: points produced to Kafka beforehand, then one worker started; points/s = points over
@@ -12,7 +12,8 @@
 //    end-to-end lag = time from Kafka's append to the end of the batch that stored the point
 //    (after the ClickHouse insert and the checkpoints, just before the offset commit), p50/p99.
 // Variants: no baselines (detection only), and every machine with a baseline (plus the learned
-// model's energies, z-scores and regimes).
+// model's energies, z-scores and regimes); one point per message (TelemetryPoint), and 20 points of
+// a machine per message (TelemetryBatch, as POST /v1/telemetry and batching producers send them).
 //
 // Servers from KAFKA_BROKERS, CLICKHOUSE_URL, REDIS_URL (defaults: the infra/ scripts' addresses).
 // Everything it creates (topics, group, database, Redis keys) has a name of its own and is removed
@@ -39,6 +40,8 @@ import { round, summarize, type LatencySummary } from './stats.js';
 
 export interface StreamingBenchOptions {
   readonly quick?: boolean;
+  /** Variant ids to run (single, threads, baselines, batch, batch-threads); default all. */
+  readonly only?: readonly string[];
   readonly urls?: ServerUrls;
   readonly log?: (message: string) => void;
 }
@@ -69,6 +72,8 @@ export interface StreamingBenchResult {
 }
 
 const ORG = 'org_bench';
+/** Points per TelemetryBatch message in the batched variants: 20 s of a machine reporting every second. */
+const BATCH_POINTS = 20;
 const STEP_MS = 1000;
 
 function settingsFor(quick: boolean) {
@@ -133,10 +138,14 @@ async function sendAll(streaming: Streaming, topic: string, messages: readonly O
 }
 
 interface Variant {
+  /** Short name for `--only`. */
+  readonly id: string;
   readonly name: string;
   readonly baselines: boolean;
   /** WORKER_DETECTION_THREADS. */
   readonly detectionThreads: number;
+  /** Points a telemetry message carries: 1 = one TelemetryPoint each; more = TelemetryBatch messages. */
+  readonly pointsPerMessage: number;
 }
 
 async function runVariant(
@@ -174,12 +183,20 @@ async function runVariant(
         baselines.set(machine.machineId, baselineFor(machine, model, energies));
       }
     }
+    const perMessage = variant.pointsPerMessage;
+    const drainPoints = settings.machines * settings.drainPointsPerMachine;
     const drainMessages = interleave(
       series.map((s) =>
-        telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(0, settings.drainPointsPerMachine), s.values.slice(0, settings.drainPointsPerMachine)),
+        telemetryMessages(
+          ORG,
+          s.machineId,
+          s.timestampsMs.slice(0, settings.drainPointsPerMachine),
+          s.values.slice(0, settings.drainPointsPerMachine),
+          perMessage,
+        ),
       ),
     );
-    log(`${variant.name}: producing ${drainMessages.length} points`);
+    log(`${variant.name}: producing ${drainPoints} points in ${drainMessages.length} messages`);
     await sendAll(streaming, names.telemetryTopic, drainMessages);
 
     const config: WorkerRuntimeConfig = {
@@ -199,12 +216,13 @@ async function runVariant(
     let worker = started.worker;
     try {
       const rows: StreamingBenchRow[] = [
-        await drainRow(`${variant.name}: drain`, started, drainMessages.length, variant, settings, log),
+        await drainRow(`${variant.name}: drain`, started, drainPoints, variant, settings, log),
       ];
 
-      // Steady rate.
+      // Steady rate. With batches, each send carries whole messages: its points in messages of
+      // pointsPerMessage points (each machine's next ones), about the same points per send.
       const rate = Math.max(100, Math.floor(rows[0]!.pointsPerSecond * settings.steadyShare));
-      const perSend = Math.max(1, Math.round((rate * settings.sendEveryMs) / 1000));
+      const perSend = Math.max(1, Math.round((rate * settings.sendEveryMs) / 1000 / perMessage));
       const steadyEnd = settings.drainPointsPerMachine + steadyPointsPerMachine;
       const steadyMessages = interleave(
         series.map((s) =>
@@ -213,18 +231,21 @@ async function runVariant(
             s.machineId,
             s.timestampsMs.slice(settings.drainPointsPerMachine, steadyEnd),
             s.values.slice(settings.drainPointsPerMachine, steadyEnd),
+            perMessage,
           ),
         ),
       );
-      const total = Math.min(steadyMessages.length, rate * settings.steadySeconds);
+      // Messages offered (whole ones), and the points they carry.
+      const totalMessages = Math.min(steadyMessages.length, Math.round((rate * settings.steadySeconds) / perMessage));
+      const total = totalMessages * perMessage;
       const steadyFrom = started.summaries.length;
       const producer = await streaming.bus.producer();
       const target = worker.counters().rows + total;
       log(`${variant.name}: offering ${rate} points/s for ${round(total / rate, 1)} s`);
       try {
         const offeredFrom = performance.now();
-        for (let sent = 0, tick = 0; sent < total; tick++) {
-          const batch = steadyMessages.slice(sent, Math.min(total, sent + perSend));
+        for (let sent = 0, tick = 0; sent < totalMessages; tick++) {
+          const batch = steadyMessages.slice(sent, Math.min(totalMessages, sent + perSend));
           await producer.send(names.telemetryTopic, batch);
           sent += batch.length;
           const wait = offeredFrom + (tick + 1) * settings.sendEveryMs - performance.now();
@@ -245,28 +266,28 @@ async function runVariant(
         pointsPerSecond: rate,
         lag: summarize(lags),
         batches: steady.length,
-        meanBatchMessages: round(total / Math.max(1, steady.length), 0),
+        meanBatchMessages: round(totalMessages / Math.max(1, steady.length), 0),
       });
 
       // Full windows: the worker stops (its windows checkpointed), a backlog waits in Kafka, and a
       // new worker resumes every machine from its checkpoint and drains it.
       await worker.stop();
       // Each machine goes on from the point after its last steady one (the steady rows sent the
-      // first `total` of the interleaved messages: one per machine in turn).
+      // first `totalMessages` of the interleaved messages: one per machine in turn).
       const warmMessages = interleave(
         series.map((s, m) => {
-          const from = settings.drainPointsPerMachine + Math.floor(total / series.length) + (m < total % series.length ? 1 : 0);
+          const sentMessages = Math.floor(totalMessages / series.length) + (m < totalMessages % series.length ? 1 : 0);
+          const from = settings.drainPointsPerMachine + sentMessages * perMessage;
           const to = from + settings.warmDrainPointsPerMachine;
-          return telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(from, to), s.values.slice(from, to));
+          return telemetryMessages(ORG, s.machineId, s.timestampsMs.slice(from, to), s.values.slice(from, to), perMessage);
         }),
       );
-      log(`${variant.name}: worker stopped; producing ${warmMessages.length} points for a restarted one`);
+      const warmPoints = settings.machines * settings.warmDrainPointsPerMachine;
+      log(`${variant.name}: worker stopped; producing ${warmPoints} points in ${warmMessages.length} messages for a restarted one`);
       await sendAll(streaming, names.telemetryTopic, warmMessages);
       const restarted = await startMeasuredWorker(streaming, config, baselines, model);
       worker = restarted.worker;
-      rows.push(
-        await drainRow(`${variant.name}: drain, windows full (restarted worker)`, restarted, warmMessages.length, variant, settings, log),
-      );
+      rows.push(await drainRow(`${variant.name}: drain, windows full (restarted worker)`, restarted, warmPoints, variant, settings, log));
       return rows;
     } finally {
       await worker.stop();
@@ -358,7 +379,7 @@ async function drainRow(
     timeShares,
     perPointMs,
     batches: drained.length,
-    meanBatchMessages: round(points / Math.max(1, drained.length), 0),
+    meanBatchMessages: round(drained.reduce((n, summary) => n + summary.messages, 0) / Math.max(1, drained.length), 0),
   };
 }
 
@@ -382,7 +403,21 @@ function table(rows: readonly StreamingBenchRow[]): string {
   return lines.join('\n');
 }
 
-/** Runs every variant and returns the rows. Needs the real Kafka, ClickHouse and Redis. */
+const VARIANTS: readonly Variant[] = [
+  { id: 'single', name: 'detection only', baselines: false, detectionThreads: 0, pointsPerMessage: 1 },
+  { id: 'threads', name: 'detection only, 2 detection threads', baselines: false, detectionThreads: 2, pointsPerMessage: 1 },
+  { id: 'baselines', name: 'with baselines (ONNX energies, regimes)', baselines: true, detectionThreads: 0, pointsPerMessage: 1 },
+  { id: 'batch', name: `detection only, ${BATCH_POINTS} points a message`, baselines: false, detectionThreads: 0, pointsPerMessage: BATCH_POINTS },
+  {
+    id: 'batch-threads',
+    name: `detection only, 2 detection threads, ${BATCH_POINTS} points a message`,
+    baselines: false,
+    detectionThreads: 2,
+    pointsPerMessage: BATCH_POINTS,
+  },
+];
+
+/** Runs every variant (or those `only` names) and returns the rows. Needs the real Kafka, ClickHouse and Redis. */
 export async function benchStreaming(options: StreamingBenchOptions = {}): Promise<StreamingBenchResult> {
   const quick = options.quick ?? false;
   const log = options.log ?? ((message: string) => process.stderr.write(`[bench:streaming] ${message}\n`));
@@ -395,11 +430,7 @@ export async function benchStreaming(options: StreamingBenchOptions = {}): Promi
   const model = await createModelRuntime();
   const rows: StreamingBenchRow[] = [];
   try {
-    for (const variant of [
-      { name: 'detection only', baselines: false, detectionThreads: 0 },
-      { name: 'detection only, 2 detection threads', baselines: false, detectionThreads: 2 },
-      { name: 'with baselines (ONNX energies, regimes)', baselines: true, detectionThreads: 0 },
-    ] satisfies Variant[]) {
+    for (const variant of VARIANTS.filter((v) => !options.only || options.only.includes(v.id))) {
       rows.push(...(await runVariant(urls, variant, settings, model, log)));
     }
   } finally {
@@ -421,10 +452,18 @@ export async function benchStreaming(options: StreamingBenchOptions = {}): Promi
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1] === fileURLToPath(import.meta.url)) {
   const quick = process.argv.includes('--quick');
-  benchStreaming({ quick })
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt > 0 ? (process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean) : undefined;
+  const unknown = only?.filter((id) => !VARIANTS.some((v) => v.id === id)) ?? [];
+  if (unknown.length > 0 || only?.length === 0) {
+    process.stderr.write(`--only takes variant ids separated by commas: ${VARIANTS.map((v) => v.id).join(', ')}\n`);
+    process.exit(2);
+  }
+  benchStreaming({ quick, ...(only ? { only } : {}) })
     .then(async (result) => {
       process.stdout.write(`\n${result.markdown}\n\n`);
-      if (!quick) {
+      // A partial run (--only) or --quick does not replace the committed figures.
+      if (!quick && !only) {
         const out = fileURLToPath(new URL('./streaming-results.json', import.meta.url));
         await writeFile(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), ...result }, null, 2)}\n`);
         process.stderr.write(`[bench:streaming] wrote ${out}\n`);

@@ -89,9 +89,10 @@ describe.skipIf(!run)(title, () => {
     );
     const producer = await streaming.bus.producer();
     cleanups.push(() => producer.close());
+    // Two machines one point a message, two in TelemetryBatch messages of 37 points.
     await producer.send(
       names.telemetryTopic,
-      interleave(series.map((s) => telemetryMessages(ORG, s.machineId, s.timestampsMs, s.values))),
+      interleave(series.map((s, m) => telemetryMessages(ORG, s.machineId, s.timestampsMs, s.values, m < 2 ? 1 : 37))),
     );
     await expect.poll(() => worker.counters().rows, { timeout: 60_000, interval: 200 }).toBe(POINTS * series.length);
 
@@ -115,7 +116,7 @@ describe.skipIf(!run)(title, () => {
     const calm = rows.slice(WINDOW_POINTS, Math.min(...withBaseline.spikes));
     expect(calm.filter((row) => row.regime === 'HEALTHY').length / calm.length).toBeGreaterThan(0.95);
     expect(rows[100]!.modelVersion).toBe(`engine-${ENGINE_VERSION}+${model.modelVersion}`);
-    expect(worker.counters()).toMatchObject({ deadLetters: 0, failedBatches: 0 });
+    expect(worker.counters()).toMatchObject({ messages: 2 * POINTS + 2 * Math.ceil(POINTS / 37), deadLetters: 0, failedBatches: 0 });
   });
 
   it('sends a poison message to the dead-letter topic while later points of its partition are judged', async () => {
@@ -131,6 +132,16 @@ describe.skipIf(!run)(title, () => {
     await producer.send(names.telemetryTopic, [
       { key, value: Buffer.from('{"value": 1}') },
       { key, value: codecs.telemetry.encode({ organization: ORG, machine_id: 'press-1', timestamp: ts[30]!, value: null, channels: null, tags: {} }) },
+      // A batch whose points go back in time: dead-lettered whole, none of its points judged.
+      {
+        key,
+        value: codecs.telemetryBatch.encode({
+          organization: ORG,
+          machine_id: 'press-1',
+          points: [ts[31]!, ts[30]!].map((timestamp) => ({ timestamp, value: 99, channels: null })),
+          tags: {},
+        }),
+      },
     ]);
     await producer.send(names.telemetryTopic, good.slice(30));
 
@@ -141,16 +152,19 @@ describe.skipIf(!run)(title, () => {
       for (const message of batch.messages) letters.push(codecs.deadLetter.decode(message.value));
     });
     await expect.poll(() => worker.counters().rows, { timeout: 30_000, interval: 200 }).toBe(60);
-    await expect.poll(() => letters.length, { timeout: 30_000, interval: 200 }).toBe(2);
+    await expect.poll(() => letters.length, { timeout: 30_000, interval: 200 }).toBe(3);
     expect(letters.map((l) => [l.reason, l.source_topic, l.source_offset])).toEqual([
       ['MESSAGE_NOT_SINGLE_OBJECT', names.telemetryTopic, 30],
       ['NO_READING', names.telemetryTopic, 31],
+      ['POINTS_OUT_OF_ORDER', names.telemetryTopic, 32],
     ]);
+    expect(codecs.telemetryBatch.decode(letters[2]!.original_value).points.map((point) => point.timestamp)).toEqual([ts[31], ts[30]]);
     expect(letters[0]!.original_value.toString()).toBe('{"value": 1}');
     expect(letters[0]!.original_key?.toString()).toBe(key);
     expect(new Set(letters.map((l) => l.source_partition)).size).toBe(1);
     const rows = await streaming.results.query({ orgId: ORG, machineId: 'press-1', limit: 1000 });
     expect(rows.map((row) => row.tsMs)).toEqual(ts);
+    expect(rows.map((row) => row.value)).toEqual(values);
   });
 
   it('sees a baseline change announced over Redis by another process and uses the new baseline', async () => {

@@ -40,7 +40,7 @@ describe('POST /v1/telemetry', () => {
     await bus.close();
   });
 
-  it('queues every point as an Avro TelemetryPoint keyed <org>/<machine_id> and answers 202', async () => {
+  it('queues the points as one Avro TelemetryBatch keyed <org>/<machine_id> and answers 202', async () => {
     const response = await post(app, '/v1/telemetry', {
       machine_id: 'pump-1',
       // The organization comes from the key: a body field of that name is ignored.
@@ -56,26 +56,28 @@ describe('POST /v1/telemetry', () => {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual({ accepted: 3, machine_id: 'pump-1' });
 
-    await eventually(async () => received.length === 3);
-    expect(received.map((message) => message.key?.toString('utf8'))).toEqual([`${orgId}/pump-1`, `${orgId}/pump-1`, `${orgId}/pump-1`]);
-    // One key, one partition: the machine's points stay in order.
-    expect(new Set(received.map((message) => message.partition)).size).toBe(1);
-    expect(received.every((message) => message.value.subarray(0, 2).equals(Buffer.from([0xc3, 0x01])))).toBe(true);
-    expect(received.map((message) => codecs.telemetry.decode(message.value))).toEqual([
-      { organization: orgId, machine_id: 'pump-1', timestamp: Date.UTC(2024, 0, 1, 0, 0), value: 10.5, channels: null, tags: { site: 'north' } },
-      { organization: orgId, machine_id: 'pump-1', timestamp: Date.UTC(2024, 0, 1, 0, 1), value: -3, channels: null, tags: { site: 'north' } },
-      {
-        organization: orgId,
-        machine_id: 'pump-1',
-        timestamp: Date.UTC(2024, 0, 1, 0, 2),
-        value: null,
-        channels: [
-          { name: 'temperature', value: 71.5 },
-          { name: 'pressure', value: 1.2 },
-        ],
-        tags: { site: 'north' },
-      },
-    ]);
+    await eventually(async () => received.length === 1);
+    const [message] = received;
+    expect(message!.key?.toString('utf8')).toBe(`${orgId}/pump-1`);
+    // Single-object encoding with the batch schema's fingerprint.
+    expect(message!.value.subarray(0, 10).toString('hex')).toBe(`c301${codecs.telemetryBatch.fingerprintHex}`);
+    expect(codecs.telemetryBatch.decode(message!.value)).toEqual({
+      organization: orgId,
+      machine_id: 'pump-1',
+      points: [
+        { timestamp: Date.UTC(2024, 0, 1, 0, 0), value: 10.5, channels: null },
+        { timestamp: Date.UTC(2024, 0, 1, 0, 1), value: -3, channels: null },
+        {
+          timestamp: Date.UTC(2024, 0, 1, 0, 2),
+          value: null,
+          channels: [
+            { name: 'temperature', value: 71.5 },
+            { name: 'pressure', value: 1.2 },
+          ],
+        },
+      ],
+      tags: { site: 'north' },
+    });
   });
 
   it("meters the points under 'telemetry' and keeps organizations apart", async () => {
@@ -90,7 +92,9 @@ describe('POST /v1/telemetry', () => {
     const other = (await get(app, '/v1/usage', OTHER_KEY)).json() as { usage: { endpoint: string; total_points: number }[] };
     expect(other.usage.find((entry) => entry.endpoint === 'telemetry')?.total_points).toBe(1);
 
-    await eventually(async () => received.length === 7);
+    // One message per call.
+    await eventually(async () => received.length === 3);
+    expect(received.map((message) => codecs.telemetryBatch.decode(message.value).points.length).sort()).toEqual([1, 2, 4]);
     const keys = new Set(received.map((message) => message.key?.toString('utf8')));
     expect(keys).toEqual(new Set([`${orgId}/pump-1`, `${OTHER_ORG}/pump-1`]));
   });

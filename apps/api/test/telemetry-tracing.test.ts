@@ -68,7 +68,7 @@ describe('tracing of POST /v1/telemetry', () => {
     expect(insert.parentSpanContext?.spanId).toBe(consume.spanContext().spanId);
     expect([http.kind, publish.kind, consume.kind, insert.kind]).toEqual([SpanKind.SERVER, SpanKind.PRODUCER, SpanKind.CONSUMER, SpanKind.CLIENT]);
     expect(http.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/v1/telemetry', 'adp.points': 20 });
-    expect(publish.attributes).toMatchObject({ 'messaging.destination.name': 'adp.telemetry.v1', 'messaging.batch.message_count': 20 });
+    expect(publish.attributes).toMatchObject({ 'messaging.destination.name': 'adp.telemetry.v1', 'messaging.batch.message_count': 1, 'adp.points': 20 });
     for (const span of [http, publish, consume, insert]) expect(span.status.code).toBe(SpanStatusCode.UNSET);
   });
 

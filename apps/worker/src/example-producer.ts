@@ -1,7 +1,9 @@
 // An example producer: writes telemetry straight to Kafka as the worker expects it, Avro
-// single-object encoded (schemas/avro/telemetry.avsc) and keyed `<organization>/<machine_id>`.
+// single-object encoded and keyed `<organization>/<machine_id>`: one point a message
+// (schemas/avro/telemetry.avsc), or with `--batch N`, N points of a machine a message
+// (schemas/avro/telemetry-batch.avsc; cheaper for the broker and the workers).
 //
-//   npm run produce:example -- --points 2000 --machines 5 [--org org_default] [--spikes 3]
+//   npm run produce:example -- --points 2000 --machines 5 [--org org_default] [--spikes 3] [--batch 1]
 //                              [--brokers 127.0.0.1:9092] [--topic adp.telemetry.v1] [--step-ms 60000]
 //
 // Each machine gets a smooth daily-ish wave with noise and `--spikes` injected spikes (printed, so
@@ -9,7 +11,14 @@
 // The brokers default to KAFKA_BROKERS, then 127.0.0.1:9092.
 import { parseArgs } from 'node:util';
 import { seededRandom } from '@adp/detection';
-import { createKafkaBus, loadStreamingCodecs, TOPICS, type OutgoingMessage } from '@adp/streaming';
+import {
+  createKafkaBus,
+  encodeTelemetryBatches,
+  loadStreamingCodecs,
+  TELEMETRY_BATCH_MAX_POINTS,
+  TOPICS,
+  type OutgoingMessage,
+} from '@adp/streaming';
 
 export interface ExampleSeries {
   readonly machineId: string;
@@ -64,14 +73,19 @@ async function main(): Promise<void> {
       brokers: { type: 'string' },
       topic: { type: 'string', default: TOPICS.telemetry },
       'step-ms': { type: 'string', default: '60000' },
+      batch: { type: 'string', default: '1' },
     },
   });
   const points = Number(args.points);
   const machines = Number(args.machines);
   const spikes = Number(args.spikes);
   const stepMs = Number(args['step-ms']);
+  const batch = Number(args.batch);
   for (const [name, value] of Object.entries({ points, machines, spikes, stepMs })) {
     if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
+  }
+  if (!Number.isSafeInteger(batch) || batch < 1 || batch > TELEMETRY_BATCH_MAX_POINTS) {
+    throw new Error(`--batch must be an integer from 1 to ${TELEMETRY_BATCH_MAX_POINTS}`);
   }
   const brokers = (args.brokers ?? process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092').split(',').map((b) => b.trim());
   const codecs = loadStreamingCodecs();
@@ -80,34 +94,44 @@ async function main(): Promise<void> {
     await bus.ensureTopics([{ name: args.topic, partitions: 12 }]);
     const producer = await bus.producer();
     const series = exampleSeries({ points, machines, spikes, endMs: Date.now(), stepMs });
-    // Interleaved by time, in chunks: how a fleet's telemetry arrives.
+    // Interleaved by time, in chunks: how a fleet's telemetry arrives (with --batch, each
+    // machine's next `batch` points in one message).
     const CHUNK = 5_000;
+    const tags = { source: 'example-producer' };
     let pending: OutgoingMessage[] = [];
     let sent = 0;
-    for (let i = 0; i < points; i++) {
+    let messages = 0;
+    for (let i = 0; i < points; i += batch) {
       for (const s of series) {
-        pending.push({
-          key: `${args.org}/${s.machineId}`,
-          value: codecs.telemetry.encode({
+        const key = `${args.org}/${s.machineId}`;
+        const end = Math.min(points, i + batch);
+        if (batch === 1) {
+          const value = codecs.telemetry.encode({
             organization: args.org,
             machine_id: s.machineId,
             timestamp: s.timestampsMs[i]!,
             value: s.values[i]!,
             channels: null,
-            tags: { source: 'example-producer' },
-          }),
-        });
+            tags,
+          });
+          pending.push({ key, value });
+        } else {
+          const readings = s.timestampsMs.slice(i, end).map((timestamp, k) => ({ timestamp, value: s.values[i + k]!, channels: null }));
+          const batchOf = { organization: args.org, machine_id: s.machineId, points: readings, tags };
+          for (const value of encodeTelemetryBatches(codecs.telemetryBatch, batchOf)) pending.push({ key, value });
+        }
+        sent += end - i;
         if (pending.length >= CHUNK) {
           await producer.send(args.topic, pending);
-          sent += pending.length;
+          messages += pending.length;
           pending = [];
         }
       }
     }
     if (pending.length > 0) await producer.send(args.topic, pending);
-    sent += pending.length;
+    messages += pending.length;
     await producer.close();
-    process.stdout.write(`sent ${sent} points to ${args.topic} (${machines} machines x ${points} points)\n`);
+    process.stdout.write(`sent ${sent} points in ${messages} messages to ${args.topic} (${machines} machines x ${points} points)\n`);
     for (const s of series) {
       const at = s.spikes.map((i) => new Date(s.timestampsMs[i]!).toISOString());
       process.stdout.write(`  ${args.org}/${s.machineId}: spikes at ${at.join(', ') || 'none'}\n`);

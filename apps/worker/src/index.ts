@@ -14,10 +14,13 @@ export { BaselineCache, toSeriesBaseline, type SeriesBaseline } from './baseline
 export {
   DEAD_LETTER_REASONS,
   MACHINE_ID_PATTERN,
+  MAX_BATCH_POINTS,
   channelSeriesId,
   parseTelemetryMessage,
+  validateTelemetryBatch,
   validateTelemetryPoint,
   type DeadLetterReason,
+  type ParsedPoint,
   type ParsedTelemetry,
   type Reading,
 } from './telemetry.js';

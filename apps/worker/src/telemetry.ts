@@ -1,7 +1,18 @@
-// Decoding and checking one telemetry message. Pure: bytes in, readings or a dead-letter reason
-// out. A message that fails here is poison (retrying cannot fix it): the worker parks it on the
-// dead-letter topic with the reason and goes on with the partition.
-import { isStreamingError, type AvroCodec, type IncomingMessage, type TelemetryPoint } from '@adp/streaming';
+// Decoding and checking one telemetry message: a TelemetryPoint or a TelemetryBatch (several
+// points of one machine). Pure: bytes in, points or a dead-letter reason out. A message that fails
+// here is poison (retrying cannot fix it): the worker parks it, whole, on the dead-letter topic
+// with the reason and goes on with the partition. A batch is checked point by point with the same
+// rules as single points, so it is judged exactly as its points sent one per message would be.
+import {
+  TELEMETRY_BATCH_MAX_POINTS,
+  decodeTelemetryMessage,
+  isStreamingError,
+  type ChannelValue,
+  type IncomingMessage,
+  type StreamingCodecs,
+  type TelemetryBatch,
+  type TelemetryPoint,
+} from '@adp/streaming';
 
 /** Machine ids as the native API accepts them (apps/api/src/native/request.ts). */
 export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -13,6 +24,8 @@ export const CHANNEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
 export const MAX_VALUE_MAGNITUDE = 1e100;
 /** Most channels in one point. */
 export const MAX_CHANNELS = 64;
+/** Most points in one TelemetryBatch message (schemas/avro/telemetry-batch.avsc). */
+export const MAX_BATCH_POINTS = TELEMETRY_BATCH_MAX_POINTS;
 
 /**
  * Why a message went to the dead-letter topic (the DeadLetter's `reason`). The decoder's codes
@@ -31,6 +44,8 @@ export const DEAD_LETTER_REASONS = [
   'VALUE_AND_CHANNELS',
   'INVALID_VALUE',
   'INVALID_CHANNEL',
+  'INVALID_BATCH',
+  'POINTS_OUT_OF_ORDER',
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
@@ -41,17 +56,29 @@ export interface Reading {
   readonly value: number;
 }
 
+/** One point of a message: its time and the readings of its series. */
+export interface ParsedPoint {
+  readonly tsMs: number;
+  readonly readings: readonly Reading[];
+}
+
+export interface Rejection {
+  readonly ok: false;
+  readonly reason: DeadLetterReason;
+  readonly detail: string;
+}
+
 export type ParsedTelemetry =
   | {
       readonly ok: true;
       readonly orgId: string;
       readonly machineId: string;
-      readonly tsMs: number;
-      readonly readings: readonly Reading[];
+      /** One for a TelemetryPoint; a batch's, in ascending timestamp order. */
+      readonly points: readonly ParsedPoint[];
     }
-  | { readonly ok: false; readonly reason: DeadLetterReason; readonly detail: string };
+  | Rejection;
 
-function reject(reason: DeadLetterReason, detail: string): ParsedTelemetry {
+function reject(reason: DeadLetterReason, detail: string): Rejection {
   return { ok: false, reason, detail };
 }
 
@@ -64,10 +91,8 @@ export function channelSeriesId(machineId: string, channel: string): string {
   return `${machineId}:${channel}`;
 }
 
-/** Checks a decoded point and the message key; returns its readings or why it is poison. */
-export function validateTelemetryPoint(point: TelemetryPoint, key: Buffer | null): ParsedTelemetry {
-  const orgId = point.organization;
-  const machineId = point.machine_id;
+/** The organization, the machine and the key they must be sent with; null when all is well. */
+function checkIdentity(orgId: string, machineId: string, key: Buffer | null): Rejection | null {
   if (!ORGANIZATION_ID_PATTERN.test(orgId)) {
     return reject('INVALID_ORGANIZATION', `organization ${JSON.stringify(orgId.slice(0, 140))} is not a valid id`);
   }
@@ -83,33 +108,45 @@ export function validateTelemetryPoint(point: TelemetryPoint, key: Buffer | null
       `message key ${actualKey === null ? 'is missing' : JSON.stringify(actualKey.slice(0, 300))}; expected ${JSON.stringify(expectedKey)}`,
     );
   }
+  return null;
+}
+
+/**
+ * One point's timestamp and readings. `at` prefixes the field names in the detail (`points[3].`
+ * in a batch, nothing for a single point).
+ */
+function checkPoint(
+  machineId: string,
+  point: { readonly timestamp: number; readonly value: number | null; readonly channels: readonly ChannelValue[] | null },
+  at: string,
+): ParsedPoint | Rejection {
   if (!Number.isSafeInteger(point.timestamp) || point.timestamp < 0) {
-    return reject('INVALID_TIMESTAMP', `timestamp ${String(point.timestamp)} is not epoch milliseconds >= 0`);
+    return reject('INVALID_TIMESTAMP', `${at}timestamp ${String(point.timestamp)} is not epoch milliseconds >= 0`);
   }
   const hasValue = point.value !== null;
   const hasChannels = point.channels !== null;
-  if (hasValue && hasChannels) return reject('VALUE_AND_CHANNELS', 'both value and channels are set; exactly one must be');
-  if (!hasValue && !hasChannels) return reject('NO_READING', 'neither value nor channels is set');
+  if (hasValue && hasChannels) return reject('VALUE_AND_CHANNELS', `${at}value and ${at}channels are both set; exactly one must be`);
+  if (!hasValue && !hasChannels) return reject('NO_READING', `neither ${at}value nor ${at}channels is set`);
   if (point.value !== null) {
     if (!isReading(point.value)) {
-      return reject('INVALID_VALUE', `value ${String(point.value)} is not a finite number with |v| <= 1e100`);
+      return reject('INVALID_VALUE', `${at}value ${String(point.value)} is not a finite number with |v| <= 1e100`);
     }
-    return { ok: true, orgId, machineId, tsMs: point.timestamp, readings: [{ seriesId: machineId, value: point.value }] };
+    return { tsMs: point.timestamp, readings: [{ seriesId: machineId, value: point.value }] };
   }
   const channels = point.channels ?? [];
   if (channels.length === 0 || channels.length > MAX_CHANNELS) {
-    return reject('INVALID_CHANNEL', `channels must hold 1..${MAX_CHANNELS} readings; got ${channels.length}`);
+    return reject('INVALID_CHANNEL', `${at}channels must hold 1..${MAX_CHANNELS} readings; got ${channels.length}`);
   }
   const seen = new Set<string>();
   const readings: Reading[] = [];
   for (const [index, channel] of channels.entries()) {
     if (!CHANNEL_NAME_PATTERN.test(channel.name)) {
-      return reject('INVALID_CHANNEL', `channels[${index}].name ${JSON.stringify(channel.name.slice(0, 80))} is not a valid channel name`);
+      return reject('INVALID_CHANNEL', `${at}channels[${index}].name ${JSON.stringify(channel.name.slice(0, 80))} is not a valid channel name`);
     }
-    if (seen.has(channel.name)) return reject('INVALID_CHANNEL', `channel ${channel.name} appears twice`);
+    if (seen.has(channel.name)) return reject('INVALID_CHANNEL', `${at}channels: channel ${channel.name} appears twice`);
     seen.add(channel.name);
     if (!isReading(channel.value)) {
-      return reject('INVALID_VALUE', `channels[${index}].value ${String(channel.value)} is not a finite number with |v| <= 1e100`);
+      return reject('INVALID_VALUE', `${at}channels[${index}].value ${String(channel.value)} is not a finite number with |v| <= 1e100`);
     }
     const seriesId = channelSeriesId(machineId, channel.name);
     if (!MACHINE_ID_PATTERN.test(seriesId)) {
@@ -117,19 +154,65 @@ export function validateTelemetryPoint(point: TelemetryPoint, key: Buffer | null
     }
     readings.push({ seriesId, value: channel.value });
   }
-  return { ok: true, orgId, machineId, tsMs: point.timestamp, readings };
+  return { tsMs: point.timestamp, readings };
 }
 
-/** Decodes (any registered writer schema) and validates one message. Never throws for bad input. */
-export function parseTelemetryMessage(codec: AvroCodec<TelemetryPoint>, message: IncomingMessage): ParsedTelemetry {
-  let point: TelemetryPoint;
+/** Checks a decoded point and the message key; returns its readings or why it is poison. */
+export function validateTelemetryPoint(point: TelemetryPoint, key: Buffer | null): ParsedTelemetry {
+  const identity = checkIdentity(point.organization, point.machine_id, key);
+  if (identity) return identity;
+  const parsed = checkPoint(point.machine_id, point, '');
+  if ('ok' in parsed) return parsed;
+  return { ok: true, orgId: point.organization, machineId: point.machine_id, points: [parsed] };
+}
+
+/**
+ * Checks a decoded batch and the message key: 1 to MAX_BATCH_POINTS points in strictly ascending
+ * timestamp order, each valid as a single point would be. Any fault rejects the whole message
+ * (the dead letter keeps all of it; nothing of a bad batch is judged).
+ */
+export function validateTelemetryBatch(batch: TelemetryBatch, key: Buffer | null): ParsedTelemetry {
+  const identity = checkIdentity(batch.organization, batch.machine_id, key);
+  if (identity) return identity;
+  const count = batch.points.length;
+  if (count === 0 || count > MAX_BATCH_POINTS) {
+    return reject('INVALID_BATCH', `a batch holds 1..${MAX_BATCH_POINTS} points; got ${count}`);
+  }
+  const points: ParsedPoint[] = [];
+  let previous = -1;
+  for (const [index, point] of batch.points.entries()) {
+    const parsed = checkPoint(batch.machine_id, point, `points[${index}].`);
+    if ('ok' in parsed) return parsed;
+    if (parsed.tsMs <= previous) {
+      return reject(
+        'POINTS_OUT_OF_ORDER',
+        `points[${index}].timestamp ${parsed.tsMs} is not after points[${index - 1}].timestamp ${previous}; a batch's timestamps must increase`,
+      );
+    }
+    previous = parsed.tsMs;
+    points.push(parsed);
+  }
+  return { ok: true, orgId: batch.organization, machineId: batch.machine_id, points };
+}
+
+/**
+ * Decodes (a TelemetryPoint or a TelemetryBatch, any registered writer schema) and validates one
+ * message. Never throws for bad input.
+ */
+export function parseTelemetryMessage(
+  codecs: Pick<StreamingCodecs, 'telemetry' | 'telemetryBatch' | 'writers'>,
+  message: IncomingMessage,
+): ParsedTelemetry {
+  let decoded: ReturnType<typeof decodeTelemetryMessage>;
   try {
-    point = codec.decode(message.value);
+    decoded = decodeTelemetryMessage(codecs, message.value);
   } catch (error) {
     if (isStreamingError(error) && (DEAD_LETTER_REASONS as readonly string[]).includes(error.code)) {
       return reject(error.code as DeadLetterReason, error.message);
     }
     return reject('MESSAGE_BODY_CORRUPT', error instanceof Error ? error.message : String(error));
   }
-  return validateTelemetryPoint(point, message.key);
+  return decoded.kind === 'batch'
+    ? validateTelemetryBatch(decoded.batch, message.key)
+    : validateTelemetryPoint(decoded.point, message.key);
 }

@@ -431,21 +431,23 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const reasons = new Map<string, number>();
     const pendingBySeries = new Map<string, PendingSeries>();
     for (const message of batch.messages) {
-      const parsed = parseTelemetryMessage(codecs.telemetry, message);
+      const parsed = parseTelemetryMessage(codecs, message);
       if (!parsed.ok) {
         deadLetters.push(deadLetter(message, parsed.reason, parsed.detail));
         reasons.set(parsed.reason, (reasons.get(parsed.reason) ?? 0) + 1);
         continue;
       }
-      for (const reading of parsed.readings) {
-        const key = `${parsed.orgId}/${reading.seriesId}`;
-        let pending = pendingBySeries.get(key);
-        if (!pending) {
-          pending = { orgId: parsed.orgId, seriesId: reading.seriesId, tsMs: [], values: [] };
-          pendingBySeries.set(key, pending);
+      for (const point of parsed.points) {
+        for (const reading of point.readings) {
+          const key = `${parsed.orgId}/${reading.seriesId}`;
+          let pending = pendingBySeries.get(key);
+          if (!pending) {
+            pending = { orgId: parsed.orgId, seriesId: reading.seriesId, tsMs: [], values: [] };
+            pendingBySeries.set(key, pending);
+          }
+          pending.tsMs.push(point.tsMs);
+          pending.values.push(reading.value);
         }
-        pending.tsMs.push(parsed.tsMs);
-        pending.values.push(reading.value);
       }
     }
     const decodedMs = performance.now();

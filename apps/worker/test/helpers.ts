@@ -12,6 +12,7 @@ import {
   type Notifier,
   type ResultStore,
   type TelemetryPoint,
+  type TelemetryReading,
 } from '@adp/streaming';
 import type { WorkerModel, WorkerRuntimeConfig } from '../src/index.js';
 
@@ -52,6 +53,19 @@ export function telemetryMessage(point: Partial<TelemetryPoint> & { machine_id: 
   return {
     key: key === undefined ? `${full.organization}/${full.machine_id}` : key,
     value: codecs.telemetry.encode(full),
+  };
+}
+
+/** One TelemetryBatch message: several points of one machine (readings may be out of order or empty: tests send poison too). */
+export function batchMessage(machineId: string, points: readonly Partial<TelemetryReading>[], key?: string | null) {
+  return {
+    key: key === undefined ? `${ORG}/${machineId}` : key,
+    value: codecs.telemetryBatch.encode({
+      organization: ORG,
+      machine_id: machineId,
+      points: points.map((point) => ({ timestamp: 0, value: null, channels: null, ...point })),
+      tags: {},
+    }),
   };
 }
 

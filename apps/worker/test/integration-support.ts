@@ -4,6 +4,7 @@
 // use the same names, and the clean-up that removes them again.
 import { createClient as createClickHouseClient } from '@clickhouse/client';
 import {
+  encodeTelemetryBatches,
   loadStreamingCodecs,
   type KafkaBusOptions,
   openStreaming,
@@ -103,12 +104,23 @@ export function workerEnv(urls: ServerUrls, names: IsolatedNames, extra: Record<
   };
 }
 
+/**
+ * A machine's points as telemetry messages: one TelemetryPoint each, or with `pointsPerMessage`
+ * above 1, TelemetryBatch messages of that many points (the last one shorter).
+ */
 export function telemetryMessages(
   orgId: string,
   machineId: string,
   timestampsMs: readonly number[],
   values: readonly number[],
+  pointsPerMessage = 1,
 ): OutgoingMessage[] {
+  const key = `${orgId}/${machineId}`;
+  if (pointsPerMessage > 1) {
+    const points = timestampsMs.map((timestamp, i) => ({ timestamp, value: values[i]!, channels: null }));
+    const batch = { organization: orgId, machine_id: machineId, points, tags: {} };
+    return encodeTelemetryBatches(codecs.telemetryBatch, batch, { maxPoints: pointsPerMessage }).map((value) => ({ key, value }));
+  }
   return timestampsMs.map((timestamp, i) => {
     const point: TelemetryPoint = {
       organization: orgId,
@@ -118,7 +130,7 @@ export function telemetryMessages(
       channels: null,
       tags: {},
     };
-    return { key: `${orgId}/${machineId}`, value: codecs.telemetry.encode(point) };
+    return { key, value: codecs.telemetry.encode(point) };
   });
 }
 

@@ -8,6 +8,8 @@ import {
   encodeWindow,
   judgeNewPoints,
   loadWorkerConfig,
+  MAX_BATCH_POINTS,
+  validateTelemetryBatch,
   validateTelemetryPoint,
   WorkerConfigError,
 } from '../src/index.js';
@@ -69,11 +71,10 @@ describe('validateTelemetryPoint', () => {
       ok: true,
       orgId: 'org_a',
       machineId: 'm-1',
-      tsMs: 1000,
-      readings: [{ seriesId: 'm-1', value: 1.5 }],
+      points: [{ tsMs: 1000, readings: [{ seriesId: 'm-1', value: 1.5 }] }],
     });
     const channels = validateTelemetryPoint({ ...point, value: null, channels: [{ name: 'temp', value: 3 }] }, key);
-    expect(channels).toMatchObject({ ok: true, readings: [{ seriesId: 'm-1:temp', value: 3 }] });
+    expect(channels).toMatchObject({ ok: true, points: [{ tsMs: 1000, readings: [{ seriesId: 'm-1:temp', value: 3 }] }] });
   });
 
   it.each([
@@ -99,6 +100,69 @@ describe('validateTelemetryPoint', () => {
   it('refuses a point whose key is not <organization>/<machine_id>', () => {
     expect(validateTelemetryPoint(point, null)).toMatchObject({ ok: false, reason: 'KEY_MISMATCH' });
     expect(validateTelemetryPoint(point, Buffer.from('org_a/m-2'))).toMatchObject({ ok: false, reason: 'KEY_MISMATCH' });
+  });
+});
+
+describe('validateTelemetryBatch', () => {
+  const reading = (timestamp: number, value: number) => ({ timestamp, value, channels: null });
+  const batch = { organization: 'org_a', machine_id: 'm-1', points: [reading(1000, 1.5), reading(2000, 2.5), reading(3000, -1)], tags: {} };
+  const key = Buffer.from('org_a/m-1');
+
+  it('accepts points in ascending order, values or channels, each checked as a single point', () => {
+    expect(validateTelemetryBatch(batch, key)).toEqual({
+      ok: true,
+      orgId: 'org_a',
+      machineId: 'm-1',
+      points: [
+        { tsMs: 1000, readings: [{ seriesId: 'm-1', value: 1.5 }] },
+        { tsMs: 2000, readings: [{ seriesId: 'm-1', value: 2.5 }] },
+        { tsMs: 3000, readings: [{ seriesId: 'm-1', value: -1 }] },
+      ],
+    });
+    const channels = {
+      ...batch,
+      points: [
+        { timestamp: 5, value: null, channels: [{ name: 'a', value: 1 }, { name: 'b', value: 2 }] },
+        { timestamp: 6, value: null, channels: [{ name: 'a', value: 3 }] },
+      ],
+    };
+    expect(validateTelemetryBatch(channels, key)).toMatchObject({
+      ok: true,
+      points: [
+        { tsMs: 5, readings: [{ seriesId: 'm-1:a', value: 1 }, { seriesId: 'm-1:b', value: 2 }] },
+        { tsMs: 6, readings: [{ seriesId: 'm-1:a', value: 3 }] },
+      ],
+    });
+    const full = { ...batch, points: Array.from({ length: MAX_BATCH_POINTS }, (_, i) => reading(i, i)) };
+    expect(validateTelemetryBatch(full, key)).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    [[], 'INVALID_BATCH', 'a batch holds 1..10000 points; got 0'],
+    [Array.from({ length: MAX_BATCH_POINTS + 1 }, (_, i) => reading(i, i)), 'INVALID_BATCH', 'a batch holds 1..10000 points; got 10001'],
+    [[reading(1000, 1), reading(1000, 2)], 'POINTS_OUT_OF_ORDER', 'points[1].timestamp 1000 is not after points[0].timestamp 1000'],
+    [[reading(2000, 1), reading(3000, 2), reading(2500, 3)], 'POINTS_OUT_OF_ORDER', 'points[2].timestamp 2500 is not after points[1].timestamp 3000'],
+    [[reading(1000, 1), reading(2000, Number.NaN)], 'INVALID_VALUE', 'points[1].value NaN is not a finite number'],
+    [[reading(1000, 1), reading(-5, 1)], 'INVALID_TIMESTAMP', 'points[1].timestamp -5 is not epoch milliseconds'],
+    [[reading(1000, 1), { timestamp: 2000, value: null, channels: null }], 'NO_READING', 'neither points[1].value nor points[1].channels is set'],
+    [[{ timestamp: 2000, value: 1, channels: [{ name: 'a', value: 1 }] }], 'VALUE_AND_CHANNELS', 'points[0].value and points[0].channels are both set'],
+    [[{ timestamp: 2000, value: null, channels: [{ name: 'a', value: 1 }, { name: 'a', value: 1 }] }], 'INVALID_CHANNEL', 'points[0].channels: channel a appears twice'],
+  ])('refuses the whole batch: %#', (points, reason, detail) => {
+    const result = validateTelemetryBatch({ ...batch, points }, key);
+    expect(result).toMatchObject({ ok: false, reason });
+    expect((result as { detail: string }).detail).toContain(detail);
+  });
+
+  it('refuses a batch with a bad identity or key as a point would be refused', () => {
+    expect(validateTelemetryBatch(batch, Buffer.from('org_a/m-2'))).toMatchObject({ ok: false, reason: 'KEY_MISMATCH' });
+    expect(validateTelemetryBatch({ ...batch, machine_id: 'a b' }, Buffer.from('org_a/a b'))).toMatchObject({
+      ok: false,
+      reason: 'INVALID_MACHINE_ID',
+    });
+    expect(validateTelemetryBatch({ ...batch, organization: '' }, Buffer.from('/m-1'))).toMatchObject({
+      ok: false,
+      reason: 'INVALID_ORGANIZATION',
+    });
   });
 });
 

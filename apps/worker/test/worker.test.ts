@@ -4,6 +4,7 @@ import { startWorker, type RunningWorker, type WorkerDeps } from '../src/index.j
 import {
   allRows,
   baselineStore,
+  batchMessage,
   codecs,
   embeddedPlatform,
   fakeModel,
@@ -232,6 +233,78 @@ describe('startWorker on the in-process bus', () => {
     await expect.poll(() => worker.counters().rows).toBe(140);
     const after = (await allRows(platform.results, 'm-0')).slice(120);
     expect(after.every((row) => row.regime !== 'UNKNOWN' && row.energy !== null)).toBe(true);
+  });
+
+  it('judges the points of batch messages exactly as the same points sent one per message', async () => {
+    const machines = ['m-0', 'm-1'];
+    const reference = await embeddedPlatform();
+    const one = await start(reference);
+    await (await reference.bus.producer()).send('telemetry', points(machines, 0, POINTS));
+
+    const platform = await embeddedPlatform();
+    const worker = await start(platform);
+    const reading = (m: number, i: number) => ({ timestamp: T0 + i * STEP, value: signal(m, i, SPIKES) });
+    const run = (m: number, from: number, to: number) => Array.from({ length: to - from }, (_, k) => reading(m, from + k));
+    const producer = await platform.bus.producer();
+    // Batches of 1, 7, 92 and the rest, single points in between, and a batch that repeats 30
+    // points already sent (a producer's retry): those are replays, judged once.
+    for (const [m, machine] of machines.entries()) {
+      await producer.send('telemetry', [
+        batchMessage(machine, run(m, 0, 1)),
+        batchMessage(machine, run(m, 1, 8)),
+        ...Array.from({ length: 12 }, (_, k) => telemetryMessage({ machine_id: machine, timestamp: T0 + (8 + k) * STEP, value: signal(m, 8 + k, SPIKES) })),
+        batchMessage(machine, run(m, 20, 112)),
+        batchMessage(machine, run(m, 82, POINTS)),
+      ]);
+    }
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    expect(worker.counters()).toMatchObject({ messages: 32, replays: 60, deadLetters: 0 });
+    for (const machine of machines) {
+      const got = (await allRows(platform.results, machine)).map(judgement);
+      expect(got).toEqual((await allRows(reference.results, machine)).map(judgement));
+      for (const spike of SPIKES) expect(got[spike]!.isAnomaly).toBe(true);
+    }
+  });
+
+  it('dead-letters a bad batch whole, judges none of its points, and goes on with the partition', async () => {
+    const platform = await embeddedPlatform();
+    const worker = await start(platform);
+    const dead: { reason: string; detail: string; offset: number; original: Buffer }[] = [];
+    const deadConsumer = await platform.bus.consumer({ groupId: 'dlq-reader', topics: ['dead-letters'] });
+    await deadConsumer.run(async (batch) => {
+      for (const message of batch.messages) {
+        const letter = codecs.deadLetter.decode(message.value);
+        dead.push({ reason: letter.reason, detail: letter.detail, offset: letter.source_offset, original: letter.original_value });
+      }
+    });
+    const at = (i: number, value = 50) => ({ timestamp: T0 + i * STEP, value });
+    const poison = [
+      batchMessage('m-0', [at(20), at(22), at(21)]),
+      batchMessage('m-0', []),
+      batchMessage('m-0', [at(20), at(21, Number.NaN)]),
+      // Keyed as m-0's (same partition), but the body names m-1.
+      batchMessage('m-1', [at(20), at(21)], `${ORG}/m-0`),
+    ];
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0'], 0, 20));
+    await producer.send('telemetry', poison);
+    await producer.send('telemetry', points(['m-0'], 20, 40));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => dead.length).toBe(poison.length);
+    expect(dead.map((d) => d.reason)).toEqual(['POINTS_OUT_OF_ORDER', 'INVALID_BATCH', 'INVALID_VALUE', 'KEY_MISMATCH']);
+    expect(dead[0]!.detail).toBe(
+      `points[2].timestamp ${T0 + 21 * STEP} is not after points[1].timestamp ${T0 + 22 * STEP}; a batch's timestamps must increase`,
+    );
+    expect(dead[2]!.detail).toBe('points[1].value NaN is not a finite number with |v| <= 1e100');
+    expect(dead.map((d) => d.offset)).toEqual([20, 21, 22, 23]);
+    // The whole message is kept: it decodes back to every point it carried.
+    expect(codecs.telemetryBatch.decode(dead[0]!.original).points.map((p) => p.timestamp)).toEqual([20, 22, 21].map((i) => T0 + i * STEP));
+    // None of the bad batches' points was stored: rows 20..39 are the good messages' values.
+    const rows = await allRows(platform.results, 'm-0');
+    expect(rows.map((row) => row.tsMs)).toEqual(Array.from({ length: 40 }, (_, i) => T0 + i * STEP));
+    expect(rows.slice(20).map((row) => row.value)).toEqual(Array.from({ length: 20 }, (_, k) => signal(0, 20 + k, SPIKES)));
+    await deadConsumer.close();
   });
 
   it('judges each channel of a multi-channel point as its own series', async () => {

@@ -16,9 +16,11 @@ import { crc64AvroLittleEndian } from './rabin.js';
 import {
   DEAD_LETTER_CANONICAL,
   DETECTION_RESULT_CANONICAL,
+  TELEMETRY_BATCH_CANONICAL,
   TELEMETRY_POINT_CANONICAL,
   type DeadLetter,
   type DetectionResult,
+  type TelemetryBatch,
   type TelemetryPoint,
 } from './schemas.js';
 
@@ -36,6 +38,7 @@ export const SINGLE_OBJECT_HEADER_BYTES = 10;
 /** The topics' records: the file each lives in and its canonical form as the TS side spells it. */
 export const STREAMING_RECORDS = {
   telemetry: { file: 'telemetry.avsc', canonical: TELEMETRY_POINT_CANONICAL },
+  telemetryBatch: { file: 'telemetry-batch.avsc', canonical: TELEMETRY_BATCH_CANONICAL },
   result: { file: 'result.avsc', canonical: DETECTION_RESULT_CANONICAL },
   deadLetter: { file: 'dead-letter.avsc', canonical: DEAD_LETTER_CANONICAL },
 } as const;
@@ -44,6 +47,7 @@ export type StreamingRecord = keyof typeof STREAMING_RECORDS;
 
 interface StreamingRecordValues {
   telemetry: TelemetryPoint;
+  telemetryBatch: TelemetryBatch;
   result: DetectionResult;
   deadLetter: DeadLetter;
 }
@@ -127,6 +131,27 @@ function invalidPath(type: AvroType, value: unknown): string | undefined {
   return found;
 }
 
+function asBuffer(message: Uint8Array): Buffer {
+  return Buffer.isBuffer(message) ? message : Buffer.from(message.buffer, message.byteOffset, message.byteLength);
+}
+
+/**
+ * The writer fingerprint (hex) a single-object message names. Throws MESSAGE_NOT_SINGLE_OBJECT
+ * when the bytes do not open with the marker and a whole fingerprint; `schemaName` is the record
+ * being read, for the error.
+ */
+export function writerFingerprintOf(message: Uint8Array, schemaName: string): string {
+  const bytes = asBuffer(message);
+  if (bytes.length < SINGLE_OBJECT_HEADER_BYTES || bytes[0] !== 0xc3 || bytes[1] !== 0x01) {
+    throw new StreamingError(
+      'MESSAGE_NOT_SINGLE_OBJECT',
+      `not an Avro single-object message (${bytes.length} bytes, starts ${bytes.subarray(0, 2).toString('hex')})`,
+      { schema: schemaName },
+    );
+  }
+  return bytes.subarray(2, SINGLE_OBJECT_HEADER_BYTES).toString('hex');
+}
+
 export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegistry): AvroCodec<T> {
   const schemaName = reader.name ?? reader.typeName;
   const fingerprint = schemaFingerprint(reader);
@@ -183,17 +208,8 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
       return Buffer.concat([header, body]);
     },
     decode(message: Uint8Array): T {
-      const bytes = Buffer.isBuffer(message)
-        ? message
-        : Buffer.from(message.buffer, message.byteOffset, message.byteLength);
-      if (bytes.length < SINGLE_OBJECT_HEADER_BYTES || bytes[0] !== 0xc3 || bytes[1] !== 0x01) {
-        throw new StreamingError(
-          'MESSAGE_NOT_SINGLE_OBJECT',
-          `not an Avro single-object message (${bytes.length} bytes, starts ${bytes.subarray(0, 2).toString('hex')})`,
-          { schema: schemaName },
-        );
-      }
-      const writerHex = bytes.subarray(2, SINGLE_OBJECT_HEADER_BYTES).toString('hex');
+      const bytes = asBuffer(message);
+      const writerHex = writerFingerprintOf(bytes, schemaName);
       const resolver = resolverFor(writerHex);
       const body = bytes.subarray(SINGLE_OBJECT_HEADER_BYTES);
       try {
@@ -212,6 +228,8 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
 
 export interface StreamingCodecs {
   readonly telemetry: AvroCodec<TelemetryPoint>;
+  /** Several points of one machine in one message, on the telemetry topic beside single points. */
+  readonly telemetryBatch: AvroCodec<TelemetryBatch>;
   readonly result: AvroCodec<DetectionResult>;
   readonly deadLetter: AvroCodec<DeadLetter>;
   /** Every writer schema the codecs can read: the current ones and schemas/avro/history/. */
@@ -256,5 +274,35 @@ export function loadStreamingCodecs(options: { schemaDir?: string } = {}): Strea
     return createAvroCodec<StreamingRecordValues[K]>(type, writers);
   }
 
-  return { telemetry: load('telemetry'), result: load('result'), deadLetter: load('deadLetter'), writers };
+  return {
+    telemetry: load('telemetry'),
+    telemetryBatch: load('telemetryBatch'),
+    result: load('result'),
+    deadLetter: load('deadLetter'),
+    writers,
+  };
+}
+
+/** A telemetry-topic message: one point, or several points of one machine. */
+export type TelemetryMessage =
+  | { readonly kind: 'point'; readonly point: TelemetryPoint }
+  | { readonly kind: 'batch'; readonly batch: TelemetryBatch };
+
+/**
+ * Decodes a message of the telemetry topic, which carries TelemetryPoint and TelemetryBatch
+ * messages side by side: the writer fingerprint says which record it is (any version of either
+ * that the registry knows), and the body is read into that record's current schema. A message of
+ * neither record, or of a fingerprint nobody knows, throws as the point codec does
+ * (SCHEMA_INCOMPATIBLE, UNKNOWN_SCHEMA_FINGERPRINT, ...): the worker dead-letters it.
+ */
+export function decodeTelemetryMessage(
+  codecs: Pick<StreamingCodecs, 'telemetry' | 'telemetryBatch' | 'writers'>,
+  message: Uint8Array,
+): TelemetryMessage {
+  const writerHex = writerFingerprintOf(message, codecs.telemetry.schemaName);
+  const writer = codecs.writers.get(writerHex);
+  if (writer !== undefined && writer.name === codecs.telemetryBatch.schemaName) {
+    return { kind: 'batch', batch: codecs.telemetryBatch.decode(message) };
+  }
+  return { kind: 'point', point: codecs.telemetry.decode(message) };
 }

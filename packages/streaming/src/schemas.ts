@@ -34,6 +34,48 @@ export const TELEMETRY_POINT_CANONICAL = {
   ],
 } as const;
 
+/** Canonical form of adp.streaming.TelemetryBatch (schemas/avro/telemetry-batch.avsc). */
+export const TELEMETRY_BATCH_CANONICAL = {
+  name: 'adp.streaming.TelemetryBatch',
+  type: 'record',
+  fields: [
+    { name: 'organization', type: 'string' },
+    { name: 'machine_id', type: 'string' },
+    {
+      name: 'points',
+      type: {
+        type: 'array',
+        items: {
+          name: 'adp.streaming.TelemetryReading',
+          type: 'record',
+          fields: [
+            { name: 'timestamp', type: 'long' },
+            { name: 'value', type: ['null', 'double'] },
+            {
+              name: 'channels',
+              type: [
+                'null',
+                {
+                  type: 'array',
+                  items: {
+                    name: 'adp.streaming.ChannelValue',
+                    type: 'record',
+                    fields: [
+                      { name: 'name', type: 'string' },
+                      { name: 'value', type: 'double' },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    },
+    { name: 'tags', type: { type: 'map', values: 'string' } },
+  ],
+} as const;
+
 /** Canonical form of adp.streaming.DetectionResult (schemas/avro/result.avsc). */
 export const DETECTION_RESULT_CANONICAL = {
   name: 'adp.streaming.DetectionResult',
@@ -119,6 +161,10 @@ type AvroRecord<Fields extends readonly AvroField[]> = {
 export type TelemetryPoint = AvroValue<typeof TELEMETRY_POINT_CANONICAL>;
 /** One named channel's reading inside a TelemetryPoint. */
 export type ChannelValue = NonNullable<TelemetryPoint['channels']>[number];
+/** Several points of one machine in one telemetry message. */
+export type TelemetryBatch = AvroValue<typeof TELEMETRY_BATCH_CANONICAL>;
+/** One point inside a TelemetryBatch. */
+export type TelemetryReading = TelemetryBatch['points'][number];
 /** One judged point on the results topic and in the results table. */
 export type DetectionResult = AvroValue<typeof DETECTION_RESULT_CANONICAL>;
 /** A machine's operating regime. */

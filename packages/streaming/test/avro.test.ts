@@ -11,12 +11,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   DEFAULT_AVRO_SCHEMA_DIR,
   StreamingError,
+  decodeTelemetryMessage,
   WriterSchemaRegistry,
   createAvroCodec,
   loadStreamingCodecs,
   parseAvroSchema,
   readAvroSchemaFile,
   type StreamingRecord,
+  type TelemetryBatch,
   type TelemetryPoint,
 } from '../src/index.js';
 
@@ -81,7 +83,7 @@ describe('golden messages', () => {
   );
 
   it('every record has a golden message for its current schema', () => {
-    for (const record of ['telemetry', 'result', 'deadLetter'] as const) {
+    for (const record of ['telemetry', 'telemetryBatch', 'result', 'deadLetter'] as const) {
       expect(golden.some((entry) => entry.record === record && entry.fingerprint === codecs[record].fingerprintHex)).toBe(true);
     }
   });
@@ -142,6 +144,23 @@ describe('schema evolution', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a batch reader with a field added to its points reads batches written without it', () => {
+    const schema = JSON.parse(readFileSync(join(DEFAULT_AVRO_SCHEMA_DIR, 'telemetry-batch.avsc'), 'utf8')) as {
+      fields: { name: string; type: { items?: { fields: unknown[] } } }[];
+    };
+    schema.fields.find((field) => field.name === 'points')?.type.items?.fields.push({ name: 'quality', type: 'int', default: 100, doc: 'v2' });
+    const writers = new WriterSchemaRegistry();
+    writers.register(codecs.telemetryBatch.type);
+    const v2 = createAvroCodec<Record<string, unknown>>(parseAvroSchema(schema, 'batch v2'), writers);
+    const old = fixture('telemetry-batch-values.json');
+    const decoded = v2.decode(Buffer.from(old.hex, 'hex')) as { points: { quality: number; value: number }[] };
+    expect(decoded.points.map((point) => [point.value, point.quality])).toEqual([
+      [42.5, 100],
+      [43.25, 100],
+      [-1.5, 100],
+    ]);
   });
 
   it('a regime added later reads as UNKNOWN through the enum default', () => {
@@ -206,6 +225,54 @@ describe('typed decode and encode errors', () => {
     const error = thrown(() => codecs.telemetry.encode(bad));
     expect(error.code).toBe('MESSAGE_INVALID');
     expect(error.context.path).toBe('channels.0.value');
+  });
+});
+
+describe('the telemetry topic: points and batches side by side', () => {
+  const point = Buffer.from(fixture('telemetry-single-value.json').hex, 'hex');
+  const batch = Buffer.from(fixture('telemetry-batch-values.json').hex, 'hex');
+
+  it('tells the records apart by the writer fingerprint', () => {
+    expect(decodeTelemetryMessage(codecs, point)).toEqual({ kind: 'point', point: fixture('telemetry-single-value.json').value });
+    const decoded = decodeTelemetryMessage(codecs, batch);
+    expect(decoded.kind).toBe('batch');
+    expect((decoded as { batch: TelemetryBatch }).batch).toEqual(fixture('telemetry-batch-values.json').value);
+  });
+
+  it('a batch written with a retired batch schema in history/ is still a batch', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adp-avro-'));
+    try {
+      cpSync(DEFAULT_AVRO_SCHEMA_DIR, dir, { recursive: true });
+      // An imagined v0 without tags: today's reader fills in the default {}.
+      const v0Schema = JSON.parse(readFileSync(join(dir, 'telemetry-batch.avsc'), 'utf8')) as { fields: { name: string }[] };
+      v0Schema.fields = v0Schema.fields.filter((field) => field.name !== 'tags');
+      mkdirSync(join(dir, 'history'), { recursive: true });
+      writeFileSync(join(dir, 'history', 'telemetry-batch-v0.avsc'), JSON.stringify(v0Schema));
+      const v0 = createAvroCodec<Omit<TelemetryBatch, 'tags'>>(parseAvroSchema(v0Schema, 'v0'), new WriterSchemaRegistry());
+      const value = { organization: 'o', machine_id: 'm', points: [{ timestamp: 1, value: 2, channels: null }] };
+      const message = v0.encode(value);
+      expect(decodeTelemetryMessage(loadStreamingCodecs({ schemaDir: dir }), message)).toEqual({
+        kind: 'batch',
+        batch: { ...value, tags: {} },
+      });
+      // Without the retired schema nobody knows the fingerprint.
+      expect(thrown(() => decodeTelemetryMessage(codecs, message)).code).toBe('UNKNOWN_SCHEMA_FINGERPRINT');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a message of neither record, or not single-object at all, throws as the point codec does', () => {
+    const result = Buffer.from(fixture('result-anomaly.json').hex, 'hex');
+    expect(thrown(() => decodeTelemetryMessage(codecs, result)).code).toBe('SCHEMA_INCOMPATIBLE');
+    expect(thrown(() => decodeTelemetryMessage(codecs, Buffer.from('{"value":1}'))).code).toBe('MESSAGE_NOT_SINGLE_OBJECT');
+    const unknown = Buffer.from(batch);
+    unknown.writeBigUInt64LE(0x0123456789abcdefn, 2);
+    expect(thrown(() => decodeTelemetryMessage(codecs, unknown)).code).toBe('UNKNOWN_SCHEMA_FINGERPRINT');
+    const truncated = batch.subarray(0, batch.length - 4);
+    const error = thrown(() => decodeTelemetryMessage(codecs, truncated));
+    expect(error.code).toBe('MESSAGE_BODY_CORRUPT');
+    expect(error.context.schema).toBe('adp.streaming.TelemetryBatch');
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type DeadLetter,
   type DetectionResult,
   type Regime,
+  type TelemetryBatch,
   type TelemetryPoint,
 } from '../src/index.js';
 
@@ -61,6 +62,15 @@ describe('derived TS types', () => {
       timestamp: number;
       value: number | null;
       channels: { name: string; value: number }[] | null;
+      tags: Record<string, string>;
+    }>();
+  });
+
+  it('TelemetryBatch', () => {
+    expectTypeOf<TelemetryBatch>().toEqualTypeOf<{
+      organization: string;
+      machine_id: string;
+      points: { timestamp: number; value: number | null; channels: { name: string; value: number }[] | null }[];
       tags: Record<string, string>;
     }>();
   });

@@ -2,6 +2,10 @@
 // workers judge them), GET /v1/machines/{machine_id}/results reads the stored judgements. Errors
 // use the app's coded shape `{"error":{"code","message"}}`. README.md in ../native documents both.
 //
+// A call's points travel as TelemetryBatch messages (schemas/avro/telemetry-batch.avsc): one per
+// TELEMETRY_BATCH_MAX_POINTS points or 512 KiB, keyed by organization and machine like single
+// points, so the broker and the workers handle one message where they would handle thousands.
+//
 // Tracing: an accepted POST /v1/telemetry is a SERVER span with a PRODUCER span under it, whose
 // W3C context rides in every message's headers, so the worker's consume and insert spans join the
 // same trace. Without the OpenTelemetry SDK (apps/api/src/instrumentation.ts) these are no-ops and
@@ -13,6 +17,7 @@ import { parseIsoTimestamp } from '@adp/detection';
 import type { Store } from '@adp/store';
 import {
   TOPICS,
+  encodeTelemetryBatches,
   inSpan,
   loadStreamingCodecs,
   traceHeaders,
@@ -116,26 +121,33 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Telemetry ingestion is not configured on this server.');
       const topic = options.topic ?? TOPICS.telemetry;
       const key = `${orgId}/${parsed.machineId}`;
+      const pointCount = parsed.batch.points.length;
+      const values = encodeTelemetryBatches(codecs.telemetryBatch, parsed.batch);
       const accepted = await inSpan(
         'POST /v1/telemetry',
-        { 'http.request.method': 'POST', 'http.route': '/v1/telemetry', 'adp.points': parsed.points.length },
+        { 'http.request.method': 'POST', 'http.route': '/v1/telemetry', 'adp.points': pointCount },
         async () => {
           try {
             const opened = await producerOf(bus);
             await inSpan(
               `${topic} publish`,
-              { 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'messaging.batch.message_count': parsed.points.length },
+              {
+                'messaging.operation.type': 'send',
+                'messaging.destination.name': topic,
+                'messaging.batch.message_count': values.length,
+                'adp.points': pointCount,
+              },
               async () => {
                 // Inside the PRODUCER span: its context is what the headers carry.
                 const headers = traceHeaders();
-                const messages: OutgoingMessage[] = parsed.points.map((point) => ({ key, value: codecs.telemetry.encode(point), headers }));
+                const messages: OutgoingMessage[] = values.map((value) => ({ key, value, headers }));
                 await opened.send(topic, messages);
               },
               undefined,
               SpanKind.PRODUCER,
             );
           } catch (cause) {
-            request.log.error({ err: cause, orgId, machineId: parsed.machineId, points: parsed.points.length }, 'telemetry could not be queued');
+            request.log.error({ err: cause, orgId, machineId: parsed.machineId, points: pointCount }, 'telemetry could not be queued');
             throw new AppError(
               ERRORS.ServiceUnavailable,
               'The telemetry could not be queued; retry the request (points are stored once per timestamp, so a retry is safe).',
@@ -143,11 +155,11 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
             );
           }
           try {
-            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, parsed.points.length);
+            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount);
           } catch (cause) {
             throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request (a retry is safe).', { cause });
           }
-          return parsed.points.length;
+          return pointCount;
         },
         undefined,
         SpanKind.SERVER,

@@ -2,7 +2,7 @@
 // Every failure is an AppError with a registry code, checked in a fixed order: the body's shape,
 // machine_id (InvalidMachineId), tags (InvalidArgument), then points (InvalidPoints), first bad
 // point wins. Pure functions; the organization is never read from the body.
-import type { ChannelValue, TelemetryPoint } from '@adp/streaming';
+import type { ChannelValue, TelemetryBatch, TelemetryReading } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { parseMachineId, type ParseTimestamp } from '../native/request.js';
 import { MAX_VALUE_MAGNITUDE } from '../vendor/request.js';
@@ -39,8 +39,8 @@ function invalidArgument(message: string): AppError {
 
 export interface TelemetryRequest {
   readonly machineId: string;
-  /** Ready for the Avro codec, in the request's order (ascending timestamps). */
-  readonly points: TelemetryPoint[];
+  /** Ready for the Avro codec: the caller's organization, the tags, the points in ascending order. */
+  readonly batch: TelemetryBatch;
 }
 
 function isReading(value: unknown): value is number {
@@ -106,7 +106,7 @@ export function parseTelemetryRequest(
   if (raw.length === 0 || raw.length > maxPoints) {
     throw invalidPoints(`The 'points' field must have 1 to ${maxPoints} points; got ${raw.length}.`);
   }
-  const points = new Array<TelemetryPoint>(raw.length);
+  const points = new Array<TelemetryReading>(raw.length);
   let previousMs = Number.NEGATIVE_INFINITY;
   for (let index = 0; index < raw.length; index++) {
     const point: unknown = raw[index];
@@ -131,15 +131,12 @@ export function parseTelemetryRequest(
       throw invalidPoints(`points[${index}].value must be a finite number with |value| <= 1e100.`);
     }
     points[index] = {
-      organization: orgId,
-      machine_id: machineId,
       timestamp: timestampMs,
       value: value === undefined ? null : (value as number),
       channels: channels === undefined ? null : parseChannels(channels, index, machineId),
-      tags,
     };
   }
-  return { machineId, points };
+  return { machineId, batch: { organization: orgId, machine_id: machineId, points, tags } };
 }
 
 export interface ResultsQuery {
