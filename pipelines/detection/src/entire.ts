@@ -1,7 +1,7 @@
 // Entire-series detection: one model over all points, every input point judged against it.
 import { decompose, seasonalAt, type Decomposition } from './decomposition.js';
 import { prepareSeries } from './prepare.js';
-import { medianInPlace, robustScale, scaleFloor } from './robust.js';
+import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
 import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
 
@@ -17,8 +17,11 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   const model = decompose(prepared.values, prepared.slots, prepared.imputed, period);
 
   // One scale for the whole series, from the observed points only: imputed points sit on the
-  // model by construction and would shrink it.
-  const scale = robustScale(model.scaleResiduals, scaleFloor(prepared.values));
+  // model by construction and would shrink it. The shoulders' width as well as the core's: real
+  // residuals are rarely Gaussian (eval/README.md, "Entire-series detection on NAB").
+  const floor = scaleFloor(prepared.values);
+  const scale =
+    opts.components?.shoulder === false ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);
   const margin = marginMultiplier(opts.sensitivity) * scale;
   const levels =
     opts.components?.excursion === false ? null : excursionLevels(prepared.values, model, period, margin);

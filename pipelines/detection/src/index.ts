@@ -12,6 +12,7 @@ export {
 export { detectPeriod, granularityPeriods, seasonalFitScore, MIN_SEASONAL_FIT } from './period.js';
 export { anomalyCap, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 export { MIN_SERIES_POINTS } from './prepare.js';
+export { SHOULDER_QUANTILE, shoulderScale } from './robust.js';
 export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE } from './entire.js';
 export {
   bandReportedWithin,

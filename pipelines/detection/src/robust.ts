@@ -98,6 +98,32 @@ export function robustScale(values: Float64Array, floor: number): number {
 }
 
 /**
+ * Quantile of the absolute deviations from the median that `shoulderScale` reads: the shoulders
+ * of the distribution, past its core and short of its tails.
+ */
+export const SHOULDER_QUANTILE = 0.8;
+/** Φ⁻¹((1 + SHOULDER_QUANTILE) / 2): for Gaussian noise 80 % of |x − median| lie within 1.2816 σ. */
+const SHOULDER_TO_SIGMA = 1 / 1.2815515655446004;
+
+/**
+ * The noise scale of residuals that need not be Gaussian: the larger of `robustScale` (the MAD,
+ * the core's width) and the 0.8-quantile of |x − median| / 1.2816 (the shoulders' width). Both
+ * estimate σ for Gaussian noise, so a band of z of them flags as rarely as before there; where
+ * the core is narrow and the shoulders broad (readings quantized to a few levels, noise that is
+ * larger in one phase of a cycle than in another, bursts) the MAD alone makes every ordinary
+ * reading of the shoulders an outlier. Anomalies up to a fifth of the points leave it as it is.
+ */
+export function shoulderScale(values: Float64Array, floor: number): number {
+  const core = robustScale(values, floor);
+  const n = values.length;
+  if (n === 0) return core;
+  const deviations = values.slice();
+  const center = medianInPlace(deviations);
+  for (let i = 0; i < n; i++) deviations[i] = Math.abs(values[i]! - center);
+  return Math.max(core, quantile(deviations, SHOULDER_QUANTILE) * SHOULDER_TO_SIGMA);
+}
+
+/**
  * A scale floor tied to the series' magnitude: a millionth of its mean absolute value, so that
  * margins never collapse to zero width on flat data yet never hide a real deviation.
  */

@@ -131,6 +131,8 @@ export interface DetectionComponents {
   readonly stuck?: boolean;
   /** Entire series: inside a transient level excursion, expect the level its surroundings hold (`excursionLevels`). */
   readonly excursion?: boolean;
+  /** Entire series: the noise scale also follows the residuals' shoulders (`shoulderScale`); off: the MAD alone. */
+  readonly shoulder?: boolean;
 }
 
 export interface ChangePointOptions {

@@ -171,6 +171,52 @@ describe('detectEntireSeries', () => {
   });
 });
 
+describe('detectEntireSeries: the noise scale follows the residuals\' shoulders', () => {
+  it('does not flag the ordinary readings of a metric quantized to a few levels, and still flags a spike', () => {
+    // A CPU percentage reported in steps, in the shares of NAB's ec2_cpu_utilization_c6585a:
+    // 0.066 56 %, 0.068 22 %, 0.134 16.5 %, 0.132 5.5 %; and one burst to 1.6.
+    const random = seededRandom(5);
+    const values = Array.from({ length: 2000 }, (): number => {
+      const u = random();
+      return u < 0.56 ? 0.066 : u < 0.78 ? 0.068 : u < 0.945 ? 0.134 : 0.132;
+    });
+    values[1500] = 1.6;
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false } });
+    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    expectConsistent(result, values);
+    // The MAD alone sees 0.066 and 0.068 only: every step up is an anomaly.
+    expect(indicesWhere(plain.isAnomaly).length).toBeGreaterThan(200);
+    expect(indicesWhere(result.isAnomaly)).toEqual([1500]);
+  });
+
+  it('widens the band where the noise is wide, so a cycle whose high phase is noisier raises no alarm', () => {
+    // Like NAB's art_daily_small_noise: low phase 20 ± 1, high phase 80 ± 5, period 288.
+    const random = seededRandom(9);
+    const values = Array.from({ length: 4032 }, (_, i) => {
+      const high = i % 288 >= 100 && i % 288 < 210;
+      return high ? 80 + 10 * (random() - 0.5) : 20 + 2 * (random() - 0.5);
+    });
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false } });
+    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    expect(result.period).toBe(288);
+    // The MAD alone: 160 of the high phase's ordinary readings.
+    expect(indicesWhere(plain.isAnomaly).length).toBeGreaterThan(100);
+    expect(indicesWhere(result.isAnomaly).length).toBeLessThanOrEqual(2);
+    // The band is wider by the noise the shoulders show; a drop to 40 in the high phase is reported.
+    expect(result.upperMargins[150]! / plain.upperMargins[150]!).toBeGreaterThan(1.5);
+    values[2000 + 40] = 40;
+    expect(indicesWhere(detectEntireSeries(plainInput(values), DEFAULTS).isAnomaly)).toContain(2040);
+  });
+
+  it('leaves the band of Gaussian noise as the MAD sets it', () => {
+    const values = noiseSeries(3000, 10, 2, 41);
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false } });
+    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    expect(result.upperMargins[100]! / plain.upperMargins[100]!).toBeGreaterThanOrEqual(1);
+    expect(result.upperMargins[100]! / plain.upperMargins[100]!).toBeLessThan(1.05);
+  });
+});
+
 describe('margins and severity', () => {
   it('z(s) falls strictly as sensitivity rises', () => {
     for (let s = 1; s <= 100; s++) expect(marginMultiplier(s)).toBeLessThan(marginMultiplier(s - 1));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, medianInPlace, quantile, selectInPlace } from '../src/robust.js';
+import { median, medianInPlace, quantile, robustScale, selectInPlace, SHOULDER_QUANTILE, shoulderScale } from '../src/robust.js';
 import { seededRandom } from '../src/random.js';
 
 describe('selectInPlace', () => {
@@ -48,5 +48,38 @@ describe('selectInPlace', () => {
     expect(medianInPlace(Float64Array.from(many.subarray(0, 2000)))).toBe(Float64Array.from(many.subarray(0, 2000)).sort().slice(999, 1001).reduce((x, y) => x + y) / 2);
     expect(quantile(many, 0.25)).toBe(500);
     expect(quantile([0, 10], 0.25)).toBe(2.5);
+  });
+});
+
+describe('shoulderScale', () => {
+  it('agrees with the MAD on Gaussian noise, and the MAD wins when the shoulders are narrow', () => {
+    const random = seededRandom(7);
+    const gaussian = Float64Array.from({ length: 20_000 }, () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random()));
+    const mad = robustScale(gaussian, 1e-9);
+    expect(mad).toBeCloseTo(1, 1);
+    expect(shoulderScale(gaussian, 1e-9)).toBeGreaterThanOrEqual(mad);
+    expect(shoulderScale(gaussian, 1e-9) / mad).toBeLessThan(1.03);
+    // Uniform noise: the MAD (0.5 × 1.4826 = 0.741) is above the shoulders' 0.8 / 1.2816 = 0.624.
+    const uniform = Float64Array.from({ length: 20_001 }, (_, i) => -1 + (2 * i) / 20_000);
+    expect(shoulderScale(uniform, 1e-9)).toBeCloseTo(robustScale(uniform, 1e-9), 12);
+  });
+
+  it('follows the shoulders of readings quantized to a few levels, where the MAD collapses', () => {
+    // 60 % at 0, 25 % at +1, 15 % at -1: median 0, MAD 0 (the mean-deviation fallback gives 0.5);
+    // the 0.8-quantile of |x| is 1, so the scale is 1 / 1.2816.
+    const values = Float64Array.from({ length: 1000 }, (_, i) => (i % 20 < 12 ? 0 : i % 20 < 17 ? 1 : -1));
+    expect(robustScale(values, 1e-9)).toBeCloseTo(0.4 * 1.2533, 12);
+    expect(SHOULDER_QUANTILE).toBe(0.8);
+    expect(shoulderScale(values, 1e-9)).toBeCloseTo(1 / 1.2815515655446004, 12);
+  });
+
+  it('is not moved by outliers on up to a fifth of the points, and keeps the floor', () => {
+    const base = Float64Array.from({ length: 1000 }, (_, i) => Math.sin(i * 0.7) * 0.1);
+    const clean = shoulderScale(base, 1e-9);
+    const spiked = base.slice();
+    for (let i = 0; i < 150; i++) spiked[i * 6] = 1e6;
+    expect(shoulderScale(spiked, 1e-9)).toBeLessThan(clean * 1.6);
+    expect(shoulderScale(new Float64Array(50).fill(3), 0.25)).toBe(0.25);
+    expect(shoulderScale(new Float64Array(0), 0.5)).toBe(0.5);
   });
 });
