@@ -4,6 +4,28 @@
 // against the canonical form of its `.avsc` file. So the `.avsc` stays the one source: an edit
 // there that is not mirrored here fails the tests, and no TS interface is written by hand.
 
+/**
+ * The `channels` field both telemetry records carry (a point's readings of a multi-channel
+ * machine), spelled once: its canonical form is the same in telemetry.avsc and telemetry-batch.avsc.
+ */
+const CHANNELS_FIELD = {
+  name: 'channels',
+  type: [
+    'null',
+    {
+      type: 'array',
+      items: {
+        name: 'adp.streaming.ChannelValue',
+        type: 'record',
+        fields: [
+          { name: 'name', type: 'string' },
+          { name: 'value', type: 'double' },
+        ],
+      },
+    },
+  ],
+} as const;
+
 /** Canonical form of adp.streaming.TelemetryPoint (schemas/avro/telemetry.avsc). */
 export const TELEMETRY_POINT_CANONICAL = {
   name: 'adp.streaming.TelemetryPoint',
@@ -13,23 +35,7 @@ export const TELEMETRY_POINT_CANONICAL = {
     { name: 'machine_id', type: 'string' },
     { name: 'timestamp', type: 'long' },
     { name: 'value', type: ['null', 'double'] },
-    {
-      name: 'channels',
-      type: [
-        'null',
-        {
-          type: 'array',
-          items: {
-            name: 'adp.streaming.ChannelValue',
-            type: 'record',
-            fields: [
-              { name: 'name', type: 'string' },
-              { name: 'value', type: 'double' },
-            ],
-          },
-        },
-      ],
-    },
+    CHANNELS_FIELD,
     { name: 'tags', type: { type: 'map', values: 'string' } },
   ],
 } as const;
@@ -51,23 +57,7 @@ export const TELEMETRY_BATCH_CANONICAL = {
           fields: [
             { name: 'timestamp', type: 'long' },
             { name: 'value', type: ['null', 'double'] },
-            {
-              name: 'channels',
-              type: [
-                'null',
-                {
-                  type: 'array',
-                  items: {
-                    name: 'adp.streaming.ChannelValue',
-                    type: 'record',
-                    fields: [
-                      { name: 'name', type: 'string' },
-                      { name: 'value', type: 'double' },
-                    ],
-                  },
-                },
-              ],
-            },
+            CHANNELS_FIELD,
           ],
         },
       },
