@@ -132,6 +132,7 @@ export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): B
     { name: 'engine: default', flags: flagsOf(OPTIONS) },
     { name: 'engine: no-shoulder (the MAD alone)', flags: flagsOf({ ...OPTIONS, components: { shoulder: false } }) },
     { name: 'engine: no-excursion', flags: flagsOf({ ...OPTIONS, components: { excursion: false } }) },
+    { name: 'engine: no-phase-scale', flags: flagsOf({ ...OPTIONS, components: { phaseScale: false } }) },
     ...[1.5, 2, 3].map((factor) => ({
       name: `engine: no-shoulder, band x${factor}`,
       flags: (input: SeriesInput) => {

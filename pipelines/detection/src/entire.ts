@@ -34,8 +34,71 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
     expectedValues[i] = level + seasonalAt(model, j);
   }
   const margins = new Float64Array(n).fill(margin);
+  const phaseScale =
+    opts.components?.phaseScale === false || model.phases === null
+      ? null
+      : phaseScales(input.values, expectedValues, prepared.inputIndex, model.phases, period, floor);
+  if (phaseScale !== null) {
+    const z = marginMultiplier(opts.sensitivity);
+    for (let i = 0; i < n; i++) margins[i] = Math.max(margin, z * phaseScale[model.phases![prepared.inputIndex[i]!]!]!);
+  }
   const verdicts = judgePoints(input.values, expectedValues, margins, anomalyCap(opts.maxAnomalyRatio, n));
   return { period, expectedValues, ...verdicts };
+}
+
+/** Fewest residuals a phase's pool holds: the phase's own across the cycles, and its neighbours' when the cycles are few. */
+export const PHASE_POOL_MIN_POINTS = 30;
+/**
+ * Fewest whole cycles for phase scales: neighbouring phases of one cycle are neighbouring points
+ * in time, not independent draws, so a pool is only as good as the cycles it spans.
+ */
+export const PHASE_MIN_CYCLES = 4;
+
+/**
+ * The noise scale of each seasonal phase: `robustScale` (the MAD) of the residuals value −
+ * expected of the input points of that phase in every cycle, pooled with the nearest phases
+ * until the pool holds PHASE_POOL_MIN_POINTS; null with fewer than PHASE_MIN_CYCLES cycles. A
+ * point's band is the wider of the series' and its phase's: a cycle whose noise is larger in one
+ * phase (a CPU that spikes to a varying height at the same minute of every hour, a busy daytime)
+ * keeps the ordinary readings of that phase inside the band, while quiet phases keep the series'
+ * band. The MAD, not the shoulders: an anomaly that fills one cycle's stretch of a pool (a reading
+ * pinned for an hour in six days of minutely data: a sixth of its phases' pools) must not widen
+ * the band it is judged by.
+ */
+function phaseScales(
+  values: readonly number[],
+  expected: readonly number[],
+  inputIndex: ArrayLike<number>,
+  phases: Int32Array,
+  period: number,
+  floor: number,
+): Float64Array | null {
+  const n = values.length;
+  const cycles = Math.floor(n / period);
+  if (cycles < PHASE_MIN_CYCLES) return null;
+  // The fewest neighbouring phases (a phase and `half` on each side) whose cycles hold
+  // PHASE_POOL_MIN_POINTS points: the phase alone in a long series of short cycles.
+  const half = Math.max(0, Math.ceil((PHASE_POOL_MIN_POINTS / cycles - 1) / 2));
+  const width = Math.min(period, 2 * half + 1);
+  // Residuals grouped by phase (counting sort), then each phase's pool copied out of its neighbours.
+  const offsets = new Int32Array(period + 1);
+  for (let i = 0; i < n; i++) offsets[phases[inputIndex[i]!]! + 1]!++;
+  for (let k = 0; k < period; k++) offsets[k + 1]! += offsets[k]!;
+  const grouped = new Float64Array(n);
+  const cursor = offsets.slice(0, period);
+  for (let i = 0; i < n; i++) grouped[cursor[phases[inputIndex[i]!]!]!++] = values[i]! - expected[i]!;
+  const scales = new Float64Array(period);
+  const pool = new Float64Array(n);
+  for (let k = 0; k < period; k++) {
+    let size = 0;
+    for (let d = -Math.floor(width / 2); d < width - Math.floor(width / 2); d++) {
+      const phase = (((k + d) % period) + period) % period;
+      for (let j = offsets[phase]!; j < offsets[phase + 1]!; j++) pool[size++] = grouped[j]!;
+    }
+    // A pool thinned by gaps keeps the series' scale (0 here: the margin is the wider of the two).
+    scales[k] = size < PHASE_POOL_MIN_POINTS ? 0 : robustScale(pool.subarray(0, size), floor);
+  }
+  return scales;
 }
 
 /**

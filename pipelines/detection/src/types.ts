@@ -133,6 +133,8 @@ export interface DetectionComponents {
   readonly excursion?: boolean;
   /** Entire series: the noise scale also follows the residuals' shoulders (`shoulderScale`); off: the MAD alone. */
   readonly shoulder?: boolean;
+  /** Entire series: a seasonal phase whose noise is wider than the series' gets its own band (`phaseScales`). */
+  readonly phaseScale?: boolean;
 }
 
 export interface ChangePointOptions {

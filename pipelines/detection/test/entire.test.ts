@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectEntireSeries, EXCURSION_MAX_SHARE, marginMultiplier, SeriesError, severityOf, type EntireResult } from '../src/index.js';
+import { detectEntireSeries, EXCURSION_MAX_SHARE, marginMultiplier, PHASE_MIN_CYCLES, SeriesError, severityOf, type EntireResult } from '../src/index.js';
 import { gridInput, indicesWhere, noiseSeries, plainInput, seededRandom, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -196,15 +196,18 @@ describe('detectEntireSeries: the noise scale follows the residuals\' shoulders'
       const high = i % 288 >= 100 && i % 288 < 210;
       return high ? 80 + 10 * (random() - 0.5) : 20 + 2 * (random() - 0.5);
     });
-    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false } });
-    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    // The shoulders alone (phase scales off, as the phases' own bands would widen it too).
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false, phaseScale: false } });
+    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { phaseScale: false } });
     expect(result.period).toBe(288);
+    expect(indicesWhere(detectEntireSeries(plainInput(values), DEFAULTS).isAnomaly).length).toBeLessThanOrEqual(2);
     // The MAD alone: 160 of the high phase's ordinary readings.
     expect(indicesWhere(plain.isAnomaly).length).toBeGreaterThan(100);
     expect(indicesWhere(result.isAnomaly).length).toBeLessThanOrEqual(2);
     // The band is wider by the noise the shoulders show; a drop to 40 in the high phase is reported.
     expect(result.upperMargins[150]! / plain.upperMargins[150]!).toBeGreaterThan(1.5);
     values[2000 + 40] = 40;
+    expect(indicesWhere(detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { phaseScale: false } }).isAnomaly)).toContain(2040);
     expect(indicesWhere(detectEntireSeries(plainInput(values), DEFAULTS).isAnomaly)).toContain(2040);
   });
 
@@ -214,6 +217,47 @@ describe('detectEntireSeries: the noise scale follows the residuals\' shoulders'
     const result = detectEntireSeries(plainInput(values), DEFAULTS);
     expect(result.upperMargins[100]! / plain.upperMargins[100]!).toBeGreaterThanOrEqual(1);
     expect(result.upperMargins[100]! / plain.upperMargins[100]!).toBeLessThan(1.05);
+  });
+});
+
+describe('detectEntireSeries: phases whose noise is wider get a wider band', () => {
+  // A CPU at 30 ± 0.5 that spikes at the same minute of every 12 (phase 0) to a height between
+  // 80 and 100, like NAB's cpu_utilization_asg_misconfiguration.
+  function spiky(cycles: number, seed: number): number[] {
+    const random = seededRandom(seed);
+    return Array.from({ length: cycles * 12 }, (_, i) => (i % 12 === 0 ? 80 + 20 * random() : 30 + (random() - 0.5)));
+  }
+
+  it('keeps the ordinary spikes of the noisy phase inside its band, and still reports what is unusual there and elsewhere', () => {
+    const values = spiky(100, 3);
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12, components: { phaseScale: false } });
+    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12 });
+    expectConsistent(result, values);
+    // One band for the series: a share of the regular spikes lies outside it.
+    expect(indicesWhere(plain.isAnomaly).length).toBeGreaterThan(10);
+    expect(indicesWhere(result.isAnomaly)).toEqual([]);
+    // The spike phase's band is wider; the quiet phases keep the series' band.
+    expect(result.upperMargins[600]!).toBeGreaterThan(5 * result.upperMargins[606]!);
+    expect(result.upperMargins[606]).toBe(plain.upperMargins[606]);
+    values[606] = 60; // a spike at a quiet minute
+    values[840] = 170; // a spike far above the usual ones
+    expect(indicesWhere(detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12 }).isAnomaly)).toEqual([606, 840]);
+  });
+
+  it('is not widened by an anomaly that fills one cycle of its phases, and needs four cycles', () => {
+    // Period 48, 10 cycles; a reading pinned at 95 for 10 points in the seventh: a tenth of the
+    // pools of its phases (each pools three phases over the ten cycles).
+    const random = seededRandom(12);
+    const values = Array.from({ length: 480 }, (_, i) => 50 + 20 * Math.sin((2 * Math.PI * i) / 48) + (random() - 0.5));
+    for (let i = 300; i < 310; i++) values[i] = 95;
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 48, components: { phaseScale: false } });
+    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 48 });
+    expect(indicesWhere(result.isAnomaly)).toEqual(indicesWhere(plain.isAnomaly));
+    expect(indicesWhere(result.isAnomaly).filter((i) => i >= 300 && i < 310)).toHaveLength(10);
+    // Fewer than PHASE_MIN_CYCLES cycles: one band for all.
+    const short = spiky(PHASE_MIN_CYCLES - 1, 4);
+    const margins = detectEntireSeries(plainInput(short), { ...DEFAULTS, period: 12 }).upperMargins;
+    expect(new Set(margins).size).toBe(1);
   });
 });
 
