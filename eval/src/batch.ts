@@ -120,7 +120,10 @@ export function runBatch(corpus: { series: readonly NabSeries[] }, detector: Bat
 
 type EntireApi = (input: SeriesInput, opts: DetectOptions) => EntireResult;
 
-/** The engine's defaults, its entire-series components off one at a time, and wider bands. */
+/**
+ * The engine's defaults, its entire-series components off one at a time, engine 0.10.0's band
+ * (both noise scales off) as it was and widened, and the default band widened.
+ */
 export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): BatchDetector[] {
   const flagsOf = (opts: DetectOptions) => (input: SeriesInput) => detect(input, opts).isAnomaly;
   const widened = (factor: number) => (input: SeriesInput) => {
@@ -128,18 +131,18 @@ export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): B
     // The default band times `factor`: margins are symmetric before the cap widens any.
     return input.values.map((v, i) => Math.abs(v - r.expectedValues[i]!) > factor * Math.min(r.upperMargins[i]!, r.lowerMargins[i]!));
   };
+  const before = { shoulder: false, phaseScale: false } as const;
+  const widenedBefore = (factor: number) => (input: SeriesInput) => {
+    const r = detect(input, { ...OPTIONS, components: before });
+    return input.values.map((v, i) => Math.abs(v - r.expectedValues[i]!) > factor * Math.min(r.upperMargins[i]!, r.lowerMargins[i]!));
+  };
   return [
     { name: 'engine: default', flags: flagsOf(OPTIONS) },
-    { name: 'engine: no-shoulder (the MAD alone)', flags: flagsOf({ ...OPTIONS, components: { shoulder: false } }) },
-    { name: 'engine: no-excursion', flags: flagsOf({ ...OPTIONS, components: { excursion: false } }) },
     { name: 'engine: no-phase-scale', flags: flagsOf({ ...OPTIONS, components: { phaseScale: false } }) },
-    ...[1.5, 2, 3].map((factor) => ({
-      name: `engine: no-shoulder, band x${factor}`,
-      flags: (input: SeriesInput) => {
-        const r = detect(input, { ...OPTIONS, components: { shoulder: false } });
-        return input.values.map((v, i) => Math.abs(v - r.expectedValues[i]!) > factor * Math.min(r.upperMargins[i]!, r.lowerMargins[i]!));
-      },
-    })),
+    { name: 'engine: no-shoulder', flags: flagsOf({ ...OPTIONS, components: { shoulder: false } }) },
+    { name: 'engine: no-excursion', flags: flagsOf({ ...OPTIONS, components: { excursion: false } }) },
+    { name: 'engine: neither scale (engine 0.10.0: the MAD alone)', flags: flagsOf({ ...OPTIONS, components: before }) },
+    ...[1.5, 2, 3].map((factor) => ({ name: `engine 0.10.0, band x${factor}`, flags: widenedBefore(factor) })),
     { name: 'engine: default, band x1.5', flags: widened(1.5) },
   ];
 }
