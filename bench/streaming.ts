@@ -14,6 +14,8 @@
 // Variants: no baselines (detection only), and every machine with a baseline (plus the learned
 // model's energies, z-scores and regimes); one point per message (TelemetryPoint), and 20 points of
 // a machine per message (TelemetryBatch, as POST /v1/telemetry and batching producers send them).
+// Last, the worker alone: the same drain on the in-process bus with memory stores, no server on
+// the cores (an upper bound for a worker whose servers run elsewhere; `runAloneVariant`).
 //
 // Servers from KAFKA_BROKERS, CLICKHOUSE_URL, REDIS_URL (defaults: the infra/ scripts' addresses).
 // Everything it creates (topics, group, database, Redis keys) has a name of its own and is removed
@@ -24,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
-import type { OutgoingMessage, Streaming } from '@adp/streaming';
+import { openStreaming, type OutgoingMessage, type Streaming } from '@adp/streaming';
 import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/worker';
 import { exampleSeries, type ExampleSeries } from '../apps/worker/src/example-producer.js';
 import {
@@ -40,7 +42,7 @@ import { round, summarize, type LatencySummary } from './stats.js';
 
 export interface StreamingBenchOptions {
   readonly quick?: boolean;
-  /** Variant ids to run (single, threads, baselines, batch, batch-threads); default all. */
+  /** Variant ids to run (single, threads, baselines, batch, batch-threads, alone, alone-threads, alone-batch, alone-threads-batch); default all. */
   readonly only?: readonly string[];
   readonly urls?: ServerUrls;
   readonly log?: (message: string) => void;
@@ -86,6 +88,8 @@ function settingsFor(quick: boolean) {
      * backlog produced, and a new worker drains it from the checkpointed windows (all full).
      */
     warmDrainPointsPerMachine: quick ? 300 : 2000,
+    /** Points per machine of the worker-alone drains (no servers: short otherwise). */
+    alonePointsPerMachine: quick ? 600 : 4000,
     windowPoints: 720,
     /** Messages per handler call (WORKER_MAX_BATCH_MESSAGES). */
     maxBatchMessages: 5000,
@@ -146,6 +150,8 @@ interface Variant {
   readonly detectionThreads: number;
   /** Points a telemetry message carries: 1 = one TelemetryPoint each; more = TelemetryBatch messages. */
   readonly pointsPerMessage: number;
+  /** The worker alone (in-process bus, memory stores; `runAloneVariant`): a drain row only. */
+  readonly alone?: boolean;
 }
 
 async function runVariant(
@@ -199,19 +205,7 @@ async function runVariant(
     log(`${variant.name}: producing ${drainPoints} points in ${drainMessages.length} messages`);
     await sendAll(streaming, names.telemetryTopic, drainMessages);
 
-    const config: WorkerRuntimeConfig = {
-      windowPoints: settings.windowPoints,
-      sensitivity: 95,
-      maxAnomalyRatio: 0.25,
-      changePoints: true,
-      predictorCacheSize: 1024,
-      baselineRefreshMs: 3_600_000,
-      groupId: names.groupId,
-      telemetryTopic: names.telemetryTopic,
-      deadLetterTopic: names.deadLetterTopic,
-      telemetryPartitions: settings.partitions,
-      detectionThreads: variant.detectionThreads,
-    };
+    const config = benchWorkerConfig(names, settings, variant);
     const started = await startMeasuredWorker(streaming, config, baselines, model);
     let worker = started.worker;
     try {
@@ -295,6 +289,65 @@ async function runVariant(
   } finally {
     await streaming.close();
     await cleanUp(urls, names);
+  }
+}
+
+/** The worker's configuration in every variant: the service's defaults, the variant's threads. */
+function benchWorkerConfig(
+  names: Pick<IsolatedNames, 'groupId' | 'telemetryTopic' | 'deadLetterTopic'>,
+  settings: ReturnType<typeof settingsFor>,
+  variant: Variant,
+): WorkerRuntimeConfig {
+  return {
+    windowPoints: settings.windowPoints,
+    sensitivity: 95,
+    maxAnomalyRatio: 0.25,
+    changePoints: true,
+    predictorCacheSize: 1024,
+    baselineRefreshMs: 3_600_000,
+    groupId: names.groupId,
+    telemetryTopic: names.telemetryTopic,
+    deadLetterTopic: names.deadLetterTopic,
+    telemetryPartitions: settings.partitions,
+    detectionThreads: variant.detectionThreads,
+  };
+}
+
+/**
+ * The worker alone: the same worker and drain on the in-process bus with results and checkpoints
+ * in memory, so no server shares the two cores. What it leaves out is the worker's own share of
+ * the servers' work (the Kafka client's fetch and decode, the ClickHouse client's JSONEachRow
+ * encoding, about 3.8 µs a row, and the Redis writes): an upper bound on what one worker drains
+ * when the servers run on other machines.
+ */
+async function runAloneVariant(
+  variant: Variant,
+  settings: ReturnType<typeof settingsFor>,
+  log: (message: string) => void,
+): Promise<StreamingBenchRow> {
+  const names = { groupId: 'bench-alone', telemetryTopic: 'telemetry', deadLetterTopic: 'dead-letters' };
+  const streaming = await openStreaming({ inProcess: { maxBatchMessages: settings.maxBatchMessages } });
+  try {
+    await streaming.bus.ensureTopics([
+      { name: names.telemetryTopic, partitions: settings.partitions },
+      { name: names.deadLetterTopic, partitions: 1 },
+    ]);
+    const perMachine = settings.alonePointsPerMachine;
+    const series = exampleSeries({ points: perMachine, machines: settings.machines, spikes: 4, endMs: 1_750_000_000_000, stepMs: STEP_MS });
+    const messages = interleave(
+      series.map((s) => telemetryMessages(ORG, s.machineId, s.timestampsMs, s.values, variant.pointsPerMessage)),
+    );
+    const points = settings.machines * perMachine;
+    log(`${variant.name}: producing ${points} points in ${messages.length} messages`);
+    await sendAll(streaming, names.telemetryTopic, messages);
+    const started = await startMeasuredWorker(streaming, benchWorkerConfig(names, settings, variant), new Map(), null);
+    try {
+      return await drainRow(`${variant.name}: drain`, started, points, variant, settings, log);
+    } finally {
+      await started.worker.stop();
+    }
+  } finally {
+    await streaming.close();
   }
 }
 
@@ -415,6 +468,19 @@ const VARIANTS: readonly Variant[] = [
     detectionThreads: 2,
     pointsPerMessage: BATCH_POINTS,
   },
+  ...([
+    [0, 1],
+    [2, 1],
+    [0, BATCH_POINTS],
+    [2, BATCH_POINTS],
+  ] as const).map(([threads, perMessage]) => ({
+    id: `alone${threads > 0 ? '-threads' : ''}${perMessage > 1 ? '-batch' : ''}`,
+    name: `worker alone (in-process bus, memory stores)${threads > 0 ? `, ${threads} detection threads` : ''}${perMessage > 1 ? `, ${perMessage} points a message` : ''}`,
+    baselines: false,
+    detectionThreads: threads,
+    pointsPerMessage: perMessage,
+    alone: true,
+  })),
 ];
 
 /** Runs every variant (or those `only` names) and returns the rows. Needs the real Kafka, ClickHouse and Redis. */
@@ -431,7 +497,7 @@ export async function benchStreaming(options: StreamingBenchOptions = {}): Promi
   const rows: StreamingBenchRow[] = [];
   try {
     for (const variant of VARIANTS.filter((v) => !options.only || options.only.includes(v.id))) {
-      rows.push(...(await runVariant(urls, variant, settings, model, log)));
+      rows.push(...(variant.alone ? [await runAloneVariant(variant, settings, log)] : await runVariant(urls, variant, settings, model, log)));
     }
   } finally {
     await model.close();
