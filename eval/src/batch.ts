@@ -126,14 +126,10 @@ type EntireApi = (input: SeriesInput, opts: DetectOptions) => EntireResult;
  */
 export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): BatchDetector[] {
   const flagsOf = (opts: DetectOptions) => (input: SeriesInput) => detect(input, opts).isAnomaly;
-  const widened = (factor: number) => (input: SeriesInput) => {
-    const r = detect(input, OPTIONS);
-    // The default band times `factor`: margins are symmetric before the cap widens any.
-    return input.values.map((v, i) => Math.abs(v - r.expectedValues[i]!) > factor * Math.min(r.upperMargins[i]!, r.lowerMargins[i]!));
-  };
-  const before = { shoulder: false, phaseScale: false } as const;
-  const widenedBefore = (factor: number) => (input: SeriesInput) => {
-    const r = detect(input, { ...OPTIONS, components: before });
+  const before = { ...OPTIONS, components: { shoulder: false, phaseScale: false } } as const;
+  // The band of `opts` times `factor`: margins are symmetric before the cap widens any.
+  const widened = (opts: DetectOptions, factor: number) => (input: SeriesInput) => {
+    const r = detect(input, opts);
     return input.values.map((v, i) => Math.abs(v - r.expectedValues[i]!) > factor * Math.min(r.upperMargins[i]!, r.lowerMargins[i]!));
   };
   return [
@@ -141,9 +137,9 @@ export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): B
     { name: 'engine: no-phase-scale', flags: flagsOf({ ...OPTIONS, components: { phaseScale: false } }) },
     { name: 'engine: no-shoulder', flags: flagsOf({ ...OPTIONS, components: { shoulder: false } }) },
     { name: 'engine: no-excursion', flags: flagsOf({ ...OPTIONS, components: { excursion: false } }) },
-    { name: 'engine: neither scale (engine 0.10.0: the MAD alone)', flags: flagsOf({ ...OPTIONS, components: before }) },
-    ...[1.5, 2, 3].map((factor) => ({ name: `engine 0.10.0, band x${factor}`, flags: widenedBefore(factor) })),
-    { name: 'engine: default, band x1.5', flags: widened(1.5) },
+    { name: 'engine: neither scale (engine 0.10.0: the MAD alone)', flags: flagsOf(before) },
+    ...[1.5, 2, 3].map((factor) => ({ name: `engine 0.10.0, band x${factor}`, flags: widened(before, factor) })),
+    { name: 'engine: default, band x1.5', flags: widened(OPTIONS, 1.5) },
   ];
 }
 
