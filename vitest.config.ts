@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Tiers by folder: `unit` needs no network and no server; `e2e` starts the API on a real loopback
+// Tiers by folder: `unit` needs no network and no server (test/deployment checks
+// docker-compose.yml and its configuration files without Docker); `e2e` starts the API on a real loopback
 // socket and drives it with the vendor's own SDK clients (npm and Python); `integration` talks to
 // the real servers that infra/servers.sh starts.
 export default defineConfig({
@@ -17,6 +18,7 @@ export default defineConfig({
             'packages/*/test/**/*.test.ts',
             'apps/*/test/**/*.test.ts',
             'eval/test/**/*.test.ts',
+            'test/deployment/**/*.test.ts',
           ],
           testTimeout: 30_000,
         },
