@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { STREAMING_METRIC_NAMES } from '@adp/streaming';
 import { loadWorkerConfig } from '@adp/worker';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -339,6 +340,28 @@ describe('Grafana, as provisioned in docker-compose.yml', () => {
       for (const [, type, uid] of used) {
         expect(uids.has(uid!), `${file} uses data source ${uid}`).toBe(true);
         expect(datasources.find((d) => d.uid === uid)!.type).toBe(type);
+      }
+    }
+  });
+
+  it("graphs every metric the workers export, by the names the collector's Prometheus exporter gives them", () => {
+    const pipeline = JSON.parse(read('infra/grafana/dashboards/pipeline.json')) as { panels: { targets?: { expr?: string }[] }[] };
+    const exprs = pipeline.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr ? [t.expr] : [])));
+    // The exporter turns dots into underscores and may append a unit and `_total` (the regexes
+    // in the dashboard allow both); histograms add _bucket, _sum and _count.
+    const recorded = [...read('packages/streaming/src/metrics.ts').matchAll(/'([a-z]+(?:\.[a-z]+)+)': /g)].map((m) => m[1]!.replaceAll('.', '_'));
+    expect(recorded).toContain('messaging_destination_partition_id');
+    const bases = Object.values(STREAMING_METRIC_NAMES).map((name) => name.replaceAll('.', '_'));
+    for (const base of bases) expect(exprs.some((e) => e.includes(base)), `a panel graphs ${base}`).toBe(true);
+    for (const expr of exprs) {
+      for (const [name] of expr.matchAll(/adp_[a-z_]+/g)) {
+        expect(bases.some((base) => name.startsWith(base)), `${name} in ${expr}`).toBe(true);
+      }
+      // Label names: Prometheus's own, or an attribute the metrics record, dots as underscores.
+      for (const [, labels] of expr.matchAll(/by \(([^)]*)\)/g)) {
+        for (const label of labels!.split(',').map((l) => l.trim())) {
+          expect(['job', 'instance', 'le', ...recorded], `label ${label} in ${expr}`).toContain(label);
+        }
       }
     }
   });
