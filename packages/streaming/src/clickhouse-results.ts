@@ -1,12 +1,14 @@
 // The scale-out result store: `{database}.results` in ClickHouse (schemas/clickhouse/0001_results.sql).
-// Inserts are JSONEachRow bodies (the only insert format 18.16 and current releases share); the
-// insert resolves when the server has written the block, which is what lets the worker commit its
-// offsets after it. Replayed rows are harmless: the table is a ReplacingMergeTree on
+// Inserts are RowBinary bodies (./clickhouse-row-binary.ts: every double stored bit for bit, which
+// text formats do not guarantee); the insert resolves when the server has written the block, which
+// is what lets the worker commit its offsets after it. Replayed rows are harmless: the table is a ReplacingMergeTree on
 // (org_id, machine_id, ts_ms) versioned by written_at_ms, and every read here uses FINAL. Reads
 // interpolate only the validated database name, escaped string literals and checked integers:
 // 18.16 has no server-side query parameters.
+import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migrations.js';
+import { encodeResultRowsRowBinary } from './clickhouse-row-binary.js';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { sqlIdentifier } from './identifiers.js';
@@ -27,7 +29,7 @@ export interface ClickHouseResultStoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
-/** A row as JSONEachRow reads and writes it (64-bit integers as numbers: below 2^53 here). */
+/** A row as JSONEachRow reads it (64-bit integers as numbers: below 2^53 here). */
 interface ResultRecord {
   org_id: string;
   machine_id: string;
@@ -45,27 +47,6 @@ interface ResultRecord {
   regime: ResultRow['regime'];
   model_version: string;
   written_at_ms: number;
-}
-
-function toRecord(row: ResultRow): ResultRecord {
-  return {
-    org_id: row.orgId,
-    machine_id: row.machineId,
-    ts_ms: row.tsMs,
-    value: row.value,
-    expected_value: row.expectedValue,
-    upper_margin: row.upperMargin,
-    lower_margin: row.lowerMargin,
-    is_anomaly: row.isAnomaly ? 1 : 0,
-    is_positive_anomaly: row.isPositiveAnomaly ? 1 : 0,
-    is_negative_anomaly: row.isNegativeAnomaly ? 1 : 0,
-    severity: row.severity,
-    energy: row.energy,
-    z_score: row.zScore,
-    regime: row.regime,
-    model_version: row.modelVersion,
-    written_at_ms: row.writtenAtMs,
-  };
 }
 
 function fromRecord(record: ResultRecord): ResultRow {
@@ -149,12 +130,15 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
       if (rows.length === 0) return;
       validateResultRows(rows);
       try {
-        await client.insert({
-          table,
-          values: rows.map(toRecord),
-          columns: [...RESULT_COLUMNS],
-          format: 'JSONEachRow',
+        // The response arrives once the server has written the block; reading it to the end
+        // frees the connection for the next request.
+        const result = await client.exec({
+          query: `INSERT INTO ${table} (${RESULT_COLUMNS.join(', ')}) FORMAT RowBinary`,
+          values: Readable.from([encodeResultRowsRowBinary(rows)]),
         });
+        for await (const _ of result.stream) {
+          // The body of an INSERT's answer is empty.
+        }
       } catch (error) {
         throw clickHouseError(error, `inserting ${rows.length} results into ${table}`, database);
       }

@@ -15,6 +15,7 @@ export * from './memory-stores.js';
 export * from './sql-literals.js';
 export * from './kafka-bus.js';
 export * from './clickhouse-results.js';
+export * from './clickhouse-row-binary.js';
 export * from './duckdb-results.js';
 export * from './redis-stores.js';
 export * from './platform.js';
