@@ -88,13 +88,13 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },
   },
   // The streaming worker's incremental judge (pipelines/detection/src/stream-judge.ts): the model's
-  // fitted parts refitted every 32 points and near decisions instead of for every point. NAB only.
+  // fitted parts refitted every 64 points and near decisions instead of for every point. NAB only.
   // Other settings (refit every 8, 16, 64 points; period schedules) were measured with ad-hoc
   // variants: pipelines/detection/README.md, "Incremental streaming judge".
   {
     name: 'incremental',
     description:
-      "NAB judged by the engine's incremental streaming judge as the worker runs it (model refitted every 32 points and near decisions, period re-detected every half window once the window is full)",
+      "NAB judged by the engine's incremental streaming judge as the worker runs it (model refitted every 64 points and near decisions, period re-detected every half window once the window is full)",
     stream: { judge: { kind: 'incremental' } },
   },
   {
