@@ -103,6 +103,27 @@ describe.skipIf(!clickhouse.run)(gateTitle('ClickHouse result store', clickhouse
     }
   });
 
+  it("reports a server's refusal of an insert as CLICKHOUSE_QUERY_FAILED with its code, and stays usable", async () => {
+    const database = isolatedName('it_wresults');
+    databases.push(database);
+    const store = await createClickHouseResultStore({ url: clickhouse.address.value, database });
+    const client = createClient({ url: clickhouse.address.value });
+    try {
+      await client.command({ query: `DROP TABLE ${database}.results` });
+      const refused = await store.insert([row('m', 1)]).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: 'CLICKHOUSE_QUERY_FAILED', retriable: false, context: { database, serverCode: '60' } });
+      expect(String((refused as Error).message)).toContain(`inserting 1 results into ${database}.results`);
+      // The table back (the migrations' own DDL): the same store inserts again.
+      await client.command({ query: `DROP DATABASE ${database}` });
+      await (await createClickHouseResultStore({ url: clickhouse.address.value, database })).close();
+      await store.insert([row('m', 1), row('m', 2)]);
+      expect((await store.query({ orgId: "org_'quoted\\", machineId: 'm', limit: 10 })).map((r) => r.tsMs)).toEqual([1, 2]);
+    } finally {
+      await client.close();
+      await store.close();
+    }
+  });
+
   it('refuses a database name that is not a plain identifier, and says an unreachable server is retriable', async () => {
     await expect(createClickHouseResultStore({ url: clickhouse.address.value, database: 'x; DROP' })).rejects.toMatchObject({
       code: 'INVALID_IDENTIFIER',
