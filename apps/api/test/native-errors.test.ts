@@ -93,7 +93,9 @@ describe('POST /v1/baseline errors', () => {
     ['descending timestamps', { machine_id: 'm1', granularity: 'hourly', series: hourly(120).reverse() }, /ascending/],
     ['99 energies', { machine_id: 'm1', energies: new Array(99).fill(1) }, /at least 100 energies; got 99/],
     ['energies that are not an array', { machine_id: 'm1', energies: 'many' }, /array of numbers/],
-    ['a negative energy', { machine_id: 'm1', energies: [...new Array(99).fill(1), -1] }, /index 99 must be a finite number >= 0/],
+    ['a negative energy', { machine_id: 'm1', energies: [...new Array(99).fill(1), -1] }, /index 99 must be a number from 0 to 1e\+150/],
+    // Finite, but its square is not: the statistics would be infinite (it was a 503 from the store).
+    ['an energy of 1e308', { machine_id: 'm1', energies: [...new Array(50).fill(3), 1e308, ...new Array(49).fill(4)] }, /index 50 must be a number from 0 to 1e\+150/],
     ['a string energy', { machine_id: 'm1', energies: ['1', ...new Array(99).fill(1)] }, /index 0/],
   ])('%s is InvalidSeries', async (_name, body, message) => {
     expectError(await post(app, '/v1/baseline', body), 400, 'InvalidSeries', message);
@@ -211,5 +213,29 @@ describe('machine lookups', () => {
   it('rejected requests are not metered', async () => {
     const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; call_count: number }[] };
     expect(usage.usage.filter((entry) => entry.endpoint.startsWith('v1/')).map((entry) => entry.call_count)).toEqual([0, 0]);
+  });
+});
+
+describe('POST /v1/baseline at the energy limit', () => {
+  let own: NativeEnvironment;
+  let limitApp: FastifyInstance;
+  beforeAll(async () => {
+    own = await nativeEnvironment(NO_MODEL);
+    limitApp = await own.start({ BODY_LIMIT_BYTES: String(2 * 1024 * 1024) });
+  });
+  afterAll(async () => {
+    await own.cleanup();
+  });
+
+  it('takes 100,000 energies of up to 1e150, with finite statistics stored exactly', async () => {
+    const energies = Array.from({ length: 100_000 }, (_, i) => (i % 2 === 0 ? 1e150 : 0));
+    const response = await post(limitApp, '/v1/baseline', { machine_id: 'm-top', energies });
+    expect(response.statusCode, response.body).toBe(200);
+    const { stats } = response.json() as { stats: Record<string, number> };
+    // Half the energies 1e150, half 0: mean and standard deviation 5e149 (to the sum's rounding).
+    expect(stats['energy_mean']! / 5e149).toBeCloseTo(1, 9);
+    expect(stats['energy_std']! / 5e149).toBeCloseTo(1, 9);
+    expect(stats).toMatchObject({ energy_p99: 1e150, num_windows: 100_000, series_length: 100_000 });
+    expect((await get(limitApp, '/v1/baseline?machine_id=m-top')).json()).toMatchObject({ stats });
   });
 });

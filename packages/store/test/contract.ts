@@ -247,6 +247,20 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect(await store.listMachines('org_a')).toHaveLength(1);
     });
 
+    it('stores whole-number doubles past the int64 range, and tiny ones, exactly', async () => {
+      const store = await openStore();
+      const huge = baselineFor('pump-big', {
+        stats: { energyMean: 1e20, energyStd: 2 ** 64, energyP99: 1e150, numWindows: 90, seriesLength: 120 },
+        fineTuneStats: { ...baselineFor('x').fineTuneStats, finalLoss: 1e19, durationSeconds: 3e18 },
+        normalisation: { center: -1e300, scale: 5e-324 },
+      });
+      const stored = await store.upsertBaseline('org_a', huge);
+      expect(stored.stats).toEqual(huge.stats);
+      expect(stored.fineTuneStats).toEqual(huge.fineTuneStats);
+      expect(stored.normalisation).toEqual(huge.normalisation);
+      expect(await store.getBaseline('org_a', 'pump-big')).toEqual(stored);
+    });
+
     it('keeps machines per organization', async () => {
       const store = await openStore();
       await store.upsertBaseline('org_a', baselineFor('shared-id'));

@@ -5,7 +5,7 @@
 // ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBInstance, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
@@ -41,6 +41,10 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
 
 /** Rows per INSERT statement (16 bound values each). */
 const ROWS_PER_STATEMENT = 500;
+/** Positions in RESULT_COLUMNS of the DOUBLE columns (bound with an explicit type). */
+const DOUBLE_COLUMN_INDEXES = (
+  ['value', 'expected_value', 'upper_margin', 'lower_margin', 'severity', 'energy', 'z_score'] as const
+).map((column) => RESULT_COLUMNS.indexOf(column));
 
 const openFiles = new Set<string>();
 
@@ -123,6 +127,9 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
           for (let start = 0; start < unique.length; start += ROWS_PER_STATEMENT) {
             const chunk = unique.slice(start, start + ROWS_PER_STATEMENT);
             const values: DuckDBValue[] = [];
+            // The doubles bound as DOUBLE: the client binds an integer-valued number as INTEGER or
+            // BIGINT, and one past the int64 range (a reading of 1e20) would fail the whole batch.
+            const types: DuckDBType[] = [];
             const tuples = chunk.map((row, i) => {
               values.push(
                 row.orgId,
@@ -143,6 +150,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
                 row.writtenAtMs,
               );
               const base = i * RESULT_COLUMNS.length;
+              for (const k of DOUBLE_COLUMN_INDEXES) types[base + k] = DOUBLE;
               const params = RESULT_COLUMNS.map((column, k) =>
                 column === 'ts_ms' || column === 'written_at_ms' ? `CAST($${base + k + 1} AS BIGINT)` : `$${base + k + 1}`,
               );
@@ -153,6 +161,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
                ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
                WHERE excluded.written_at_ms >= results.written_at_ms`,
               values,
+              types,
             );
           }
           await connection.run('COMMIT');

@@ -54,6 +54,22 @@ describe('createDuckDbResultStore', () => {
     }
   });
 
+  it('stores whole-number doubles past the int64 range exactly (they used to fail the whole batch)', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-results-'));
+    dirs.push(dataDir);
+    const store = await createDuckDbResultStore({ dataDir });
+    try {
+      const rows = [
+        row('m', 1, { value: 1e20, expectedValue: -(2 ** 63), upperMargin: 2 ** 64, lowerMargin: 1e300, severity: 1, energy: 1e19, zScore: -1e200 }),
+        row('m', 2, { value: 3, expectedValue: 2 ** 53 - 1, energy: null, zScore: 5e-324 }),
+      ];
+      await store.insert(rows);
+      expect(await store.query({ orgId: "org_'x", machineId: 'm', limit: 10 })).toEqual(rows);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("is what openStreaming gives with embeddedResults 'duckdb'", async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-results-'));
     dirs.push(dataDir);

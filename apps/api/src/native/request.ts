@@ -17,6 +17,12 @@ export const MACHINE_ID_RULE = '1 to 128 characters from A-Z a-z 0-9 . _ : - sta
 export const MIN_BASELINE_POINTS = 100;
 export const MAX_BASELINE_POINTS = MAX_SERIES_POINTS;
 export const MAX_BASELINE_ENERGIES = 100_000;
+/**
+ * The largest energy a baseline takes: the statistics square the energies' spread, and 100,000
+ * energies of up to 1e150 keep that sum finite (a single 1e308 made the standard deviation
+ * infinite). Real energies, squared errors of normalised values, are many orders below it.
+ */
+export const MAX_BASELINE_ENERGY = 1e150;
 export const MAX_LABEL_LENGTH = 200;
 
 type JsonObject = Record<string, unknown>;
@@ -239,8 +245,8 @@ function parseEnergies(value: unknown): number[] {
   const energies = new Array<number>(value.length);
   for (let index = 0; index < value.length; index++) {
     const energy: unknown = value[index];
-    if (typeof energy !== 'number' || !Number.isFinite(energy) || energy < 0) {
-      throw invalidSeries(`The energy at index ${index} must be a finite number >= 0.`);
+    if (typeof energy !== 'number' || !(energy >= 0 && energy <= MAX_BASELINE_ENERGY)) {
+      throw invalidSeries(`The energy at index ${index} must be a number from 0 to ${MAX_BASELINE_ENERGY}.`);
     }
     energies[index] = energy;
   }

@@ -7,6 +7,7 @@ import { REGIMES } from '@adp/regimes';
 import {
   MACHINE_ID_PATTERN,
   MAX_BASELINE_ENERGIES,
+  MAX_BASELINE_ENERGY,
   MAX_BASELINE_POINTS,
   MAX_LABEL_LENGTH,
   MIN_BASELINE_POINTS,
@@ -43,7 +44,7 @@ export const BaselineRequest = Type.Object(
       }),
     ),
     energies: Type.Optional(
-      Type.Array(Type.Number({ minimum: 0 }), {
+      Type.Array(Type.Number({ minimum: 0, maximum: MAX_BASELINE_ENERGY }), {
         minItems: MIN_BASELINE_POINTS,
         maxItems: MAX_BASELINE_ENERGIES,
         description: 'Instead of series: energies already computed; statistics only, fine-tuning skipped.',

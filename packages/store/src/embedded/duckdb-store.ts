@@ -9,7 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT } from '../constants.js';
 import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
@@ -315,6 +315,7 @@ class DuckDBStore implements Store {
             baseline.normalisation?.scale ?? null,
             now,
           ],
+          BASELINE_PARAMETER_TYPES,
         );
         const record = await this.baselineOf(orgId, baseline.machineId);
         if (!record) throw new Error('baseline missing right after upsert');
@@ -585,6 +586,14 @@ const BASELINE_INSERT_COLUMNS = BASELINE_COLUMNS.replace(
   'epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms',
   'created_at, updated_at',
 );
+
+/**
+ * The upsert's DOUBLE parameters ($7-$9 statistics, $13 final loss, $18 duration, $20-$21
+ * normalisation) bound as DOUBLE: the client binds an integer-valued number as INTEGER or BIGINT,
+ * which fails past the int64 range (a mean energy of 1e20). Other parameters keep their own types.
+ */
+const BASELINE_PARAMETER_TYPES: DuckDBType[] = [];
+for (const parameter of [7, 8, 9, 13, 18, 20, 21]) BASELINE_PARAMETER_TYPES[parameter - 1] = DOUBLE;
 
 function validateBaseline(orgId: string, baseline: NewBaseline): void {
   const fail = (problem: string): never => {
