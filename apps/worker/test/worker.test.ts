@@ -111,6 +111,16 @@ describe('startWorker on the in-process bus', () => {
       telemetryMessage({ machine_id: 'm-0', timestamp: T0, value: 1, channels: [{ name: 'a', value: 1 }] }),
       telemetryMessage({ machine_id: 'm-0', timestamp: T0, value: 1 }, `${ORG}/other`),
       telemetryMessage({ machine_id: 'm-0', timestamp: -5, value: 1 }),
+      // A TelemetryBatch whose points array claims 2^50 readings in a few bytes: refused before
+      // decoding (avsc alone would build readings until the process ran out of memory).
+      {
+        key,
+        value: Buffer.concat([
+          Buffer.from([0xc3, 0x01]),
+          codecs.telemetryBatch.fingerprint,
+          Buffer.from([2 * ORG.length, ...Buffer.from(ORG), 6, ...Buffer.from('m-0'), 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x04, 2, 0]),
+        ]),
+      },
     ];
     await producer.send('telemetry', points(['m-0'], 0, 20));
     await producer.send('telemetry', poison);
@@ -124,8 +134,9 @@ describe('startWorker on the in-process bus', () => {
       'VALUE_AND_CHANNELS',
       'KEY_MISMATCH',
       'INVALID_TIMESTAMP',
+      'MESSAGE_BODY_CORRUPT',
     ]);
-    expect(dead.map((d) => d.offset)).toEqual([20, 21, 22, 23, 24, 25]);
+    expect(dead.map((d) => d.offset)).toEqual([20, 21, 22, 23, 24, 25, 26]);
     expect(new Set(dead.map((d) => d.partition)).size).toBe(1);
     expect(dead[0]!.original.toString()).toBe('not avro at all');
     expect((await allRows(platform.results, 'm-0')).map((r) => r.tsMs)).toHaveLength(40);

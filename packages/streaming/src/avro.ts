@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
+import { checkAvroBounds } from './avro-bounds.js';
 import { StreamingError } from './errors.js';
 import { crc64AvroLittleEndian } from './rabin.js';
 import {
@@ -213,6 +214,9 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
       const resolver = resolverFor(writerHex);
       const body = bytes.subarray(SINGLE_OBJECT_HEADER_BYTES);
       try {
+        // Counts and lengths checked against the bytes first: avsc would build whatever a block
+        // count claims (./avro-bounds.ts).
+        checkAvroBounds(resolver ? writers.get(writerHex)! : reader, body);
         return (resolver ? reader.fromBuffer(body, resolver) : reader.fromBuffer(body)) as T;
       } catch (cause) {
         throw new StreamingError(

@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './schemas.js';
 export * from './avro.js';
+export * from './avro-bounds.js';
 export * from './telemetry-batches.js';
 export * from './rabin.js';
 export * from './identifiers.js';
