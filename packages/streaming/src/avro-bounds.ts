@@ -75,13 +75,21 @@ function blocks(minItem: number, item: Check, what: string): Check {
 }
 
 const compiledTypes = new WeakMap<AvroType, Compiled>();
+/** Types being compiled: a recursive schema (a record that contains itself) refers back lazily. */
+const compiling = new Set<AvroType>();
 
 function compile(type: AvroType): Compiled {
   const cached = compiledTypes.get(type);
   if (cached) return cached;
-  const compiled = compileUncached(type);
-  compiledTypes.set(type, compiled);
-  return compiled;
+  if (compiling.has(type)) return { check: (reader) => compiledTypes.get(type)!.check(reader), minBytes: 0 };
+  compiling.add(type);
+  try {
+    const compiled = compileUncached(type);
+    compiledTypes.set(type, compiled);
+    return compiled;
+  } finally {
+    compiling.delete(type);
+  }
 }
 
 function compileUncached(type: AvroType): Compiled {

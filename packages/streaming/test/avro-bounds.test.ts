@@ -86,6 +86,13 @@ describe('checkAvroBounds', () => {
     const color = parseAvroSchema({ type: 'enum', name: 'Color', symbols: ['RED', 'GREEN'] }, 'color');
     expect(() => checkAvroBounds(color, Buffer.from(varint(1n)))).not.toThrow();
     expect(() => checkAvroBounds(color, Buffer.from(varint(2n)))).toThrow(/enum index 2 of 2 symbols/);
+    // A recursive record (a linked list): checked lazily through itself.
+    const list = parseAvroSchema(
+      { type: 'record', name: 'Node', fields: [{ name: 'value', type: 'long' }, { name: 'next', type: ['null', 'Node'] }] },
+      'list',
+    );
+    expect(() => checkAvroBounds(list, Buffer.from([2, 2, 4, 2, 6, 0]))).not.toThrow();
+    expect(() => checkAvroBounds(list, Buffer.from([2, 2, 4, 2]))).toThrow(/runs past the end/);
     const fixed = parseAvroSchema({ type: 'fixed', name: 'Four', size: 4 }, 'four');
     expect(() => checkAvroBounds(fixed, Buffer.from([1, 2, 3]))).toThrow(/a fixed of 4 bytes runs past the end/);
   });
