@@ -417,3 +417,19 @@ describe('restart and delete', () => {
     expect(model.loads()).toBe(1);
   });
 });
+
+describe('a baseline the model cannot score', () => {
+  it('answers 400 InvalidSeries, as detection does, and stores nothing (it was a 503 from the store)', async () => {
+    // One reading of 1e100 among readings near 1: its energies overflow.
+    const series = points(machineSignal(200, 16).map((value, index) => (index === 100 ? 1e100 : value)));
+    const detected = await post(app, '/v1/detect', { series });
+    expect(detected.statusCode).toBe(400);
+    expect(detected.json()).toMatchObject({ error: { code: 'InvalidSeries' } });
+    const response = await post(app, '/v1/baseline', { machine_id: 'pump-huge', series });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json()).toEqual({
+      error: { code: 'InvalidSeries', message: "The series' values are out of the learned model's range (energy overflow)." },
+    });
+    expect((await get(app, '/v1/baseline?machine_id=pump-huge')).statusCode).toBe(404);
+  }, SLOW);
+});

@@ -101,10 +101,16 @@ export class BaselineService {
       const model = await this.options.model.get();
       const tuned = await model.fineTune(values);
       const { energies } = await model.energies(values, { weights: tuned.weights, normalisation: tuned.normalisation });
+      const stats = seriesEnergyStats(energies);
+      if (![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
+        // As POST /v1/detect answers for such values: their energies overflow (a reading of 1e100
+        // beside readings near 1 is 1e100 scales out).
+        throw new AppError(ERRORS.InvalidSeries, "The series' values are out of the learned model's range (energy overflow).");
+      }
       const record = await this.options.store.upsertBaseline(orgId, {
         ...settings,
         baselineId: baselineIdOf(settings.machineId),
-        stats: seriesEnergyStats(energies),
+        stats,
         fineTuneStats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
         predictorWeights: encodePredictorWeights(tuned.weights),
         normalisation: { center: tuned.normalisation.center, scale: tuned.normalisation.scale },
