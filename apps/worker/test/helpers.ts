@@ -9,6 +9,7 @@ import {
   loadStreamingCodecs,
   type Bus,
   type CheckpointStore,
+  type DeadLetter,
   type Notifier,
   type ResultStore,
   type TelemetryPoint,
@@ -139,6 +140,16 @@ export async function embeddedPlatform(): Promise<Platform> {
     checkpoints: createMemoryCheckpointStore(),
     notifier: createMemoryNotifier(),
   };
+}
+
+/** Reads the platform's dead-letter topic into `letters` (decoded, in order) until `close`. */
+export async function readDeadLetters(platform: Platform): Promise<{ letters: DeadLetter[]; close: () => Promise<void> }> {
+  const letters: DeadLetter[] = [];
+  const consumer = await platform.bus.consumer({ groupId: 'dlq-reader', topics: ['dead-letters'] });
+  await consumer.run(async (batch) => {
+    for (const message of batch.messages) letters.push(codecs.deadLetter.decode(message.value));
+  });
+  return { letters, close: () => consumer.close() };
 }
 
 export async function allRows(results: ResultStore, machineId: string) {

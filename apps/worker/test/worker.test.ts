@@ -7,6 +7,7 @@ import {
   batchMessage,
   codecs,
   embeddedPlatform,
+  readDeadLetters,
   fakeModel,
   ORG,
   signal,
@@ -94,14 +95,8 @@ describe('startWorker on the in-process bus', () => {
   it('dead-letters poison messages with reason, partition and offset, and goes on with the partition', async () => {
     const platform = await embeddedPlatform();
     const worker = await start(platform);
-    const dead: { reason: string; partition: number; offset: number; original: Buffer }[] = [];
-    const deadConsumer = await platform.bus.consumer({ groupId: 'dlq-reader', topics: ['dead-letters'] });
-    await deadConsumer.run(async (batch) => {
-      for (const message of batch.messages) {
-        const letter = codecs.deadLetter.decode(message.value);
-        dead.push({ reason: letter.reason, partition: letter.source_partition, offset: letter.source_offset, original: letter.original_value });
-      }
-    });
+    const dlq = await readDeadLetters(platform);
+    const dead = dlq.letters;
     const producer = await platform.bus.producer();
     const key = `${ORG}/m-0`;
     const poison = [
@@ -136,11 +131,11 @@ describe('startWorker on the in-process bus', () => {
       'INVALID_TIMESTAMP',
       'MESSAGE_BODY_CORRUPT',
     ]);
-    expect(dead.map((d) => d.offset)).toEqual([20, 21, 22, 23, 24, 25, 26]);
-    expect(new Set(dead.map((d) => d.partition)).size).toBe(1);
-    expect(dead[0]!.original.toString()).toBe('not avro at all');
+    expect(dead.map((d) => d.source_offset)).toEqual([20, 21, 22, 23, 24, 25, 26]);
+    expect(new Set(dead.map((d) => d.source_partition)).size).toBe(1);
+    expect(dead[0]!.original_value.toString()).toBe('not avro at all');
     expect((await allRows(platform.results, 'm-0')).map((r) => r.tsMs)).toHaveLength(40);
-    await deadConsumer.close();
+    await dlq.close();
   });
 
   it('resumes from checkpoints after a restart with the whole window, replays skipped', async () => {
@@ -281,14 +276,8 @@ describe('startWorker on the in-process bus', () => {
   it('dead-letters a bad batch whole, judges none of its points, and goes on with the partition', async () => {
     const platform = await embeddedPlatform();
     const worker = await start(platform);
-    const dead: { reason: string; detail: string; offset: number; original: Buffer }[] = [];
-    const deadConsumer = await platform.bus.consumer({ groupId: 'dlq-reader', topics: ['dead-letters'] });
-    await deadConsumer.run(async (batch) => {
-      for (const message of batch.messages) {
-        const letter = codecs.deadLetter.decode(message.value);
-        dead.push({ reason: letter.reason, detail: letter.detail, offset: letter.source_offset, original: letter.original_value });
-      }
-    });
+    const dlq = await readDeadLetters(platform);
+    const dead = dlq.letters;
     const at = (i: number, value = 50) => ({ timestamp: T0 + i * STEP, value });
     const poison = [
       batchMessage('m-0', [at(20), at(22), at(21)]),
@@ -308,14 +297,14 @@ describe('startWorker on the in-process bus', () => {
       `points[2].timestamp ${T0 + 21 * STEP} is not after points[1].timestamp ${T0 + 22 * STEP}; a batch's timestamps must increase`,
     );
     expect(dead[2]!.detail).toBe('points[1].value NaN is not a finite number with |v| <= 1e100');
-    expect(dead.map((d) => d.offset)).toEqual([20, 21, 22, 23]);
+    expect(dead.map((d) => d.source_offset)).toEqual([20, 21, 22, 23]);
     // The whole message is kept: it decodes back to every point it carried.
-    expect(codecs.telemetryBatch.decode(dead[0]!.original).points.map((p) => p.timestamp)).toEqual([20, 22, 21].map((i) => T0 + i * STEP));
+    expect(codecs.telemetryBatch.decode(dead[0]!.original_value).points.map((p) => p.timestamp)).toEqual([20, 22, 21].map((i) => T0 + i * STEP));
     // None of the bad batches' points was stored: rows 20..39 are the good messages' values.
     const rows = await allRows(platform.results, 'm-0');
     expect(rows.map((row) => row.tsMs)).toEqual(Array.from({ length: 40 }, (_, i) => T0 + i * STEP));
     expect(rows.slice(20).map((row) => row.value)).toEqual(Array.from({ length: 20 }, (_, k) => signal(0, 20 + k, SPIKES)));
-    await deadConsumer.close();
+    await dlq.close();
   });
 
   it('judges each channel of a multi-channel point as its own series', async () => {
