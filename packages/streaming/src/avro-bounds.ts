@@ -74,6 +74,18 @@ function blocks(minItem: number, item: Check, what: string): Check {
   };
 }
 
+/** A string or bytes value (also a map's key): a length, then that many bytes. */
+function lengthPrefixed(name: string): Compiled {
+  return {
+    check: (r) => {
+      const length = readLong(r);
+      if (length < 0) fail(r, `a negative ${name} length`);
+      skip(r, length, `a ${name}`);
+    },
+    minBytes: 1,
+  };
+}
+
 const compiledTypes = new WeakMap<AvroType, Compiled>();
 /** Types being compiled: a recursive schema (a record that contains itself) refers back lazily. */
 const compiling = new Set<AvroType>();
@@ -117,14 +129,7 @@ function compileUncached(type: AvroType): Compiled {
       return { check: (r) => skip(r, 8, 'a double'), minBytes: 8 };
     case 'string':
     case 'bytes':
-      return {
-        check: (r) => {
-          const length = readLong(r);
-          if (length < 0) fail(r, `a negative ${name} length`);
-          skip(r, length, `a ${name}`);
-        },
-        minBytes: 1,
-      };
+      return lengthPrefixed(name);
     case 'fixed': {
       const size = t.size ?? 0;
       return { check: (r) => skip(r, size, 'a fixed'), minBytes: size };
@@ -145,7 +150,7 @@ function compileUncached(type: AvroType): Compiled {
     }
     case 'map': {
       const values = compile(t.valuesType!);
-      const key = compile({ typeName: 'string' } as AvroType);
+      const key = lengthPrefixed('string');
       const entry: Check = (r) => {
         key.check(r);
         values.check(r);
