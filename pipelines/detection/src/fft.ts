@@ -19,14 +19,7 @@ export function fft(re: Float64Array, im: Float64Array, inverse: boolean): void 
       im[j] = ti;
     }
   }
-  // One twiddle table per call: more accurate than a running product of rotations.
-  const sign = inverse ? 1 : -1;
-  const cos = new Float64Array(n >> 1);
-  const sin = new Float64Array(n >> 1);
-  for (let k = 0; k < n >> 1; k++) {
-    cos[k] = Math.cos((2 * Math.PI * k) / n);
-    sin[k] = sign * Math.sin((2 * Math.PI * k) / n);
-  }
+  const { cos, sin } = twiddles(n, inverse);
   for (let size = 2; size <= n; size <<= 1) {
     const half = size >> 1;
     const stride = n / size;
@@ -45,6 +38,38 @@ export function fft(re: Float64Array, im: Float64Array, inverse: boolean): void 
       }
     }
   }
+}
+
+interface Twiddles {
+  readonly cos: Float64Array;
+  readonly sin: Float64Array;
+}
+
+/** Twiddle tables by FFT length: forward (sin negated) and inverse. */
+const TWIDDLES = new Map<number, { readonly forward: Twiddles; readonly inverse: Twiddles }>();
+/** Lengths up to this are kept (about 1.5 MiB of tables at most); longer ones are built per call. */
+const MAX_KEPT_LENGTH = 1 << 16;
+
+/**
+ * cos(2πk/n) and ∓sin(2πk/n) for k < n/2, each from its own angle (more accurate than a running
+ * product of rotations), computed once per length and kept: period detection transforms windows
+ * of the same few lengths again and again, and the tables cost n trigonometric calls.
+ */
+function twiddles(n: number, inverse: boolean): Twiddles {
+  let tables = TWIDDLES.get(n);
+  if (tables === undefined) {
+    const cos = new Float64Array(n >> 1);
+    const sinForward = new Float64Array(n >> 1);
+    const sinInverse = new Float64Array(n >> 1);
+    for (let k = 0; k < n >> 1; k++) {
+      cos[k] = Math.cos((2 * Math.PI * k) / n);
+      sinInverse[k] = Math.sin((2 * Math.PI * k) / n);
+      sinForward[k] = -sinInverse[k]!;
+    }
+    tables = { forward: { cos, sin: sinForward }, inverse: { cos, sin: sinInverse } };
+    if (n <= MAX_KEPT_LENGTH) TWIDDLES.set(n, tables);
+  }
+  return inverse ? tables.inverse : tables.forward;
 }
 
 /**

@@ -622,7 +622,13 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // The new-level alarm's excess (values only): when the value left the range, the sustained
     // scores that gate it are computed in full, never bounded.
     const excess = newLevel ? levelExcess(index, value) : 0;
-    const scored = sustained && deviation !== 0 && (excess !== 0 || !scoresClearlyLow(index, l.slope));
+    // A quiet point (deviating by less than SUSTAINED_QUIET_SHARE of its band, the band here
+    // before calibration widens it, so never wider than the final one) cannot raise the sustained
+    // alarm, and with no excess the new-level alarm does not read the scores: its verdict is the
+    // same without them, and the full pass is skipped. Only the near-decision refit that a high
+    // score alone would prompt is left out (NAB dev and the bench series: every flag the same).
+    const quiet = sustainedQuiet && excess === 0 && Math.abs(deviation) < SUSTAINED_QUIET_SHARE * multiplier * scale;
+    const scored = sustained && deviation !== 0 && !quiet && (excess !== 0 || !scoresClearlyLow(index, l.slope));
     // Fresh one-step errors every refreshEvery points, after a refit, and for any deviation
     // beyond half the band (so `outside`, the refractory rule and the near-decision test below
     // always see fresh ones); in between their summaries are reused.
