@@ -119,6 +119,8 @@ export interface AvroCodec<T> {
    * MESSAGE_BODY_CORRUPT; all of them mean the message goes to the dead-letter topic.
    */
   decode(message: Uint8Array): T;
+  /** Whether the message opens with this codec's own header (marker and fingerprint). */
+  writtenWithThis(message: Uint8Array): boolean;
 }
 
 /** The first field path at which `value` does not fit `type`, dotted (`channels.0.value`). */
@@ -188,6 +190,12 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
     return resolver;
   }
 
+  function writtenWithThis(message: Uint8Array): boolean {
+    if (message.length < SINGLE_OBJECT_HEADER_BYTES) return false;
+    for (let i = 0; i < SINGLE_OBJECT_HEADER_BYTES; i++) if (message[i] !== header[i]) return false;
+    return true;
+  }
+
   return {
     schemaName,
     type: reader,
@@ -208,9 +216,11 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
       }
       return Buffer.concat([header, body]);
     },
+    writtenWithThis,
     decode(message: Uint8Array): T {
       const bytes = asBuffer(message);
-      const writerHex = writerFingerprintOf(bytes, schemaName);
+      // The common case, a message of this very schema, without the fingerprint's hex string.
+      const writerHex = writtenWithThis(bytes) ? fingerprintHex : writerFingerprintOf(bytes, schemaName);
       const resolver = resolverFor(writerHex);
       const body = bytes.subarray(SINGLE_OBJECT_HEADER_BYTES);
       try {
@@ -303,6 +313,9 @@ export function decodeTelemetryMessage(
   codecs: Pick<StreamingCodecs, 'telemetry' | 'telemetryBatch' | 'writers'>,
   message: Uint8Array,
 ): TelemetryMessage {
+  // Today's two schemas by their headers; any other writer by its fingerprint's registry entry.
+  if (codecs.telemetryBatch.writtenWithThis(message)) return { kind: 'batch', batch: codecs.telemetryBatch.decode(message) };
+  if (codecs.telemetry.writtenWithThis(message)) return { kind: 'point', point: codecs.telemetry.decode(message) };
   const writerHex = writerFingerprintOf(message, codecs.telemetry.schemaName);
   const writer = codecs.writers.get(writerHex);
   if (writer !== undefined && writer.name === codecs.telemetryBatch.schemaName) {

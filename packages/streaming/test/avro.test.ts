@@ -274,6 +274,24 @@ describe('the telemetry topic: points and batches side by side', () => {
     expect(error.code).toBe('MESSAGE_BODY_CORRUPT');
     expect(error.context.schema).toBe('adp.streaming.TelemetryBatch');
   });
+
+  it('knows its own header byte for byte (writtenWithThis), and nothing shorter or one bit off', () => {
+    expect(codecs.telemetry.writtenWithThis(point)).toBe(true);
+    expect(codecs.telemetryBatch.writtenWithThis(batch)).toBe(true);
+    expect(codecs.telemetry.writtenWithThis(batch)).toBe(false);
+    expect(codecs.telemetryBatch.writtenWithThis(point)).toBe(false);
+    // The header alone is still this codec's (the body is decode's business); nine bytes are not.
+    expect(codecs.telemetry.writtenWithThis(point.subarray(0, 10))).toBe(true);
+    expect(codecs.telemetry.writtenWithThis(point.subarray(0, 9))).toBe(false);
+    for (let byte = 0; byte < 10; byte++) {
+      const flipped = Buffer.from(point);
+      flipped[byte] = flipped[byte]! ^ 0x01;
+      expect(codecs.telemetry.writtenWithThis(flipped), `byte ${byte}`).toBe(false);
+    }
+    // A Uint8Array view into a larger buffer reads from its own start.
+    const padded = Buffer.concat([Buffer.from([0xff, 0xff]), point]);
+    expect(codecs.telemetry.writtenWithThis(new Uint8Array(padded.buffer, padded.byteOffset + 2, point.length))).toBe(true);
+  });
 });
 
 describe('loading schemas', () => {
