@@ -273,10 +273,15 @@ export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => num
   return (period: number): number => {
     const p = Math.floor(period);
     if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < n; i++) {
-      const start = Math.min(Math.max(i - (p >> 1), 0), n - p);
-      detrended[i] = x[i]! - (prefix[start + p]! - prefix[start]!) / p;
-    }
+    // The full-period moving average centred on i (clamped to the series): the first window for
+    // the first half period, the last one for the last, each computed once for its stretch.
+    const half = p >> 1;
+    const firstMean = (prefix[p]! - prefix[0]!) / p;
+    let i = 0;
+    for (; i < n && i - half <= 0; i++) detrended[i] = x[i]! - firstMean;
+    for (; i < n && i - half < n - p; i++) detrended[i] = x[i]! - (prefix[i - half + p]! - prefix[i - half]!) / p;
+    const lastMean = (prefix[n]! - prefix[n - p]!) / p;
+    for (; i < n; i++) detrended[i] = x[i]! - lastMean;
     const d = winsoriseInto(detrended, scratch, clipped);
 
     if (sums.length < 2 * p) {
@@ -286,36 +291,30 @@ export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => num
       sums.fill(0, 0, 2 * p);
       counts.fill(0, 0, 2 * p);
     }
-    // Point i lies in cycle floor(i / p) at phase i mod p, counted up instead of divided.
+    // Point i lies in cycle floor(i / p) at phase i mod p: cycle by cycle, in order.
     let total = 0;
-    let cycle = 0;
-    let phase = 0;
-    for (let i = 0; i < n; i++) {
-      const slot = (cycle & 1) * p + phase;
-      sums[slot] = sums[slot]! + d[i]!;
-      counts[slot] = counts[slot]! + 1;
-      total += d[i]!;
-      if (++phase === p) {
-        phase = 0;
-        cycle++;
+    for (let from = 0, cycle = 0; from < n; from += p, cycle++) {
+      const base = (cycle & 1) * p - from;
+      const to = Math.min(from + p, n);
+      for (let j = from; j < to; j++) {
+        sums[base + j] = sums[base + j]! + d[j]!;
+        counts[base + j] = counts[base + j]! + 1;
+        total += d[j]!;
       }
     }
     const mean = total / n;
     let sse = 0;
     let sst = 0;
-    cycle = 0;
-    phase = 0;
-    for (let i = 0; i < n; i++) {
-      const other = (1 - (cycle & 1)) * p + phase;
-      if (++phase === p) {
-        phase = 0;
-        cycle++;
+    for (let from = 0, cycle = 0; from < n; from += p, cycle++) {
+      const other = (1 - (cycle & 1)) * p - from;
+      const to = Math.min(from + p, n);
+      for (let j = from; j < to; j++) {
+        const count = counts[other + j]!;
+        if (count === 0) continue;
+        const error = d[j]! - sums[other + j]! / count;
+        sse += error * error;
+        sst += (d[j]! - mean) * (d[j]! - mean);
       }
-      const count = counts[other]!;
-      if (count === 0) continue;
-      const error = d[i]! - sums[other]! / count;
-      sse += error * error;
-      sst += (d[i]! - mean) * (d[i]! - mean);
     }
     return sst > 0 ? 1 - sse / sst : 0;
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { detectPeriod, granularityPeriods, suggestedWindow } from '../src/index.js';
+import { seasonalFitScore, seasonalFitScorer } from '../src/period.js';
 import { gaussian, noiseSeries, sineSeries } from './helpers.js';
 
 describe('detectPeriod', () => {
@@ -100,5 +101,66 @@ describe('suggestedWindow', () => {
     expect(suggestedWindow(12, 48)).toBe(49);
     expect(suggestedWindow(0, 12)).toBe(29);
     expect(suggestedWindow(0, 500)).toBe(500);
+  });
+});
+
+/** seasonalFitScore written out from its definition, sorting for the medians. */
+function fitByDefinition(x: readonly number[], p: number): number {
+  const n = x.length;
+  if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
+  const median = (v: readonly number[]): number => {
+    const s = [...v].sort((a, b) => a - b);
+    return s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  // Detrended by the full-period moving average around each point, clamped to the series.
+  const detrended = x.map((v, i) => {
+    const start = Math.min(Math.max(i - Math.floor(p / 2), 0), n - p);
+    let sum = 0;
+    for (let j = start; j < start + p; j++) sum += x[j]!;
+    return v - sum / p;
+  });
+  // Winsorised at 5 robust standard deviations around the median.
+  const center = median(detrended);
+  const limit = 5 * 1.4826 * median(detrended.map((v) => Math.abs(v - center)));
+  const d = limit > 0 ? detrended.map((v) => Math.min(Math.max(v, center - limit), center + limit)) : detrended;
+  // Phase means of the even and of the odd cycles; each point predicted by the other parity's.
+  const means = [new Map<number, number[]>(), new Map<number, number[]>()];
+  d.forEach((v, i) => {
+    const bucket = means[Math.floor(i / p) % 2]!;
+    bucket.set(i % p, [...(bucket.get(i % p) ?? []), v]);
+  });
+  const mean = d.reduce((a, b) => a + b, 0) / n;
+  let sse = 0;
+  let sst = 0;
+  d.forEach((v, i) => {
+    const other = means[1 - (Math.floor(i / p) % 2)]!.get(i % p);
+    if (other === undefined) return;
+    sse += (v - other.reduce((a, b) => a + b, 0) / other.length) ** 2;
+    sst += (v - mean) ** 2;
+  });
+  return sst > 0 ? 1 - sse / sst : 0;
+}
+
+describe('seasonalFitScore', () => {
+  it('equals its definition for many series and periods, through one scorer per series', () => {
+    const draw = gaussian(5);
+    for (const [n, cycle] of [[60, 7], [97, 12], [288, 24], [1000, 48], [719, 288]] as const) {
+      const values = Array.from({ length: n }, (_, i) => 3 * Math.sin((2 * Math.PI * i) / cycle) + draw() + (i === 20 ? 40 : 0));
+      const scorer = seasonalFitScorer(values);
+      for (let p = 1; p <= Math.floor(n / 2) + 1; p += p < 30 ? 1 : 7) {
+        const expected = fitByDefinition(values, p);
+        expect(scorer(p), `n ${n} p ${p}`).toBeCloseTo(expected, 10);
+        expect(seasonalFitScore(values, p), `n ${n} p ${p}`).toBe(scorer(p));
+      }
+    }
+  });
+
+  it('is 1 for an exact cycle, about 0 or below for noise, 0 for a constant and -Infinity without two cycles', () => {
+    const square = Array.from({ length: 240 }, (_, i) => (i % 24 < 12 ? 5 : -5));
+    expect(seasonalFitScore(square, 24)).toBe(1);
+    expect(seasonalFitScore(noiseSeries(500, 3, 0, 1), 24)).toBeLessThan(0.05);
+    expect(seasonalFitScore(new Array(100).fill(7), 10)).toBe(0);
+    expect(seasonalFitScore(square, 121)).toBe(Number.NEGATIVE_INFINITY);
+    expect(seasonalFitScore(square, 1)).toBe(Number.NEGATIVE_INFINITY);
   });
 });
