@@ -26,6 +26,8 @@ export function daysInMonth(year: number, month: number): number {
  * must not change what a request means.
  */
 export function parseIsoTimestamp(text: string): number | null {
+  const canonical = canonicalUtc(text);
+  if (canonical !== undefined) return canonical;
   const m = ISO_8601.exec(text.trim());
   if (m === null) return null;
   const year = Number(m[1]);
@@ -55,4 +57,68 @@ export function parseIsoTimestamp(text: string): number | null {
   date.setUTCFullYear(year);
   const ms = date.getTime() - offsetMinutes * 60_000;
   return Number.isFinite(ms) ? ms : null;
+}
+
+/** The digit at `i` (0-9), or -1 for any other character (or past the end). */
+function digitAt(text: string, i: number): number {
+  const d = text.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+}
+
+/** The two digits at `i` as a number (0-99), or NaN when either is not a digit. */
+function twoDigits(text: string, i: number): number {
+  const hi = digitAt(text, i);
+  const lo = digitAt(text, i + 1);
+  return hi < 0 || lo < 0 ? Number.NaN : hi * 10 + lo;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SSZ` with an optional `.` and fraction: what the vendor's clients and most
+ * producers send, read with character arithmetic instead of the regular expression (a request
+ * of 8,640 points spent about 5 ms in it). The same answers as the general path: null for a
+ * date or time out of range, undefined for any other form (the general path decides).
+ */
+function canonicalUtc(text: string): number | null | undefined {
+  const n = text.length;
+  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84) return undefined;
+  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined;
+  const last = text.charCodeAt(n - 1);
+  if (last !== 90 && last !== 122) return undefined;
+  // Fixed fields: year (4 digits), month, day, hour, minute, second (2 each).
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  if (!(year >= 0 && month >= 0 && day >= 0 && hour >= 0 && minute >= 0 && second >= 0)) return undefined;
+  // Then nothing but the zone, or `.` and one or more digits before it.
+  let millis = 0;
+  if (n > 20) {
+    if (text.charCodeAt(19) !== 46 || n < 22) return undefined;
+    for (let i = 20; i < n - 1; i++) {
+      const d = digitAt(text, i);
+      if (d < 0) return undefined;
+      if (i < 23) millis += d * (i === 20 ? 100 : i === 21 ? 10 : 1);
+    }
+  } else if (n !== 20) {
+    return undefined;
+  }
+  if (month < 1 || month > 12) return null;
+  if (day < 1 || day > daysInMonth(year, month - 1)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  return daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis;
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (as Date counts them):
+ * years counted from March, so the leap day ends a year, in 400-year eras of 146,097 days.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
