@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, medianInPlace, quantile, robustScale, selectInPlace, SHOULDER_QUANTILE, shoulderScale } from '../src/robust.js';
+import { median, medianInPlace, quantile, robustScale, runningMedian, selectInPlace, SHOULDER_QUANTILE, shoulderScale } from '../src/robust.js';
 import { seededRandom } from '../src/random.js';
 
 describe('selectInPlace', () => {
@@ -81,5 +81,54 @@ describe('shoulderScale', () => {
     expect(shoulderScale(spiked, 1e-9)).toBeLessThan(clean * 1.6);
     expect(shoulderScale(new Float64Array(50).fill(3), 0.25)).toBe(0.25);
     expect(shoulderScale(new Float64Array(0), 0.5)).toBe(0.5);
+  });
+});
+
+describe('runningMedian', () => {
+  /** The median of x[from, to) by sorting, leaving out index `skip` (the mean of the middle two of an even count). */
+  function sortedMedian(x: Float64Array, from: number, to: number, skip = -1): number {
+    const v = Array.from(x.subarray(from, to)).filter((_, k) => from + k !== skip).sort((a, b) => a - b);
+    const h = v.length >> 1;
+    return v.length % 2 === 1 ? v[h]! : (v[h - 1]! + v[h]!) / 2;
+  }
+
+  it('equals the sorted median of every centred window, and of it without the point (leaveOut), on every kind of input', () => {
+    const random = seededRandom(31);
+    const makers: Array<(i: number) => number> = [
+      () => random() * 10,
+      () => Math.floor(random() * 3), // heavy ties
+      (i) => i * 0.5, // rising
+      (i) => Math.sin(i / 5) + (i === 40 ? 50 : 0), // a cycle and a spike
+    ];
+    for (const make of makers) {
+      for (const [n, w] of [[200, 25], [200, 7], [120, 41], [30, 29], [5, 3]] as const) {
+        const x = Float64Array.from({ length: n }, (_, i) => make(i));
+        const leaveOut = new Float64Array(n);
+        const out = runningMedian(x, w, 'clamp', leaveOut);
+        const half = (w - 1) >> 1;
+        for (let c = half; c + half < n; c++) {
+          expect(out[c]).toBe(sortedMedian(x, c - half, c + half + 1));
+          expect(leaveOut[c]).toBe(sortedMedian(x, c - half, c + half + 1, c));
+        }
+        // Clamped edges: the first and last full windows' medians; the edge points' leaveOut is that value.
+        for (let i = 0; i < half; i++) {
+          expect(out[i]).toBe(out[half]);
+          expect(out[n - 1 - i]).toBe(out[n - 1 - half]);
+          expect(leaveOut[i]).toBe(out[i]);
+        }
+      }
+    }
+  });
+
+  it("draws the edges along a Theil-Sen line with 'line', and shrinks the window to the series", () => {
+    const x = Float64Array.from({ length: 50 }, (_, i) => 3 + 2 * i);
+    const out = runningMedian(x, 11, 'line');
+    // On a straight line every window's median is its centre, and the edge lines are that line.
+    for (let i = 0; i < 50; i++) expect(out[i]).toBeCloseTo(3 + 2 * i, 9);
+    // A window longer than the series becomes the longest odd one that fits (7 of 8 points).
+    // Centres 3 and 4 only: the first window's median (4) to their left, the last one's (5) to their right.
+    const short = Float64Array.from([1, 7, 3, 5, 2, 6, 4, 100]);
+    expect(Array.from(runningMedian(short, 99, 'clamp'))).toEqual([4, 4, 4, 4, 5, 5, 5, 5]);
+    expect(runningMedian(new Float64Array(0), 5, 'clamp').length).toBe(0);
   });
 });
