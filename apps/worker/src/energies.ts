@@ -12,9 +12,13 @@ import { WARMUP_POINTS, WINDOW_POINTS, type Normalisation, type PredictorWeights
 export interface WorkerModel {
   /** Reported in each result's `model_version`. */
   readonly modelVersion: string;
+  /**
+   * With `points`, only those points' energies are needed (the model may leave the others 0): the
+   * packaged runtime then encodes each point's window and the one before it, not the context's.
+   */
   energies(
     values: ArrayLike<number>,
-    options?: { weights?: PredictorWeights; normalisation?: Normalisation },
+    options?: { weights?: PredictorWeights; normalisation?: Normalisation; points?: ArrayLike<number> },
   ): Promise<{ readonly energies: ArrayLike<number> }>;
 }
 
@@ -45,20 +49,30 @@ export async function batchEnergies(model: WorkerModel, requests: readonly Energ
     for (const index of indices) total += WINDOW_POINTS + requests[index]!.newValues.length;
     const series = new Float64Array(total);
     const starts: number[] = [];
+    // The new points past each series' warm-up: the only energies asked for.
+    const points: number[] = [];
     let offset = 0;
     for (const index of indices) {
-      const { context, newValues, normalisation } = requests[index]!;
+      const { context, newValues, normalisation, historyIndex } = requests[index]!;
       const kept = context.slice(-WINDOW_POINTS);
       const first = kept[0] ?? newValues[0] ?? 0;
       const scale = (value: number) => (value - normalisation.center) / normalisation.scale;
       for (let i = 0; i < WINDOW_POINTS - kept.length; i++) series[offset++] = scale(first);
       for (const value of kept) series[offset++] = scale(value);
       starts.push(offset);
-      for (const value of newValues) series[offset++] = scale(value);
+      for (let j = 0; j < newValues.length; j++) {
+        if (historyIndex + j >= WARMUP_POINTS) points.push(offset);
+        series[offset++] = scale(newValues[j]!);
+      }
+    }
+    if (points.length === 0) {
+      indices.forEach((index) => (out[index] = new Float64Array(requests[index]!.newValues.length)));
+      continue;
     }
     const { energies } = await model.energies(series, {
       ...(weights ? { weights } : {}),
       normalisation: IDENTITY,
+      points,
     });
     indices.forEach((index, k) => {
       const request = requests[index]!;

@@ -366,16 +366,43 @@ describe('StoreCoalescer', () => {
 });
 
 describe('batchEnergies', () => {
+  it('asks the model nothing while every new point is inside its series\' warm-up', async () => {
+    const calls: number[] = [];
+    const model = {
+      modelVersion: 'unused',
+      energies: (values: ArrayLike<number>) => {
+        calls.push(values.length);
+        return Promise.resolve({ energies: new Float64Array(values.length).fill(7) });
+      },
+    };
+    const request = (historyIndex: number, count: number) => ({
+      context: Array.from({ length: historyIndex }, (_, i) => i),
+      newValues: Array.from({ length: count }, (_, i) => i),
+      weights: null,
+      normalisation: { center: 0, scale: 1 },
+      historyIndex,
+    });
+    const energies = await batchEnergies(model, [request(0, 10), request(20, 12)]);
+    expect(calls).toEqual([]);
+    expect(energies.map((e) => Array.from(e))).toEqual([new Array(10).fill(0), new Array(12).fill(0)]);
+    // One point past the warm-up: the model is asked, and only that point takes its answer.
+    const next = await batchEnergies(model, [request(20, 13)]);
+    expect(calls).toHaveLength(1);
+    expect(Array.from(next[0]!)).toEqual([...new Array(12).fill(0), 7]);
+  });
+
   it('gives the energies the model gives each whole series, several machines in one model call', async () => {
     const runtime = await createModelRuntime();
     try {
       const series = [0, 1, 2].map((m) => Array.from({ length: 200 }, (_, i) => 10 * m + Math.sin(i / (4 + m)) + ((i * 31) % 7) / 10));
       const normalisations = series.map((values, m) => ({ center: 10 * m, scale: 0.8 + m / 10 }));
       const calls: number[] = [];
+      const asked: number[][] = [];
       const model = {
         modelVersion: runtime.modelVersion,
         energies: (values: ArrayLike<number>, options?: Parameters<typeof runtime.energies>[1]) => {
           calls.push(values.length);
+          asked.push(Array.from(options?.points ?? []));
           return runtime.energies(values, options);
         },
       };
@@ -392,6 +419,15 @@ describe('batchEnergies', () => {
         })),
       );
       expect(calls).toHaveLength(1);
+      // Each segment is 64 context values and the new ones; only the new points past their
+      // series' warm-up (32) are asked for: 50 + 168 + 130, at their places in the segments.
+      expect(calls[0]).toBe(3 * 64 + 50 + 180 + 130);
+      const segmentStarts = [64, 64 + 50 + 64, 64 + 50 + 64 + 180 + 64];
+      expect(asked[0]).toEqual([
+        ...Array.from({ length: 50 }, (_, j) => segmentStarts[0]! + j),
+        ...Array.from({ length: 168 }, (_, j) => segmentStarts[1]! + 12 + j),
+        ...Array.from({ length: 130 }, (_, j) => segmentStarts[2]! + j),
+      ]);
       for (const [m, values] of series.entries()) {
         const whole = await runtime.energies(values, { normalisation: normalisations[m]! });
         const expected = Array.from(whole.energies).slice(cuts[m]);

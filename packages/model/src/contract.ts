@@ -16,6 +16,18 @@ export interface Normalisation {
   readonly scale: number;
 }
 
+export interface EnergyOptions {
+  readonly weights?: PredictorWeights;
+  readonly normalisation?: Normalisation;
+  readonly includeEmbeddings?: boolean;
+  /**
+   * Only these points' energies (indices in ascending order; the rest of the answer is 0): the
+   * encoder then runs on each such point's window and the one before it, not on every window.
+   * Not with `includeEmbeddings`.
+   */
+  readonly points?: ArrayLike<number>;
+}
+
 export interface EnergyResult {
   /** One per input point: the predictor's error on that point's embedding (0 where there is no history). */
   readonly energies: Float64Array;
@@ -68,10 +80,7 @@ export interface ModelRuntime {
    * Energies (and optionally embeddings) of a series. Without `weights` the generic predictor is
    * used; without `normalisation` the series' own robust centre and scale are used.
    */
-  energies(
-    values: ArrayLike<number>,
-    options?: { weights?: PredictorWeights; normalisation?: Normalisation; includeEmbeddings?: boolean },
-  ): Promise<EnergyResult>;
+  energies(values: ArrayLike<number>, options?: EnergyOptions): Promise<EnergyResult>;
   /** Fine-tunes the predictor on healthy data with the encoder frozen. */
   fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
   close(): Promise<void>;

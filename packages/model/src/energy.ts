@@ -8,17 +8,20 @@ import { WARMUP_POINTS } from './windows.js';
  */
 export function energiesFromPredictions(embeddings: Float32Array, predicted: Float32Array, points: number): Float64Array {
   const out = new Float64Array(points);
-  for (let t = WARMUP_POINTS; t < points; t++) {
-    const p = (t - WARMUP_POINTS) * EMBEDDING_DIM;
-    const e = t * EMBEDDING_DIM;
-    let sum = 0;
-    for (let k = 0; k < EMBEDDING_DIM; k++) {
-      const d = (predicted[p + k] ?? 0) - (embeddings[e + k] ?? 0);
-      sum += d * d;
-    }
-    out[t] = sum / EMBEDDING_DIM;
-  }
+  for (let t = WARMUP_POINTS; t < points; t++) out[t] = predictionEnergy(predicted, t - WARMUP_POINTS, embeddings, t);
   return out;
+}
+
+/** Mean squared difference between prediction row `p` and embedding row `e` (EMBEDDING_DIM wide). */
+export function predictionEnergy(predicted: Float32Array, p: number, embeddings: Float32Array, e: number): number {
+  const pFrom = p * EMBEDDING_DIM;
+  const eFrom = e * EMBEDDING_DIM;
+  let sum = 0;
+  for (let k = 0; k < EMBEDDING_DIM; k++) {
+    const d = (predicted[pFrom + k] ?? 0) - (embeddings[eFrom + k] ?? 0);
+    sum += d * d;
+  }
+  return sum / EMBEDDING_DIM;
 }
 
 export interface EnergyStats {

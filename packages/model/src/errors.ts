@@ -6,6 +6,8 @@ export const MODEL_ERROR_CODES = {
   MODEL_SERIES_TOO_SHORT: { retriable: false },
   /** A value in the series is NaN or infinite. */
   MODEL_SERIES_INVALID: { retriable: false },
+  /** Options that cannot go together or point outside the series: the caller's bug. */
+  MODEL_OPTIONS_INVALID: { retriable: false },
   /** Predictor weights with missing tensors, wrong shapes or an unreadable byte encoding. */
   MODEL_WEIGHTS_INVALID: { retriable: false },
   /** An asset (ONNX graph, generic weights, manifest) is missing or unreadable. */

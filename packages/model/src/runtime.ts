@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import {
   EMBEDDING_DIM,
+  type EnergyOptions,
   type EnergyResult,
   type FineTuneOptions,
   type FineTuneResult,
@@ -13,11 +14,11 @@ import {
   type Normalisation,
   type PredictorWeights,
 } from './contract.js';
-import { energiesFromPredictions } from './energy.js';
+import { energiesFromPredictions, predictionEnergy } from './energy.js';
 import { ModelError } from './errors.js';
 import { runFineTune, type TrainingGraphs } from './finetune.js';
 import { assertPredictorWeights, decodePredictorWeights, PREDICTOR_TENSOR_NAMES } from './weights-codec.js';
-import { assertFiniteSeries, buildWindows, robustNormalisation, WARMUP_POINTS, WINDOW_POINTS } from './windows.js';
+import { assertFiniteSeries, buildWindowRows, robustNormalisation, WARMUP_POINTS, WINDOW_POINTS } from './windows.js';
 
 export interface ModelRuntimeOptions {
   /** Folder with the ONNX graphs, generic weights and manifest.json. Default: this package's `assets/`. */
@@ -145,9 +146,10 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
     return value.data;
   };
 
-  const embed = async (values: ArrayLike<number>, normalisation: Normalisation): Promise<Float32Array> => {
-    const n = values.length;
-    const windows = buildWindows(values, normalisation);
+  /** Embeddings of the windows ending at `ends` (every point when null), in that order. */
+  const embed = async (values: ArrayLike<number>, normalisation: Normalisation, ends: ArrayLike<number> | null = null): Promise<Float32Array> => {
+    const n = ends === null ? values.length : ends.length;
+    const windows = buildWindowRows(values, normalisation, ends);
     const out = new Float32Array(n * EMBEDDING_DIM);
     for (let start = 0; start < n; start += ROWS_PER_RUN) {
       const rows = Math.min(ROWS_PER_RUN, n - start);
@@ -166,6 +168,47 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
       const x = inputs.subarray(start * EMBEDDING_DIM, (start + count) * EMBEDDING_DIM);
       const outputs = await run(predictor, 'predictor', { x: new Tensor('float32', x, [count, EMBEDDING_DIM]), ...feedsW });
       out.set(floatOutput(outputs, 'pred', 'predictor'), start * EMBEDDING_DIM);
+    }
+    return out;
+  };
+
+  /**
+   * The energies of `points` only (ascending indices; 0 elsewhere, and before WARMUP_POINTS as in
+   * the whole-series answer): a point's energy needs its own window's embedding and the one
+   * before it, so the encoder runs on those windows alone, and the predictor on the earlier ones.
+   */
+  const energiesAt = async (
+    values: ArrayLike<number>,
+    points: ArrayLike<number>,
+    normalisation: Normalisation,
+    weights: PredictorWeights,
+  ): Promise<Float64Array> => {
+    const n = values.length;
+    const out = new Float64Array(n);
+    // The windows needed, each once: t − 1 and t for every point past the warm-up.
+    const ends: number[] = [];
+    const slotOf: number[] = [];
+    for (let k = 0; k < points.length; k++) {
+      const t = points[k]!;
+      if (!Number.isSafeInteger(t) || t < 0 || t >= n || (k > 0 && t <= points[k - 1]!)) {
+        throw new ModelError('MODEL_OPTIONS_INVALID', `points must be ascending indices below ${n} (points[${k}] = ${t})`, { modelVersion });
+      }
+      if (t < WARMUP_POINTS) continue;
+      if (ends[ends.length - 1] !== t - 1) ends.push(t - 1);
+      slotOf.push(ends.length);
+      ends.push(t);
+    }
+    if (slotOf.length === 0) return out;
+    const embeddings = await embed(values, normalisation, ends);
+    const inputs = new Float32Array(slotOf.length * EMBEDDING_DIM);
+    slotOf.forEach((slot, k) => inputs.set(embeddings.subarray((slot - 1) * EMBEDDING_DIM, slot * EMBEDDING_DIM), k * EMBEDDING_DIM));
+    const predicted = await predict(inputs, slotOf.length, weights);
+    let k = 0;
+    for (let j = 0; j < points.length; j++) {
+      const t = points[j]!;
+      if (t < WARMUP_POINTS) continue;
+      out[t] = predictionEnergy(predicted, k, embeddings, slotOf[k]!);
+      k++;
     }
     return out;
   };
@@ -211,12 +254,18 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
     genericWeights,
     embed,
 
-    async energies(values, opts = {}): Promise<EnergyResult> {
+    async energies(values, opts: EnergyOptions = {}): Promise<EnergyResult> {
       assertFiniteSeries(values);
       const weights = opts.weights ?? genericWeights;
       if (opts.weights !== undefined) assertPredictorWeights(opts.weights);
       const normalisation = opts.normalisation ?? robustNormalisation(values);
       const n = values.length;
+      if (opts.points !== undefined) {
+        if (opts.includeEmbeddings === true) {
+          throw new ModelError('MODEL_OPTIONS_INVALID', 'energies of some points come without embeddings (points with includeEmbeddings)', { modelVersion });
+        }
+        return { energies: await energiesAt(values, opts.points, normalisation, weights), embeddings: null, normalisation };
+      }
       const embeddings = await embed(values, normalisation);
       let energies: Float64Array = new Float64Array(n);
       if (n > WARMUP_POINTS) {

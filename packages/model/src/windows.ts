@@ -55,13 +55,23 @@ export function robustNormalisation(values: ArrayLike<number>): Normalisation {
 
 /** Row-major [N, 64] float32 windows; row t ends at point t, the start padded with the first value. */
 export function buildWindows(values: ArrayLike<number>, normalisation: Normalisation): Float32Array {
+  return buildWindowRows(values, normalisation, null);
+}
+
+/**
+ * The rows of `buildWindows` that end at the points `ends` (all points when null), in that order:
+ * the same numbers, for a caller that needs the embeddings of a few points only.
+ */
+export function buildWindowRows(values: ArrayLike<number>, normalisation: Normalisation, ends: ArrayLike<number> | null): Float32Array {
   const n = values.length;
   const scaled = new Float64Array(n);
   for (let i = 0; i < n; i++) scaled[i] = ((values[i] ?? 0) - normalisation.center) / normalisation.scale;
-  const out = new Float32Array(n * WINDOW_POINTS);
+  const rows = ends === null ? n : ends.length;
+  const out = new Float32Array(rows * WINDOW_POINTS);
   const first = scaled[0] ?? 0;
-  for (let t = 0; t < n; t++) {
-    const row = t * WINDOW_POINTS;
+  for (let r = 0; r < rows; r++) {
+    const t = ends === null ? r : ends[r]!;
+    const row = r * WINDOW_POINTS;
     for (let k = 0; k < WINDOW_POINTS; k++) {
       const src = t - (WINDOW_POINTS - 1) + k;
       out[row + k] = src < 0 ? first : (scaled[src] ?? 0);

@@ -66,6 +66,37 @@ describe('golden fixtures', () => {
     expect(result.energies[0]).toBe(0);
   });
 
+  it('energies of chosen points only (points) equal the whole series\' at those points, 0 elsewhere', async () => {
+    const whole = await runtime.energies(golden.series);
+    const n = golden.series.length;
+    // Single points, a run, the first point past the warm-up and the last; some inside the warm-up.
+    const points = [3, 31, 32, 33, 40, 41, 42, 43, 44, 70, n - 2, n - 1].filter((t) => t < n);
+    const some = await runtime.energies(golden.series, { points });
+    expect(some.energies).toHaveLength(n);
+    expect(some.embeddings).toBeNull();
+    expect(some.normalisation).toEqual(whole.normalisation);
+    for (let t = 0; t < n; t++) {
+      if (points.includes(t)) expect(Math.abs(some.energies[t]! - whole.energies[t]!), `point ${t}`).toBeLessThan(1e-5);
+      else expect(some.energies[t], `point ${t}`).toBe(0);
+    }
+    expect(some.energies[3]).toBe(0);
+    expect(some.energies[31]).toBe(0);
+    expect(some.energies[32]).toBeGreaterThan(0);
+    // Nothing past the warm-up: no model call, all zeros.
+    expect(Array.from((await runtime.energies(golden.series, { points: [0, 5] })).energies).every((e) => e === 0)).toBe(true);
+  });
+
+  it('refuses points out of order, outside the series or with embeddings (MODEL_OPTIONS_INVALID)', async () => {
+    const n = golden.series.length;
+    for (const points of [[40, 39], [40, 40], [-1], [n], [40.5]]) {
+      await expect(runtime.energies(golden.series, { points }), JSON.stringify(points)).rejects.toMatchObject({ code: 'MODEL_OPTIONS_INVALID' });
+    }
+    await expect(runtime.energies(golden.series, { points: [40], includeEmbeddings: true })).rejects.toMatchObject({
+      code: 'MODEL_OPTIONS_INVALID',
+      retriable: false,
+    });
+  });
+
   it('returns 192-number embeddings per point when asked', async () => {
     const result = await runtime.energies(golden.series.slice(0, 40), { includeEmbeddings: true });
     expect(result.embeddings).toHaveLength(40);

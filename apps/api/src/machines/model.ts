@@ -18,6 +18,8 @@ export interface EnergyOptions {
   readonly weights?: PredictorWeights;
   readonly normalisation?: Normalisation;
   readonly includeEmbeddings?: boolean;
+  /** Only these points' energies (the embedded worker's; see @adp/model's EnergyOptions). */
+  readonly points?: ArrayLike<number>;
 }
 
 /** What the baseline service and the detect route need from the model. */
