@@ -65,15 +65,11 @@ export async function batchEnergies(model: WorkerModel, requests: readonly Energ
         series[offset++] = scale(newValues[j]!);
       }
     }
-    if (points.length === 0) {
-      indices.forEach((index) => (out[index] = new Float64Array(requests[index]!.newValues.length)));
-      continue;
-    }
-    const { energies } = await model.energies(series, {
-      ...(weights ? { weights } : {}),
-      normalisation: IDENTITY,
-      points,
-    });
+    // Every new point inside its warm-up: nothing to ask (their energies are 0 below).
+    const { energies } =
+      points.length === 0
+        ? { energies: [] as ArrayLike<number> }
+        : await model.energies(series, { ...(weights ? { weights } : {}), normalisation: IDENTITY, points });
     indices.forEach((index, k) => {
       const request = requests[index]!;
       const start = starts[k]!;

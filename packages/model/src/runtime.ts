@@ -187,6 +187,8 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
     const out = new Float64Array(n);
     // The windows needed, each once: t − 1 and t for every point past the warm-up.
     const ends: number[] = [];
+    // The points past the warm-up, and where each one's window lies among `ends`.
+    const targets: number[] = [];
     const slotOf: number[] = [];
     for (let k = 0; k < points.length; k++) {
       const t = points[k]!;
@@ -195,21 +197,16 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
       }
       if (t < WARMUP_POINTS) continue;
       if (ends[ends.length - 1] !== t - 1) ends.push(t - 1);
+      targets.push(t);
       slotOf.push(ends.length);
       ends.push(t);
     }
-    if (slotOf.length === 0) return out;
+    if (targets.length === 0) return out;
     const embeddings = await embed(values, normalisation, ends);
-    const inputs = new Float32Array(slotOf.length * EMBEDDING_DIM);
+    const inputs = new Float32Array(targets.length * EMBEDDING_DIM);
     slotOf.forEach((slot, k) => inputs.set(embeddings.subarray((slot - 1) * EMBEDDING_DIM, slot * EMBEDDING_DIM), k * EMBEDDING_DIM));
-    const predicted = await predict(inputs, slotOf.length, weights);
-    let k = 0;
-    for (let j = 0; j < points.length; j++) {
-      const t = points[j]!;
-      if (t < WARMUP_POINTS) continue;
-      out[t] = predictionEnergy(predicted, k, embeddings, slotOf[k]!);
-      k++;
-    }
+    const predicted = await predict(inputs, targets.length, weights);
+    targets.forEach((t, k) => (out[t] = predictionEnergy(predicted, k, embeddings, slotOf[k]!)));
     return out;
   };
 
