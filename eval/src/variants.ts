@@ -33,6 +33,11 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { refractory: false } },
   },
   {
+    name: 'no-asymmetric-band',
+    description: "the band as wide above the forecast as below it (the calibrated scale, not widened on the side where the recent one-step errors spread wider)",
+    detect: { components: { asymmetricBand: false } },
+  },
+  {
     name: 'no-echo',
     description: 'a point outside its band right after one the band reported is reported again (when the one-step errors miss that report)',
     detect: { components: { echo: false } },

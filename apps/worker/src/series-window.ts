@@ -80,17 +80,20 @@ export function appendToWindow(
 //   hasModel: uint8, then when 1:
 //   refitAt, period, origin, baseScale: float64 | profileLength: uint32
 //   (0xffffffff = no profile) | profileLength × float64
-// Version 3 ('ADW3') appends, after a judge section with a model, the one-step errors' summaries
+// Version 4 ('ADW4') appends, after a judge section with a model, the one-step errors' summaries
 // the judge reuses between refreshes (StreamJudgeErrors):
-//   hasErrors: uint8, then when 1: at, calibrated, largest, newest: float64
+//   hasErrors: uint8, then at, calibrated, upper, lower, largest, newest: float64
+// Version 3 ('ADW3') had the same section without upper and lower (engine 0.12 and before).
 // Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
-// ones resume with fresh one-step errors at the next point.
+// and 3 ones resume with fresh one-step errors at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
 const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
-const MAGIC = Buffer.from('ADW3', 'ascii');
+const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
+const MAGIC = Buffer.from('ADW4', 'ascii');
 const HEADER_BYTES = 4 + 4 + 8 + 8;
 const NO_PROFILE = 0xffffffff;
-const ERRORS_BYTES = 1 + 4 * 8;
+const ERRORS_BYTES = 1 + 6 * 8;
+const ERRORS_BYTES_V3 = 1 + 4 * 8;
 
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
@@ -127,16 +130,19 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   for (const x of model.profile ?? []) offset = out.writeDoubleLE(x, offset);
   const errors = judge.errors ?? null;
   offset = out.writeUInt8(errors === null ? 0 : 1, offset);
-  const summaries = errors === null ? [0, 0, 0, 0] : [errors.at, errors.calibrated, errors.largest, errors.newest];
+  const summaries =
+    errors === null ? [0, 0, 0, 0, 0, 0] : [errors.at, errors.calibrated, errors.upper, errors.lower, errors.largest, errors.newest];
   for (const x of summaries) offset = out.writeDoubleLE(x, offset);
   return out;
 }
 
 /**
- * The judge section at `offset` (version 2, or 3 with `withErrors`), or undefined when it is
- * malformed.
+ * The judge section at `offset` of a version-`version` checkpoint (2, 3 or 4), or undefined when it
+ * is malformed. Version 3's errors section is checked and dropped (its summaries lack the side
+ * spreads: the judge computes fresh ones at the next point), as version 2 has none.
  */
-function decodeJudge(bytes: Buffer, offset: number, withErrors: boolean): JudgeModelState | null | undefined {
+function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeModelState | null | undefined {
+  const errorsBytes = version === 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
   offset += 1;
@@ -160,38 +166,36 @@ function decodeJudge(bytes: Buffer, offset: number, withErrors: boolean): JudgeM
   const profileLength = bytes.readUInt32LE(offset + 32);
   offset += 36;
   const count = profileLength === NO_PROFILE ? 0 : profileLength;
-  if (bytes.length !== offset + count * 8 + (withErrors ? ERRORS_BYTES : 0)) return undefined;
+  if (bytes.length !== offset + count * 8 + errorsBytes) return undefined;
   const profile = profileLength === NO_PROFILE ? null : Array.from({ length: count }, (_, k) => bytes.readDoubleLE(offset + k * 8));
   const numbers = [refitAt, period, origin, baseScale, ...(profile ?? [])];
   if (!numbers.every(Number.isFinite) || !Number.isSafeInteger(refitAt) || !Number.isSafeInteger(origin)) return undefined;
   if (!Number.isSafeInteger(period) || period < 0 || !(baseScale > 0)) return undefined;
   const model = { refitAt, period, profile, origin, baseScale };
-  if (!withErrors) return { ...base, model, errors: null };
+  if (version === 2) return { ...base, model, errors: null };
   offset += count * 8;
   const hasErrors = bytes.readUInt8(offset);
-  const [at, calibrated, largest, newest] = [0, 1, 2, 3].map((k) => bytes.readDoubleLE(offset + 1 + k * 8)) as [
-    number,
-    number,
-    number,
-    number,
-  ];
+  const summaryCount = version === 4 ? 6 : 4;
+  const read = Array.from({ length: summaryCount }, (_, k) => bytes.readDoubleLE(offset + 1 + k * 8));
+  const at = read[0]!;
+  const spreads = read.slice(1);
   if (hasErrors === 0) return { ...base, model, errors: null };
-  if (hasErrors !== 1 || !Number.isSafeInteger(at) || ![calibrated, largest, newest].every((x) => Number.isFinite(x) && x >= 0)) {
-    return undefined;
-  }
-  return { ...base, model, errors: { at, calibrated, largest, newest } };
+  if (hasErrors !== 1 || !Number.isSafeInteger(at) || !spreads.every((x) => Number.isFinite(x) && x >= 0)) return undefined;
+  if (version === 3) return { ...base, model, errors: null };
+  const [calibrated, upper, lower, largest, newest] = spreads as [number, number, number, number, number];
+  return { ...base, model, errors: { at, calibrated, upper, lower, largest, newest } };
 }
 
 /**
  * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
- * version-1 checkpoint, or a version-2 or -3 one whose judge section is unreadable, gives the window
+ * version-1 checkpoint, or a version-2, -3 or -4 one whose judge section is unreadable, gives the window
  * without a judge state (fitted afresh on the window at the next point).
  */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
   if (bytes.length < HEADER_BYTES) return null;
   const magic = bytes.subarray(0, 4);
-  const v3 = magic.equals(MAGIC);
-  const v2 = v3 || magic.equals(MAGIC_V2);
+  const version = magic.equals(MAGIC) ? 4 : magic.equals(MAGIC_V3) ? 3 : magic.equals(MAGIC_V2) ? 2 : 0;
+  const v2 = version >= 2;
   if (!v2 && !magic.equals(MAGIC_V1)) return null;
   const n = bytes.readUInt32LE(4);
   const arraysEnd = HEADER_BYTES + n * 24;
@@ -210,7 +214,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const values = read(1);
   const zScores = read(2);
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
-  const judge = v2 ? (decodeJudge(bytes, arraysEnd, v3) ?? null) : null;
+  const judge = version >= 2 ? (decodeJudge(bytes, arraysEnd, version as 2 | 3 | 4) ?? null) : null;
   // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): keep the newest.
   const excess = Math.max(0, n - capacity);
   return {

@@ -186,7 +186,7 @@ describe('window checkpoints', () => {
   });
 });
 
-describe('window checkpoints with the judge state (versions 2 and 3)', () => {
+describe('window checkpoints with the judge state (versions 2 to 4)', () => {
   const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
   series[300] = series[300]! + 30;
@@ -206,10 +206,16 @@ describe('window checkpoints with the judge state (versions 2 and 3)', () => {
   it('round-trip the judge state, which resumes exactly as an uninterrupted run', () => {
     const { window } = judged(250);
     expect(window.judge?.model).not.toBeNull();
-    // The one-step errors' summaries the judge reuses between refreshes travel too (version 3).
-    expect(window.judge?.errors).toMatchObject({ at: expect.any(Number) as number, calibrated: expect.any(Number) as number });
+    // The one-step errors' summaries the judge reuses between refreshes travel too (version 4:
+    // with the band's spreads above and below).
+    expect(window.judge?.errors).toMatchObject({
+      at: expect.any(Number) as number,
+      calibrated: expect.any(Number) as number,
+      upper: expect.any(Number) as number,
+      lower: expect.any(Number) as number,
+    });
     const bytes = encodeWindow(window);
-    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW3');
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW4');
     const back = decodeWindow(bytes, 119)!;
     expect(back.judge).toEqual(window.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
@@ -243,29 +249,51 @@ describe('window checkpoints with the judge state (versions 2 and 3)', () => {
     expect(decodeWindow(damaged, 119)!.judge).toBeNull();
   });
 
-  it('read version-2 checkpoints (no reused one-step errors: fresh ones at the next point)', () => {
+  it('read version-2 and version-3 checkpoints (no reusable one-step errors: fresh ones at the next point)', () => {
     const { window } = judged(250);
-    const v3 = encodeWindow(window);
-    // Version 2 is version 3 without the errors section (33 bytes), magic ADW2.
-    const v2 = Buffer.concat([Buffer.from('ADW2', 'ascii'), v3.subarray(4, v3.length - 33)]);
-    const back = decodeWindow(v2, 119)!;
-    expect(back.judge).toEqual({ ...window.judge, errors: null });
-    const resumed = judgeNewPoints(
-      { context: back.values, newValues: series.slice(250), seenPoints: back.seenPoints, sensitivity: 95, judge: back.judge },
-      settings,
-    );
+    const v4 = encodeWindow(window);
+    const errors = window.judge!.errors!;
+    // Version 2 is version 4 without the errors section (49 bytes), magic ADW2; version 3 has the
+    // section without the side spreads: hasErrors, at, calibrated, largest, newest (33 bytes).
+    const body = v4.subarray(4, v4.length - 49);
+    const v2 = Buffer.concat([Buffer.from('ADW2', 'ascii'), body]);
+    const v3Errors = Buffer.alloc(33);
+    v3Errors.writeUInt8(1, 0);
+    [errors.at, errors.calibrated, errors.largest, errors.newest].forEach((x, k) => v3Errors.writeDoubleLE(x, 1 + 8 * k));
+    const v3 = Buffer.concat([Buffer.from('ADW3', 'ascii'), body, v3Errors]);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
-    // The same verdicts; margins within the reuse's drift (at most 8 points of one-step errors).
-    expect(resumed.detections.map((d) => d.isAnomaly)).toEqual(whole.detections.slice(250).map((d) => d.isAnomaly));
-    resumed.detections.forEach((d, i) => {
-      const exact = whole.detections[250 + i]!;
-      expect(Math.abs(d.upperMargin - exact.upperMargin)).toBeLessThanOrEqual(0.15 * exact.upperMargin);
-    });
-    // Damaged summaries drop the judge state, not the window.
-    const bad = Buffer.from(v3);
-    bad.writeDoubleLE(-1, v3.length - 24);
-    expect(decodeWindow(bad, 119)!.judge).toBeNull();
-    expect(decodeWindow(bad, 119)!.values).toEqual(window.values);
+    for (const [name, bytes] of [
+      ['version 2', v2],
+      ['version 3', v3],
+    ] as const) {
+      const back = decodeWindow(bytes, 119)!;
+      expect(back.judge, name).toEqual({ ...window.judge, errors: null });
+      const resumed = judgeNewPoints(
+        { context: back.values, newValues: series.slice(250), seenPoints: back.seenPoints, sensitivity: 95, judge: back.judge },
+        settings,
+      );
+      // The same verdicts; margins within the reuse's drift (at most 8 points of one-step errors).
+      expect(resumed.detections.map((d) => d.isAnomaly), name).toEqual(whole.detections.slice(250).map((d) => d.isAnomaly));
+      resumed.detections.forEach((d, i) => {
+        const exact = whole.detections[250 + i]!;
+        expect(Math.abs(d.upperMargin - exact.upperMargin), name).toBeLessThanOrEqual(0.2 * exact.upperMargin);
+        expect(Math.abs(d.lowerMargin - exact.lowerMargin), name).toBeLessThanOrEqual(0.2 * exact.lowerMargin);
+      });
+    }
+    // Damaged summaries (a negative spread) drop the judge state, not the window, in both versions.
+    for (const [bytes, at] of [
+      [v4, v4.length - 24],
+      [v4, v4.length - 32],
+      [v3, v3.length - 24],
+    ] as const) {
+      const bad = Buffer.from(bytes);
+      bad.writeDoubleLE(-1, at);
+      expect(decodeWindow(bad, 119)!.judge).toBeNull();
+      expect(decodeWindow(bad, 119)!.values).toEqual(window.values);
+    }
+    // A version-3 section with version 4's length (or the reverse) is malformed: no judge.
+    expect(decodeWindow(Buffer.concat([Buffer.from('ADW3', 'ascii'), v4.subarray(4)]), 119)!.judge).toBeNull();
+    expect(decodeWindow(Buffer.concat([Buffer.from('ADW4', 'ascii'), v3.subarray(4)]), 119)!.judge).toBeNull();
   });
 
   it('judge the same whatever the batches were', () => {

@@ -11,7 +11,7 @@ import {
   type ModelInput,
   type SeriesContext,
 } from './prepare.js';
-import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, robustScale, scaleFloor, theilSen } from './robust.js';
+import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, selectInPlace, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, SeriesInput } from './types.js';
 
@@ -335,6 +335,66 @@ function calibratedScale(errors: Float64Array, floor: number): number {
   if (count === 0) return 0;
   return robustScale(errors.subarray(errors.length - count), floor);
 }
+
+/** Fewest calibration errors (`CALIBRATION_POINTS` at most) from which the band gets its own spread on each side (`sideSpreads`). */
+export const SIDE_MIN_ERRORS = 20;
+
+/** The calibration errors' spread on each side of their median (`sideSpreads`). */
+export interface SideSpreads {
+  upper: number;
+  lower: number;
+}
+
+/**
+ * The spread of the newest CALIBRATION_POINTS one-step errors of errors[0, count) on each side of
+ * their median c: the errors sorted, `upper` = the median of e − c over their upper half (by rank),
+ * `lower` = the median of c − e over their lower half, each × MAD_TO_SIGMA. For noise symmetric
+ * about c both are the MAD's scale (ties at c fall into both halves by rank, as the MAD counts
+ * them); a series whose errors are skewed (a spiky metric that jumps up but never down as far)
+ * gets the wider spread on its heavy side. Both 0 with fewer than SIDE_MIN_ERRORS errors.
+ * `scratch` holds at least CALIBRATION_POINTS numbers; the result is written into `out`.
+ */
+export function sideSpreads(errors: Float64Array, count: number, scratch: Float64Array, out: SideSpreads): SideSpreads {
+  const n = Math.min(count, CALIBRATION_POINTS);
+  out.upper = 0;
+  out.lower = 0;
+  if (n < SIDE_MIN_ERRORS) return out;
+  const from = count - n;
+  const a = scratch;
+  for (let j = 0; j < n; j++) a[j] = errors[from + j]!;
+  // Selection, not a sort (this runs for every judged point): a[half] takes rank half, with the
+  // lower ranks before it and the higher after it, so each half is a contiguous range.
+  const half = n >> 1;
+  const middle = selectInPlace(a, half, 0, n - 1);
+  let below = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < half; j++) if (a[j]! > below) below = a[j]!;
+  const odd = n % 2 === 1;
+  const center = odd ? middle : (below + middle) / 2;
+  // The upper half is ranks [half, n): a[half, n). The lower half is ranks [0, n − half): a[0, half),
+  // and for odd n also the middle error, its largest.
+  out.upper = (medianInPlace(a, half, n - 1) - center) * MAD_TO_SIGMA;
+  out.lower = (center - (odd ? medianWithMax(a, 0, half - 1) : medianInPlace(a, 0, half - 1))) * MAD_TO_SIGMA;
+  return out;
+}
+
+/**
+ * Median of a[lo..hi] together with one more value at least as large as all of them (which is
+ * therefore the largest of the set), reordering that range; needs hi − lo ≥ 2.
+ */
+function medianWithMax(a: Float64Array, lo: number, hi: number): number {
+  // The set has size + 1 values; its median ranks lie below its largest, so within a[lo..hi].
+  const size = hi - lo + 2;
+  const mid = size >> 1;
+  const upperValue = selectInPlace(a, lo + mid, lo, hi);
+  if (size % 2 === 1) return upperValue;
+  let lowerValue = a[lo]!;
+  for (let i = lo + 1; i < lo + mid; i++) if (a[i]! > lowerValue) lowerValue = a[i]!;
+  return (lowerValue + upperValue) / 2;
+}
+
+/** Scratch for `sideSpreads` in last-point detection. */
+const sideScratch = new Float64Array(CALIBRATION_POINTS);
+const sideOut: SideSpreads = { upper: 0, lower: 0 };
 
 export function largestRecent(errors: Float64Array, points: number): number {
   let largest = 0;
@@ -824,9 +884,23 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   if (calibrate) {
     scale = Math.max(scale, calibratedScale(errors, scaleFloor(model.prepared.values)));
   }
-  const margin = lastPointMultiplier(opts.sensitivity) * scale;
-  const largest = refractory ? largestRecent(errors, stretch) : 0;
+  // The band: the calibrated scale on each side, widened to the recent errors' spread on that
+  // side of their median where it is wider (a skewed series gets its wider side there), and the
+  // point judged against the side it deviates to. The refractory, echo and sustained rules keep
+  // the symmetric scale: an event's size is measured the same way in both directions.
+  let upperScale = scale;
+  let lowerScale = scale;
+  if (calibrate && opts.components?.asymmetricBand !== false) {
+    sideSpreads(errors, errors.length, sideScratch, sideOut);
+    upperScale = Math.max(scale, sideOut.upper);
+    lowerScale = Math.max(scale, sideOut.lower);
+  }
+  const multiplier = lastPointMultiplier(opts.sensitivity);
   const deviation = value - forecast.expected;
+  const upperMargin = multiplier * upperScale;
+  const lowerMargin = multiplier * lowerScale;
+  const margin = deviation < 0 ? lowerMargin : upperMargin;
+  const largest = refractory ? largestRecent(errors, stretch) : 0;
   const newest = refractory ? largestRecent(errors, NEW_EVENT_RISE_POINTS) : 0;
   const banded = outsideBand(deviation, margin, scale, largest, newest);
   // The echo rule, part of the refractory rule: only asked of a point outside its band.
@@ -901,21 +975,24 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       isAnomaly,
     });
   }
-  return lastResult(period, window, forecast.expected, margin, deviation, outside, drift, level, stuck);
+  return lastResult(period, window, forecast.expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
 }
 
 /**
  * A judged last point's record from its verdict: `outside` from `outsideBand`, `drift` from
  * `sustainedAlarm`, `level` from `newLevelAlarm`, `stuck` from `stuckAlarm`; `length` is the window's
- * points, the judged one included. A new-level or stuck-value alarm's direction is the side of the
- * range the value left; a stuck value's severity is |excess| / (|excess| + NEW_LEVEL_MARGIN), in
- * (0, 1): a half where the new-level alarm's margin begins.
+ * points, the judged one included; the band's half-widths above and below the expected value are
+ * `upperMargin` and `lowerMargin`, and a band report's severity reads the side it deviates to. A
+ * new-level or stuck-value alarm's direction is the side of the range the value left; a stuck
+ * value's severity is |excess| / (|excess| + NEW_LEVEL_MARGIN), in (0, 1): a half where the
+ * new-level alarm's margin begins.
  */
 export function lastResult(
   period: number,
   length: number,
   expected: number,
-  margin: number,
+  upperMargin: number,
+  lowerMargin: number,
   deviation: number,
   outside: boolean,
   drift: number,
@@ -928,13 +1005,13 @@ export function lastResult(
     period,
     suggestedWindow: suggestedWindow(period, length),
     expectedValue: expected,
-    upperMargin: margin,
-    lowerMargin: margin,
+    upperMargin,
+    lowerMargin,
     isAnomaly,
     isPositiveAnomaly: isAnomaly && direction > 0,
     isNegativeAnomaly: isAnomaly && direction < 0,
     severity: outside
-      ? severityOf(deviation, margin)
+      ? severityOf(deviation, deviation < 0 ? lowerMargin : upperMargin)
       : drift > 0
         ? 1 - SUSTAINED_Z / drift
         : level !== 0

@@ -30,6 +30,8 @@ import {
   refractoryPoints,
   reportedJustBefore,
   SEASONAL_SCALE_RATIO,
+  sideSpreads,
+  type SideSpreads,
   slideSorted,
   sustainedAlarm,
   SUSTAINED_QUIET_SHARE,
@@ -122,6 +124,12 @@ export interface StreamJudgeErrors {
   readonly at: number;
   /** Their calibration spread (0 with calibration off). */
   readonly calibrated: number;
+  /**
+   * Their spread above and below their median (`sideSpreads`; 0 with calibration or the
+   * asymmetric band off, or for a side with too few errors).
+   */
+  readonly upper: number;
+  readonly lower: number;
   /** Largest |error| of the refractory stretch and of its newest NEW_EVENT_RISE_POINTS. */
   readonly largest: number;
   readonly newest: number;
@@ -205,6 +213,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const refreshEvery = Math.max(1, Math.floor(opts.errorRefreshPoints ?? DEFAULT_ERROR_REFRESH_POINTS));
   const minCycles = minCyclesOf(opts);
   const calibrate = opts.components?.calibration !== false;
+  const asymmetric = calibrate && opts.components?.asymmetricBand !== false;
   const refractory = opts.components?.refractory !== false;
   const sustained = opts.components?.sustainedError !== false;
   const echoRule = refractory && opts.components?.echo !== false;
@@ -225,8 +234,22 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // against twice the memory for a buffer of 2 × window (a judge is restored for every batch).
   const cap = window + COMPACT_SLACK;
   const scratch = scratchFor(window);
-  const { tilt, levels, recents, sorted16, lineSlots, gridSlots, noneImputed, interceptScratch, scaleScratch, shortSlopes, echoValues, echoSlots } =
-    scratch;
+  const {
+    tilt,
+    levels,
+    recents,
+    sorted16,
+    lineSlots,
+    gridSlots,
+    noneImputed,
+    interceptScratch,
+    scaleScratch,
+    sideScratch,
+    shortSlopes,
+    echoValues,
+    echoSlots,
+  } = scratch;
+  const sides: SideSpreads = { upper: 0, lower: 0 };
   // A released judge's buffers when there is one (`release`): a judge restored for every batch
   // then allocates nothing but its closures.
   const recycled = scratch.spare.pop();
@@ -640,9 +663,12 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       Math.abs(deviation) > FRESH_ERRORS_SHARE * multiplier * Math.max(scale, errors.calibrated)
     ) {
       oneStepErrors(l.slope, errorPoints, scored);
+      if (asymmetric) sideSpreads(recents, recentCount, sideScratch, sides);
       errors = {
         at: index,
         calibrated: calibrate ? calibrated(recentCount) : 0,
+        upper: asymmetric ? sides.upper : 0,
+        lower: asymmetric ? sides.lower : 0,
         largest: refractory ? largestOfRecents(stretch) : 0,
         newest: refractory ? largestOfRecents(NEW_EVENT_RISE_POINTS) : 0,
       };
@@ -653,7 +679,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       recentsFresh = false;
     }
     scale = Math.max(scale, errors.calibrated);
-    const margin = multiplier * scale;
+    // The band on each side (as judgeLast: the symmetric scale widened to that side's spread).
+    const upperMargin = multiplier * Math.max(scale, errors.upper);
+    const lowerMargin = multiplier * Math.max(scale, errors.lower);
+    const margin = deviation < 0 ? lowerMargin : upperMargin;
     const { largest, newest } = errors;
     const banded = outsideBand(deviation, margin, scale, largest, newest);
     // Outside its band: not again if the band reported one of the points just before (their
@@ -692,7 +721,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // point's own model too.
     nearDecision =
       Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z) || excess !== 0 || run !== 0;
-    return lastResult(fitted.period, length, expected, margin, deviation, outside, drift, level, stuck);
+    return lastResult(fitted.period, length, expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
   }
 
   function push(value: number): LastResult {
@@ -750,7 +779,9 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
         origin: s.origin,
         baseScale: s.baseScale,
       };
-      reused = state.errors ?? null;
+      // Summaries without the side spreads (a state written before they existed) are not reused.
+      const kept = state.errors ?? null;
+      reused = kept !== null && Number.isFinite(kept.upper) && Number.isFinite(kept.lower) ? kept : null;
       restoredProfile = s.profile;
     }
     rederive();
@@ -897,6 +928,7 @@ interface JudgeScratch {
   readonly noneImputed: Uint8Array;
   readonly interceptScratch: Float64Array;
   readonly scaleScratch: Float64Array;
+  readonly sideScratch: Float64Array;
   readonly shortSlopes: Float64Array;
   readonly echoValues: Float64Array;
   readonly echoSlots: Float64Array;
@@ -935,6 +967,7 @@ function scratchFor(window: number): JudgeScratch {
     noneImputed: new Uint8Array(window),
     interceptScratch: new Float64Array(FORECAST_POINTS),
     scaleScratch: new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1),
+    sideScratch: new Float64Array(CALIBRATION_POINTS),
     shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
     echoValues: new Float64Array(FORECAST_POINTS),
     echoSlots: new Float64Array(FORECAST_POINTS),

@@ -61,7 +61,7 @@ export interface DetectOptions {
 export interface DecisionInputs {
   /** Value − expected value. */
   readonly deviation: number;
-  /** The band's half-width at the request's sensitivity. */
+  /** The band's half-width at the request's sensitivity, on the side the point deviates to. */
   readonly margin: number;
   /** The calibrated noise scale the band is a multiple of. */
   readonly scale: number;
@@ -125,6 +125,8 @@ export interface DetectionComponents {
   readonly familiarRange?: boolean;
   /** Hold back a point just outside its band when the window missed as far, locally, again and again (`routineMiss`). */
   readonly routineMiss?: boolean;
+  /** The band wider on the side where the recent one-step errors spread wider (`sideSpreads`); off: symmetric. */
+  readonly asymmetricBand?: boolean;
   /** The sustained-error alarm only on a point deviating by SUSTAINED_QUIET_SHARE of its band or more. */
   readonly sustainedQuiet?: boolean;
   /** Alarm once when the value has repeated exactly for STUCK_POINTS points where the older points never stood still (`stuckRun`, `stuckAlarm`). */

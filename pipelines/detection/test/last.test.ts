@@ -12,6 +12,8 @@ import {
   newLevelExcess,
   ROUTINE_MISS_COUNT,
   routineMiss,
+  SIDE_MIN_ERRORS,
+  sideSpreads,
   STUCK_POINTS,
   stuckAlarm,
   stuckRun,
@@ -23,7 +25,8 @@ import {
   type SeriesInput,
   type StreamOptions,
 } from '../src/index.js';
-import { robustScale, scaleFloor } from '../src/robust.js';
+import { MAD_TO_SIGMA, robustScale, scaleFloor } from '../src/robust.js';
+import { CALIBRATION_POINTS } from '../src/last.js';
 import { gaussian, gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -701,6 +704,99 @@ describe('detectStream', () => {
     expect(records[19_999]!.period).toBe(288);
     // A few seconds on a shared 2-core machine; the bound only catches an O(n²) regression.
     expect(elapsedMs).toBeLessThan(25_000);
+  });
+});
+
+/** `sideSpreads` written out: the newest errors sorted, each half by rank, the median distance of each from the median. */
+function sideSpreadsByDefinition(errors: readonly number[]): { upper: number; lower: number } {
+  const recent = errors.slice(-CALIBRATION_POINTS).sort((x, y) => x - y);
+  const n = recent.length;
+  if (n < SIDE_MIN_ERRORS) return { upper: 0, lower: 0 };
+  const middle = (a: readonly number[]): number => {
+    const b = [...a].sort((x, y) => x - y);
+    const h = b.length >> 1;
+    return b.length % 2 === 1 ? b[h]! : (b[h - 1]! + b[h]!) / 2;
+  };
+  const center = middle(recent);
+  const lowerHalf = recent.slice(0, Math.ceil(n / 2));
+  const upperHalf = recent.slice(Math.floor(n / 2));
+  return {
+    upper: middle(upperHalf.map((e) => e - center)) * MAD_TO_SIGMA,
+    lower: middle(lowerHalf.map((e) => center - e)) * MAD_TO_SIGMA,
+  };
+}
+
+describe('the band on each side: sideSpreads', () => {
+  const scratch = new Float64Array(CALIBRATION_POINTS);
+  const spreadsOf = (errors: readonly number[]): { upper: number; lower: number } =>
+    sideSpreads(Float64Array.from(errors), errors.length, scratch, { upper: Number.NaN, lower: Number.NaN });
+
+  it('equals its definition on random errors of every length, odd and even, ties included', () => {
+    const draw = gaussian(31);
+    for (const n of [0, 1, SIDE_MIN_ERRORS - 1, SIDE_MIN_ERRORS, 21, 37, 64, 99, 100, 101, 250]) {
+      for (const shape of ['gaussian', 'skewed', 'quantised'] as const) {
+        const errors = Array.from({ length: n }, () => {
+          const z = draw();
+          return shape === 'gaussian' ? z : shape === 'skewed' ? Math.exp(z) - 1 : Math.round(z * 2) / 2;
+        });
+        const got = spreadsOf(errors);
+        const want = sideSpreadsByDefinition(errors);
+        expect(got.upper, `${shape} n ${n} upper`).toBeCloseTo(want.upper, 12);
+        expect(got.lower, `${shape} n ${n} lower`).toBeCloseTo(want.lower, 12);
+      }
+    }
+  });
+
+  it('gives both sides the MAD scale for symmetric errors, and the heavy side the wider spread', () => {
+    // -10..10: symmetric about 0; the MAD is 5 (|e| sorted: 0, 1, 1, ..., the 11th is 5).
+    const symmetric = Array.from({ length: 21 }, (_, k) => k - 10);
+    const both = spreadsOf(symmetric);
+    expect(both.upper).toBeCloseTo(5 * MAD_TO_SIGMA, 12);
+    expect(both.lower).toBeCloseTo(5 * MAD_TO_SIGMA, 12);
+    expect(both.upper).toBeCloseTo(robustScale(Float64Array.from(symmetric), 0), 12);
+    // A spiky metric's errors: mostly small, some large jumps up, none down.
+    const draw = gaussian(5);
+    const spiky = Array.from({ length: 100 }, (_, k) => (k % 4 === 0 ? 6 + Math.abs(draw()) * 4 : draw() * 0.5));
+    const sides = spreadsOf(spiky);
+    expect(sides.upper).toBeGreaterThan(2 * sides.lower);
+    // Only the newest CALIBRATION_POINTS errors count.
+    expect(spreadsOf([...Array.from({ length: 50 }, () => 1e6), ...spiky])).toEqual(sides);
+    // Too few errors: no side spreads (the band keeps the symmetric scale).
+    expect(spreadsOf(spiky.slice(0, SIDE_MIN_ERRORS - 1))).toEqual({ upper: 0, lower: 0 });
+  });
+
+  it('widens the band on the side the one-step errors spread wider, and flags a drop that a rise of that size would not be', () => {
+    // Skewed noise (a lognormal level: long rises, short falls), no period.
+    const draw = gaussian(18);
+    const values = Array.from({ length: 400 }, () => 100 + 2 * Math.exp(0.6 * draw()));
+    const history = values.slice(0, 399);
+    const plain = detectLastPoint(plainInput([...history, 100]), DEFAULTS);
+    expect(plain.period).toBe(0);
+    expect(plain.upperMargin).toBeGreaterThan(1.3 * plain.lowerMargin);
+    const symmetric = detectLastPoint(plainInput([...history, 100]), { ...DEFAULTS, components: { asymmetricBand: false } });
+    expect(symmetric.upperMargin).toBe(symmetric.lowerMargin);
+    expect(symmetric.expectedValue).toBe(plain.expectedValue);
+    // The side spreads only ever widen the symmetric band.
+    expect(plain.lowerMargin).toBeGreaterThanOrEqual(symmetric.lowerMargin);
+    expect(plain.upperMargin).toBeGreaterThan(symmetric.upperMargin);
+    // A deviation between the two margins, outside the symmetric band: the band reports it below
+    // the expected value (its severity from the lower margin), not above it.
+    const size = (plain.lowerMargin + plain.upperMargin) / 2;
+    expect(size).toBeGreaterThan(symmetric.upperMargin);
+    const decisions: DecisionInputs[] = [];
+    const down = detectLastPoint(plainInput([...history, plain.expectedValue - size]), { ...DEFAULTS, onDecision: (d) => decisions.push(d) });
+    expect(down.isAnomaly && down.isNegativeAnomaly).toBe(true);
+    expect(decisions[0]!.margin).toBe(plain.lowerMargin);
+    expect(down.severity).toBeCloseTo(1 - plain.lowerMargin / size, 12);
+    const up = detectLastPoint(plainInput([...history, plain.expectedValue + size]), DEFAULTS);
+    expect(up.isAnomaly).toBe(false);
+    // The incremental judge reports the same margins on both sides (refitting at every point).
+    const opts = { ...DEFAULTS, windowPoints: 400 };
+    const judged = judgeStream(values, { ...opts, refitPoints: 1, errorRefreshPoints: 1, fullPeriodRecheckShare: null });
+    const streamed = detectStream(plainInput(values), opts);
+    expect(judged[399]!.upperMargin).toBeCloseTo(streamed[399]!.upperMargin, 9);
+    expect(judged[399]!.lowerMargin).toBeCloseTo(streamed[399]!.lowerMargin, 9);
+    expect(streamed[399]!.upperMargin).toBeGreaterThan(streamed[399]!.lowerMargin);
   });
 });
 

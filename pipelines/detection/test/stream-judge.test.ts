@@ -6,6 +6,7 @@ import {
   detectStream,
   judgeStream,
   type LastResult,
+  type StreamJudgeErrors,
   type StreamJudgeOptions,
   type StreamJudgeState,
 } from '../src/index.js';
@@ -196,16 +197,18 @@ describe('createStreamJudge', () => {
       const fresh = judgeStream(values, { ...opts, errorRefreshPoints: 1 });
       const reused = judgeStream(values, opts);
       expect(flagged(reused), name).toEqual(flagged(fresh));
-      const relative = reused
-        .map((r, i) => (fresh[i]!.upperMargin > 0 ? Math.abs(r.upperMargin - fresh[i]!.upperMargin) / fresh[i]!.upperMargin : 0))
-        .sort((x, y) => x - y);
-      expect(relative[Math.floor(relative.length / 2)], name).toBeLessThan(0.01);
-      // Tolerance (README "Incremental streaming judge"): under 1 % at the median, 15 % at the
-      // 99th percentile, 40 % at most (where a level shift moves the calibration within a point).
-      expect(relative[Math.floor(relative.length * 0.99)], name).toBeLessThan(0.15);
-      expect(relative[relative.length - 1], name).toBeLessThan(0.4);
-      // Some margins do come from reused summaries (the test would pass vacuously otherwise).
-      expect(relative.filter((x) => x > 0).length, name).toBeGreaterThan(100);
+      for (const side of ['upperMargin', 'lowerMargin'] as const) {
+        const relative = reused
+          .map((r, i) => (fresh[i]![side] > 0 ? Math.abs(r[side] - fresh[i]![side]) / fresh[i]![side] : 0))
+          .sort((x, y) => x - y);
+        expect(relative[Math.floor(relative.length / 2)], `${name} ${side}`).toBeLessThan(0.01);
+        // Tolerance (README "Incremental streaming judge"): under 1 % at the median, 20 % at the
+        // 99th percentile, 50 % at most (where a level shift moves the calibration within a point).
+        expect(relative[Math.floor(relative.length * 0.99)], `${name} ${side}`).toBeLessThan(0.2);
+        expect(relative[relative.length - 1], `${name} ${side}`).toBeLessThan(0.5);
+        // Some margins do come from reused summaries (the test would pass vacuously otherwise).
+        expect(relative.filter((x) => x > 0).length, `${name} ${side}`).toBeGreaterThan(100);
+      }
     }
   });
 
@@ -217,8 +220,8 @@ describe('createStreamJudge', () => {
       // The period schedule of detectStream, so that only the refit interval differs.
       const judged = judgeStream(values, { ...opts, fullPeriodRecheckShare: null });
       // Tolerance (README "Incremental streaming judge"): where both report the same period,
-      // margins differ by under 3 % at the median, 15 % at the 99th percentile and 60 % at most
-      // (a window still filling); expected values by under a third of the margin.
+      // margins (each side) differ by under 3 % at the median, 20 % at the 99th percentile and
+      // 60 % at most (a window still filling); expected values by under a third of the margin.
       const relative: number[] = [];
       let samePeriod = 0;
       for (let i = 0; i < values.length; i++) {
@@ -231,14 +234,15 @@ describe('createStreamJudge', () => {
         // Where the seasonal check's verdict lags (a window still filling), the models differ.
         if (b.period !== a.period) continue;
         samePeriod++;
-        relative.push(Math.abs(b.upperMargin - a.upperMargin) / a.upperMargin);
-        expect(Math.abs(b.expectedValue - a.expectedValue), `${name} expected at ${i}`).toBeLessThan(a.upperMargin / 3);
-        expect(b.lowerMargin).toBe(b.upperMargin);
+        relative.push(Math.abs(b.upperMargin - a.upperMargin) / a.upperMargin, Math.abs(b.lowerMargin - a.lowerMargin) / a.lowerMargin);
+        expect(Math.abs(b.expectedValue - a.expectedValue), `${name} expected at ${i}`).toBeLessThan(
+          Math.min(a.upperMargin, a.lowerMargin) / 3,
+        );
       }
       relative.sort((x, y) => x - y);
       expect(samePeriod / (values.length - 11), name).toBeGreaterThan(0.95);
       expect(relative[relative.length - 1], name).toBeLessThan(0.6);
-      expect(relative[Math.floor(relative.length * 0.99)], name).toBeLessThan(0.15);
+      expect(relative[Math.floor(relative.length * 0.99)], name).toBeLessThan(0.2);
       expect(relative[Math.floor(relative.length / 2)], name).toBeLessThan(0.03);
     }
   });
@@ -256,6 +260,26 @@ describe('createStreamJudge', () => {
       expect(second.seen).toBe(cut);
       const after = values.slice(cut).map((v) => second.push(v));
       expect(before.concat(after), `cut at ${cut}`).toEqual(whole);
+    }
+  });
+
+  it("does not reuse a state's one-step error summaries without the side spreads (a state from engine 0.12): fresh ones, the same verdicts", () => {
+    const { values } = eventful(2000, 21, 48);
+    const opts: StreamJudgeOptions = { ...DEFAULTS, windowPoints: 300 };
+    const whole = judgeStream(values, opts);
+    const fresh = judgeStream(values, { ...opts, errorRefreshPoints: 1 });
+    for (const cut of [301, 777, 1303]) {
+      const first = createStreamJudge(opts);
+      values.slice(0, cut).forEach((v) => first.push(v));
+      const state = first.snapshot();
+      expect(state.errors).not.toBeNull();
+      const { upper: _upper, lower: _lower, ...older } = state.errors!;
+      const second = createStreamJudge(opts, { ...state, errors: older as StreamJudgeErrors });
+      const next = second.push(values[cut]!);
+      // The next point is judged on fresh errors, as a judge refreshing them at every point would.
+      expect(next, `cut at ${cut}`).toEqual(fresh[cut]);
+      const after = [next, ...values.slice(cut + 1).map((v) => second.push(v))];
+      expect(after.map((r) => r.isAnomaly), `cut at ${cut}`).toEqual(whole.slice(cut).map((r) => r.isAnomaly));
     }
   });
 
