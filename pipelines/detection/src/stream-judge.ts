@@ -126,7 +126,7 @@ export interface StreamJudgeErrors {
   readonly calibrated: number;
   /**
    * Their spread above and below their median (`sideSpreads`; 0 with calibration or the
-   * asymmetric band off, or for a side with too few errors).
+   * asymmetric band off, or with fewer than SIDE_MIN_ERRORS errors).
    */
   readonly upper: number;
   readonly lower: number;
