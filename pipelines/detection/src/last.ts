@@ -11,7 +11,7 @@ import {
   type ModelInput,
   type SeriesContext,
 } from './prepare.js';
-import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, selectInPlace, theilSen } from './robust.js';
+import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, SeriesInput } from './types.js';
 
@@ -362,34 +362,18 @@ export function sideSpreads(errors: Float64Array, count: number, scratch: Float6
   const from = count - n;
   const a = scratch;
   for (let j = 0; j < n; j++) a[j] = errors[from + j]!;
-  // Selection, not a sort (this runs for every judged point): a[half] takes rank half, with the
-  // lower ranks before it and the higher after it, so each half is a contiguous range.
+  // Selection, not a sort (this runs for every judged point): the median's selection leaves
+  // rank half at a[half], the lower ranks before it and the higher after it, so each half by
+  // rank is a contiguous range.
   const half = n >> 1;
-  const middle = selectInPlace(a, half, 0, n - 1);
-  let below = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < half; j++) if (a[j]! > below) below = a[j]!;
-  const odd = n % 2 === 1;
-  const center = odd ? middle : (below + middle) / 2;
-  // The upper half is ranks [half, n): a[half, n). The lower half is ranks [0, n − half): a[0, half),
-  // and for odd n also the middle error, its largest.
+  const center = medianInPlace(a, 0, n - 1);
+  // The upper half is ranks [half, n): a[half, n).
   out.upper = (medianInPlace(a, half, n - 1) - center) * MAD_TO_SIGMA;
-  out.lower = (center - (odd ? medianWithMax(a, 0, half - 1) : medianInPlace(a, 0, half - 1))) * MAD_TO_SIGMA;
+  // The lower half is ranks [0, n − half): a[0, half), and for odd n the middle error too, which
+  // the upper half's selection may have moved: it goes back to a[half] (no longer needed there).
+  if (n % 2 === 1) a[half] = center;
+  out.lower = (center - medianInPlace(a, 0, n - half - 1)) * MAD_TO_SIGMA;
   return out;
-}
-
-/**
- * Median of a[lo..hi] together with one more value at least as large as all of them (which is
- * therefore the largest of the set), reordering that range; needs hi − lo ≥ 2.
- */
-function medianWithMax(a: Float64Array, lo: number, hi: number): number {
-  // The set has size + 1 values; its median ranks lie below its largest, so within a[lo..hi].
-  const size = hi - lo + 2;
-  const mid = size >> 1;
-  const upperValue = selectInPlace(a, lo + mid, lo, hi);
-  if (size % 2 === 1) return upperValue;
-  let lowerValue = a[lo]!;
-  for (let i = lo + 1; i < lo + mid; i++) if (a[i]! > lowerValue) lowerValue = a[i]!;
-  return (lowerValue + upperValue) / 2;
 }
 
 /** Scratch for `sideSpreads` in last-point detection. */
