@@ -101,8 +101,6 @@ function canonicalUtc(text: string): number | null | undefined {
       if (d < 0) return undefined;
       if (i < 23) millis += d * (i === 20 ? 100 : i === 21 ? 10 : 1);
     }
-  } else if (n !== 20) {
-    return undefined;
   }
   if (month < 1 || month > 12) return null;
   if (day < 1 || day > daysInMonth(year, month - 1)) return null;
