@@ -94,6 +94,13 @@ const HEADER_BYTES = 4 + 4 + 8 + 8;
 const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
+/** Each readable checkpoint magic and its version. */
+const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4])[] = [
+  [MAGIC, 4],
+  [MAGIC_V3, 3],
+  [MAGIC_V2, 2],
+  [MAGIC_V1, 1],
+];
 
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
@@ -194,12 +201,11 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeMo
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
   if (bytes.length < HEADER_BYTES) return null;
   const magic = bytes.subarray(0, 4);
-  const version = magic.equals(MAGIC) ? 4 : magic.equals(MAGIC_V3) ? 3 : magic.equals(MAGIC_V2) ? 2 : 0;
-  const v2 = version >= 2;
-  if (!v2 && !magic.equals(MAGIC_V1)) return null;
+  const version = VERSIONS.find(([m]) => magic.equals(m))?.[1];
+  if (version === undefined) return null;
   const n = bytes.readUInt32LE(4);
   const arraysEnd = HEADER_BYTES + n * 24;
-  if (v2 ? bytes.length <= arraysEnd : bytes.length !== arraysEnd) return null;
+  if (version === 1 ? bytes.length !== arraysEnd : bytes.length <= arraysEnd) return null;
   const lastJudgedTsMs = bytes.readDoubleLE(8);
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
@@ -214,7 +220,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const values = read(1);
   const zScores = read(2);
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
-  const judge = version >= 2 ? (decodeJudge(bytes, arraysEnd, version as 2 | 3 | 4) ?? null) : null;
+  const judge = version === 1 ? null : (decodeJudge(bytes, arraysEnd, version) ?? null);
   // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): keep the newest.
   const excess = Math.max(0, n - capacity);
   return {
