@@ -1,0 +1,239 @@
+// The README's examples, run as a user runs them: each shell block (found by the request it makes)
+// goes to bash, with curl and python3, against the platform `npm start` opens (embedded store, the
+// in-process bus and worker) on a loopback port, with only `localhost:8080` and `$KEY` replaced;
+// the answer is compared with the one the README prints beside it. A README whose examples no
+// longer answer what it says fails here. Blocks run in the README's order where state carries
+// over (usage counts the calls before it; the results appear after the telemetry).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from '@adp/worker';
+import { loadConfig } from '../../apps/api/src/config.js';
+import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
+import {
+  answerComment,
+  blockAfter,
+  booleanClaims,
+  commandAvailable,
+  fencedBlocks,
+  indexList,
+  mismatches,
+  parseDocumentedJson,
+  runShell,
+  stringClaims,
+  theBlock,
+  truncatedNumbers,
+  type FencedBlock,
+  type ShellTarget,
+} from './readme.js';
+import { randomTestKey } from './server.js';
+
+const README_PATH = fileURLToPath(new URL('../../README.md', import.meta.url));
+const README = readFileSync(README_PATH, 'utf8');
+const blocks = fencedBlocks(README);
+
+const inCi = process.env['CI'] === 'true';
+const missing = ['bash', 'curl', 'python3'].filter((command) => !commandAvailable(command));
+if (missing.length > 0 && !inCi) console.warn(`Skipping the README's examples: ${missing.join(', ')} not found`);
+
+/** The answer a block prints, checked against the README's next block (a JSON answer). */
+function expectDocumentedAnswer(output: string, documented: FencedBlock): void {
+  expect(documented.lang, `the block at README line ${documented.line}`).toBe('json');
+  expect(mismatches(JSON.parse(output), parseDocumentedJson(documented.text))).toEqual([]);
+}
+
+const onlyLastDetect = (text: string): boolean => text.includes('last/detect') && text.includes('{"value":30}') && !text.includes('healthz');
+
+describe('the comparison of answers with the README', () => {
+  it('reads numbers to the digits the README shows, full doubles exactly, and "..." as a prefix', () => {
+    const documented = parseDocumentedJson('{"a":105.96,"b":[0,0.52],"c":10.821229099596552,"d":"key_...","e":true}');
+    const exact = { a: 105.955, b: [0, 0.5249], c: 10.821229099596552, d: 'key_7f3a', e: true };
+    expect(mismatches(exact, documented)).toEqual([]);
+    expect(mismatches({ ...exact, a: 105.966 }, documented)).toEqual(['$.a: 105.966 where the README shows 105.96']);
+    expect(mismatches({ ...exact, b: [0, 0.53] }, documented)).toEqual(['$.b[1]: 0.53 where the README shows 0.52']);
+    expect(mismatches({ ...exact, c: 10.821229099596553 }, documented)).toHaveLength(1);
+    expect(mismatches({ ...exact, d: 'org_7f3a' }, documented)).toEqual(['$.d: "org_7f3a" does not start with "key_"']);
+    expect(mismatches({ ...exact, e: false }, documented)).toEqual(['$.e: false where the README shows true']);
+    const { e: _dropped, ...withoutE } = exact;
+    expect(mismatches(withoutE, documented)).toEqual(['$: keys a,b,c,d where the README shows a,b,c,d,e']);
+    expect(mismatches({ ...exact, b: [0] }, documented)).toEqual(['$.b: 1 elements where the README shows 2']);
+  });
+
+  it('keeps timestamps and other strings with digits as strings', () => {
+    expect(parseDocumentedJson('{"t":"2024-01-01T00:00:00Z","n":-1.5e-3}')).toEqual({ t: '2024-01-01T00:00:00Z', n: { $number: '-1.5e-3' } });
+  });
+
+  it('reads the claims of a "# ->" comment and index lists', () => {
+    const comment = answerComment('curl x\n# -> "expectedValue":22.3547...,"isAnomaly":true,\n#    "engine":"fine-tuned", isAnomaly true at 200 and 400-402\nnext');
+    expect(truncatedNumbers(comment)).toEqual(new Map([['expectedValue', '22.3547']]));
+    expect(booleanClaims(comment)).toEqual(new Map([['isAnomaly', true]]));
+    expect(stringClaims(comment)).toEqual(new Map([['engine', 'fine-tuned']]));
+    expect(indexList('200 and 400-402')).toEqual([200, 400, 401, 402]);
+    expect(() => indexList('200 or 400')).toThrow('not an index or a range');
+  });
+
+  it('finds exactly one block and numbers its lines', () => {
+    const found = fencedBlocks('text\n```sh\ncurl a\n```\n\n```json\n{}\n```\n');
+    expect(found).toEqual([
+      { lang: 'sh', text: 'curl a', line: 3 },
+      { lang: 'json', text: '{}', line: 7 },
+    ]);
+    expect(theBlock(found, 'sh', 'curl').line).toBe(3);
+    expect(() => theBlock(found, 'sh', 'wget')).toThrow('found 0');
+  });
+});
+
+describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the platform npm start opens", () => {
+  let platform: Platform | undefined;
+  let dataDir: string;
+  let workDir: string;
+  let target: ShellTarget;
+
+  beforeAll(async () => {
+    if (missing.length > 0) throw new Error(`the README's examples need ${missing.join(', ')} on the PATH`);
+    dataDir = await mkdtemp(join(tmpdir(), 'adp-readme-data-'));
+    workDir = await mkdtemp(join(tmpdir(), 'adp-readme-work-'));
+    const key = randomTestKey();
+    // Only these variables: the embedded store, bus and worker, whatever the test process's environment holds.
+    const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'warn' };
+    const config = loadConfig(env);
+    platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
+    await platform.app.listen({ host: config.host, port: config.port });
+    const { port } = platform.app.server.address() as AddressInfo;
+    target = { hostPort: `127.0.0.1:${port}`, key, cwd: workDir };
+  });
+  afterAll(async () => {
+    await platform?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('entire-series detection answers the README’s numbers (rounded as it shows them)', async () => {
+    const block = theBlock(blocks, 'sh', (text) => text.includes('entire/detect') && text.includes('"value":180'));
+    const [output] = await runShell(block.text, target);
+    expectDocumentedAnswer(output!, blockAfter(blocks, block));
+  });
+
+  it('last-point detection answers the README’s doubles exactly', async () => {
+    const block = theBlock(blocks, 'sh', onlyLastDetect);
+    const [output] = await runShell(block.text, target);
+    expectDocumentedAnswer(output!, blockAfter(blocks, block));
+  });
+
+  it('changepoint detection marks the point the README names, and only it', async () => {
+    const block = theBlock(blocks, 'sh', 'changepoint/detect');
+    const [output] = await runShell(block.text, target);
+    const answer = JSON.parse(output!) as { period: number; isChangePoint: boolean[]; confidenceScores: number[] };
+    const named = /at point (\d+): `isChangePoint` is true there and only there/.exec(README);
+    expect(named, 'the sentence after the changepoint example').not.toBeNull();
+    expect(answer.isChangePoint.flatMap((flag, index) => (flag ? [index] : []))).toEqual([Number(named![1])]);
+    expect(answer.period).toBe(0);
+    expect(answer.confidenceScores).toHaveLength(answer.isChangePoint.length);
+  });
+
+  it('usage after those three calls is the README’s', async () => {
+    const block = theBlock(blocks, 'sh', (text) => text.trim() === 'curl -s localhost:8080/v1/usage -H "X-Service-Key: $KEY"');
+    const [output] = await runShell(block.text, target);
+    expectDocumentedAnswer(output!, blockAfter(blocks, block));
+  });
+
+  it('the quick start answers the same as the last-point example it repeats', async () => {
+    const block = theBlock(blocks, 'sh', (text) => text.includes('healthz') && text.includes('last/detect'));
+    const [health, last] = await runShell(block.text, target);
+    expect(JSON.parse(health!)).toEqual({ status: 'ok' });
+    expectDocumentedAnswer(last!, blockAfter(blocks, theBlock(blocks, 'sh', onlyLastDetect)));
+  });
+
+  it('the hung sensor is reported at its twelfth equal reading, and not with 11 or with rounded readings', async () => {
+    const block = theBlock(blocks, 'sh', 'hung.json');
+    const comment = answerComment(block.text);
+    const [output] = await runShell(block.text, target);
+    const answer = JSON.parse(output!) as Record<string, unknown>;
+    const numbers = truncatedNumbers(comment);
+    expect([...numbers.keys()]).toEqual(['expectedValue', 'upperMargin', 'severity']);
+    for (const [name, digits] of numbers) {
+      const decimals = digits.split('.')[1]!.length;
+      expect(Math.abs((answer[name] as number) - Number(digits)), name).toBeLessThan(10 ** -decimals);
+    }
+    expect(booleanClaims(comment)).toEqual(new Map([['isAnomaly', true], ['isPositiveAnomaly', true]]));
+    for (const [name, value] of booleanClaims(comment)) expect(answer[name], name).toBe(value);
+
+    // The two variants the comment names: 10 repeats, and readings rounded to one decimal.
+    expect(comment).toContain('With 10 repeats (11 equal readings), or with readings rounded to one decimal');
+    expect(block.text).toContain('[values[-1]] * 11');
+    expect(block.text).toContain('random.random() * 3, 3)');
+    const [fewer] = await runShell(block.text.replace('[values[-1]] * 11', '[values[-1]] * 10'), target);
+    const [rounded] = await runShell(block.text.replace('random.random() * 3, 3)', 'random.random() * 3, 1)'), target);
+    expect((JSON.parse(fewer!) as { isAnomaly: boolean }).isAnomaly).toBe(false);
+    expect((JSON.parse(rounded!) as { isAnomaly: boolean }).isAnomaly).toBe(false);
+  });
+
+  it('the error example answers the README’s status, headers and body', async () => {
+    const block = theBlock(blocks, 'sh', '"series":[{"value":1},{"value":2}]');
+    const [output] = await runShell(block.text, target);
+    const documented = blockAfter(blocks, block).text;
+    const split = (text: string): { head: string[]; body: string } => {
+      const [head, body] = text.replaceAll('\r\n', '\n').split('\n\n');
+      return { head: head!.split('\n').map((line) => line.toLowerCase()), body: body!.trim() };
+    };
+    const got = split(output!);
+    const want = split(documented);
+    expect(got.head[0]).toBe(want.head[0]);
+    for (const header of want.head.slice(1)) expect(got.head).toContain(header);
+    expect(JSON.parse(got.body)).toEqual(JSON.parse(want.body));
+  });
+
+  it('the native example flags and classifies the points its comment names', async () => {
+    const block = theBlock(blocks, 'sh', '/v1/baseline');
+    const comment = answerComment(block.text);
+    const outputs = await runShell(block.text, target);
+    const detections = outputs.map((text) => JSON.parse(text) as Record<string, unknown>).filter((answer) => 'regimes' in answer);
+    expect(detections).toHaveLength(1);
+    const detection = detections[0] as { isAnomaly: boolean[]; regimes: string[] } & Record<string, unknown>;
+    for (const [name, value] of stringClaims(comment)) expect(detection[name], name).toBe(value);
+    expect([...stringClaims(comment).keys()]).toEqual(['engine', 'model_version']);
+
+    const flagged = /isAnomaly true at ([\d\s,-]+(?:and [\d\s,-]+)*)/.exec(comment);
+    expect(flagged, comment).not.toBeNull();
+    expect(detection.isAnomaly.flatMap((flag, index) => (flag ? [index] : []))).toEqual(indexList(flagged![1]!));
+
+    const runs = [...comment.matchAll(/(HEALTHY|ACTIVE|TRANSITION|SHOCK|UNKNOWN) (?:at )?(\d+)(?:-(\d+))?/g)];
+    expect(runs.length).toBeGreaterThanOrEqual(5);
+    let end = 0;
+    for (const [, regime, from, to] of runs) {
+      for (let index = Number(from); index <= Number(to ?? from); index++) expect(detection.regimes[index], `point ${index}`).toBe(regime);
+      end = Number(to ?? from) + 1;
+    }
+    expect(comment).toContain('alternates between ACTIVE and HEALTHY');
+    const rest = detection.regimes.slice(end);
+    expect(new Set(rest)).toEqual(new Set(['ACTIVE', 'HEALTHY']));
+    // The files the example wrote are where a user would find them.
+    expect(JSON.parse(await readFile(join(workDir, 'recent.json'), 'utf8')).series).toHaveLength(detection.regimes.length);
+  });
+
+  it('telemetry is accepted, and its stored results and machine summary are the README’s', async () => {
+    const send = theBlock(blocks, 'sh', 'telemetry.json');
+    const [accepted] = await runShell(send.text, target);
+    expectDocumentedAnswer(accepted!, blockAfter(blocks, send));
+
+    // Results appear a moment later (the README says so): ask again until they are all stored.
+    const results = theBlock(blocks, 'sh', '/results?from=');
+    const documented = parseDocumentedJson(blockAfter(blocks, results).text);
+    const machines = theBlock(blocks, 'sh', (text) => text.trim() === 'curl -s localhost:8080/v1/machines -H "X-Service-Key: $KEY"');
+    const stored = async (): Promise<boolean> => {
+      const [list] = await runShell(machines.text, target);
+      const machine = (JSON.parse(list!) as { machines: { telemetry: { points: number } | null }[] }).machines[0];
+      return machine?.telemetry?.points === 300;
+    };
+    const deadline = Date.now() + 60_000;
+    while (!(await stored()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    const [page] = await runShell(results.text, target);
+    expect(mismatches(JSON.parse(page!), documented)).toEqual([]);
+    const [list] = await runShell(machines.text, target);
+    expectDocumentedAnswer(list!, blockAfter(blocks, machines));
+  });
+});
