@@ -18,6 +18,7 @@ export default defineConfig({
             'packages/*/test/**/*.test.ts',
             'apps/*/test/**/*.test.ts',
             'eval/test/**/*.test.ts',
+            'bench/test/**/*.test.ts',
             'test/deployment/**/*.test.ts',
           ],
           testTimeout: 30_000,
