@@ -32,9 +32,12 @@ import {
 } from './readme.js';
 import { randomTestKey } from './server.js';
 
-const README_PATH = fileURLToPath(new URL('../../README.md', import.meta.url));
-const README = readFileSync(README_PATH, 'utf8');
+const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 const blocks = fencedBlocks(README);
+/** The native API's reference, whose examples continue from the main README's. */
+const nativeBlocks = fencedBlocks(readFileSync(fileURLToPath(new URL('../../apps/api/src/native/README.md', import.meta.url)), 'utf8'));
+/** Keys whose values differ on every run: only their type is compared. */
+const VOLATILE = new Set(['created_at', 'updated_at', 'baseline_created_at', 'duration_seconds']);
 
 const inCi = process.env['CI'] === 'true';
 const missing = ['bash', 'curl', 'python3'].filter((command) => !commandAvailable(command));
@@ -43,7 +46,7 @@ if (missing.length > 0 && !inCi) console.warn(`Skipping the README's examples: $
 /** The answer a block prints, checked against the README's next block (a JSON answer). */
 function expectDocumentedAnswer(output: string, documented: FencedBlock): void {
   expect(documented.lang, `the block at README line ${documented.line}`).toBe('json');
-  expect(mismatches(JSON.parse(output), parseDocumentedJson(documented.text))).toEqual([]);
+  expect(mismatches(JSON.parse(output), parseDocumentedJson(documented.text), VOLATILE)).toEqual([]);
 }
 
 const onlyLastDetect = (text: string): boolean => text.includes('last/detect') && text.includes('{"value":30}') && !text.includes('healthz');
@@ -235,5 +238,34 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     expect(mismatches(JSON.parse(page!), documented)).toEqual([]);
     const [list] = await runShell(machines.text, target);
     expectDocumentedAnswer(list!, blockAfter(blocks, machines));
+  });
+
+  it("the native reference's baseline, its telemetry, machine list, results and delete answer what it prints", async () => {
+    const baseline = theBlock(nativeBlocks, 'bash', 'healthy-18.json');
+    const [created] = await runShell(baseline.text, target);
+    expectDocumentedAnswer(created!, blockAfter(nativeBlocks, baseline));
+
+    const send = theBlock(nativeBlocks, 'bash', 'telemetry-18.json');
+    const [accepted] = await runShell(send.text, target);
+    expect(JSON.parse(accepted!)).toEqual({ accepted: 300, machine_id: 'pump-18' });
+
+    const machines = theBlock(nativeBlocks, 'bash', (text) => text.trim() === 'curl -s http://localhost:8080/v1/machines -H "X-Service-Key: $KEY"');
+    const both = async (): Promise<boolean> => {
+      const [list] = await runShell(machines.text, target);
+      const known = (JSON.parse(list!) as { machines: { telemetry: { points: number } | null }[] }).machines;
+      return known.length === 2 && known.every((machine) => machine.telemetry?.points === 300);
+    };
+    const deadline = Date.now() + 60_000;
+    while (!(await both()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    const [list] = await runShell(machines.text, target);
+    expectDocumentedAnswer(list!, blockAfter(nativeBlocks, machines));
+
+    const results = theBlock(nativeBlocks, 'bash', (text) => text.includes('/results?from=') && !text.includes('cursor='));
+    const [page] = await runShell(results.text, target);
+    expectDocumentedAnswer(page!, blockAfter(nativeBlocks, results));
+
+    const remove = theBlock(nativeBlocks, 'bash', '-X DELETE');
+    const [deleted] = await runShell(remove.text, target);
+    expect(JSON.parse(deleted!)).toEqual(JSON.parse(answerComment(`# -> ${remove.text.split('\n# ')[1]!}`)));
   });
 });

@@ -119,9 +119,14 @@ export function parseDocumentedJson(text: string): unknown {
  * Where `actual` (a parsed answer) differs from `documented` (`parseDocumentedJson`): the same keys
  * and array lengths; a number equal to the README's digits once rounded to them (a number with 10
  * or more decimals, or an exponent, must be that double exactly); a documented string ending in
- * "..." only as a prefix (`key_...`); anything else exactly. Empty when they agree.
+ * "..." only as a prefix (`key_...`); anything else exactly. A key in `volatile` (a creation time,
+ * a duration: different on every run) only needs a value of the same type. Empty when they agree.
  */
-export function mismatches(actual: unknown, documented: unknown, path = '$'): string[] {
+export function mismatches(actual: unknown, documented: unknown, volatile: ReadonlySet<string> = new Set(), path = '$'): string[] {
+  if (volatile.has(path.slice(path.lastIndexOf('.') + 1))) {
+    const kind = (value: unknown): string => (isDocumentedNumber(value) ? 'number' : value === null ? 'null' : typeof value);
+    return kind(actual) === kind(documented) ? [] : [`${path}: ${JSON.stringify(actual)} where the README shows a ${kind(documented)}`];
+  }
   if (isDocumentedNumber(documented)) {
     const token = documented.$number;
     if (typeof actual !== 'number') return [`${path}: ${JSON.stringify(actual)} where the README shows the number ${token}`];
@@ -138,7 +143,7 @@ export function mismatches(actual: unknown, documented: unknown, path = '$'): st
   if (Array.isArray(documented)) {
     if (!Array.isArray(actual)) return [`${path}: ${JSON.stringify(actual)} where the README shows an array`];
     if (actual.length !== documented.length) return [`${path}: ${actual.length} elements where the README shows ${documented.length}`];
-    return documented.flatMap((item, index) => mismatches(actual[index], item, `${path}[${index}]`));
+    return documented.flatMap((item, index) => mismatches(actual[index], item, volatile, `${path}[${index}]`));
   }
   if (typeof documented === 'object' && documented !== null) {
     if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) {
@@ -148,7 +153,7 @@ export function mismatches(actual: unknown, documented: unknown, path = '$'): st
     const got = Object.keys(actual).sort();
     if (want.join() !== got.join()) return [`${path}: keys ${got.join(',')} where the README shows ${want.join(',')}`];
     return want.flatMap((key) =>
-      mismatches((actual as Record<string, unknown>)[key], (documented as Record<string, unknown>)[key], `${path}.${key}`),
+      mismatches((actual as Record<string, unknown>)[key], (documented as Record<string, unknown>)[key], volatile, `${path}.${key}`),
     );
   }
   return actual === documented ? [] : [`${path}: ${JSON.stringify(actual)} where the README shows ${JSON.stringify(documented)}`];
