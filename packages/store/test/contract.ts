@@ -173,6 +173,37 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect((await store.usageFor('org_b')).calls).toBe(0);
     });
 
+    it('counts rounds of concurrent usage over many organizations and endpoints, batch after batch', async () => {
+      const store = await openStore();
+      const endpoints = ['entire/detect', 'last/detect', 'changepoint/detect'];
+      const orgs = ['org_a', 'org_b', 'org_c', 'org_d'];
+      // Rounds of 12 distinct keys (more than a flush keeps a prepared statement for), of 2, of 1,
+      // and 12 again: each round's writes land in one or more flushes of that many keys.
+      const rounds = [12, 2, 1, 12];
+      for (const keys of rounds) {
+        await Promise.all(
+          Array.from({ length: keys }, (_, k) => store.recordUsage(orgs[k % 4]!, endpoints[Math.floor(k / 4) % 3]!, k + 1)),
+        );
+      }
+      const expected = new Map<string, { points: number; calls: number }>();
+      for (const keys of rounds) {
+        for (let k = 0; k < keys; k++) {
+          const total = expected.get(orgs[k % 4]!) ?? { points: 0, calls: 0 };
+          expected.set(orgs[k % 4]!, { points: total.points + k + 1, calls: total.calls + 1 });
+        }
+      }
+      for (const org of orgs) {
+        const usage = await store.usageFor(org);
+        expect({ points: usage.points, calls: usage.calls }, org).toEqual(expected.get(org));
+      }
+      expect((await store.usageFor('org_a')).byEndpoint).toEqual([
+        // org_a's writes are k = 0 (entire, 1 point; in every round), 4 (last, 5) and 8 (changepoint, 9).
+        { endpoint: 'changepoint/detect', points: 9 * 2, calls: 2 },
+        { endpoint: 'entire/detect', points: 1 * 4, calls: 4 },
+        { endpoint: 'last/detect', points: 5 * 2, calls: 2 },
+      ]);
+    });
+
     it('keeps usage per organization and across days', async () => {
       let now = new Date('2025-01-01T23:59:59Z');
       const store = await openStore(() => now);
