@@ -125,7 +125,6 @@ const KEY_COLUMNS =
   'id, org_id, kind, prefix, key_hash, epoch_ms(created_at) AS created_ms, ' +
   'epoch_ms(last_used_at) AS last_used_ms, epoch_ms(revoked_at) AS revoked_ms';
 
-
 /** Batch sizes (distinct organization, endpoint and day keys) whose usage upsert stays prepared. */
 const USAGE_PREPARED_MAX = 8;
 
@@ -501,6 +500,10 @@ class DuckDBStore implements Store {
     this.usageBatch = new Map();
     this.usageWaiters = [];
     this.usageFlushScheduled = false;
+    if (batch.length === 0) {
+      for (const waiter of waiters) waiter.resolve();
+      return;
+    }
     try {
       // One statement, atomic on its own (autocommit), prepared once per batch size: BEGIN, an
       // upsert per key (each prepared anew) and COMMIT took about twice as long for a single
@@ -509,7 +512,9 @@ class DuckDBStore implements Store {
       const reused = this.usageUpserts.get(batch.length);
       const upsert = reused ?? (await this.connection.prepare(usageUpsertSql(batch.length)));
       try {
-        upsert.bind(batch.flatMap((increment) => [increment.orgId, increment.endpoint, increment.day, BigInt(increment.points), BigInt(increment.calls)]));
+        upsert.bind(
+          batch.flatMap((increment) => [increment.orgId, increment.endpoint, increment.day, BigInt(increment.points), BigInt(increment.calls)]),
+        );
         await upsert.run();
       } finally {
         if (reused === undefined) {
