@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { markdownTableRows } from '../../test/markdown.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
@@ -19,18 +20,6 @@ const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json',
 
 const HEADER = '| what | case | points | p50 ms | p99 ms | throughput | notes |';
 
-function tableRows(markdown: string, header: string): string[][] {
-  const lines = markdown.split('\n');
-  const start = lines.findIndex((line) => line.startsWith(header));
-  if (start < 0) throw new Error(`no table with the header ${header}`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim()));
-  }
-  return rows;
-}
-
 /** Whether `measured` rounds to the number printed as `text` (thousands commas allowed) at the digits it shows. */
 function printedAs(text: string, measured: number): boolean {
   const plain = text.replaceAll(',', '');
@@ -40,7 +29,7 @@ function printedAs(text: string, measured: number): boolean {
 
 describe("the README's benchmark table", () => {
   it('is the committed run, row for row', () => {
-    const rows = tableRows(README, HEADER);
+    const rows = markdownTableRows(README, HEADER);
     expect(rows).toHaveLength(results.rows.length);
     rows.forEach(([, what, points, p50, p99, throughput], index) => {
       const run = results.rows[index]!;

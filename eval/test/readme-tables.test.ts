@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { markdownTableRows } from '../../test/markdown.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
@@ -19,19 +20,6 @@ interface Results {
   readonly anchors: readonly { readonly name: string; readonly nab?: readonly number[]; readonly tcpdF1?: number; readonly tcpdCover?: number }[];
 }
 const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as Results;
-
-/** The body rows (cells trimmed, bold marks removed) of the Markdown table whose header row starts with `header`. */
-function tableRows(markdown: string, header: string): string[][] {
-  const lines = markdown.split('\n');
-  const start = lines.findIndex((line) => line.startsWith(header));
-  if (start < 0) throw new Error(`no table with the header ${header}`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim().replaceAll('**', '')));
-  }
-  return rows;
-}
 
 /** NAB's three normalised scores as the README prints them (one decimal). */
 function nabCells(name: string): string[] {
@@ -79,7 +67,7 @@ const ABLATION_ROWS: Readonly<Record<string, string>> = {
 
 describe("the README's evaluation tables", () => {
   it('print the committed run: the engine at its version, the references and the anchors', () => {
-    const rows = tableRows(README, '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
+    const rows = markdownTableRows(README, '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
     const expected = new Map<string, string[]>([
       [`engine ${results.engine.version}, service defaults`, [...nabCells('engine: default'), ...tcpdCells('engine: default')]],
       ['rolling z-score (reference)', [...nabCells('rolling z-score (reference)'), '', '']],
@@ -94,7 +82,7 @@ describe("the README's evaluation tables", () => {
   });
 
   it('give every engine variant of the run one ablation row with its figures', () => {
-    const rows = tableRows(README, '| variant | NAB standard / low FP / low FN | TCPD F1 / cover |');
+    const rows = markdownTableRows(README, '| variant | NAB standard / low FP / low FN | TCPD F1 / cover |');
     const variants = rows.map(([label]) => {
       const key = label!.split(' (')[0]!;
       const variant = ABLATION_ROWS[key];
