@@ -204,6 +204,24 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       ]);
     });
 
+    it('counts sequential calls, each its own flush, on a known key and on new ones', async () => {
+      const store = await openStore();
+      for (let i = 1; i <= 5; i++) await store.recordUsage('org_a', 'last/detect', i);
+      await store.recordUsage('org_a', 'entire/detect', 100);
+      await store.recordUsage('org_a', 'last/detect', 10);
+      await store.recordUsage('org_b', 'last/detect', 7);
+      expect(await store.usageFor('org_a')).toEqual({
+        orgId: 'org_a',
+        points: 15 + 100 + 10,
+        calls: 7,
+        byEndpoint: [
+          { endpoint: 'entire/detect', points: 100, calls: 1 },
+          { endpoint: 'last/detect', points: 25, calls: 6 },
+        ],
+      });
+      expect((await store.usageFor('org_b')).points).toBe(7);
+    });
+
     it('keeps usage per organization and across days', async () => {
       let now = new Date('2025-01-01T23:59:59Z');
       const store = await openStore(() => now);

@@ -149,6 +149,8 @@ class DuckDBStore implements Store {
    * again for every flush cost a second round trip to the database, as much as the upsert itself.
    */
   private readonly usageUpserts = new Map<number, DuckDBPreparedStatement>();
+  /** The update of one existing (organization, endpoint, day) row: a lone request's flush, the usual case. */
+  private usageUpdate: DuckDBPreparedStatement | undefined;
 
   constructor(
     private readonly filePath: string,
@@ -488,6 +490,8 @@ class DuckDBStore implements Store {
     } finally {
       for (const upsert of this.usageUpserts.values()) upsert.destroySync();
       this.usageUpserts.clear();
+      this.usageUpdate?.destroySync();
+      this.usageUpdate = undefined;
       this.connection.closeSync();
       this.instance.closeSync();
       openDatabaseFiles.delete(this.filePath);
@@ -505,6 +509,21 @@ class DuckDBStore implements Store {
       return;
     }
     try {
+      // A lone key whose row exists already (the same organization, endpoint and day as an earlier
+      // call): one UPDATE, about a third of an upsert's cost in DuckDB, which checks its key index
+      // for the conflict. No row changed: the key is new today, and the upsert below adds it.
+      if (batch.length === 1) {
+        const [only] = batch as [UsageIncrement];
+        this.usageUpdate ??= await this.connection.prepare(
+          `UPDATE usage_daily SET points = points + $4, calls = calls + $5
+             WHERE org_id = $1 AND endpoint = $2 AND day = CAST($3 AS DATE)`,
+        );
+        this.usageUpdate.bind([only.orgId, only.endpoint, only.day, BigInt(only.points), BigInt(only.calls)]);
+        if ((await this.usageUpdate.run()).rowsChanged === 1) {
+          for (const waiter of waiters) waiter.resolve();
+          return;
+        }
+      }
       // One statement, atomic on its own (autocommit), prepared once per batch size: BEGIN, an
       // upsert per key (each prepared anew) and COMMIT took about twice as long for a single
       // request's increment. The batch holds each (org, endpoint, day) once, as ON CONFLICT
