@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { markdownTableRows } from '../../test/markdown.js';
+import { markdownTableRows, printedAs } from '../../test/markdown.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
@@ -19,13 +19,6 @@ const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json',
 };
 
 const HEADER = '| what | case | points | p50 ms | p99 ms | throughput | notes |';
-
-/** Whether `measured` rounds to the number printed as `text` (thousands commas allowed) at the digits it shows. */
-function printedAs(text: string, measured: number): boolean {
-  const plain = text.replaceAll(',', '');
-  const decimals = (plain.split('.')[1] ?? '').length;
-  return Math.abs(measured - Number(plain)) <= 0.5 * 10 ** -decimals + 1e-9;
-}
 
 describe("the README's benchmark table", () => {
   it('is the committed run, row for row', () => {

@@ -2,6 +2,7 @@
 // bash with curl and python3 against a test server, and the answers it prints beside them
 // compared with the answers the server gives. Used by readme-examples.test.ts.
 import { spawn, spawnSync } from 'node:child_process';
+import { printedAs } from '../markdown.js';
 
 export interface FencedBlock {
   /** The info string after the opening fence (`sh`, `json`, or empty). */
@@ -68,7 +69,8 @@ export async function runShell(script: string, target: ShellTarget): Promise<str
   const prelude = [
     'set -eo pipefail',
     // Each call's output, then a separator; a failing call fails the script.
-    `curl() { command curl --show-error --max-time 60 "$@" || return $?; printf '${SEPARATOR.replaceAll('\n', '\\n').replace('\u001e', '\\036')}'; }`,
+    // printf writes SEPARATOR: a newline, the record separator (octal 036), a newline.
+    `curl() { command curl --show-error --max-time 60 "$@" || return $?; printf '\\n\\036\\n'; }`,
   ].join('\n');
   const body = script
     .split('\n')
@@ -130,10 +132,7 @@ export function mismatches(actual: unknown, documented: unknown, volatile: Reado
   if (isDocumentedNumber(documented)) {
     const token = documented.$number;
     if (typeof actual !== 'number') return [`${path}: ${JSON.stringify(actual)} where the README shows the number ${token}`];
-    const expected = Number(token);
-    const decimals = /[eE]/.test(token) ? Infinity : (token.split('.')[1] ?? '').length;
-    const agrees = decimals >= 10 ? actual === expected : Math.abs(actual - expected) <= 0.5 * 10 ** -decimals + 1e-12 * Math.abs(expected);
-    return agrees ? [] : [`${path}: ${actual} where the README shows ${token}`];
+    return printedAs(token, actual) ? [] : [`${path}: ${actual} where the README shows ${token}`];
   }
   if (typeof documented === 'string' && documented.endsWith('...')) {
     return typeof actual === 'string' && actual.startsWith(documented.slice(0, -3))
