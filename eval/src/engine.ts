@@ -107,6 +107,12 @@ export interface StreamSettings {
    * engine's), what the streaming worker runs. Default `exact`.
    */
   readonly judge?: { readonly kind: 'exact' } | { readonly kind: 'incremental'; readonly refitPoints?: number };
+  /**
+   * Points the client keeps, the judged one included (`StreamOptions.memoryPoints`): those
+   * before the window are sent as the request's past range (their lowest and highest value).
+   * 0: no past range.
+   */
+  readonly memoryPoints: number;
 }
 
 export const STREAM_DEFAULTS: StreamSettings = {
@@ -118,6 +124,9 @@ export const STREAM_DEFAULTS: StreamSettings = {
   window: { kind: 'suggested', minPoints: 12, atLeastLearning: true },
   // A last/detect request carries no period by default: the engine finds it in the window.
   period: 'engine',
+  // A client keeps as many points as one request may carry (the API's 8,640) and sends the range
+  // of those older than its window as the past range. Engine 0.14.0, NAB standard 70.8 → 73.8.
+  memoryPoints: 8640,
 };
 
 /**
@@ -209,6 +218,7 @@ export function engineStreamingDetector(
         sensitivity: effective.sensitivity,
         maxAnomalyRatio: effective.maxAnomalyRatio,
         windowPoints: plan.windowPoints,
+        ...(effective.memoryPoints > 0 ? { memoryPoints: effective.memoryPoints } : {}),
         ...(effective.period === 'prefix' ? { period: plan.period } : {}),
         ...variant.detect,
       } as StreamOptions;

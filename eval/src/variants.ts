@@ -88,6 +88,12 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     detect: { components: { seasonalCheck: false } },
   },
   {
+    name: 'no-past-range',
+    description:
+      "the client sends its window alone, not the range of the points it keeps before the window: a new level is judged against the window's older half only",
+    stream: { memoryPoints: 0 },
+  },
+  {
     name: 'window-suggested-only',
     description: 'NAB streamed with the suggested window alone (4 periods + 1), even when the learning prefix is longer',
     stream: { window: { kind: 'suggested', minPoints: 12, atLeastLearning: false } },

@@ -101,7 +101,14 @@ describe('engine adapter', () => {
     expect(calls.suggested).toEqual([24, 150]);
     // No period: as a last/detect request, the engine detects it in each window.
     // The window: the suggested 97 points (4 × 24 + 1), raised to the 150 learning rows.
-    expect(calls.stream).toEqual({ sensitivity: 95, maxAnomalyRatio: 0.25, windowPoints: 150, components: { sr: false } });
+    // The client keeps 8,640 points and sends the range of those before its window.
+    expect(calls.stream).toEqual({
+      sensitivity: 95,
+      maxAnomalyRatio: 0.25,
+      windowPoints: 150,
+      memoryPoints: 8640,
+      components: { sr: false },
+    });
     expect(calls.input).toMatchObject({ timestampsMs: null, granularity: 'none', customInterval: 1 });
     expect(detector.lastPlan()).toEqual({ learningPoints: 150, granularity: 'none', customInterval: 1, period: 24, windowPoints: 150 });
     expect(STREAM_DEFAULTS).toMatchObject({ sensitivity: 95, maxAnomalyRatio: 0.25 });
@@ -140,7 +147,7 @@ describe('engine adapter', () => {
     const detector = engineStreamingDetector(api, {
       name: 'fixed',
       description: '',
-      stream: { window: { kind: 'fixed', points: 500 }, period: 'prefix', sensitivity: 80 },
+      stream: { window: { kind: 'fixed', points: 500 }, period: 'prefix', sensitivity: 80, memoryPoints: 0 },
     });
     detector.flags(new Array<number>(200).fill(1));
     expect(calls.stream).toEqual({ sensitivity: 80, maxAnomalyRatio: 0.25, windowPoints: 500, period: 24 });

@@ -13,7 +13,7 @@ import {
 } from './prepare.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
-import type { DetectOptions, Granularity, LastResult, SeriesInput } from './types.js';
+import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
 
 /**
  * Fewest full cycles a data-driven period needs in a last-point history (the batch detectors
@@ -559,7 +559,10 @@ function olderRange(values: Float64Array, from: number, to: number, skip: Uint8A
  * (`olderRange`), in units of that range: positive above it, negative below it, 0 when it lies
  * within the range widened by NEW_LEVEL_MARGIN on its side, when one of the newer points already
  * got beyond that, when the history holds fewer than NEW_LEVEL_MIN_POINTS points or the range is
- * empty. Depends on the values alone, not on the sensitivity.
+ * empty. With a `past` range (the series before the history, `DetectOptions.pastRange`; asked
+ * only once the value is beyond the widened range) the value must also lie beyond the past's
+ * range on that side, and so must a newer point to count as having got there first: the alarm
+ * waits for the first value beyond both. Depends on the values alone, not on the sensitivity.
  */
 export function newLevelExcess(
   values: Float64Array,
@@ -567,10 +570,11 @@ export function newLevelExcess(
   to: number,
   value: number,
   skip: Uint8Array | null = null,
+  past: (() => PastRange | null) | null = null,
 ): number {
   const older = olderRange(values, from, to, skip);
   if (older < 0) return 0;
-  return excessBeyond(values, older, to, rangeScratch[0]!, rangeScratch[1]!, value, skip);
+  return excessBeyond(values, older, to, rangeScratch[0]!, rangeScratch[1]!, value, skip, past);
 }
 
 /**
@@ -585,13 +589,20 @@ export function excessBeyond(
   hi: number,
   value: number,
   skip: Uint8Array | null = null,
+  past: (() => PastRange | null) | null = null,
 ): number {
   if (!Number.isFinite(value)) return 0;
   const span = hi - lo;
-  const above = hi + NEW_LEVEL_MARGIN * span;
-  const below = lo - NEW_LEVEL_MARGIN * span;
+  let above = hi + NEW_LEVEL_MARGIN * span;
+  let below = lo - NEW_LEVEL_MARGIN * span;
   const direction = value > above ? 1 : value < below ? -1 : 0;
   if (direction === 0) return 0;
+  const range = past === null ? null : past();
+  if (range !== null) {
+    if (direction > 0 ? !(value > range.max) : !(value < range.min)) return 0;
+    above = Math.max(above, range.max);
+    below = Math.min(below, range.min);
+  }
   for (let i = older; i < to; i++) {
     if (skip !== null && skip[i] !== 0) continue;
     if (direction > 0 ? values[i]! > above : values[i]! < below) return 0;
@@ -841,7 +852,19 @@ function previousDeviation(history: PreparedSeries, period: number, profile: Flo
 }
 
 /** Judges point `last` of the context from the prepared history of points from..last-1. */
-function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelInput, opts: DetectOptions): LastResult {
+/**
+ * Judges point `last` from the points [from, last) with `model` fitted on them; `past` gives the
+ * range of the series before `from` for the new-level alarm (null: none), asked only when a value
+ * gets beyond the window's own older range.
+ */
+function judgeLast(
+  ctx: SeriesContext,
+  from: number,
+  last: number,
+  model: ModelInput,
+  opts: DetectOptions,
+  past: (() => PastRange | null) | null,
+): LastResult {
   const targetSlot = ctx.slots === null ? last - from : ctx.slots[last]! - ctx.slots[from]!;
   const value = ctx.values[last]!;
   const window = last - from + 1;
@@ -926,7 +949,9 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
   const drift = sustainedAlarm(outside, deviation, z, reportedInStretch, quietBelow);
   const newLevel = opts.components?.newLevel !== false;
   const excess =
-    newLevel && !outside && drift === 0 ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : 0;
+    newLevel && !outside && drift === 0
+      ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past)
+      : 0;
   const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
   const stuckOn = opts.components?.stuck !== false;
   const run = stuckOn && !outside && drift === 0 && level === 0 ? stuckRun(history.values, 0, history.values.length, value, history.imputed) : 0;
@@ -952,7 +977,9 @@ function judgeLast(ctx: SeriesContext, from: number, last: number, model: ModelI
       routine,
       // Computed above unless the band or the sustained alarm reported the point.
       newLevel:
-        newLevel && (outside || drift > 0) ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed) : excess,
+        newLevel && (outside || drift > 0)
+          ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past)
+          : excess,
       // Computed above unless another rule reported the point.
       stuck: recordedRun,
       period,
@@ -1020,7 +1047,8 @@ export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastRe
   const problem = rangePeriodProblem(ctx, 0, n, opts.period);
   if (problem !== null) throw problem;
   const stable = opts.components?.periodStability !== false;
-  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, stable, minCyclesOf(opts)), opts);
+  const past = opts.pastRange === undefined ? null : () => opts.pastRange!;
+  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, stable, minCyclesOf(opts)), opts, past);
 }
 
 export interface StreamOptions extends DetectOptions {
@@ -1028,6 +1056,13 @@ export interface StreamOptions extends DetectOptions {
   readonly windowPoints: number;
   /** Fewest points a window must hold (judged point included) to be judged; default 12. */
   readonly minHistory?: number;
+  /**
+   * Points a client keeps: the newest `memoryPoints` up to and including the judged one. Those
+   * before its window give the judged point's `pastRange` (the lowest and highest of them), as
+   * a client sending its window and the range of the rest would. Absent, 0 or at most
+   * `windowPoints`: no past range (`pastRange`, if given, applies to every point instead).
+   */
+  readonly memoryPoints?: number;
   /**
    * Auto period only: points between period re-detections. Default: a tenth of the current
    * window, between 1 and 100 (so it is re-checked often while the window is still filling).
@@ -1069,6 +1104,12 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   let detectedAt = Number.NEGATIVE_INFINITY;
 
   const firstJudged = Math.max(0, Math.floor(opts.firstJudged ?? 0));
+  const memory = Math.floor(opts.memoryPoints ?? 0);
+  let memoryFrom = 0;
+  let memoryTo = 0;
+  const pastOfMemory = (): PastRange | null => rangeOf(ctx.values, memoryFrom, memoryTo);
+  const given = opts.pastRange;
+  const pastGiven = given === undefined ? null : () => given;
   for (let i = 0; i < n; i++) {
     const from = Math.max(0, i - window + 1);
     const length = i - from + 1;
@@ -1097,9 +1138,23 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
         model = prepareRange(ctx, from, i, cachedPeriod);
       }
     }
-    results[i] = judgeLast(ctx, from, i, model, opts);
+    memoryFrom = Math.max(0, i - memory + 1);
+    memoryTo = from;
+    results[i] = judgeLast(ctx, from, i, model, opts, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
   }
   return results;
+}
+
+/** The lowest and highest finite value of values[from, to), or null when there is none. */
+export function rangeOf(values: ArrayLike<number>, from: number, to: number): PastRange | null {
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = from; i < to; i++) {
+    const x = values[i]!;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  return min <= max ? { min, max } : null;
 }
 
 /**

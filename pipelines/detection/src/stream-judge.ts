@@ -44,7 +44,7 @@ import {
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { SlidingSlopeMedian } from './slope-median.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
-import type { LastResult } from './types.js';
+import type { LastResult, PastRange } from './types.js';
 
 /** Options of the incremental judge: `detectStream`'s, less `firstJudged`, plus the refit interval. */
 export interface StreamJudgeOptions extends Omit<StreamOptions, 'firstJudged'> {
@@ -113,6 +113,13 @@ export interface StreamJudgeState {
   readonly model: StreamJudgeModel | null;
   /** The one-step errors' summaries in reuse (`errorRefreshPoints`); absent or null: none. */
   readonly errors?: StreamJudgeErrors | null;
+  /**
+   * With `memoryPoints`: the past range's monotonic queues over the points that left the window,
+   * as (point index, value) pairs flattened, oldest first: the lowest values ascending and the
+   * highest descending. Absent: empty.
+   */
+  readonly pastLows?: readonly number[];
+  readonly pastHighs?: readonly number[];
 }
 
 /** A judge's state less its history (`StreamJudge.modelState`). */
@@ -348,8 +355,16 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     seen++;
     addAbs(Math.abs(value), Math.abs(value));
     while (end - start > historyCap) {
-      const leaving = Math.abs(vals[start]!);
+      const left = vals[start]!;
+      const leaving = Math.abs(left);
       addAbs(-leaving, leaving);
+      if (pastLows !== null && pastHighs !== null && !Number.isNaN(left)) {
+        const point = firstIndex();
+        pastLows.push(point, left);
+        pastHighs.push(point, left);
+        pastLows.dropBefore(seen - memory + 1);
+        pastHighs.dropBefore(seen - memory + 1);
+      }
       start++;
     }
   }
@@ -597,6 +612,22 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   let rangeFrom = 0;
   let rangeTo = 0;
 
+  // The past range (`memoryPoints`, as detectStream): the lowest and highest of the points that
+  // left the window within the newest memoryPoints, each the head of a monotonic queue fed as
+  // points leave; a given `pastRange` instead when there is no memory.
+  const memory = Math.floor(opts.memoryPoints ?? 0) > window ? Math.floor(opts.memoryPoints!) : 0;
+  const pastLows = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x <= y) : null;
+  const pastHighs = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x >= y) : null;
+  const givenPast = opts.pastRange === undefined ? null : opts.pastRange;
+  let pastFrom = 0;
+  const pastRange = (): PastRange | null => {
+    if (pastLows === null || pastHighs === null) return givenPast;
+    pastLows.dropBefore(pastFrom);
+    pastHighs.dropBefore(pastFrom);
+    return pastLows.empty() ? null : { min: pastLows.head(), max: pastHighs.head() };
+  };
+  const past = memory > 0 || givenPast !== null ? pastRange : null;
+
   /** `newLevelExcess` of the history, the older points' range from the queues. */
   function levelExcess(index: number, value: number): number {
     const m = end - start;
@@ -629,7 +660,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (lows.empty()) return 0;
     const lo = lows.head();
     const hi = highs.head();
-    return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value) : 0;
+    pastFrom = index - memory + 1;
+    return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value, null, past) : 0;
   }
 
   function judge(index: number, value: number): LastResult {
@@ -785,6 +817,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       restoredProfile = s.profile;
     }
     rederive();
+    if (pastLows !== null && pastHighs !== null) {
+      pastLows.load(state.pastLows ?? []);
+      pastHighs.load(state.pastHighs ?? []);
+    }
   }
 
   function modelState(): StreamJudgeModelState {
@@ -805,6 +841,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
               baseScale: model.baseScale,
             },
       errors: model === null ? null : reused,
+      ...(pastLows !== null && pastHighs !== null ? { pastLows: pastLows.entries(), pastHighs: pastHighs.entries() } : {}),
     };
   }
 
@@ -901,6 +938,30 @@ class ExtremeQueue {
     this.first = this.capacity - n;
     this.length = n;
     return true;
+  }
+
+  /** The queue as (point, value) pairs flattened, oldest first (a judge's state). */
+  entries(): number[] {
+    const out = new Array<number>(2 * this.length);
+    for (let k = 0; k < this.length; k++) {
+      const slot = (this.first + k) % this.capacity;
+      out[2 * k] = this.points[slot]!;
+      out[2 * k + 1] = this.values[slot]!;
+    }
+    return out;
+  }
+
+  /** Holds the pairs `entries` gave, as far as they fit (the newest kept). */
+  load(pairs: readonly number[]): void {
+    const count = Math.min(pairs.length >> 1, this.capacity);
+    const skip = (pairs.length >> 1) - count;
+    this.first = 0;
+    this.length = 0;
+    for (let k = 0; k < count; k++) {
+      this.points[k] = pairs[2 * (skip + k)]!;
+      this.values[k] = pairs[2 * (skip + k) + 1]!;
+    }
+    this.length = count;
   }
 
   /** Drops the points before `point`. */

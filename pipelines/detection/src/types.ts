@@ -33,6 +33,12 @@ export interface SeriesInput {
   readonly imputeFixedValue?: number;
 }
 
+/** The lowest and highest value of a series' past (`DetectOptions.pastRange`); min <= max. */
+export interface PastRange {
+  readonly min: number;
+  readonly max: number;
+}
+
 export interface DetectOptions {
   /** undefined = detect the period; 0 = treat as non-seasonal; >= 1 = use as given. */
   readonly period?: number;
@@ -40,6 +46,12 @@ export interface DetectOptions {
   readonly sensitivity: number;
   /** Upper bound on the share of points flagged, in (0, 0.5). */
   readonly maxAnomalyRatio: number;
+  /**
+   * Last-point detection only: the lowest and highest value the series took before the request's
+   * first point, over whatever past the client keeps. The new-level alarm then also needs the
+   * value beyond this range: a level the series has been at before is not new.
+   */
+  readonly pastRange?: PastRange;
   /**
    * Internal, for evaluation only (the ablation in eval/): switches the last-point detector's
    * components off one by one. Every component is on when this is absent; the API never sets it.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  createStreamJudge,
   detectLastPoint,
   detectStream,
   familiarMiss,
@@ -26,7 +27,7 @@ import {
   type StreamOptions,
 } from '../src/index.js';
 import { MAD_TO_SIGMA, robustScale, scaleFloor } from '../src/robust.js';
-import { CALIBRATION_POINTS } from '../src/last.js';
+import { CALIBRATION_POINTS, rangeOf } from '../src/last.js';
 import { gaussian, gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -521,6 +522,84 @@ describe('detectStream', () => {
     // Too short a history, a flat one: no answer.
     expect(newLevelExcess(history, 0, NEW_LEVEL_MIN_POINTS - 1, 500)).toBe(0);
     expect(newLevelExcess(new Float64Array(100).fill(3), 0, 100, 500)).toBe(0);
+  });
+
+  it("needs a new level beyond the past range too, and waits for the first value beyond both", () => {
+    // The ramp history of the test above: older half 0..49, widened range -12.25..61.25.
+    const history = Float64Array.from({ length: 100 }, (_, i) => (i < 50 ? i : 25));
+    let asked = 0;
+    const past = (min: number, max: number) => () => {
+      asked++;
+      return { min, max };
+    };
+    // Inside the widened range: the past is not asked.
+    expect(newLevelExcess(history, 0, 100, 61, null, past(-30, 70))).toBe(0);
+    expect(asked).toBe(0);
+    // Beyond the widened range but not beyond the past's: not new. Beyond both: the excess over
+    // the older half, as without a past.
+    expect(newLevelExcess(history, 0, 100, 61.5, null, past(-30, 70))).toBe(0);
+    expect(newLevelExcess(history, 0, 100, 71, null, past(-30, 70))).toBeCloseTo((71 - 49) / 49, 12);
+    expect(newLevelExcess(history, 0, 100, -20, null, past(-30, 70))).toBe(0);
+    expect(newLevelExcess(history, 0, 100, -31, null, past(-30, 70))).toBeCloseTo(-31 / 49, 12);
+    expect(asked).toBe(4);
+    // A past inside the widened range changes nothing; no past (null) is the rule without one.
+    expect(newLevelExcess(history, 0, 100, 61.5, null, past(10, 40))).toBeCloseTo((61.5 - 49) / 49, 12);
+    expect(newLevelExcess(history, 0, 100, 61.5, null, () => null)).toBeCloseTo((61.5 - 49) / 49, 12);
+    // A newer point beyond the widened range but within the past's does not count as having got
+    // there first; one beyond both does.
+    const again = Float64Array.from(history);
+    again[80] = 62;
+    expect(newLevelExcess(again, 0, 100, 70, null, past(-30, 65))).toBeCloseTo(21 / 49, 12);
+    expect(newLevelExcess(again, 0, 100, 70, null, past(-30, 61.9))).toBe(0);
+  });
+
+  it('judges a stream with the past range of the points it keeps, as last/detect with that range', () => {
+    // Noise around 100 that dips to about 90 early on (points 200 to 400), then drifts down from
+    // point 1400 by 0.02 a point. Windows of 500 points.
+    const values = noiseSeries(2400, 29).map((v, i) => {
+      if (i >= 200 && i < 300) return v - 0.1 * (i - 200);
+      if (i >= 300 && i < 400) return v - 10 + 0.1 * (i - 300);
+      return i >= 1400 ? v - 0.02 * (i - 1400) : v;
+    });
+    const opts = { ...DEFAULTS, windowPoints: 500, periodRecheckPoints: 1 };
+    const alone = flaggedOf(detectStream(plainInput(values), opts)).filter((i) => i >= 1400);
+    const records = detectStream(plainInput(values), { ...opts, memoryPoints: 2400 });
+    const kept = flaggedOf(records).filter((i) => i >= 1400);
+    // Without the past, the drift is a new level once it leaves the older half's range; with
+    // it, only once it is also below the early dip, and at the first point that is.
+    expect(alone.length).toBeGreaterThanOrEqual(1);
+    expect(kept.length).toBe(1);
+    const at = kept[0]!;
+    expect(at).toBeGreaterThan(alone[0]! + 100);
+    const pastMin = Math.min(...values.slice(0, at - 499));
+    expect(values[at]!).toBeLessThan(pastMin);
+    expect(Math.min(...values.slice(at - 249, at))).toBeGreaterThanOrEqual(pastMin);
+    expect(records[at]!.isNegativeAnomaly).toBe(true);
+    // Each record is last/detect over the point's window with the range of the points before it.
+    for (const i of [alone[0]!, at - 1, at, at + 1, 2399]) {
+      const window = plainInput(values.slice(i - 499, i + 1));
+      const pastRange = rangeOf(values, 0, i - 499)!;
+      expect(records[i], `point ${i}`).toEqual(detectLastPoint(window, { ...DEFAULTS, pastRange }));
+    }
+    // A memory no longer than the window is no memory; a shorter one forgets the dip.
+    expect(detectStream(plainInput(values), { ...opts, memoryPoints: 500 })).toEqual(detectStream(plainInput(values), opts));
+    const short = flaggedOf(detectStream(plainInput(values), { ...opts, memoryPoints: 1000 })).filter((i) => i >= 1400);
+    expect(short).toEqual(alone);
+    // The incremental judge keeps the same past, across compactions and a restore.
+    const judgeOpts = { ...DEFAULTS, windowPoints: 500, memoryPoints: 2400 };
+    const exact = detectStream(plainInput(values), { ...DEFAULTS, windowPoints: 500, memoryPoints: 2400 });
+    expect(flaggedOf(judgeStream(values, judgeOpts))).toEqual(flaggedOf(exact));
+    const first = createStreamJudge(judgeOpts);
+    const head = values.slice(0, 1700).map((v) => first.push(v));
+    const state = first.snapshot();
+    expect(state.pastLows!.length).toBeGreaterThan(0);
+    const second = createStreamJudge(judgeOpts, JSON.parse(JSON.stringify(state)) as typeof state);
+    const tail = values.slice(1700).map((v) => second.push(v));
+    expect(flaggedOf([...head, ...tail])).toEqual(flaggedOf(exact));
+    // Restored without its past (a state from before it existed), the dip is forgotten.
+    const forgetful = createStreamJudge(judgeOpts, { ...state, pastLows: [], pastHighs: [] });
+    const after = values.slice(1700).map((v) => forgetful.push(v));
+    expect(flaggedOf([...head, ...after])).not.toEqual(flaggedOf(exact));
   });
 
   it('measures a stuck run by hand: its length, the value against the older half, runs there', () => {
