@@ -195,6 +195,27 @@ describe('request fields change the result', () => {
     expect(await last(13)).toMatchObject({ isAnomaly: false });
   });
 
+  it('last/detect: pastRange (not in the vendor API) silences a new level the series has been at before', async () => {
+    // Two wiggles around 100, drifting down by 0.06 a point from point 250: the 277th point
+    // (96.83) is the first beyond the older half's range by a quarter of it, inside its band.
+    const values = Array.from({ length: 277 }, (_, i) => 100 + 1.2 * Math.sin(i * 1.7) + 0.8 * Math.sin(i * 0.31) - (i >= 250 ? 0.06 * (i - 250) : 0));
+    const series = values.map((value) => ({ value }));
+    const last = async (extra: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const res = await post(app, LAST, { series, ...extra });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Record<string, unknown>;
+    };
+    const alone = await last({});
+    expect(alone).toMatchObject({ isAnomaly: true, isNegativeAnomaly: true, isPositiveAnomaly: false });
+    expect(Math.abs(values[276]! - (alone.expectedValue as number))).toBeLessThan(alone.lowerMargin as number);
+    // The series was as low as 90 before: not a new level. Never below 97: still one.
+    const seen = await last({ pastRange: { min: 90, max: 110 } });
+    expect(seen).toEqual({ ...alone, isAnomaly: false, isNegativeAnomaly: false, severity: 0 });
+    expect(await last({ pastRange: { min: 97, max: 110 } })).toEqual(alone);
+    // The field is last/detect's only: entire/detect answers the same with or without it.
+    expect(await entire({ series, pastRange: { min: 90, max: 110 } })).toEqual(await entire({ series }));
+  });
+
   it('entire/detect: a reading pinned at 100 for 60 hours is reported in every one of them', async () => {
     // 3,000 hourly values around 50 that never repeat, 100 from hour 600 to 659: shorter than a
     // twentieth of the request (half the reference window), 2 % of it.

@@ -217,6 +217,41 @@ describe('rule 9: imputeMode and imputeFixedValue', () => {
   });
 });
 
+describe('rule 9b: pastRange (last only, not in the vendor API)', () => {
+  const message = "The 'pastRange' field must be an object with numbers 'min' <= 'max' (|value| <= 1e100).";
+  it.each([[5], ['10..20'], [[1, 2]], [{ min: 1 }], [{ max: 1 }], [{ min: '1', max: 2 }], [{ min: 3, max: 2 }], [{ min: -1e101, max: 0 }], [{ min: 0, max: 1e101 }]])(
+    'pastRange %j -> InvalidModelArgument',
+    async (pastRange) => {
+      await expectError(LAST, body({ pastRange }), 'InvalidModelArgument', message);
+    },
+  );
+
+  it("spells the names the v1.0 way there, and comes after imputeMode, before the series' checks", async () => {
+    await expectError(
+      '/anomalydetector/v1.0/timeseries/last/detect',
+      body({ pastRange: { min: 2, max: 1 } }),
+      'InvalidModelArgument',
+      "The 'PastRange' field must be an object with numbers 'Min' <= 'Max' (|value| <= 1e100).",
+    );
+    await expectError(LAST, body({ pastRange: 7, imputeMode: 'mean' }), 'InvalidImputeMode', /imputeMode/);
+    await expectError(LAST, { series: [], pastRange: 7 }, 'InvalidModelArgument', message);
+  });
+
+  it('passes the range to the engine (keys matched case-insensitively; null = absent), and only for last', async () => {
+    const given = await expectAccepted(LAST, body({ PastRange: { MIN: -3.5, max: 120 } }));
+    expect(given.options).toEqual({ period: undefined, sensitivity: 95, maxAnomalyRatio: 0.25, pastRange: { min: -3.5, max: 120 } });
+    engine.calls.length = 0;
+    const equal = await expectAccepted(LAST, body({ pastRange: { min: 7, max: 7 } }));
+    expect(equal.options.pastRange).toEqual({ min: 7, max: 7 });
+    engine.calls.length = 0;
+    const absent = await expectAccepted(LAST, body({ pastRange: null }));
+    expect(absent.options).not.toHaveProperty('pastRange');
+    engine.calls.length = 0;
+    const entire = await expectAccepted(ENTIRE, body({ pastRange: 7 }));
+    expect(entire.options).not.toHaveProperty('pastRange');
+  });
+});
+
 describe('rule 10: series shape', () => {
   it('series null -> BadArgument', async () => {
     await expectError(ENTIRE, { series: null }, 'BadArgument', "The 'series' field cannot be empty.");

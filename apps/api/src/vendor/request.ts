@@ -8,6 +8,7 @@ import {
   type DetectOptions,
   type Granularity,
   type ImputeMode,
+  type PastRange,
   type SeriesInput,
 } from '@adp/detection';
 import { VendorError } from './errors.js';
@@ -115,7 +116,7 @@ const IMPUTE_MODE_LIST = `[${IMPUTE_MODES.map((m) => `'${m}'`).join(', ')}]`;
  * Throws VendorError for the first rule that fails, in the vendor's order:
  *  1 body is an object; 2 series present (changepoint: granularity present); 3 granularity;
  *  4 customInterval; 5 period; 6 maxAnomalyRatio; 7 sensitivity; 8 threshold, stableTrendWindow;
- *  9 imputeMode, imputeFixedValue; 10 series is an array; 11 series length;
+ *  9 imputeMode, imputeFixedValue; 9b pastRange (last only, an extension); 10 series is an array; 11 series length;
  *  12 each point's timestamp and value; 13 value magnitude; 8b stableTrendWindow < n/2.
  * Sorting, duplicates, alignment, period length and missing ratio are the engine's (SeriesError).
  */
@@ -247,6 +248,30 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     }
   }
 
+  // 9b. pastRange (last only; our extension, not the vendor's): the lowest and highest value the
+  // series took before its first point, for the new-level alarm.
+  let pastRange: PastRange | undefined;
+  if (operation === 'last') {
+    const rawPast = readOptional(body, 'pastRange');
+    if (rawPast !== undefined) {
+      const min = isJsonObject(rawPast) ? readField(rawPast, 'min') : undefined;
+      const max = isJsonObject(rawPast) ? readField(rawPast, 'max') : undefined;
+      if (
+        !isFiniteNumber(min) ||
+        !isFiniteNumber(max) ||
+        Math.abs(min) > MAX_VALUE_MAGNITUDE ||
+        Math.abs(max) > MAX_VALUE_MAGNITUDE ||
+        min > max
+      ) {
+        throw new VendorError(
+          'InvalidModelArgument',
+          `The ${name('pastRange')} field must be an object with numbers ${name('min')} <= ${name('max')} (|value| <= 1e100).`,
+        );
+      }
+      pastRange = { min, max };
+    }
+  }
+
   // 10. series shape
   if (rawSeries === null) {
     throw new VendorError('BadArgument', `The ${name('series')} field cannot be empty.`);
@@ -283,7 +308,9 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     imputeFixedValue === undefined
       ? { timestampsMs, values, granularity, customInterval, imputeMode }
       : { timestampsMs, values, granularity, customInterval, imputeMode, imputeFixedValue };
-  return { operation, input, options: { period, sensitivity, maxAnomalyRatio } };
+  const options: DetectOptions =
+    pastRange === undefined ? { period, sensitivity, maxAnomalyRatio } : { period, sensitivity, maxAnomalyRatio, pastRange };
+  return { operation, input, options };
 }
 
 function readPoints(

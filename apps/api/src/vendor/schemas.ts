@@ -62,6 +62,23 @@ export const DetectRequest = Type.Object(
   { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
 );
 
+export const LastDetectRequest = Type.Object(
+  {
+    ...DetectRequest.properties,
+    pastRange: Type.Optional(
+      Type.Object(
+        { min: Type.Number(), max: Type.Number() },
+        {
+          description:
+            'Not in the vendor API: the lowest and highest value the series took before its first point (min <= max). ' +
+            'A new level is then only reported beyond this range too.',
+        },
+      ),
+    ),
+  },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+);
+
 export const ChangePointDetectRequest = Type.Object(
   {
     series: Series,
