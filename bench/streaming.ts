@@ -300,6 +300,7 @@ function benchWorkerConfig(
 ): WorkerRuntimeConfig {
   return {
     windowPoints: settings.windowPoints,
+    memoryPoints: 8640,
     sensitivity: 95,
     maxAnomalyRatio: 0.25,
     changePoints: true,

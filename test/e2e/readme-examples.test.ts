@@ -175,6 +175,28 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     expect((JSON.parse(rounded!) as { isAnomaly: boolean }).isAnomaly).toBe(false);
   });
 
+  it('pastRange silences the drift the README sends, and not with a range above it', async () => {
+    const block = theBlock(blocks, 'sh', 'drift-seen.json');
+    const first = answerComment(block.text);
+    const second = answerComment(block.text.slice(block.text.indexOf('# ->') + 4));
+    const [alone, seen] = await runShell(block.text, target);
+    const answer = JSON.parse(alone!) as Record<string, unknown>;
+    expect(booleanClaims(first)).toEqual(new Map([['isAnomaly', true], ['isNegativeAnomaly', true]]));
+    for (const [name, value] of booleanClaims(first)) expect(answer[name], name).toBe(value);
+    const numbers = truncatedNumbers(first);
+    expect([...numbers.keys()]).toEqual(['severity']);
+    const digits = numbers.get('severity')!;
+    expect(Math.abs((answer.severity as number) - Number(digits))).toBeLessThan(10 ** -digits.split('.')[1]!.length);
+    // The same request with the range: not reported, the band unchanged.
+    expect(booleanClaims(second)).toEqual(new Map([['isAnomaly', false]]));
+    const quiet = JSON.parse(seen!) as Record<string, unknown>;
+    expect(quiet).toEqual({ ...answer, isAnomaly: false, isNegativeAnomaly: false, severity: 0 });
+    // "With "min": 97, true."
+    expect(second).toContain('With "min": 97, true.');
+    const [above] = await runShell(block.text.replace("'min': 90", "'min': 97"), target);
+    expect(JSON.parse(above!)).toEqual(answer);
+  });
+
   it('the error example answers the README’s status, headers and body', async () => {
     const block = theBlock(blocks, 'sh', '"series":[{"value":1},{"value":2}]');
     const [output] = await runShell(block.text, target);

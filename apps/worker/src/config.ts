@@ -15,6 +15,15 @@ export interface DetectionConfig {
    * 64 .. 8640. The engine's cost per point grows with it (about 0.17 ms at 720, 0.3 ms at 1441).
    */
   readonly windowPoints: number;
+  /**
+   * `WORKER_MEMORY_POINTS`: points of a machine's past the new-level alarm remembers, the judged
+   * one included: the lowest and highest of those older than the window are its past range
+   * (`pastRange` of last/detect), so a level the machine has been at within them is not new.
+   * Default 8640 (the most one last/detect request may carry); 0, or at most the window: none.
+   * Range 0 .. 1,000,000. Costs two monotonic queues a machine (a few pairs of numbers on most
+   * series, in memory and in the checkpoint).
+   */
+  readonly memoryPoints: number;
   /** `WORKER_SENSITIVITY`: 0..99, as the vendor's `sensitivity`. Default 95. */
   readonly sensitivity: number;
   /** `WORKER_MAX_ANOMALY_RATIO`: in (0, 0.5), as the vendor's `maxAnomalyRatio`. Default 0.25. */
@@ -140,6 +149,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
   return Object.freeze({
     ...readServiceServers(read),
     windowPoints: read.integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
+    memoryPoints: read.integer('WORKER_MEMORY_POINTS', 8640, 0, 1_000_000),
     sensitivity: read.integer('WORKER_SENSITIVITY', 95, 0, 99),
     maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', 0.25),
     changePoints: read.boolean('WORKER_CHANGEPOINTS', true),

@@ -84,28 +84,38 @@ export function appendToWindow(
 // the judge reuses between refreshes (StreamJudgeErrors):
 //   hasErrors: uint8, then at, calibrated, upper, lower, largest, newest: float64
 // Version 3 ('ADW3') had the same section without upper and lower (engine 0.12 and before).
+// Version 5 ('ADW5', engine 0.14) adds the judge's past range (its monotonic queues over the
+// points that left the window, StreamJudgeState.pastLows and pastHighs) after cachedPeriod:
+//   lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64
+// and is otherwise version 4. Older versions resume with an empty past (it refills as points leave).
 // Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
 // and 3 ones resume with fresh one-step errors at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
 const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
 const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
-const MAGIC = Buffer.from('ADW4', 'ascii');
+const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
+const MAGIC = Buffer.from('ADW5', 'ascii');
 const HEADER_BYTES = 4 + 4 + 8 + 8;
 const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
 /** Each readable checkpoint magic and its version. */
-const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4])[] = [
-  [MAGIC, 4],
+const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5])[] = [
+  [MAGIC, 5],
+  [MAGIC_V4, 4],
   [MAGIC_V3, 3],
   [MAGIC_V2, 2],
   [MAGIC_V1, 1],
 ];
 
+/** Most (point, value) pairs a past queue may hold in a checkpoint (WORKER_MEMORY_POINTS' bound). */
+const MAX_PAST_PAIRS = 1_000_000;
+
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
   const model = judge.model;
-  return 1 + 4 + 24 + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8 + ERRORS_BYTES);
+  const past = 8 + ((judge.pastLows?.length ?? 0) + (judge.pastHighs?.length ?? 0)) * 8;
+  return 1 + 4 + 24 + past + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8 + ERRORS_BYTES);
 }
 
 export function encodeWindow(window: SeriesWindow): Buffer {
@@ -129,6 +139,10 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   offset = out.writeDoubleLE(judge.seen, offset);
   offset = out.writeDoubleLE(judge.detectedAt ?? Number.NaN, offset);
   offset = out.writeDoubleLE(judge.cachedPeriod, offset);
+  for (const flat of [judge.pastLows ?? [], judge.pastHighs ?? []]) {
+    offset = out.writeUInt32LE(flat.length / 2, offset);
+    for (const x of flat) offset = out.writeDoubleLE(x, offset);
+  }
   const model = judge.model;
   offset = out.writeUInt8(model === null ? 0 : 1, offset);
   if (model === null) return out;
@@ -148,8 +162,8 @@ export function encodeWindow(window: SeriesWindow): Buffer {
  * is malformed. Version 3's errors section is checked and dropped (its summaries lack the side
  * spreads: the judge computes fresh ones at the next point), as version 2 has none.
  */
-function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeModelState | null | undefined {
-  const errorsBytes = version === 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
+function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5): JudgeModelState | null | undefined {
+  const errorsBytes = version >= 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
   offset += 1;
@@ -159,11 +173,29 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeMo
   const seen = bytes.readDoubleLE(offset + 4);
   const detectedAt = bytes.readDoubleLE(offset + 12);
   const cachedPeriod = bytes.readDoubleLE(offset + 20);
-  const hasModel = bytes.readUInt8(offset + 28);
-  offset += 29;
+  offset += 28;
+  let past: { pastLows: number[]; pastHighs: number[] } | null = null;
+  if (version === 5) {
+    const lows = readPast(bytes, offset);
+    if (lows === undefined) return undefined;
+    const highs = readPast(bytes, lows.end);
+    if (highs === undefined || bytes.length < highs.end + 1) return undefined;
+    // Empty queues (no memory, or nothing has left the window yet) read as no past.
+    if (lows.flat.length > 0 || highs.flat.length > 0) past = { pastLows: lows.flat, pastHighs: highs.flat };
+    offset = highs.end;
+  }
+  const hasModel = bytes.readUInt8(offset);
+  offset += 1;
   if (!Number.isSafeInteger(seen) || !Number.isSafeInteger(cachedPeriod) || cachedPeriod < 0) return undefined;
   if (!Number.isNaN(detectedAt) && !Number.isSafeInteger(detectedAt)) return undefined;
-  const base = { version: 1 as const, windowPoints, seen, detectedAt: Number.isNaN(detectedAt) ? null : detectedAt, cachedPeriod };
+  const base = {
+    version: 1 as const,
+    windowPoints,
+    seen,
+    detectedAt: Number.isNaN(detectedAt) ? null : detectedAt,
+    cachedPeriod,
+    ...(past ?? {}),
+  };
   if (hasModel === 0) return bytes.length === offset ? { ...base, model: null, errors: null } : undefined;
   if (hasModel !== 1 || bytes.length < offset + 36) return undefined;
   const refitAt = bytes.readDoubleLE(offset);
@@ -182,7 +214,7 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeMo
   if (version === 2) return { ...base, model, errors: null };
   offset += count * 8;
   const hasErrors = bytes.readUInt8(offset);
-  const summaryCount = version === 4 ? 6 : 4;
+  const summaryCount = version >= 4 ? 6 : 4;
   const read = Array.from({ length: summaryCount }, (_, k) => bytes.readDoubleLE(offset + 1 + k * 8));
   const at = read[0]!;
   const spreads = read.slice(1);
@@ -191,6 +223,25 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4): JudgeMo
   if (version === 3) return { ...base, model, errors: null };
   const [calibrated, upper, lower, largest, newest] = spreads as [number, number, number, number, number];
   return { ...base, model, errors: { at, calibrated, upper, lower, largest, newest } };
+}
+
+/**
+ * A past queue at `offset` (its pair count, then the pairs): the flattened pairs and where the
+ * section ends, or undefined when it is malformed (points not increasing safe integers, values
+ * not finite, or past the end of the bytes).
+ */
+function readPast(bytes: Buffer, offset: number): { flat: number[]; end: number } | undefined {
+  if (bytes.length < offset + 4) return undefined;
+  const pairs = bytes.readUInt32LE(offset);
+  const end = offset + 4 + pairs * 16;
+  if (pairs > MAX_PAST_PAIRS || bytes.length < end) return undefined;
+  const flat = new Array<number>(2 * pairs);
+  for (let k = 0; k < 2 * pairs; k++) flat[k] = bytes.readDoubleLE(offset + 4 + k * 8);
+  for (let k = 0; k < pairs; k++) {
+    const point = flat[2 * k]!;
+    if (!Number.isSafeInteger(point) || (k > 0 && point <= flat[2 * k - 2]!) || !Number.isFinite(flat[2 * k + 1]!)) return undefined;
+  }
+  return { flat, end };
 }
 
 /**

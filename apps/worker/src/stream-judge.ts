@@ -11,6 +11,8 @@ import { createStreamJudge, type LastResult, type StreamJudge, type StreamJudgeM
 export interface JudgeSettings {
   /** Trailing window, the judged point included. */
   readonly windowPoints: number;
+  /** Points the judge's past range spans (`StreamOptions.memoryPoints`); 0 or absent: none. */
+  readonly memoryPoints?: number;
   readonly maxAnomalyRatio: number;
   /** Judges a detection thread keeps alive between batches (`LiveJudges`); 0 or absent: none. */
   readonly liveJudges?: number;
@@ -70,7 +72,12 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
         model: null,
       };
   const judge = createStreamJudge(
-    { windowPoints: settings.windowPoints, sensitivity: task.sensitivity, maxAnomalyRatio: settings.maxAnomalyRatio },
+    {
+      windowPoints: settings.windowPoints,
+      sensitivity: task.sensitivity,
+      maxAnomalyRatio: settings.maxAnomalyRatio,
+      ...(settings.memoryPoints === undefined ? {} : { memoryPoints: settings.memoryPoints }),
+    },
     state,
   );
   const detections = task.newValues.map((value) => judge.push(value));

@@ -229,6 +229,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
   const judgeSettings: JudgeSettings = {
     windowPoints: config.windowPoints,
+    memoryPoints: config.memoryPoints,
     maxAnomalyRatio: config.maxAnomalyRatio,
     // Each detection thread keeps its share of the live judges.
     liveJudges: threads > 0 ? Math.ceil(liveJudges / threads) : 0,

@@ -24,6 +24,7 @@ export const ORG = 'org_test';
 export function testConfig(overrides: Partial<WorkerRuntimeConfig> = {}): WorkerRuntimeConfig {
   return {
     windowPoints: 120,
+    memoryPoints: 8640,
     sensitivity: 95,
     maxAnomalyRatio: 0.25,
     changePoints: true,

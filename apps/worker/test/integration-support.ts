@@ -50,6 +50,7 @@ export const PARTITIONS = 4;
 export function workerConfig(names: IsolatedNames, overrides: Partial<WorkerRuntimeConfig> = {}): WorkerRuntimeConfig {
   return {
     windowPoints: 240,
+    memoryPoints: 8640,
     sensitivity: 95,
     maxAnomalyRatio: 0.25,
     changePoints: true,

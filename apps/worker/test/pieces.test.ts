@@ -21,6 +21,7 @@ describe('loadWorkerConfig', () => {
     const config = loadWorkerConfig({});
     expect(config).toMatchObject({
       windowPoints: 720,
+      memoryPoints: 8640,
       groupId: 'adp-worker',
       telemetryTopic: 'adp.telemetry.v1',
       deadLetterTopic: 'adp.telemetry.dead-letter.v1',
@@ -31,6 +32,7 @@ describe('loadWorkerConfig', () => {
       logLevel: 'info',
     });
     expect(loadWorkerConfig({ WORKER_LIVE_JUDGES: '0' }).liveJudges).toBe(0);
+    expect(loadWorkerConfig({ WORKER_MEMORY_POINTS: '0' }).memoryPoints).toBe(0);
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadWorkerConfig({ KAFKA_BROKERS: 'a:9092, b:9093', WORKER_WINDOW_POINTS: ' 288 ' })).toMatchObject({
       kafkaBrokers: ['a:9092', 'b:9093'],
@@ -52,6 +54,9 @@ describe('loadWorkerConfig', () => {
     ['KAFKA_SESSION_TIMEOUT_MS', '1000'],
     ['WORKER_LIVE_JUDGES', '-1'],
     ['WORKER_LIVE_JUDGES', '100001'],
+    ['WORKER_MEMORY_POINTS', '-1'],
+    ['WORKER_MEMORY_POINTS', '1000001'],
+    ['WORKER_MEMORY_POINTS', 'all'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadWorkerConfig({ [name]: value })).toThrow(WorkerConfigError);
     try {
@@ -186,7 +191,7 @@ describe('window checkpoints', () => {
   });
 });
 
-describe('window checkpoints with the judge state (versions 2 to 4)', () => {
+describe('window checkpoints with the judge state (versions 2 to 5)', () => {
   const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
   series[300] = series[300]! + 30;
@@ -215,7 +220,7 @@ describe('window checkpoints with the judge state (versions 2 to 4)', () => {
       lower: expect.any(Number) as number,
     });
     const bytes = encodeWindow(window);
-    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW4');
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW5');
     const back = decodeWindow(bytes, 119)!;
     expect(back.judge).toEqual(window.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
@@ -249,9 +254,63 @@ describe('window checkpoints with the judge state (versions 2 to 4)', () => {
     expect(decodeWindow(damaged, 119)!.judge).toBeNull();
   });
 
+  /** A version-5 checkpoint as version 4 wrote it: magic ADW4, without the past section. */
+  function asVersion4(v5: Buffer, n: number): Buffer {
+    const at = 24 + n * 24 + 1 + 4 + 24;
+    const lows = v5.readUInt32LE(at);
+    const highs = v5.readUInt32LE(at + 4 + lows * 16);
+    const end = at + 8 + (lows + highs) * 16;
+    return Buffer.concat([Buffer.from('ADW4', 'ascii'), v5.subarray(4, at), v5.subarray(end)]);
+  }
+
+  it('round-trip the past range (version 5), and read version-4 checkpoints with an empty past', () => {
+    // A memory of 400 points: by point 250, the 131 points that left the 120-point window.
+    const remembering = { ...settings, memoryPoints: 400 };
+    const head = judgeNewPoints({ context: [], newValues: series.slice(0, 250), seenPoints: 0, sensitivity: 95, judge: null }, remembering);
+    const lows = head.judge.pastLows!;
+    const highs = head.judge.pastHighs!;
+    expect(lows.length).toBeGreaterThan(0);
+    expect(highs.length).toBeGreaterThan(0);
+    // The queues' heads are the lowest and highest of points 0..130.
+    expect(lows[1]).toBe(Math.min(...series.slice(0, 131)));
+    expect(highs[1]).toBe(Math.max(...series.slice(0, 131)));
+    const window = emptyWindow();
+    window.values.push(...series.slice(131, 250));
+    window.timestampsMs.push(...window.values.map((_, i) => i));
+    window.zScores.push(...window.values.map(() => Number.NaN));
+    window.lastJudgedTsMs = 250;
+    window.seenPoints = 250;
+    window.judge = head.judge;
+    const v5 = encodeWindow(window);
+    expect(v5.subarray(0, 4).toString('ascii')).toBe('ADW5');
+    const back = decodeWindow(v5, 119)!;
+    expect(back.judge).toEqual(head.judge);
+    const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, remembering);
+    const resumed = judgeNewPoints(
+      { context: back.values, newValues: series.slice(250), seenPoints: 250, sensitivity: 95, judge: back.judge },
+      remembering,
+    );
+    expect(resumed.detections).toEqual(whole.detections.slice(250));
+    expect(resumed.judge).toEqual(whole.judge);
+    // Version 4 had no past: the judge resumes with an empty one.
+    const v4 = asVersion4(v5, 119);
+    const old = decodeWindow(v4, 119)!;
+    expect(old.judge).toEqual({ ...head.judge, pastLows: undefined, pastHighs: undefined });
+    // A past whose points do not increase, or that runs past the end, drops the judge, not the window.
+    const at = 24 + 119 * 24 + 1 + 4 + 24;
+    const bad = Buffer.from(v5);
+    bad.writeDoubleLE(-5, at + 4 + 16);
+    expect(lows.length).toBeGreaterThanOrEqual(4);
+    expect(decodeWindow(bad, 119)!.judge).toBeNull();
+    const long = Buffer.from(v5);
+    long.writeUInt32LE(1_000_000, at);
+    expect(decodeWindow(long, 119)!.judge).toBeNull();
+    expect(decodeWindow(long, 119)!.values).toEqual(window.values);
+  });
+
   it('read version-2 and version-3 checkpoints (no reusable one-step errors: fresh ones at the next point)', () => {
     const { window } = judged(250);
-    const v4 = encodeWindow(window);
+    const v4 = asVersion4(encodeWindow(window), window.values.length);
     const errors = window.judge!.errors!;
     // Version 2 is version 4 without the errors section (49 bytes), magic ADW2; version 3 has the
     // section without the side spreads: hasErrors, at, calibrated, largest, newest (33 bytes).
