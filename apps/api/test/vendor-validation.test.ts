@@ -242,7 +242,7 @@ describe('rule 9b: pastRange (last only, not in the vendor API)', () => {
     expect(given.options).toEqual({ period: undefined, sensitivity: 95, maxAnomalyRatio: 0.25, pastRange: { min: -3.5, max: 120 } });
     engine.calls.length = 0;
     const equal = await expectAccepted(LAST, body({ pastRange: { min: 7, max: 7 } }));
-    expect(equal.options.pastRange).toEqual({ min: 7, max: 7 });
+    expect(equal.options).toHaveProperty('pastRange', { min: 7, max: 7 });
     engine.calls.length = 0;
     const absent = await expectAccepted(LAST, body({ pastRange: null }));
     expect(absent.options).not.toHaveProperty('pastRange');
