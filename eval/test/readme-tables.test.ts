@@ -50,6 +50,7 @@ const ABLATION_ROWS: Readonly<Record<string, string>> = {
   'no refractory': 'no-refractory',
   'no echo rule': 'no-echo',
   'no new-level alarm': 'no-new-level',
+  'no past range': 'no-past-range',
   'no familiar-range rule': 'no-familiar-range',
   'no routine-miss rule': 'no-routine-miss',
   'sustained alarm also on a point the forecast meets': 'no-sustained-quiet',
