@@ -246,7 +246,7 @@ function readPast(bytes: Buffer, offset: number): { flat: number[]; end: number 
 
 /**
  * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
- * version-1 checkpoint, or a version-2, -3 or -4 one whose judge section is unreadable, gives the window
+ * version-1 checkpoint, or a version-2 to -5 one whose judge section is unreadable, gives the window
  * without a judge state (fitted afresh on the window at the next point).
  */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
