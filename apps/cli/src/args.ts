@@ -23,6 +23,11 @@ export interface DetectCommand {
   readonly windowPoints: number | undefined;
   /** stream only: points of history needed before a point is judged; undefined = engine default. */
   readonly minHistory: number | undefined;
+  /**
+   * stream only: points a streaming client keeps, the judged one included; the range of those
+   * before the window is the new-level alarm's past range (`StreamOptions.memoryPoints`).
+   */
+  readonly memoryPoints: number;
   /** changepoint only. */
   readonly threshold: number | undefined;
   /** changepoint only. */
@@ -38,6 +43,8 @@ export const DEFAULTS = {
   granularity: 'none',
   customInterval: 1,
   imputeMode: 'auto',
+  // As the streaming worker's WORKER_MEMORY_POINTS: the most points one last/detect request carries.
+  memoryPoints: 8640,
 } as const satisfies Partial<DetectCommand>;
 
 type FlagKey = Exclude<keyof DetectCommand, 'kind' | 'file'>;
@@ -98,6 +105,8 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'stream: trailing window in points, judged point included, >= 12 (default: the suggested window, period*4+1; 1441 without a period)' },
   { flag: '--min-history', key: 'minHistory', valueName: 'N', modes: ['stream'], parse: numberIn(12, Infinity, { integer: true }),
     help: 'stream: points a window must hold, judged point included, before its point is judged, >= 12 (default 12); earlier points are reported as not anomalous' },
+  { flag: '--memory', key: 'memoryPoints', valueName: 'N', modes: ['stream'], parse: numberIn(0, Infinity, { integer: true }),
+    help: `stream: points of the past a point is judged with, itself included: a new level must also lie beyond the range of those before its window (default ${DEFAULTS.memoryPoints}, as the streaming worker; 0 or at most the window: none)` },
   { flag: '--threshold', key: 'threshold', valueName: 'T', modes: ['changepoint'], parse: numberIn(0.01, 0.99, {}),
     help: 'changepoint: confidence a changepoint needs, 0.01..0.99 (default: the engine\'s)' },
   { flag: '--stable-trend-window', key: 'stableTrendWindow', valueName: 'N', modes: ['changepoint'], parse: numberIn(3, Infinity, { integer: true }),
@@ -187,6 +196,7 @@ export function parseArgs(argv: readonly string[]): Command {
     imputeFixedValue,
     windowPoints: values.get('windowPoints') as number | undefined,
     minHistory: values.get('minHistory') as number | undefined,
+    memoryPoints: (values.get('memoryPoints') as number | undefined) ?? DEFAULTS.memoryPoints,
     threshold: values.get('threshold') as number | undefined,
     stableTrendWindow: values.get('stableTrendWindow') as number | undefined,
   };

@@ -159,6 +159,7 @@ function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
       const results = detectStream(seriesInput(series, command), {
         ...detectOptions(command, command.period),
         windowPoints,
+        memoryPoints: command.memoryPoints,
         ...(command.minHistory === undefined ? {} : { minHistory: command.minHistory }),
       });
       return results.map((r, i) => ({

@@ -33,6 +33,7 @@ describe('parseArgs', () => {
       imputeFixedValue: undefined,
       windowPoints: undefined,
       minHistory: undefined,
+      memoryPoints: 8640,
       threshold: undefined,
       stableTrendWindow: undefined,
     });
@@ -42,11 +43,11 @@ describe('parseArgs', () => {
     const c = detect([
       '--mode', 'stream', 'x.csv', '--period=24', '--sensitivity', '80.5', '--max-anomaly-ratio=0.1',
       '--granularity', 'minutely', '--custom-interval', '5', '--window', '97', '--min-history=30',
-      '--impute-mode', 'fixed', '--impute-fixed-value', '-2.5',
+      '--impute-mode', 'fixed', '--impute-fixed-value', '-2.5', '--memory', '4032',
     ]);
     expect(c).toMatchObject({
       file: 'x.csv', mode: 'stream', period: 24, sensitivity: 80.5, maxAnomalyRatio: 0.1,
-      granularity: 'minutely', customInterval: 5, windowPoints: 97, minHistory: 30,
+      granularity: 'minutely', customInterval: 5, windowPoints: 97, minHistory: 30, memoryPoints: 4032,
       imputeMode: 'fixed', imputeFixedValue: -2.5,
     });
     expect(detect(['x.csv', '--mode', 'changepoint', '--threshold', '0.5', '--stable-trend-window', '10']))
@@ -84,6 +85,9 @@ describe('parseArgs', () => {
     [['x.csv', '--period', '--sensitivity', '50'], 'MissingFlagValue', /--period needs a value/],
     [['x.csv', '--period', '3', '--period=4'], 'RepeatedFlag', /--period is given more than once/],
     [['x.csv', '--window', '100'], 'FlagNotForMode', /--window applies only to --mode stream, not entire/],
+    [['x.csv', '--mode', 'stream', '--memory', '-1'], 'BadFlagValue', /--memory/],
+    [['x.csv', '--mode', 'stream', '--memory', '1.5'], 'BadFlagValue', /--memory/],
+    [['x.csv', '--mode', 'last', '--memory', '100'], 'FlagNotForMode', /--memory applies only to --mode stream, not last/],
     [['x.csv', '--mode', 'last', '--threshold', '0.3'], 'FlagNotForMode', /--threshold applies only to --mode changepoint/],
     [['x.csv', '--impute-mode', 'fixed'], 'MissingFlagValue', /--impute-fixed-value/],
     [['x.csv', '--impute-fixed-value', '3'], 'FlagNotForMode', /--impute-mode fixed/],

@@ -128,6 +128,32 @@ describe('modes', () => {
     expect(defaultStreamWindow(0, 100)).toBe(100);
   });
 
+  it('stream remembers 8,640 points by default: a level the series held before its window is not new', async () => {
+    // Hourly noise around 100 that dips to about 90 (points 200 to 400), then drifts down from
+    // point 1400 by 0.02 a point; windows of 500 points, the period fixed at none.
+    const values = Array.from({ length: 2400 }, (_, i) => {
+      const noise = ((Math.abs(Math.sin(i * 12.9898) * 43758.5453) % 1) - 0.5) * 3;
+      if (i >= 200 && i < 300) return 100 + noise - 0.1 * (i - 200);
+      if (i >= 300 && i < 400) return 90 + noise + 0.1 * (i - 300);
+      return 100 + noise - (i >= 1400 ? 0.02 * (i - 1400) : 0);
+    });
+    const csv = ['timestamp,value', ...hourlyTimestamps(values.length).map((t, i) => `${t},${values[i]!.toFixed(4)}`)].join('\n');
+    const flags = async (extra: string[]): Promise<number[]> => {
+      const r = await run(['drift.csv', '--mode', 'stream', '--period', '0', '--window', '500', ...extra], { 'drift.csv': csv });
+      expect(r.code, r.stderr()).toBe(0);
+      return anomalyIndexes(r.lines()).filter((i) => i >= 1400);
+    };
+    const remembered = await flags([]);
+    expect(await flags(['--memory', '8640'])).toEqual(remembered);
+    const forgetful = await flags(['--memory', '0']);
+    // Without the past the drift is new once it leaves the window's older range; with it, only
+    // below the dip's lowest value, later.
+    expect(forgetful.length).toBeGreaterThan(0);
+    expect(remembered.length).toBeGreaterThan(0);
+    expect(remembered[0]!).toBeGreaterThan(forgetful[0]! + 100);
+    expect(values[remembered[0]!]!).toBeLessThan(Math.min(...values.slice(0, remembered[0]! - 499)));
+  });
+
   it('stream rejects a --min-history larger than the window as a usage error', async () => {
     const r = await run(['spiky.csv', '--mode', 'stream', '--window', '30', '--min-history', '40']);
     expect(r.code).toBe(2);
