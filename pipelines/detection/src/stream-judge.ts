@@ -616,8 +616,10 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // left the window within the newest memoryPoints, each the head of a monotonic queue fed as
   // points leave; a given `pastRange` instead when there is no memory.
   const memory = Math.floor(opts.memoryPoints ?? 0) > window ? Math.floor(opts.memoryPoints!) : 0;
-  const pastLows = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x <= y) : null;
-  const pastHighs = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x >= y) : null;
+  // Strict: an earlier value equal to the incoming one no longer matters (the incoming one stays
+  // longer), so a flat or quantised series keeps a few pairs, not one per remembered point.
+  const pastLows = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x < y) : null;
+  const pastHighs = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x > y) : null;
   const givenPast = opts.pastRange === undefined ? null : opts.pastRange;
   let pastFrom = 0;
   const pastRange = (): PastRange | null => {

@@ -596,6 +596,14 @@ describe('detectStream', () => {
     const second = createStreamJudge(judgeOpts, JSON.parse(JSON.stringify(state)) as typeof state);
     const tail = values.slice(1700).map((v) => second.push(v));
     expect(flaggedOf([...head, ...tail])).toEqual(flaggedOf(exact));
+    // A quantised series (two levels, 0 and 5) keeps at most two pairs a queue, however long
+    // (equal values keep only the newest): heads 0 and 5.
+    const quantised = createStreamJudge(judgeOpts);
+    for (let i = 0; i < 3000; i++) quantised.push((i * 7919) % 3 === 0 ? 5 : 0);
+    const levels = quantised.modelState();
+    expect(levels.pastLows!.length).toBeLessThanOrEqual(4);
+    expect(levels.pastHighs!.length).toBeLessThanOrEqual(4);
+    expect([levels.pastLows![1], levels.pastHighs![1]]).toEqual([0, 5]);
     // Restored without its past (a state from before it existed), the dip is forgotten.
     const forgetful = createStreamJudge(judgeOpts, { ...state, pastLows: [], pastHighs: [] });
     const after = values.slice(1700).map((v) => forgetful.push(v));
