@@ -14,7 +14,7 @@ import {
   WorkerConfigError,
 } from '../src/index.js';
 import { StoreCoalescer } from '../src/store-coalescer.js';
-import { LiveJudges, type JudgeModelState } from '../src/stream-judge.js';
+import { LiveJudges, type JudgeModelState, type JudgeSettings } from '../src/stream-judge.js';
 
 describe('loadWorkerConfig', () => {
   it('has documented defaults and is frozen', () => {
@@ -196,9 +196,12 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
   series[300] = series[300]! + 30;
 
-  function judged(upTo: number) {
+  function judged(upTo: number, judgeSettings: JudgeSettings = settings) {
     const window = emptyWindow();
-    const first = judgeNewPoints({ context: [], newValues: series.slice(0, upTo), seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    const first = judgeNewPoints(
+      { context: [], newValues: series.slice(0, upTo), seenPoints: 0, sensitivity: 95, judge: null },
+      judgeSettings,
+    );
     window.values.push(...series.slice(Math.max(0, upTo - 119), upTo));
     window.timestampsMs.push(...window.values.map((_, i) => i));
     window.zScores.push(...window.values.map(() => Number.NaN));
@@ -266,7 +269,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
   it('round-trip the past range (version 5), and read version-4 checkpoints with an empty past', () => {
     // A memory of 400 points: by point 250, the 131 points that left the 120-point window.
     const remembering = { ...settings, memoryPoints: 400 };
-    const head = judgeNewPoints({ context: [], newValues: series.slice(0, 250), seenPoints: 0, sensitivity: 95, judge: null }, remembering);
+    const { window, first: head } = judged(250, remembering);
     const lows = head.judge.pastLows!;
     const highs = head.judge.pastHighs!;
     expect(lows.length).toBeGreaterThan(0);
@@ -274,13 +277,6 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
     // The queues' heads are the lowest and highest of points 0..130.
     expect(lows[1]).toBe(Math.min(...series.slice(0, 131)));
     expect(highs[1]).toBe(Math.max(...series.slice(0, 131)));
-    const window = emptyWindow();
-    window.values.push(...series.slice(131, 250));
-    window.timestampsMs.push(...window.values.map((_, i) => i));
-    window.zScores.push(...window.values.map(() => Number.NaN));
-    window.lastJudgedTsMs = 250;
-    window.seenPoints = 250;
-    window.judge = head.judge;
     const v5 = encodeWindow(window);
     expect(v5.subarray(0, 4).toString('ascii')).toBe('ADW5');
     const back = decodeWindow(v5, 119)!;
