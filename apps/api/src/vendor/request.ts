@@ -254,8 +254,9 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
   if (operation === 'last') {
     const rawPast = readOptional(body, 'pastRange');
     if (rawPast !== undefined) {
-      const min = isJsonObject(rawPast) ? readField(rawPast, 'min') : undefined;
-      const max = isJsonObject(rawPast) ? readField(rawPast, 'max') : undefined;
+      const fields = isJsonObject(rawPast) ? rawPast : {};
+      const min = readField(fields, 'min');
+      const max = readField(fields, 'max');
       if (
         !isFiniteNumber(min) ||
         !isFiniteNumber(max) ||
@@ -308,9 +309,7 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     imputeFixedValue === undefined
       ? { timestampsMs, values, granularity, customInterval, imputeMode }
       : { timestampsMs, values, granularity, customInterval, imputeMode, imputeFixedValue };
-  const options: DetectOptions =
-    pastRange === undefined ? { period, sensitivity, maxAnomalyRatio } : { period, sensitivity, maxAnomalyRatio, pastRange };
-  return { operation, input, options };
+  return { operation, input, options: { period, sensitivity, maxAnomalyRatio, ...(pastRange === undefined ? {} : { pastRange }) } };
 }
 
 function readPoints(
