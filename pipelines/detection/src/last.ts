@@ -851,9 +851,9 @@ function previousDeviation(history: PreparedSeries, period: number, profile: Flo
   };
 }
 
-/** Judges point `last` of the context from the prepared history of points from..last-1. */
 /**
- * Judges point `last` from the points [from, last) with `model` fitted on them; `past` gives the
+ * Judges point `last` of the context from the prepared history of points [from, last), `model`
+ * fitted on them; `past` gives the
  * range of the series before `from` for the new-level alarm (null: none), asked only when a value
  * gets beyond the window's own older range.
  */
@@ -1145,7 +1145,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   return results;
 }
 
-/** The lowest and highest finite value of values[from, to), or null when there is none. */
+/** The lowest and highest value of values[from, to), NaN (a missing value) skipped; null when none is left. */
 export function rangeOf(values: ArrayLike<number>, from: number, to: number): PastRange | null {
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;

@@ -621,11 +621,11 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const pastLows = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x < y) : null;
   const pastHighs = memory > 0 ? new ExtremeQueue(memory - window + 2, (x, y) => x > y) : null;
   const givenPast = opts.pastRange === undefined ? null : opts.pastRange;
-  let pastFrom = 0;
+  // Asked while judging point `seen` (pushed after its verdict): its memory starts memory − 1 before it.
   const pastRange = (): PastRange | null => {
     if (pastLows === null || pastHighs === null) return givenPast;
-    pastLows.dropBefore(pastFrom);
-    pastHighs.dropBefore(pastFrom);
+    pastLows.dropBefore(seen - memory + 1);
+    pastHighs.dropBefore(seen - memory + 1);
     return pastLows.empty() ? null : { min: pastLows.head(), max: pastHighs.head() };
   };
   const past = memory > 0 || givenPast !== null ? pastRange : null;
@@ -662,7 +662,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (lows.empty()) return 0;
     const lo = lows.head();
     const hi = highs.head();
-    pastFrom = index - memory + 1;
     return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value, null, past) : 0;
   }
 
