@@ -263,6 +263,18 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       assertOpen();
       let producerClosed = false;
       let current: Promise<Producer> | undefined;
+      // A connection given up after a failed send closes once the sends still on it have settled.
+      const sending = new Map<Producer, number>();
+      const retired = new Set<Producer>();
+      const settle = (producer: Producer): void => {
+        const left = (sending.get(producer) ?? 1) - 1;
+        if (left > 0) {
+          sending.set(producer, left);
+          return;
+        }
+        sending.delete(producer);
+        if (retired.delete(producer)) void producer.disconnect().catch(() => undefined);
+      };
       const connect = (): Promise<Producer> => {
         const created = quickKafka.producer({
           createPartitioner: Partitioners.DefaultPartitioner,
@@ -293,6 +305,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
           if (messages.length === 0) return;
           const using = connected();
           const producer = await using;
+          sending.set(producer, (sending.get(producer) ?? 0) + 1);
           try {
             await producer.send({
               topic,
@@ -308,13 +321,14 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
             if (type === 'UNKNOWN_TOPIC_OR_PARTITION') {
               throw new StreamingError('TOPIC_UNKNOWN', `topic ${JSON.stringify(topic)} does not exist`, { topic }, { cause });
             }
-            // The connection may be what failed: the next send builds a new one. Sends still in
-            // flight on this one finish or fail on their own before it is closed.
+            // The connection may be what failed: the next send builds a new one.
             if (current === using) {
               current = undefined;
-              void using.then((stale) => delay(5_000).then(() => stale.disconnect())).catch(() => undefined);
+              retired.add(producer);
             }
             throw unavailable(`producing to ${topic} failed`, cause, { topic });
+          } finally {
+            settle(producer);
           }
         },
         async close(): Promise<void> {
@@ -322,6 +336,9 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
           open.delete(handle);
           const producer = await current?.catch(() => undefined);
           current = undefined;
+          const stale = [...retired];
+          retired.clear();
+          await Promise.allSettled(stale.map((old) => old.disconnect()));
           await producer?.disconnect();
         },
       };

@@ -68,15 +68,23 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   );
 };
 
+/** A dependency that did not answer in time (the probe's own failure, safe to show). */
+class NoAnswer extends Error {
+  constructor(timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(new NoAnswer(timeoutMs)), timeoutMs);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** The error's code, or the timeout; any other message may carry an address or credentials: logged only. */
 function describe(err: unknown): string {
   if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
-  return err instanceof Error ? err.message : 'unknown error';
+  return err instanceof NoAnswer ? err.message : 'failed';
 }
