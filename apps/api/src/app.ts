@@ -4,7 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
-import { type Bus, closeRedis, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
@@ -64,6 +64,8 @@ export interface BuildAppOptions {
    */
   readonly authCache?: ApiKeyCache;
   readonly rateLimiter?: RateLimiter | null;
+  /** What /readyz asks besides the store (the scale-out servers: `Streaming.checks`). Default none. */
+  readonly readiness?: readonly DependencyCheck[];
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -192,7 +194,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       });
     }
 
-    await app.register(healthRoutes, { store });
+    await app.register(healthRoutes, { store, ...(options.readiness ? { checks: options.readiness } : {}) });
     app.get(
       '/openapi.json',
       {

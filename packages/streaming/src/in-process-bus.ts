@@ -276,6 +276,9 @@ export function createInProcessBus(options: InProcessBusOptions = {}): Bus {
       for (const group of groups.values()) rebalance(group);
     },
 
+    // In this process: nothing to reach.
+    async ping(): Promise<void> {},
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

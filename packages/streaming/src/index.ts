@@ -21,4 +21,5 @@ export * from './duckdb-results.js';
 export * from './redis-stores.js';
 export * from './platform.js';
 export * from './env.js';
+export * from './retry.js';
 export * from './generational-cache.js';
