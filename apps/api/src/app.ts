@@ -6,11 +6,12 @@ import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
 import { type Bus, closeRedis, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
+import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
-import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
+import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
@@ -64,6 +65,8 @@ export interface BuildAppOptions {
    */
   readonly authCache?: ApiKeyCache;
   readonly rateLimiter?: RateLimiter | null;
+  /** The failed-authentication throttle, instead of one built from AUTH_FAILURES_PER_MINUTE (tests pass a clock). */
+  readonly authFailureThrottle?: FailedAuthThrottle;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -76,7 +79,7 @@ const RateLimited = Type.Object(
   { error: Type.Object({ code: Type.String(), message: Type.String() }) },
   {
     description:
-      "More than RATE_LIMIT_PER_MINUTE requests by this key this minute; Retry-After says when to retry. Code RateLimitExceeded, or '429' (the vendor gateway's) on vendor paths.",
+      "More than RATE_LIMIT_PER_MINUTE requests by this key's organization this minute (code RateLimitExceeded), or AUTH_FAILURES_PER_MINUTE failed authentications from this address (code AuthenticationThrottled); Retry-After says when to retry. Code '429' (the vendor gateway's) on vendor paths.",
   },
 );
 
@@ -93,7 +96,22 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     bootstrap = await bootstrapTenancy(store, { dataDir: config.dataDir, bootstrapApiKey: config.bootstrapApiKey });
     // Path parameters up to 512 characters reach the routes (native machine ids are up to 128
     // and get a coded 400 beyond); Fastify's default of 100 would answer longer ones itself.
-    app = Fastify({ logger: options.logger ?? false, bodyLimit: config.bodyLimitBytes, routerOptions: { maxParamLength: 512 } });
+    app = Fastify({
+      logger: options.logger ?? false,
+      bodyLimit: config.bodyLimitBytes,
+      routerOptions: { maxParamLength: 512 },
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      http: {
+        headersTimeout: config.headersTimeoutMs,
+        requestTimeout: config.requestTimeoutMs,
+        keepAliveTimeout: config.keepAliveTimeoutMs,
+        // Node checks both timeouts on this interval (30 s by default, which would let a slow
+        // client outlive a short timeout by that much).
+        connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(config.requestTimeoutMs / 4))),
+      },
+    });
+    limitConnections(app.server, config.maxConnections);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
@@ -181,6 +199,9 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       store,
       cacheTtlMs: config.authCacheTtlMs,
       cache: authCache,
+      negativeCacheTtlMs: config.authNegativeCacheTtlMs,
+      failuresPerMinute: config.authFailuresPerMinute,
+      ...(options.authFailureThrottle ? { failureThrottle: options.authFailureThrottle } : {}),
       rateLimiter,
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
