@@ -15,6 +15,7 @@ import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type Rate
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
+import { AdmissionGate } from './machines/admission.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
 import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
@@ -67,6 +68,8 @@ export interface BuildAppOptions {
   readonly rateLimiter?: RateLimiter | null;
   /** The failed-authentication throttle, instead of one built from AUTH_FAILURES_PER_MINUTE (tests pass a clock). */
   readonly authFailureThrottle?: FailedAuthThrottle;
+  /** The native API's admission gate, instead of one built from MODEL_CALLS_MAX_RUNNING and MODEL_CALLS_MAX_QUEUED. */
+  readonly modelCalls?: AdmissionGate;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -234,6 +237,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       store,
       model: options.model ?? loadPackagedModel,
       predictorCacheSize: config.predictorCacheSize,
+      modelCalls: options.modelCalls ?? new AdmissionGate({ maxRunning: config.modelCallsMaxRunning, maxQueued: config.modelCallsMaxQueued }),
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
     });
