@@ -6,7 +6,9 @@
 // The server's own 'connection' listeners (Node's HTTP parser set-up) are moved behind a gate that
 // calls them only for connections under the cap. The request, headers and keep-alive timeouts
 // (REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS) are set where app.ts builds the
-// server; together they make a slow or idle client give its slot back.
+// server; together they make a slow or idle client give its slot back. There is no socket idle
+// timeout (Fastify's connectionTimeout): it would also cut a long computation whose socket is quiet,
+// while the request timeout only counts the time to receive the request.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ERRORS } from './errors.js';

@@ -4,6 +4,7 @@
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import type { NativeModelFactory } from '../src/machines/model.js';
 import { API_KEY, NO_MODEL, nativeEnvironment, type NativeEnvironment } from './native-helpers.js';
 
 interface RawConnection {
@@ -83,8 +84,8 @@ describe('connection timeouts and limits', () => {
     await env.cleanup();
   });
 
-  async function listening(vars: Record<string, string>): Promise<FastifyInstance> {
-    const app = await env.start(vars);
+  async function listening(vars: Record<string, string>, model?: NativeModelFactory): Promise<FastifyInstance> {
+    const app = await env.start(vars, model);
     await app.listen({ host: '127.0.0.1', port: 0 });
     return app;
   }
@@ -96,6 +97,41 @@ describe('connection timeouts and limits', () => {
     trickle(slow.socket);
     await slow.closed;
     expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('does not cut a request whose body has arrived while its handler runs past REQUEST_TIMEOUT_MS', async () => {
+    let started = false;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held: NativeModelFactory = () =>
+      Promise.resolve({
+        modelVersion: 'fake-held',
+        energies: async (values: ArrayLike<number>) => {
+          started = true;
+          await released;
+          return { energies: new Float64Array(values.length).fill(1), embeddings: null, normalisation: { center: 0, scale: 1 } };
+        },
+        fineTune: () => Promise.reject(new Error('the fake model does not fine-tune')),
+        close: () => Promise.resolve(),
+      });
+    const app = await listening({ REQUEST_TIMEOUT_MS: '300' }, held);
+    const address = app.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the app does not listen on TCP');
+    const detection = fetch(`http://127.0.0.1:${address.port}/v1/detect`, {
+      method: 'POST',
+      headers: { 'x-service-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ series: Array.from({ length: 48 }, (_, index) => ({ value: 10 + Math.sin(index / 3) })) }),
+    });
+    while (!started) await new Promise((resolve) => setTimeout(resolve, 10));
+    // A slow client that connects later is cut: by then the running request is older than the timeout.
+    const slow = await connect(app);
+    slow.socket.write(slowUploadHeaders());
+    trickle(slow.socket);
+    await slow.closed;
+    release();
+    expect((await detection).status).toBe(200);
   });
 
   it('closes a client that never finishes its headers once HEADERS_TIMEOUT_MS passes', async () => {
