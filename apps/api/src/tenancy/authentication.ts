@@ -19,9 +19,9 @@
 // failure is logged.
 //
 // A client address that has failed authentication (no key, or a bad one) AUTH_FAILURES_PER_MINUTE
-// times in a minute is throttled until that minute ends: its requests get
-// a 429 with Retry-After and no store lookup, unless they carry a key the cache already holds as
-// valid (so a shared address, such as a proxy's, does not lock out callers with good keys).
+// times in a minute is throttled until that minute ends: its requests get a 429 with Retry-After
+// and no store lookup, unless they carry a key the cache already holds as valid (so a shared
+// address, such as a proxy's, does not lock out callers with good keys).
 //
 // After the key, the rate limit (RATE_LIMIT_PER_MINUTE per organization, all its keys together):
 // over it, a 429 with Retry-After. Both 429s use the vendor gateway's shape on vendor paths and the
