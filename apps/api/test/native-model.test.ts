@@ -278,8 +278,8 @@ describe('machines, status and usage', () => {
   });
 
   it('counts native calls in usage', async () => {
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    const byLabel = new Map(usage.usage.map((entry) => [entry.endpoint, entry]));
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    const byLabel = new Map(usage.map((entry) => [entry.endpoint, entry]));
     expect(byLabel.get('v1/baseline')?.call_count).toBe(2);
     expect(byLabel.get('v1/baseline')?.total_points).toBe(TRAINING_POINTS + (400 - WARMUP_POINTS));
     expect(byLabel.get('v1/detect')?.call_count).toBeGreaterThanOrEqual(10);
@@ -300,7 +300,7 @@ describe('organization isolation', () => {
     const detected = await detect({ series: points(machineSignal(100, 10)), machine_id: 'pump-1' }, app, otherKey);
     expect(detected).toMatchObject({ engine: 'generic', baseline_id: null });
     expect(new Set(detected.regimes)).toEqual(new Set(['UNKNOWN']));
-    const otherUsage = (await get(app, '/v1/usage', otherKey)).json() as { call_count: number; org_id: string };
+    const otherUsage = (await get(app, '/v1/usage/summary', otherKey)).json() as { call_count: number; org_id: string };
     expect(otherUsage).toMatchObject({ org_id: 'org_second', call_count: 1 });
     // The first organization's machine is untouched.
     expect((await get(app, '/v1/baseline?machine_id=pump-1')).json()).toEqual(baseline);

@@ -122,8 +122,8 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect(paged).toEqual(results.map((row) => row.timestamp));
 
     // Usage counted the points and the calls; another organization sees nothing of this machine.
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    expect(usage.usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: POINTS, call_count: 2 });
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    expect(usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: POINTS, call_count: 2 });
     await app.store.createOrganization(OTHER_ORG, 'Second organization');
     await app.store.createApiKey(OTHER_ORG, describeApiKey(OTHER_KEY));
     expect((await get(app, '/v1/machines/pump-1/results', OTHER_KEY)).statusCode).toBe(404);

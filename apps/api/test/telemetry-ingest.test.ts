@@ -87,10 +87,10 @@ describe('POST /v1/telemetry', () => {
     expect((await post(app, '/v1/telemetry', { machine_id: 'pump-1', points: points.slice(0, 2) })).statusCode).toBe(202);
     expect((await post(app, '/v1/telemetry', { machine_id: 'pump-1', points: points.slice(0, 1) }, OTHER_KEY)).statusCode).toBe(202);
 
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    expect(usage.usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: 6, call_count: 2 });
-    const other = (await get(app, '/v1/usage', OTHER_KEY)).json() as { usage: { endpoint: string; total_points: number }[] };
-    expect(other.usage.find((entry) => entry.endpoint === 'telemetry')?.total_points).toBe(1);
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    expect(usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: 6, call_count: 2 });
+    const other = (await get(app, '/v1/usage', OTHER_KEY)).json() as { endpoint: string; total_points: number }[];
+    expect(other.find((entry) => entry.endpoint === 'telemetry')?.total_points).toBe(1);
 
     // One message per call.
     await eventually(async () => received.length === 3);
@@ -147,7 +147,7 @@ describe('POST /v1/telemetry', () => {
     expect(response.statusCode).toBe(400);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual({ error: { code, message } });
-    const usage = (await get(app, '/v1/usage')).json() as { call_count: number };
+    const usage = (await get(app, '/v1/usage/summary')).json() as { call_count: number };
     expect(usage.call_count).toBe(0);
     expect(received).toHaveLength(0);
   });
@@ -187,7 +187,7 @@ describe('POST /v1/telemetry when the bus fails', () => {
     expect(response.headers['retry-after']).toBe('1');
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual(QUEUE_FAILED);
-    expect(((await get(app, '/v1/usage')).json() as { call_count: number }).call_count).toBe(0);
+    expect(((await get(app, '/v1/usage/summary')).json() as { call_count: number }).call_count).toBe(0);
   });
 
   it('answers 503 when no producer can be opened, and opens one on the next call', async () => {
