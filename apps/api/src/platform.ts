@@ -100,6 +100,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       model: model.factory,
       bus: streaming.bus,
       results: streaming.results,
+      checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
     });
   } catch (err) {

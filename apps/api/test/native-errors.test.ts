@@ -38,7 +38,7 @@ describe('the OpenAPI document', () => {
       ['/v1/detect', 'post', ['200', '400', '401', '503']],
       ['/v1/baseline', 'post', ['200', '400', '401', '503']],
       ['/v1/baseline', 'get', ['200', '400', '401', '404']],
-      ['/v1/machines', 'get', ['200', '401', '503']],
+      ['/v1/machines', 'get', ['200', '400', '401', '503']],
       ['/v1/machines/{machine_id}', 'delete', ['200', '400', '401', '404']],
       ['/v1/status/{machine_id}', 'get', ['200', '400', '401', '404', '503']],
     ];

@@ -6,11 +6,11 @@
 // POST /v1/telemetry, then GET /v1/machines/{id}/results until every point is judged: the injected
 // spike flagged, paging, usage, organizations apart, the machine in GET /v1/machines and
 // /v1/status; the results kept across a restart; a baseline written through the API reaching the
-// running worker.
+// running worker; a deleted machine's results, checkpoints and worker windows gone.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Platform } from '../src/platform.js';
 import { describeApiKey } from '../src/tenancy/keys.js';
-import { eventually, get, OTHER_KEY, OTHER_ORG, post } from './streaming-helpers.js';
+import { API_KEY, eventually, get, OTHER_KEY, OTHER_ORG, post } from './streaming-helpers.js';
 
 /** One configuration under test: opens platforms on storage of the test's own. */
 export interface PlatformTarget {
@@ -129,8 +129,8 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect((await get(app, '/v1/machines/pump-1/results', OTHER_KEY)).statusCode).toBe(404);
     expect((await get(app, '/v1/machines/pump-404/results')).statusCode).toBe(404);
 
-    // The machine sent only telemetry: GET /v1/machines lists it and /v1/status answers, with the
-    // summary of its stored results.
+    // The machine sent only telemetry: GET /v1/machines?include=telemetry lists it (the default
+    // list has the machines with a baseline) and /v1/status answers, with the summary of its stored results.
     const telemetry = {
       points: POINTS,
       anomalies: flagged,
@@ -138,12 +138,13 @@ export function platformFlowTests(target: () => PlatformTarget): void {
       last_point_at: new Date(T0 + (POINTS - 1) * MINUTE).toISOString(),
       regime_counts: { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: POINTS },
     };
-    expect((await get(app, '/v1/machines')).json()).toEqual({
+    expect((await get(app, '/v1/machines')).json()).toEqual({ machines: [], total: 0 });
+    expect((await get(app, '/v1/machines?include=telemetry')).json()).toEqual({
       machines: [{ machine_id: 'pump-1', baseline_created_at: null, num_windows: null, label: null, telemetry }],
       total: 1,
     });
     expect((await get(app, '/v1/status/pump-1')).json()).toMatchObject({ machine_id: 'pump-1', baseline_present: false, telemetry });
-    expect((await get(app, '/v1/machines', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
+    expect((await get(app, '/v1/machines?include=telemetry', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
     expect((await get(app, '/v1/status/pump-1', OTHER_KEY)).statusCode).toBe(404);
   });
 
@@ -175,5 +176,27 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect(later.every((row) => row.energy === 1 && row.z_score !== null && Math.abs(row.z_score + 4) < 1e-6)).toBe(true);
     expect(later.every((row) => row.regime !== 'UNKNOWN')).toBe(true);
     expect(platform!.worker?.counters().baselineNotifications).toBe(1);
+  });
+
+  it("deletes a machine's stored results and the worker's state of its channels: the same points sent again are judged afresh", async () => {
+    const { app } = await open();
+    const channelPoints = (from: number, to: number) =>
+      points(from, to).map((point, offset) => ({ timestamp: point.timestamp, channels: { temp: point.value, load: from + offset } }));
+    expect((await post(app, '/v1/telemetry', { machine_id: 'pump-4', points: channelPoints(0, 50) })).statusCode).toBe(202);
+    await settled('pump-4:temp', 50);
+    await settled('pump-4:load', 50);
+
+    const deleted = await app.inject({ method: 'DELETE', url: '/v1/machines/pump-4', headers: { 'x-service-key': API_KEY } });
+    expect(deleted.json()).toEqual({ machine_id: 'pump-4', deleted: true, baseline_deleted: false, results_deleted: true });
+    expect((await get(app, '/v1/machines/pump-4:temp/results')).statusCode).toBe(404);
+    const listed = (await get(app, '/v1/machines?include=telemetry')).json() as { machines: { machine_id: string }[] };
+    expect(listed.machines.map((machine) => machine.machine_id).filter((id) => id.startsWith('pump-4'))).toEqual([]);
+    await eventually(async () => platform!.worker?.counters().machineDeletions === 1, under.settleMs);
+
+    // Points at timestamps the worker had judged: replays, unless its window and checkpoints went.
+    expect((await post(app, '/v1/telemetry', { machine_id: 'pump-4', points: channelPoints(0, 20) })).statusCode).toBe(202);
+    await settled('pump-4:temp', 20);
+    await settled('pump-4:load', 20);
+    expect((await stored('pump-4:temp')).map((row) => row.timestamp)).toEqual(points(0, 20).map((point) => point.timestamp));
   });
 }

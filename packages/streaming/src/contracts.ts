@@ -112,6 +112,14 @@ export interface ResultStore {
   /** Each point once (the latest write wins), ascending by tsMs. */
   query(query: ResultQuery): Promise<ResultRow[]>;
   machines(orgId: string): Promise<StoredMachineSummary[]>;
+  /**
+   * Removes the rows of series `machineId` and, unless that id holds ':', of its channels
+   * (`<machineId>:<channel>`; series-ids.ts). Resolves with whether there were any, once reads no
+   * longer see them (ClickHouse: once the mutation is done, or after a bounded wait for it).
+   */
+  deleteMachine(orgId: string, machineId: string): Promise<boolean>;
+  /** Removes every row whose point is older than `beforeMs` (retention); may finish in the background. */
+  deleteBefore(beforeMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -119,6 +127,11 @@ export interface ResultStore {
 export interface CheckpointStore {
   load(keys: readonly string[]): Promise<Map<string, Buffer>>;
   save(entries: ReadonlyMap<string, Buffer>): Promise<void>;
+  /**
+   * Removes every consumer group's checkpoints of the machine's series (keys
+   * `<group>/<orgId>/<series>`, series-ids.ts isCheckpointOfMachine). Resolves with how many.
+   */
+  deleteMachine(orgId: string, machineId: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -130,7 +143,11 @@ export interface Notifier {
   close(): Promise<void>;
 }
 
-/** Channel name for baseline changes; the message is JSON `{ "orgId": ..., "machineId": ... }`. */
+/**
+ * Channel name for baseline changes; the message is JSON `{ "orgId": ..., "machineId": ... }`,
+ * with `"deleted": true` when the machine was deleted (the workers then drop its series' windows
+ * too, channels included).
+ */
 export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 
 /** Topic names. */
