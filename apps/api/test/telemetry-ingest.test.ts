@@ -106,6 +106,12 @@ describe('POST /v1/telemetry', () => {
     ['a body that is not an object', [1, 2], 'InvalidArgument', 'The request body must be a JSON object.'],
     ['no machine_id', { points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidMachineId', "The 'machine_id' field is required (1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit)."],
     ['a bad machine_id', { machine_id: '-pump', points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidMachineId', "The 'machine_id' field must be 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit."],
+    [
+      "a machine_id with ':'",
+      { machine_id: 'coll:x', points: [{ timestamp: ts(0), value: 1 }] },
+      'InvalidMachineId',
+      "The 'machine_id' field of telemetry must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+    ],
     ['tags that are not an object', { machine_id: 'pump-1', tags: 'north', points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidArgument', "The 'tags' field must be an object of string values."],
     ['a tag that is not a string', { machine_id: 'pump-1', tags: { site: 7 }, points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidArgument', "The tag 'site' must be a string of at most 256 characters."],
     ['no points', { machine_id: 'pump-1' }, 'InvalidPoints', "The 'points' field is required: an array of 1 to 5 points."],
