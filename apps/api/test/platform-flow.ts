@@ -21,8 +21,9 @@ export interface PlatformTarget {
   /**
    * Opens the platform with the bootstrap key `API_KEY` and the constant-energy model; a second
    * call (after the first platform is closed) opens it again on the same storage: a restart.
+   * `env` adds variables to the configuration.
    */
-  open(): Promise<Platform>;
+  open(env?: Readonly<Record<string, string>>): Promise<Platform>;
   /** Removes what the test stored (temp folders, topics, databases, keys). */
   cleanup(): Promise<void>;
 }
@@ -64,8 +65,8 @@ export function platformFlowTests(target: () => PlatformTarget): void {
   let under: PlatformTarget;
   let platform: Platform | undefined;
 
-  const open = async (): Promise<Platform> => {
-    platform = await under.open();
+  const open = async (env?: Readonly<Record<string, string>>): Promise<Platform> => {
+    platform = await under.open(env);
     expect(platform.streaming.mode).toEqual(under.mode);
     expect(platform.worker).not.toBeNull();
     return platform;
@@ -198,5 +199,18 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     await settled('pump-4:temp', 20);
     await settled('pump-4:load', 20);
     expect((await stored('pump-4:temp')).map((row) => row.timestamp)).toEqual(points(0, 20).map((point) => point.timestamp));
+  });
+
+  it('with RESULTS_RETENTION_DAYS, deletes the stored results older than the retention when it starts', async () => {
+    const first = await open();
+    expect((await post(first.app, '/v1/telemetry', { machine_id: 'pump-5', points: points(0, 30) })).statusCode).toBe(202);
+    await settled('pump-5', 30);
+    await first.close();
+    platform = undefined;
+
+    // The points are of June 2025: older than a day.
+    await open({ RESULTS_RETENTION_DAYS: '1' });
+    await settled('pump-5', 0);
+    expect((await get(platform!.app, '/v1/machines/pump-5/results')).statusCode).toBe(404);
   });
 }
