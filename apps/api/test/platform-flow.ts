@@ -186,9 +186,13 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect((await post(app, '/v1/telemetry', { machine_id: 'pump-4', points: channelPoints(0, 50) })).statusCode).toBe(202);
     await settled('pump-4:temp', 50);
     await settled('pump-4:load', 50);
+    // A channel's baseline goes with its machine.
+    const energies = Array.from({ length: 100 }, (_, index) => 3 + (index % 2 === 0 ? 0.5 : -0.5));
+    expect((await post(app, '/v1/baseline', { machine_id: 'pump-4:temp', energies })).statusCode).toBe(200);
 
     const deleted = await app.inject({ method: 'DELETE', url: '/v1/machines/pump-4', headers: { 'x-service-key': API_KEY } });
-    expect(deleted.json()).toEqual({ machine_id: 'pump-4', deleted: true, baseline_deleted: false, results_deleted: true });
+    expect(deleted.json()).toEqual({ machine_id: 'pump-4', deleted: true, baseline_deleted: true, results_deleted: true });
+    expect((await get(app, '/v1/baseline?machine_id=pump-4:temp')).statusCode).toBe(404);
     expect((await get(app, '/v1/machines/pump-4:temp/results')).statusCode).toBe(404);
     const listed = (await get(app, '/v1/machines?include=telemetry')).json() as { machines: { machine_id: string }[] };
     expect(listed.machines.map((machine) => machine.machine_id).filter((id) => id.startsWith('pump-4'))).toEqual([]);

@@ -403,7 +403,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         tags: TAGS,
         operationId: 'listMachines',
         summary:
-          "The organization's machines with an active baseline, each with its telemetry summary; with include=telemetry also those known only from detections or stored streaming results.",
+          "The organization's machines with an active baseline, each with its telemetry summary; with include=telemetry also those without a baseline (known from stored streaming results).",
         querystring: MachinesQuery,
         response: { 200: MachinesResponse, 400: NativeError, 503: NativeError },
       },

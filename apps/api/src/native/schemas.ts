@@ -95,7 +95,7 @@ export const MachinesQuery = Type.Object({
   include: Type.Optional(
     Type.Literal('telemetry', {
       description:
-        'Also list machines without a baseline: those known only from detections (before this rule) or from stored streaming results.',
+        'Also list the machines without a baseline: those with stored streaming results and any other the store holds.',
     }),
   ),
 });
