@@ -7,10 +7,11 @@
 // baseline.
 //
 // The machine inventory (list and status) merges two sources: the platform store (baselines,
-// synchronous detections) and, where one is injected, the streaming ResultStore (machines that
-// sent telemetry, with per-machine aggregates of their stored results). A machine known only from
-// its results is listed too. If the ResultStore cannot answer, the inventory answers 503 rather
-// than a list that silently leaves those machines out.
+// detection counters) and, where one is injected, the streaming ResultStore (machines that sent
+// telemetry, with per-machine aggregates of their stored results). The list holds the machines
+// with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
+// cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
+// machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
 import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
 import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
