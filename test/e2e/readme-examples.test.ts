@@ -247,7 +247,7 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
 
     // Results appear a moment later (the README says so): ask again until they are all stored.
     const results = theBlock(blocks, 'sh', '/results?from=');
-    const machines = theBlock(blocks, 'sh', (text) => text.trim() === 'curl -s localhost:8080/v1/machines -H "X-Service-Key: $KEY"');
+    const machines = theBlock(blocks, 'sh', (text) => text.trim() === 'curl -s "localhost:8080/v1/machines?include=telemetry" -H "X-Service-Key: $KEY"');
     const stored = async (): Promise<boolean> => {
       const [list] = await runShell(machines.text, target);
       const machine = (JSON.parse(list!) as { machines: { telemetry: { points: number } | null }[] }).machines[0];
@@ -270,7 +270,7 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     const [accepted] = await runShell(send.text, target);
     expect(JSON.parse(accepted!)).toEqual({ accepted: 300, machine_id: 'pump-18' });
 
-    const machines = theBlock(nativeBlocks, 'bash', (text) => text.trim() === 'curl -s http://localhost:8080/v1/machines -H "X-Service-Key: $KEY"');
+    const machines = theBlock(nativeBlocks, 'bash', (text) => text.trim() === 'curl -s "http://localhost:8080/v1/machines?include=telemetry" -H "X-Service-Key: $KEY"');
     const both = async (): Promise<boolean> => {
       const [list] = await runShell(machines.text, target);
       const known = (JSON.parse(list!) as { machines: { telemetry: { points: number } | null }[] }).machines;

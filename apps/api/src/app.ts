@@ -4,7 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
-import { type Bus, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
@@ -55,6 +55,8 @@ export interface BuildAppOptions {
    * caller owns it.
    */
   readonly results?: ResultStore;
+  /** The workers' checkpoints: DELETE /v1/machines/{id} removes the machine's. The caller owns it. */
+  readonly checkpoints?: CheckpointStore;
   /**
    * Fan-out between replicas: baseline changes (every replica drops its cached predictor) and key
    * revocations (every replica drops its cache entry). Absent: one replica. The caller owns it.
@@ -242,6 +244,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       modelCalls: options.modelCalls ?? new AdmissionGate({ maxRunning: config.modelCallsMaxRunning, maxQueued: config.modelCallsMaxQueued }),
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
+      ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
     });
     await app.register(telemetryRoutes, {
       store,

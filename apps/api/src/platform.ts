@@ -11,6 +11,7 @@ import { startWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeC
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from './machines/model.js';
+import { startRetention } from './telemetry/retention.js';
 
 export interface OpenPlatformOptions {
   readonly logger?: FastifyServerOptions['logger'];
@@ -100,6 +101,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       model: model.factory,
       bus: streaming.bus,
       results: streaming.results,
+      checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
       readiness: streaming.checks,
     });
@@ -137,6 +139,11 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     throw err;
   }
 
+  const retention =
+    config.resultsRetentionDays > 0
+      ? startRetention({ results: streaming.results, days: config.resultsRetentionDays, log: app.log.child({ component: 'retention' }) })
+      : null;
+
   let closing: Promise<void> | null = null;
   return {
     app,
@@ -144,6 +151,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     worker,
     close() {
       closing ??= (async () => {
+        await retention?.stop();
         await worker?.stop();
         await app.close();
         await streaming.close();

@@ -239,17 +239,9 @@ describe('machines, status and usage', () => {
       telemetry: null,
     });
     expect(list.total).toBe(list.machines.length);
-    expect(list.machines.find((machine) => machine.machine_id === 'never-baselined')?.baseline_created_at).toBeNull();
-    const unbaselined = (await get(app, '/v1/status/never-baselined')).json() as Record<string, unknown>;
-    expect(unbaselined).toMatchObject({
-      baseline_present: false,
-      baseline_id: null,
-      model_in_use: 'generic',
-      predictor_loaded: false,
-      detections_since: 1,
-      points_since: 300,
-      recent: { detections: 1, points: 300, regime_counts: { UNKNOWN: 300, HEALTHY: 0 } },
-    });
+    // A detection does not register a machine: only baselines do.
+    expect(list.machines.map((machine) => machine.machine_id)).not.toContain('never-baselined');
+    expect((await get(app, '/v1/status/never-baselined')).statusCode).toBe(404);
 
     await detect({ series: points(machineSignal(120, 9, TRAINING_POINTS)), machine_id: 'pump-1' });
     const status = await get(app, '/v1/status/pump-1');
@@ -278,8 +270,8 @@ describe('machines, status and usage', () => {
   });
 
   it('counts native calls in usage', async () => {
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    const byLabel = new Map(usage.usage.map((entry) => [entry.endpoint, entry]));
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    const byLabel = new Map(usage.map((entry) => [entry.endpoint, entry]));
     expect(byLabel.get('v1/baseline')?.call_count).toBe(2);
     expect(byLabel.get('v1/baseline')?.total_points).toBe(TRAINING_POINTS + (400 - WARMUP_POINTS));
     expect(byLabel.get('v1/detect')?.call_count).toBeGreaterThanOrEqual(10);
@@ -300,7 +292,7 @@ describe('organization isolation', () => {
     const detected = await detect({ series: points(machineSignal(100, 10)), machine_id: 'pump-1' }, app, otherKey);
     expect(detected).toMatchObject({ engine: 'generic', baseline_id: null });
     expect(new Set(detected.regimes)).toEqual(new Set(['UNKNOWN']));
-    const otherUsage = (await get(app, '/v1/usage', otherKey)).json() as { call_count: number; org_id: string };
+    const otherUsage = (await get(app, '/v1/usage/summary', otherKey)).json() as { call_count: number; org_id: string };
     expect(otherUsage).toMatchObject({ org_id: 'org_second', call_count: 1 });
     // The first organization's machine is untouched.
     expect((await get(app, '/v1/baseline?machine_id=pump-1')).json()).toEqual(baseline);
@@ -405,15 +397,14 @@ describe('restart and delete', () => {
   it('DELETE removes the machine and its model; detection goes back to the generic model', async () => {
     const response = await del(app, '/v1/machines/pump-1');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: true });
+    expect(response.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: true, results_deleted: false });
     expect((await get(app, '/v1/baseline?machine_id=pump-1')).statusCode).toBe(404);
     expect((await get(app, '/v1/status/pump-1')).statusCode).toBe(404);
     expect(await app.store.getBaseline('org_default', 'pump-1')).toBeNull();
     const detected = await detect({ series: points(machineSignal(100, 15)), machine_id: 'pump-1' });
     expect(detected).toMatchObject({ engine: 'generic', baseline_id: null });
-    // Detection without a baseline makes the machine known again, without a baseline.
-    const again = await del(app, '/v1/machines/pump-1');
-    expect(again.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: false });
+    // Detection without a baseline does not bring the machine back.
+    expect((await del(app, '/v1/machines/pump-1')).statusCode).toBe(404);
     expect(model.loads()).toBe(1);
   });
 });

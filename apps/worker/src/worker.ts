@@ -13,6 +13,7 @@ import type { Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
   inSpan,
+  isSeriesOfMachine,
   loadStreamingCodecs,
   streamingMetrics,
   type Bus,
@@ -148,6 +149,8 @@ export interface WorkerCounters {
   replays: number;
   failedBatches: number;
   baselineNotifications: number;
+  /** Deleted machines whose series this worker forgot (windows, checkpoints). */
+  machineDeletions: number;
 }
 
 export interface RunningWorker {
@@ -224,7 +227,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     replays: 0,
     failedBatches: 0,
     baselineNotifications: 0,
+    machineDeletions: 0,
   };
+  /**
+   * Deleted machines, numbered: a batch that was under way when one arrived must not put the
+   * machine's windows back (in memory or as checkpoints) after the deletion removed them.
+   */
+  let deletionCount = 0;
+  const recentDeletions: { readonly seq: number; readonly orgId: string; readonly machineId: string }[] = [];
+  const RECENT_DELETIONS_KEPT = 1024;
+  const deletedSince = (seq: number, seriesKey: string): boolean =>
+    recentDeletions.some((d) => d.seq > seq && seriesKey.startsWith(`${d.orgId}/`) && isSeriesOfMachine(seriesKey.slice(d.orgId.length + 1), d.machineId));
   const threads = config.detectionThreads ?? 0;
   const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
   const judgeSettings: JudgeSettings = {
@@ -266,7 +279,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification that is not JSON');
       return;
     }
-    const { orgId, machineId } = (parsed ?? {}) as { orgId?: unknown; machineId?: unknown };
+    const { orgId, machineId, deleted } = (parsed ?? {}) as { orgId?: unknown; machineId?: unknown; deleted?: unknown };
     if (typeof orgId !== 'string' || typeof machineId !== 'string') {
       logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification without orgId and machineId');
       return;
@@ -274,7 +287,26 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     counters.baselineNotifications++;
     const dropped = baselines.drop(orgId, machineId);
     logger.info({ orgId, machineId, dropped }, 'baseline changed: cached predictor dropped');
+    if (deleted === true) forgetMachine(orgId, machineId);
   });
+
+  /** A deleted machine: its series' windows go, and its checkpoints (the API removed them too; a batch may have saved since). */
+  function forgetMachine(orgId: string, machineId: string): void {
+    counters.machineDeletions++;
+    recentDeletions.push({ seq: ++deletionCount, orgId, machineId });
+    if (recentDeletions.length > RECENT_DELETIONS_KEPT) recentDeletions.shift();
+    let forgotten = 0;
+    for (const key of [...windows.keys()]) {
+      if (deletedSince(deletionCount - 1, key)) {
+        windows.delete(key);
+        forgotten++;
+      }
+    }
+    deps.checkpoints
+      .deleteMachine(orgId, machineId)
+      .then((checkpoints) => logger.info({ orgId, machineId, windows: forgotten, checkpoints }, 'machine deleted: its series forgotten'))
+      .catch((err: unknown) => logger.warn({ err, orgId, machineId }, "machine deleted: could not delete its checkpoints"));
+  }
 
   const detector = threads > 0 ? startDetectorPool(threads) : null;
   const live = detector === null && liveJudges > 0 ? new LiveJudges(liveJudges) : undefined;
@@ -416,6 +448,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   async function handle(batch: IncomingBatch): Promise<void> {
     const startedMs = performance.now();
+    const deletionsAtStart = deletionCount;
     const partitionKey = `${batch.topic}:${batch.partition}`;
     const first = batch.messages[0];
     const last = batch.messages[batch.messages.length - 1];
@@ -571,15 +604,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const stored = await sink.store(rows, checkpoint);
     const doneMs = performance.now();
 
-    // 7. Stored: now the state may change.
+    // 7. Stored: now the state may change, except for machines deleted meanwhile.
+    const deletedMeanwhile = (key: string): boolean => deletionCount !== deletionsAtStart && deletedSince(deletionsAtStart, key);
     for (const [key, window] of updated) {
       windows.delete(key);
-      windows.set(key, { window, partitionKey });
+      if (!deletedMeanwhile(key)) windows.set(key, { window, partitionKey });
     }
     // Series loaded but with nothing new keep their state as it was (it came from memory or a checkpoint).
     for (const key of keys) {
-      if (updated.has(key) || windows.has(key)) continue;
+      if (updated.has(key) || windows.has(key) || deletedMeanwhile(key)) continue;
       windows.set(key, { window: loaded.get(key)!, partitionKey });
+    }
+    if (deletionCount !== deletionsAtStart) {
+      // The checkpoints this batch saved for them went in after the deletion's.
+      for (const d of recentDeletions) {
+        if (d.seq > deletionsAtStart) await deps.checkpoints.deleteMachine(d.orgId, d.machineId);
+      }
     }
     while (windows.size > maxSeries) {
       const oldest = windows.keys().next();

@@ -241,6 +241,63 @@ describe('startWorker on the in-process bus', () => {
     expect(after.every((row) => row.regime !== 'UNKNOWN' && row.energy !== null)).toBe(true);
   });
 
+  it("forgets a deleted machine's windows and checkpoints on a deletion notice, and only that machine's", async () => {
+    const platform = await embeddedPlatform();
+    const worker = await start(platform);
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0', 'm-01'], 0, 100));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(200);
+    const keys = [`workers/${ORG}/m-0`, `workers/${ORG}/m-01`];
+    expect([...(await platform.checkpoints.load(keys)).keys()]).toEqual(keys);
+
+    await platform.notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'm-0', deleted: true }));
+    await expect.poll(() => worker.counters().machineDeletions).toBe(1);
+    await expect.poll(async () => [...(await platform.checkpoints.load(keys)).keys()]).toEqual([`workers/${ORG}/m-01`]);
+
+    // The same points again: judged afresh for m-0, replays for m-01 (whose window stayed).
+    await producer.send('telemetry', points(['m-0', 'm-01'], 0, 50));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(250);
+    expect(worker.counters().replays).toBe(50);
+  });
+
+  it('does not put back the window of a machine deleted while its batch was being stored', async () => {
+    const platform = await embeddedPlatform();
+    let gate: Promise<void> | null = null;
+    let open!: () => void;
+    let saving!: () => void;
+    const saveStarted = new Promise<void>((resolve) => (saving = resolve));
+    const checkpoints = {
+      ...platform.checkpoints,
+      async save(entries: ReadonlyMap<string, Buffer>): Promise<void> {
+        await platform.checkpoints.save(entries);
+        if (gate) {
+          saving();
+          await gate;
+        }
+      },
+    };
+    const worker = await start(platform, { checkpoints });
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0'], 0, 50));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(50);
+
+    const batchesBefore = worker.counters().batches;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    await producer.send('telemetry', points(['m-0'], 50, 60));
+    await saveStarted;
+    await platform.notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'm-0', deleted: true }));
+    await expect.poll(() => worker.counters().machineDeletions).toBe(1);
+    gate = null;
+    open();
+    await expect.poll(() => worker.counters().batches).toBe(batchesBefore + 1);
+    await expect.poll(async () => (await platform.checkpoints.load([`workers/${ORG}/m-0`])).size).toBe(0);
+
+    // Judged afresh: nothing of the deleted machine's window is left.
+    await producer.send('telemetry', points(['m-0'], 0, 10));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(70);
+    expect(worker.counters().replays).toBe(0);
+  });
+
   it('judges the points of batch messages exactly as the same points sent one per message', async () => {
     const machines = ['m-0', 'm-1'];
     const reference = await embeddedPlatform();

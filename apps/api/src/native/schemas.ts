@@ -91,6 +91,14 @@ export type BaselineResponse = Static<typeof BaselineResponse>;
 
 export const BaselineQuery = Type.Object({ machine_id: MachineId });
 export const MachineParams = Type.Object({ machine_id: MachineId });
+export const MachinesQuery = Type.Object({
+  include: Type.Optional(
+    Type.Literal('telemetry', {
+      description:
+        'Also list the machines without a baseline: those with stored streaming results and any other the store holds.',
+    }),
+  ),
+});
 
 const RegimeCounts = Type.Object(Object.fromEntries(REGIMES.map((regime) => [regime, Type.Integer({ minimum: 0 })])));
 
@@ -136,6 +144,8 @@ export const DeleteMachineResponse = Type.Object({
   machine_id: Type.String(),
   deleted: Type.Literal(true),
   baseline_deleted: Type.Boolean(),
+  /** Stored streaming results of the machine or its channels were removed. */
+  results_deleted: Type.Boolean(),
 });
 
 

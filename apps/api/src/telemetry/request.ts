@@ -100,6 +100,13 @@ export function parseTelemetryRequest(
 ): TelemetryRequest {
   if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');
   const machineId = parseMachineId(body['machine_id'], "'machine_id' field");
+  // ':' joins a machine to its channel in series ids: machine `a:b` would be machine `a`'s channel `b`.
+  if (machineId.includes(':')) {
+    throw new AppError(
+      ERRORS.InvalidMachineId,
+      "The 'machine_id' field of telemetry must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+    );
+  }
   const tags = parseTags(body['tags']);
   const raw = body['points'];
   if (!Array.isArray(raw)) throw invalidPoints(`The 'points' field is required: an array of 1 to ${maxPoints} points.`);

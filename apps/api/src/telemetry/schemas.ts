@@ -25,9 +25,16 @@ const ChannelsPoint = Type.Object({
   }),
 });
 
+/** A machine sending telemetry: no ':', which joins a machine to its channel in series ids. */
+const TelemetryMachineId = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+  description:
+    "Machine id: 1..128 of A-Z a-z 0-9 . _ - starting with a letter or digit (no ':': a channel's series is '<machine_id>:<channel>'); scoped to your organization.",
+});
+
 export const TelemetryRequest = Type.Object(
   {
-    machine_id: MachineId,
+    machine_id: TelemetryMachineId,
     points: Type.Array(Type.Union([ValuePoint, ChannelsPoint]), {
       minItems: 1,
       description: 'At most TELEMETRY_MAX_POINTS (default 10,000). Each point has exactly one of value and channels.',
