@@ -175,7 +175,8 @@ export function encodeCursor(lastTsMs: number): string {
 export function decodeCursor(token: string): number | null {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
   const text = Buffer.from(token, 'base64url').toString('utf8');
-  const match = /^r1\.(-?\d{1,16})$/.exec(text);
+  // Only timestamps a page can end on: stored results start at epoch 0.
+  const match = /^r1\.(\d{1,16})$/.exec(text);
   if (!match) return null;
   const value = Number(match[1]);
   return Number.isSafeInteger(value) ? value : null;
@@ -186,8 +187,9 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   const object = isJsonObject(query) ? query : {};
   const fromMs = timeBound(object, 'from', parseTimestamp);
   const toMs = timeBound(object, 'to', parseTimestamp);
-  if (fromMs !== undefined && toMs !== undefined && !(fromMs < toMs)) {
-    throw invalidArgument("The 'from' query parameter must be earlier than 'to' (from is inclusive, to exclusive).");
+  // from == to is an empty range (from inclusive, to exclusive): an empty page, not an error.
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
+    throw invalidArgument("The 'from' query parameter must not be later than 'to' (from is inclusive, to exclusive).");
   }
   const limitText = single(object, 'limit');
   let limit = RESULTS_DEFAULT_LIMIT;
