@@ -4,7 +4,8 @@
 //
 // Headers are checked in a fixed order and the FIRST ONE PRESENT is the one used, even if a later
 // header holds a valid key: Ocp-Apim-Subscription-Key (all vendor SDKs), X-Service-Key,
-// Authorization: Bearer <key>. A header with an empty value counts as absent, and so does an
+// Authorization: Bearer <key>; with none of them, the `subscription-key` query parameter (as the
+// vendor's gateway read it). A header with an empty value counts as absent, and so does an
 // Authorization header with another scheme. An Azure AD token sent as Bearer is not a key and gets
 // the invalid-key 401.
 //
@@ -65,6 +66,12 @@ export function vendorRateLimitBody(limitPerMinute: number, retryAfterS: number)
   };
 }
 
+/**
+ * The query parameter the vendor's gateway also read a key from. Checked after every header; the
+ * request log redacts it (../logging.ts).
+ */
+export const API_KEY_QUERY_PARAMETER = 'subscription-key';
+
 /** Header names in the order they are checked (lower case, as Node delivers them). */
 export const API_KEY_HEADERS = ['ocp-apim-subscription-key', 'x-service-key', 'authorization'] as const;
 
@@ -118,6 +125,14 @@ export function presentedApiKey(headers: FastifyRequest['headers']): string | un
     if (bearer) return bearer[1];
   }
   return undefined;
+}
+
+/** The key in the `subscription-key` query parameter (the first, when repeated), or undefined. */
+export function queryApiKey(query: unknown): string | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const raw = (query as Record<string, unknown>)[API_KEY_QUERY_PARAMETER];
+  const value = Array.isArray(raw) ? (raw[0] as unknown) : raw;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
 /** Looks keys up by hash with a short-lived cache of the keys that were found and active. */
@@ -207,7 +222,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.public === true) return;
-    const key = presentedApiKey(request.headers);
+    const key = presentedApiKey(request.headers) ?? queryApiKey(request.query);
     if (key === undefined) {
       request.log.info({ code: ERRORS.MissingSubscriptionKey.code }, 'request without an API key');
       return sendJson(reply, 401, MISSING_KEY_BODY);
