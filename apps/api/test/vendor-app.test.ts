@@ -85,3 +85,32 @@ describe('the vendor routes in the app', () => {
     expect(Object.keys(paths).filter((p) => p.startsWith('/anomalydetector'))).toHaveLength(3);
   });
 });
+
+describe("the seed's request contract on the vendor routes", () => {
+  // Period 7 without noise: a detected period is 7, a non-seasonal model would report 0.
+  const weekly = Array.from({ length: 56 }, (_, i) => ({
+    timestamp: new Date(Date.UTC(2024, 0, 1) + i * 86_400_000).toISOString(),
+    value: 100 + 10 * Math.sin((2 * Math.PI * i) / 7),
+  }));
+
+  it.each(['entire', 'last', 'changepoint'])('%s: period 0 detects the period, as an absent period does', async (operation) => {
+    const url = `/anomalydetector/v1.1/timeseries/${operation}/detect`;
+    const absent = await post(app, url, { series: weekly, granularity: 'daily' }, withKey);
+    const zero = await post(app, url, { series: weekly, granularity: 'daily', period: 0 }, withKey);
+    expect(absent.statusCode, absent.body).toBe(200);
+    expect(zero.statusCode, zero.body).toBe(200);
+    expect((absent.json() as { period: number }).period).toBe(7);
+    expect(zero.json()).toEqual(absent.json());
+  });
+
+  it('changepoint takes a series without granularity (default none), on v1.0 and v1.1', async () => {
+    const series = weekly.map(({ value }, i) => ({ value: value + (i >= 28 ? 50 : 0) }));
+    for (const url of ['/anomalydetector/v1.1/timeseries/changepoint/detect', '/anomalydetector/v1.0/timeseries/changePoint/detect']) {
+      const res = await post(app, url, { series }, withKey);
+      expect(res.statusCode, res.body).toBe(200);
+      const json = res.json() as { isChangePoint: boolean[]; confidenceScores: number[] };
+      expect(json.isChangePoint).toHaveLength(series.length);
+      expect(json.confidenceScores).toHaveLength(series.length);
+    }
+  });
+});

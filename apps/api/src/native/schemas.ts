@@ -179,7 +179,7 @@ export const DetectRequest = Type.Object(
     series: Type.Array(Point, { minItems: MIN_SERIES_POINTS, maxItems: MAX_SERIES_POINTS }),
     granularity: Type.Optional(GranularityField),
     customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
-    period: Type.Optional(Type.Integer({ minimum: 0 })),
+    period: Type.Optional(Type.Integer({ minimum: 0, description: 'Period in points. Absent, null or 0 = detect it.' })),
     sensitivity: Type.Optional({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." }),
     maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
     imputeMode: Type.Optional(Type.String()),

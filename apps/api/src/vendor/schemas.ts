@@ -39,7 +39,7 @@ const CustomInterval = Type.Integer({
 
 const Period = Type.Integer({
   minimum: 0,
-  description: 'Period in points. Absent or null = detect it; 0 = treat as non-seasonal.',
+  description: 'Period in points. Absent, null or 0 = detect it.',
 });
 
 export const DetectRequest = Type.Object(
@@ -82,7 +82,7 @@ export const LastDetectRequest = Type.Object(
 export const ChangePointDetectRequest = Type.Object(
   {
     series: Series,
-    granularity: Granularity,
+    granularity: Type.Optional(Granularity),
     customInterval: Type.Optional(CustomInterval),
     period: Type.Optional(Period),
     stableTrendWindow: Type.Optional(
