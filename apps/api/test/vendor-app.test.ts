@@ -84,6 +84,26 @@ describe('the vendor routes in the app', () => {
     }
     expect(Object.keys(paths).filter((p) => p.startsWith('/anomalydetector'))).toHaveLength(3);
   });
+
+  it('document what the parser accepts: optional granularity everywhere, null as absent, timestamps with a granularity', async () => {
+    type BodySchema = {
+      required?: string[];
+      properties: Record<string, { anyOf?: { type?: string }[] }>;
+      if?: unknown;
+      then?: unknown;
+    };
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, { post: { requestBody: { content: Record<string, { schema: BodySchema }> } } }>;
+    };
+    for (const operation of ['entire', 'last', 'changepoint']) {
+      const schema = doc.paths[`/anomalydetector/{version}/timeseries/${operation}/detect`]!.post.requestBody.content['application/json']!.schema;
+      expect(schema.required, operation).toEqual(['series']);
+      expect(schema.properties['granularity']?.anyOf?.map((s) => s.type)).toContain('null');
+      expect(schema.properties['period']?.anyOf?.map((s) => s.type)).toContain('null');
+      expect(schema.if).toBeDefined();
+      expect(schema.then).toBeDefined();
+    }
+  });
 });
 
 describe("the seed's request contract on the vendor routes", () => {

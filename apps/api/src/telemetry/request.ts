@@ -201,7 +201,8 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   }
   const cursorText = single(object, 'cursor');
   let afterTsMs: number | undefined;
-  if (cursorText !== undefined) {
+  // Empty counts as absent, as for from and to: `cursor=${next ?? ''}` asks for the first page.
+  if (cursorText !== undefined && cursorText !== '') {
     const decoded = decodeCursor(cursorText);
     if (decoded === null) throw invalidArgument("The 'cursor' query parameter is not a cursor this API returned.");
     afterTsMs = decoded;
