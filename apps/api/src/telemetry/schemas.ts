@@ -62,11 +62,16 @@ export const TelemetryAccepted = Type.Object(
 export const ResultsParams = Type.Object({ machine_id: MachineId });
 
 export const ResultsQuery = Type.Object({
+  // Empty reads as absent, so the document allows it.
   from: Type.Optional(
-    Type.String({ format: 'date-time', description: 'Inclusive lower bound on the timestamp; 1970 or later; empty = absent.' }),
+    Type.Union([Type.String({ format: 'date-time' }), Type.Literal('')], {
+      description: 'Inclusive lower bound on the timestamp; 1970 or later; empty = absent.',
+    }),
   ),
   to: Type.Optional(
-    Type.String({ format: 'date-time', description: 'Exclusive upper bound on the timestamp; not before from; empty = absent.' }),
+    Type.Union([Type.String({ format: 'date-time' }), Type.Literal('')], {
+      description: 'Exclusive upper bound on the timestamp; not before from; empty = absent.',
+    }),
   ),
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: RESULTS_MAX_LIMIT, default: RESULTS_DEFAULT_LIMIT, description: 'Rows per page.' }),
