@@ -85,7 +85,9 @@ done
 log "running ${PACKAGE} ${VERSION}: ${max_examples} examples per operation, seed ${seed}"
 status=0
 # One worker: schemathesis's coverage phase is not thread-safe on every Python (an AST error).
-timeout "${timeout_s}" "${venv}/bin/schemathesis" run "${base}/openapi.json" \
+# Run from the temporary directory: schemathesis keeps a cache of past failures (.schemathesis/)
+# in its working directory and replays it, which would make one run depend on the last.
+(cd "${work}" && timeout "${timeout_s}" "${venv}/bin/schemathesis" run "${base}/openapi.json" \
   --header "X-Service-Key: ${key}" \
   --checks "${checks}" \
   --max-examples "${max_examples}" \
@@ -93,7 +95,7 @@ timeout "${timeout_s}" "${venv}/bin/schemathesis" run "${base}/openapi.json" \
   --workers 1 \
   --no-color \
   --report har --report-har-path "${work}/requests.har" \
-  --generation-database none \
+  --generation-database none) \
   || status=$?
 
 requests="$("${python}" -c "import json, sys; print(len(json.load(open(sys.argv[1]))['log']['entries']))" "${work}/requests.har" 2>/dev/null || echo unknown)"
