@@ -182,7 +182,8 @@ export function encodeCursor(lastTsMs: number): string {
 export function decodeCursor(token: string): number | null {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
   const text = Buffer.from(token, 'base64url').toString('utf8');
-  const match = /^r1\.(-?\d{1,16})$/.exec(text);
+  // Only timestamps a page can end on: stored results start at epoch 0.
+  const match = /^r1\.(\d{1,16})$/.exec(text);
   if (!match) return null;
   const value = Number(match[1]);
   return Number.isSafeInteger(value) ? value : null;
@@ -193,8 +194,9 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   const object = isJsonObject(query) ? query : {};
   const fromMs = timeBound(object, 'from', parseTimestamp);
   const toMs = timeBound(object, 'to', parseTimestamp);
-  if (fromMs !== undefined && toMs !== undefined && !(fromMs < toMs)) {
-    throw invalidArgument("The 'from' query parameter must be earlier than 'to' (from is inclusive, to exclusive).");
+  // from == to is an empty range (from inclusive, to exclusive): an empty page, not an error.
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
+    throw invalidArgument("The 'from' query parameter must not be later than 'to' (from is inclusive, to exclusive).");
   }
   const limitText = single(object, 'limit');
   let limit = RESULTS_DEFAULT_LIMIT;
@@ -206,7 +208,8 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   }
   const cursorText = single(object, 'cursor');
   let afterTsMs: number | undefined;
-  if (cursorText !== undefined) {
+  // Empty counts as absent, as for from and to: `cursor=${next ?? ''}` asks for the first page.
+  if (cursorText !== undefined && cursorText !== '') {
     const decoded = decodeCursor(cursorText);
     if (decoded === null) throw invalidArgument("The 'cursor' query parameter is not a cursor this API returned.");
     afterTsMs = decoded;
