@@ -3,7 +3,7 @@
 // isolation, concurrent baseline calls, status and usage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { WARMUP_POINTS, WINDOW_POINTS, computeEnergyStats, decodePredictorWeights } from '@adp/model';
+import { FINETUNE_DEFAULTS, WARMUP_POINTS, WINDOW_POINTS, computeEnergyStats, decodePredictorWeights } from '@adp/model';
 import { DEFAULT_REGIME_THRESHOLDS } from '@adp/regimes';
 import { describeApiKey } from '../src/tenancy/keys.js';
 import {
@@ -64,6 +64,11 @@ let app: FastifyInstance;
 let baseline: BaselineBody;
 const training = machineSignal(TRAINING_POINTS, 1);
 
+/** Points of a fine-tuned baseline's held-out tail: its energy statistics come from them alone. */
+function heldOutPoints(length: number): number {
+  return Math.round((length - WARMUP_POINTS) * FINETUNE_DEFAULTS.holdoutShare);
+}
+
 async function detect(body: Record<string, unknown>, target = app, key = API_KEY): Promise<DetectBody> {
   const response = await post(target, '/v1/detect', body, key);
   expect(response.statusCode, response.body).toBe(200);
@@ -100,7 +105,7 @@ describe('POST /v1/baseline on the real model', () => {
       baseline_id: 'bl_pump-1',
       label: 'cooling pump',
       status: 'active',
-      stats: { num_windows: TRAINING_POINTS - WINDOW_POINTS, series_length: TRAINING_POINTS },
+      stats: { num_windows: heldOutPoints(TRAINING_POINTS), series_length: TRAINING_POINTS },
       finetune_stats: { status: 'completed' },
     });
     expect(new Date(baseline.created_at).toISOString()).toBe(baseline.created_at);
@@ -349,7 +354,7 @@ describe('concurrent baseline calls', () => {
         weights: decodePredictorWeights(record?.predictorWeights ?? new Uint8Array()),
         ...(record?.normalisation ? { normalisation: record.normalisation } : {}),
       });
-      const stats = computeEnergyStats(Array.from(energies).slice(WINDOW_POINTS));
+      const stats = computeEnergyStats(Array.from(energies).slice(second.length - heldOutPoints(second.length)));
       expect(stats.energy_mean).toBeCloseTo(stored.stats.energy_mean, 10);
       expect(stats.energy_p99).toBeCloseTo(stored.stats.energy_p99, 10);
     },
