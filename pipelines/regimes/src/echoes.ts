@@ -42,8 +42,11 @@ function departures(values: ArrayLike<number>): Float64Array {
 }
 
 /**
- * Robust standard deviation of the inner points' departures: MAD x 1.4826, or the mean absolute
- * departure x 1.2533 where most departures are 0 (a flat or straight series), never below 1e-12.
+ * Typical size of the inner points' departures, as a standard deviation: the larger of MAD x 1.4826
+ * and the mean absolute departure x 1.2533 (both are the standard deviation for Gaussian noise),
+ * never below 1e-12. The MAD alone says almost nothing of a smooth or quantised series whose
+ * departures are mostly near 0 but regularly larger (a sawtooth's wraps, a sensor's steps): every
+ * such step would count as a spike. The mean alone grows with the spikes themselves.
  */
 function departureScale(departure: Float64Array): number {
   const inner = departure.length - 2;
@@ -51,9 +54,8 @@ function departureScale(departure: Float64Array): number {
   const magnitudes = Float64Array.from(departure.subarray(1, departure.length - 1), Math.abs).sort();
   const mid = inner >> 1;
   const median = inner % 2 === 1 ? magnitudes[mid]! : (magnitudes[mid - 1]! + magnitudes[mid]!) / 2;
-  let scale = median * MAD_TO_SIGMA;
-  if (!(scale > 1e-12)) scale = (magnitudes.reduce((sum, value) => sum + value, 0) / inner) * MEAN_ABS_TO_SIGMA;
-  return scale > 1e-12 ? scale : 1e-12;
+  const meanAbs = magnitudes.reduce((sum, value) => sum + value, 0) / inner;
+  return Math.max(median * MAD_TO_SIGMA, meanAbs * MEAN_ABS_TO_SIGMA, 1e-12);
 }
 
 /**
@@ -152,6 +154,11 @@ export interface EchoFreeInput extends EchoInput {
   /** Points after a value that its energy reaches: the model's window. */
   readonly reach: number;
   /**
+   * Echo points before this index keep their z-scores as given (a caller that already took their
+   * echoes out, such as a stream's judged window). Default 0.
+   */
+  readonly from?: number;
+  /**
    * z-scores of the repaired series at `points` (the answer is read at those indices only), as
    * the caller's model and baseline score them.
    */
@@ -167,7 +174,8 @@ export async function echoFreeZScores(
   thresholds: RegimeThresholds = DEFAULT_REGIME_THRESHOLDS,
 ): Promise<Float64Array> {
   const repairs = spikeRepairs(input, thresholds);
-  const points = echoPoints(repairs, input.zScores.length, input.reach);
+  const from = input.from ?? 0;
+  const points = echoPoints(repairs, input.zScores.length, input.reach).filter((point) => point >= from);
   if (points.length === 0) return Float64Array.from(input.zScores);
   const repairedZ = await input.repairedZScores(repairedValues(input.values, repairs), points);
   return withoutEchoes(input.zScores, points, repairedZ);

@@ -152,6 +152,17 @@ describe('echoFreeZScores with the regime rules', () => {
     expect(regimes.slice(0, 40).every((regime) => regime === 'HEALTHY')).toBe(true);
   });
 
+  it('leaves the echo points before `from` as given (a stream re-judges its new points only)', async () => {
+    calls = [];
+    const values = calm(80);
+    values[40] = 60;
+    const zScores = windowScores(values);
+    const judged = await echoFreeZScores({ zScores, values, reach: REACH, from: 45, repairedZScores: score });
+    expect(calls).toEqual([REACH - 4]);
+    expect(Array.from(judged.subarray(0, 45))).toEqual(Array.from(zScores.subarray(0, 45)));
+    expect(Math.max(...judged.subarray(45))).toBeLessThan(DEFAULT_REGIME_THRESHOLDS.activeZ);
+  });
+
   it('asks the model nothing when there is no spike', async () => {
     calls = [];
     const values = calm(50);
