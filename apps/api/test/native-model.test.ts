@@ -200,14 +200,20 @@ describe('POST /v1/baseline on the real model', () => {
   it('healthy data of the machine from another random seed reads HEALTHY (the baseline is calibrated out of sample)', async () => {
     let total = 0;
     let elevated = 0;
+    const zScores: number[] = [];
     for (const seed of [21, 22, 23]) {
-      const { regimes } = await detect({ series: points(machineSignal(600, seed, TRAINING_POINTS)), machine_id: 'pump-1' });
+      const { regimes, z_scores } = await detect({ series: points(machineSignal(600, seed, TRAINING_POINTS)), machine_id: 'pump-1' });
       const counts = countRegimes(regimes);
       total += regimes.length;
       elevated += counts.ACTIVE + counts.TRANSITION + counts.SHOCK;
+      zScores.push(...z_scores.slice(WINDOW_POINTS));
     }
     // At most 1 % of the points elevated (in practice none).
     expect(elevated).toBeLessThanOrEqual(Math.floor(total * 0.01));
+    // Calibrated: new healthy data z-scores around 0 (-0.1 here). Statistics over the fitted
+    // windows, whose energies are several times lower, put them well above (a mean of 1.6).
+    const meanZ = mean(zScores);
+    expect(Math.abs(meanZ), `mean z-score ${meanZ}`).toBeLessThan(0.8);
   });
 
   it('returns embeddings on request and leaves energies out when asked', async () => {
