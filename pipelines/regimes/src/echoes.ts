@@ -43,10 +43,11 @@ function departures(values: ArrayLike<number>): Float64Array {
 
 /**
  * Typical size of the inner points' departures, as a standard deviation: the larger of MAD x 1.4826
- * and the mean absolute departure x 1.2533 (both are the standard deviation for Gaussian noise),
- * never below 1e-12. The MAD alone says almost nothing of a smooth or quantised series whose
- * departures are mostly near 0 but regularly larger (a sawtooth's wraps, a sensor's steps): every
- * such step would count as a spike. The mean alone grows with the spikes themselves.
+ * and the mean absolute departure x 1.2533 (both estimate it for Gaussian noise), never below
+ * 1e-12. The MAD alone says almost nothing of a smooth or quantised series whose departures are
+ * mostly near 0 but regularly larger (a sawtooth's wraps, a sensor's steps): every such step would
+ * count as a spike. The mean sees those steps; that it also grows with the spikes themselves only
+ * raises the bar a little, as a spike departs by far more than the bar.
  */
 function departureScale(departure: Float64Array): number {
   const inner = departure.length - 2;
@@ -60,12 +61,12 @@ function departureScale(departure: Float64Array): number {
 
 /**
  * The points whose own value carries an extreme energy: z >= shockZ, and a departure from the line
- * through its neighbours of at least `spikeDeparture` robust standard deviations of such departures
- * over the series. A spike's later points have high energy too, but values on that line. A spike
- * bends its neighbours' lines too, so points are taken in order, the line starting from the point
- * before as repaired, and a point whose next neighbour departs further the other way is not one. Each run of consecutive such points is
- * replaced by the straight line between the points around it. The last point has no later point to
- * repair for and is never one.
+ * through its neighbours of at least `spikeDeparture` typical departures over the series. A spike's
+ * later points have high energy too, but values on that line. A spike bends its neighbours' lines
+ * too, so points are taken in order, the line starting from the point before as repaired, and a
+ * point whose next neighbour departs further the other way is not one. Each run of consecutive
+ * such points is replaced by the straight line between the points around it. The last point has no
+ * later point to repair for and is never one.
  */
 export function spikeRepairs(input: EchoInput, thresholds: RegimeThresholds = DEFAULT_REGIME_THRESHOLDS): SpikeRepair[] {
   validateThresholds(thresholds);
