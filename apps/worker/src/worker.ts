@@ -8,7 +8,7 @@
 // state, and replays (points at or before a series' last judged timestamp) are skipped.
 import { detectChangePointSeries, type LastResult, type SeriesInput } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
-import { classifyRegimes, zScoresOf } from '@adp/regimes';
+import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
 import type { Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -194,6 +194,8 @@ interface Judged {
   readonly judge: JudgeModelState | null;
   energies: Float64Array | null;
   zScores: Float64Array | null;
+  /** The new points' z-scores as the regime rules judged them (spikes' echoes out); kept in the window. */
+  judgedZScores: number[] | null;
   regimes: ResultRow['regime'][] | null;
 }
 
@@ -202,6 +204,12 @@ const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 const DETAIL_MAX_CHARS = 1000;
 /** Longest stretch of detection work in this thread before it yields, ms. */
 const SLICE_MS = 50;
+
+/** Points of the window (and the new points after it) inside the model's warm-up: never elevated. */
+function warmupPointsOf(window: SeriesWindow): number {
+  const historyStart = window.seenPoints - window.values.length;
+  return Math.max(0, WINDOW_POINTS - historyStart);
+}
 
 function seriesInput(values: readonly number[]): SeriesInput {
   return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
@@ -409,28 +417,52 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     modelTurn = new Promise<void>((resolve) => (release = resolve));
     await turn;
     const started = performance.now();
-    let energies: Float64Array[];
+    // Per series: the z-scores the regime rules judge, over the kept window and the new points.
+    const judgedZ: Float64Array[] = [];
     let inferenceMs: number;
     try {
-      energies = await batchEnergies(current, requests);
+      const energies = await batchEnergies(current, requests);
+      for (const [index, j] of withBaseline.entries()) {
+        const baseline = j.baseline!;
+        const energy = energies[index]!;
+        const z = zScoresOf(energy, baseline.energyMean, baseline.energyStd);
+        j.energies = energy;
+        j.zScores = z;
+        // The window's z-scores are kept as judged (echoes out); the new points' lose the echoes
+        // of spikes within the model's window before them, as POST /v1/detect judges a series
+        // (apps/api/src/machines/regimes.ts): one more model call for a series with such a spike.
+        const windowLength = j.window.values.length;
+        const request = requests[index]!;
+        judgedZ.push(
+          await echoFreeZScores({
+            zScores: j.window.zScores.concat(Array.from(z)),
+            values: j.window.values.concat(j.newValues),
+            warmupPoints: warmupPointsOf(j.window),
+            reach: WINDOW_POINTS,
+            from: windowLength,
+            repairedZScores: async (repaired) => {
+              const [again] = await batchEnergies(current, [
+                { ...request, context: repaired.slice(0, windowLength), newValues: repaired.slice(windowLength) },
+              ]);
+              const out = new Float64Array(repaired.length).fill(Number.NaN);
+              out.set(zScoresOf(again!, baseline.energyMean, baseline.energyStd), windowLength);
+              return out;
+            },
+          }),
+        );
+      }
       inferenceMs = performance.now() - started;
     } finally {
       release();
     }
     const regimesStarted = performance.now();
     withBaseline.forEach((j, index) => {
-      const baseline = j.baseline!;
-      const energy = energies[index]!;
-      const z = zScoresOf(energy, baseline.energyMean, baseline.energyStd);
-      j.energies = energy;
-      j.zScores = z;
       // Regimes over the kept window and the new points: an episode that began in an earlier
       // batch is still one episode. Points of the model's warm-up are never elevated.
       const windowLength = j.window.values.length;
-      const allZ = j.window.zScores.concat(Array.from(z));
+      const allZ = judgedZ[index]!;
+      j.judgedZScores = Array.from(allZ.subarray(windowLength));
       const allValues = j.window.values.concat(j.newValues);
-      const historyStart = j.window.seenPoints - windowLength;
-      const warmupPoints = Math.min(allZ.length, Math.max(0, WINDOW_POINTS - historyStart));
       let changePoints: boolean[] | null = null;
       if (config.changePoints && allValues.length >= 12) {
         try {
@@ -440,7 +472,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           changePoints = null; // a window the changepoint detector refuses has none
         }
       }
-      const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints });
+      const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints: warmupPointsOf(j.window) });
       j.regimes = regimes.slice(windowLength);
     });
     return { inferenceMs, regimesMs: performance.now() - regimesStarted };
@@ -538,6 +570,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         judge: result.judge,
         energies: null,
         zScores: null,
+        judgedZScores: null,
         regimes: null,
       };
     });
@@ -595,7 +628,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     for (const j of judged) {
       if (j.newValues.length === 0) continue;
       const key = `${j.pending.orgId}/${j.pending.seriesId}`;
-      const zScores = j.zScores ? Array.from(j.zScores) : new Array<number>(j.newValues.length).fill(Number.NaN);
+      const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
       j.window.judge = j.judge;
       updated.set(key, j.window);

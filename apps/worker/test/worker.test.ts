@@ -1,6 +1,6 @@
 import { BASELINE_CHANGED_CHANNEL, type ResultRow } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startWorker, type RunningWorker, type WorkerDeps } from '../src/index.js';
+import { startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
 import {
   allRows,
   baselineStore,
@@ -90,6 +90,49 @@ describe('startWorker on the in-process bus', () => {
     expect(worker.counters()).toMatchObject({ deadLetters: 0, replays: 0, failedBatches: 0 });
     // Baselines are read once per series and cached.
     expect(store.reads).toBe(machines.length);
+  });
+
+  it("takes a spike's echo out of the regimes: SHOCK at the spike, HEALTHY after it, also across batches", async () => {
+    // A model whose energy at a point is the largest (scaled value)^2 in the point's 64-point
+    // window: one spike raises the next 63 points' energies, as the learned model's window does.
+    const echoing: WorkerModel = {
+      modelVersion: 'echo-1',
+      async energies(values, options) {
+        const center = options?.normalisation?.center ?? 0;
+        const scale = options?.normalisation?.scale ?? 1;
+        const out = new Float64Array(values.length);
+        for (let i = 32; i < values.length; i++) {
+          for (let k = Math.max(0, i - 63); k <= i; k++) out[i] = Math.max(out[i]!, (((values[k] ?? 0) - center) / scale) ** 2);
+        }
+        return { energies: out };
+      },
+    };
+    const platform = await embeddedPlatform();
+    const store = baselineStore(new Map([['m-echo', statsBaseline('m-echo')]]));
+    const worker = await start(platform, { store, loadModel: async () => echoing });
+    const producer = await platform.bus.producer();
+    const spike = 150;
+    const send = (from: number, to: number) => {
+      const out = [];
+      for (let i = from; i < to; i++) {
+        out.push(telemetryMessage({ machine_id: 'm-echo', timestamp: T0 + i * STEP, value: signal(0, i, new Set([spike])) }));
+      }
+      return producer.send('telemetry', out);
+    };
+    // The spike is the last point of one batch: its echo is taken out of the next batches' points.
+    await send(0, spike + 1);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(spike + 1);
+    await send(spike + 1, 200);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(200);
+    await send(200, POINTS);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS);
+
+    const rows = await allRows(platform.results, 'm-echo');
+    expect(rows[spike]!.regime).toBe('SHOCK');
+    // The stored z-scores are the series' own: the echo is there, the regimes do not count it.
+    expect(rows[spike + 30]!.zScore).toBeGreaterThan(100);
+    const after = rows.slice(spike + 1).map((row) => row.regime);
+    expect(after.every((regime) => regime === 'HEALTHY'), after.join(',')).toBe(true);
   });
 
   it('dead-letters poison messages with reason, partition and offset, and goes on with the partition', async () => {

@@ -15,7 +15,7 @@
 import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
 import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
-import { givenEnergyStats, seriesEnergyStats } from './energy-stats.js';
+import { givenEnergyStats, heldOutEnergyStats } from './energy-stats.js';
 import { KeyedSerialiser } from './keyed-serialiser.js';
 import type { ModelHolder } from './model.js';
 import {
@@ -115,15 +115,21 @@ export class BaselineService {
     this.cache = new GenerationalCache(options.cacheSize);
   }
 
-  /** Fine-tunes on healthy `values`, measures the fine-tuned energies and stores the baseline. */
+  /**
+   * Fine-tunes on healthy `values`, measures the fine-tuned energies on the held-out tail the fit
+   * did not train on, and stores the baseline.
+   */
   fromSeries(orgId: string, settings: BaselineSettings, values: readonly number[]): Promise<BaselineRecord> {
     return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
       const labelled = await this.keepingLabel(orgId, settings);
       const model = await this.options.model.get();
       const tuned = await model.fineTune(values);
       const { energies } = await model.energies(values, { weights: tuned.weights, normalisation: tuned.normalisation });
-      const stats = seriesEnergyStats(energies);
-      if (![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
+      const stats = heldOutEnergyStats(energies, tuned.heldOutFrom);
+      // Every energy, not only the held-out ones the statistics use: a series the model cannot
+      // score anywhere is out of range as a whole.
+      const finite = Array.prototype.every.call(energies, (energy: number) => Number.isFinite(energy));
+      if (!finite || ![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
         // As POST /v1/detect answers for such values: their energies overflow (a reading of 1e100
         // beside readings near 1 is 1e100 scales out).
         throw new AppError(ERRORS.InvalidSeries, "The series' values are out of the learned model's range (energy overflow).");

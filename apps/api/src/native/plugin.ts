@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
-import { WINDOW_POINTS } from '@adp/model';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -20,8 +19,9 @@ import { AppError, ERRORS } from '../errors.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
+import { machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
-import { classifyRegimes, countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
+import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { parseBaselineRequest, parseDetectRequest, parseMachineId, parseMachinesInclude, toNativeError } from './request.js';
 import {
   BaselineQuery,
@@ -303,12 +303,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         if (predictor) {
           const { energyMean, energyStd } = predictor.baseline.stats;
           zScores = zScoresOf(energies, energyMean, energyStd);
-          // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
-          regimes = classifyRegimes({
-            zScores,
-            changePoints: changePointsOf(parsed.input, entire.period),
-            warmupPoints: WINDOW_POINTS,
-          });
+          // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
+          const changePoints = changePointsOf(parsed.input, entire.period);
+          regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
         } else {
           const own = seriesEnergyStats(energies);
           zScores = zScoresOf(energies, own.energyMean, own.energyStd);

@@ -74,7 +74,10 @@ const BaselineStats = Type.Object({
   energy_mean: Type.Number(),
   energy_std: Type.Number(),
   energy_p99: Type.Number(),
-  num_windows: Type.Integer({ description: 'Points with a full window (the first points of a series have no history).' }),
+  num_windows: Type.Integer({
+    description:
+      'Energies the statistics are over: the held-out tail of a fine-tuned series (its last 20 % of windows, never fitted on), or every given energy.',
+  }),
   series_length: Type.Integer(),
 });
 
