@@ -4,12 +4,14 @@
 // the answer is compared with the one the README prints beside it. A README whose examples no
 // longer answer what it says fails here. Blocks run in the README's order where state carries
 // over (usage counts the calls before it; the results appear after the telemetry).
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../../apps/api/src/config.js';
@@ -164,6 +166,25 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     const block = theBlock(blocks, 'sh', (text) => text.trim() === 'curl -s localhost:8080/v1/usage -H "X-Service-Key: $KEY"');
     const [output] = await runShell(block.text, target);
     expectDocumentedAnswer(output!, blockAfter(blocks, block));
+  });
+
+  it('the first SDK example runs as written, as a .mjs file under plain node', async () => {
+    const block = theBlock(blocks, 'js', '@azure-rest/ai-anomaly-detector');
+    // Inside the repository, so that node finds the SDK in its node_modules as a user's project would.
+    const cache = fileURLToPath(new URL('../../.cache/', import.meta.url));
+    await mkdir(cache, { recursive: true });
+    const folder = await mkdtemp(join(cache, 'readme-sdk-'));
+    try {
+      const file = join(folder, 'detect.mjs');
+      await writeFile(file, block.text.replaceAll('localhost:8080', target.hostPort));
+      const { stdout } = await promisify(execFile)(process.execPath, [file], { env: { PATH: process.env['PATH'] ?? '', KEY: target.key } });
+      // What the comment on its last line says it prints.
+      const printed = /console\.log\(res\.body\.isAnomaly\); \/\/ (true|false)$/m.exec(block.text);
+      expect(printed, 'the example ends by printing isAnomaly with its answer as a comment').not.toBeNull();
+      expect(stdout.trim()).toBe(printed![1]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('the quick start answers the same as the last-point example it repeats', async () => {
