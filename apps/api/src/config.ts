@@ -11,7 +11,11 @@ const MIB = 1024 * 1024;
 export interface ApiConfig {
   /** `PORT`: TCP port to listen on. Default 8080. 0 picks a free port (tests). */
   readonly port: number;
-  /** `HOST`: interface to bind. Default `0.0.0.0` (all IPv4 interfaces, as a container needs). */
+  /**
+   * `HOST`: interface to bind. Default `127.0.0.1` (loopback only: a quick start is not reachable
+   * from the network); `0.0.0.0` for all IPv4 interfaces, as a container needs (the Dockerfile and
+   * docker-compose.yml set it).
+   */
   readonly host: string;
   /**
    * `DATA_DIR`: directory for the embedded database (`platform.duckdb`) and the first-start keys
@@ -206,7 +210,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   return Object.freeze({
     ...servers,
     port: read.integer('PORT', 8080, 0, 65535),
-    host: read.text('HOST') ?? '0.0.0.0',
+    host: read.text('HOST') ?? '127.0.0.1',
     bootstrapApiKey,
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),

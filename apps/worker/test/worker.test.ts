@@ -64,7 +64,7 @@ describe('startWorker on the in-process bus', () => {
     const worker = await start(platform, { store, loadModel: async () => fakeModel(modelCalls) });
     const producer = await platform.bus.producer();
     await producer.send('telemetry', points(machines, 0, POINTS));
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
 
     for (const machine of machines) {
       const rows = await allRows(platform.results, machine);
@@ -163,7 +163,7 @@ describe('startWorker on the in-process bus', () => {
     await producer.send('telemetry', points(['m-0'], 0, 20));
     await producer.send('telemetry', poison);
     await producer.send('telemetry', points(['m-0'], 20, 40));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(40);
     await expect.poll(() => dead.length).toBe(poison.length);
     expect(dead.map((d) => d.reason)).toEqual([
       'MESSAGE_NOT_SINGLE_OBJECT',
@@ -186,19 +186,19 @@ describe('startWorker on the in-process bus', () => {
     const reference = await embeddedPlatform();
     const one = await start(reference);
     await (await reference.bus.producer()).send('telemetry', points(machines, 0, POINTS));
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(POINTS * 2);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(POINTS * 2);
 
     const platform = await embeddedPlatform();
     const producer = await platform.bus.producer();
     const first = await start(platform);
     // 205: not a multiple of the period-recheck stretch (12 for a 120-point window) nor of the refit interval.
     await producer.send('telemetry', points(machines, 0, 205));
-    await expect.poll(() => first.counters().rows, { timeout: 20_000 }).toBe(410);
+    await expect.poll(() => first.counters().rows, { timeout: 120_000 }).toBe(410);
     await first.stop();
     // The second worker sees a replay of 55 points (a producer retry), then the rest.
     await producer.send('telemetry', points(machines, 150, POINTS));
     const second = await start(platform);
-    await expect.poll(() => second.counters().rows, { timeout: 20_000 }).toBe((POINTS - 205) * 2);
+    await expect.poll(() => second.counters().rows, { timeout: 120_000 }).toBe((POINTS - 205) * 2);
     expect(second.counters().replays).toBe(110);
     for (const machine of machines) {
       const expected = (await allRows(reference.results, machine)).map(judgement);
@@ -228,9 +228,9 @@ describe('startWorker on the in-process bus', () => {
       [150, 200],
     ] as const) {
       await producer.send('telemetry', points(machines, from, to));
-      await expect.poll(() => pooled.counters().rows, { timeout: 30_000 }).toBe(to * machines.length);
+      await expect.poll(() => pooled.counters().rows, { timeout: 120_000 }).toBe(to * machines.length);
     }
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(600);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(600);
     for (const machine of machines) {
       expect((await allRows(threaded.results, machine)).map(judgement)).toEqual((await allRows(inline.results, machine)).map(judgement));
     }
@@ -254,8 +254,8 @@ describe('startWorker on the in-process bus', () => {
     await (await reference.bus.producer()).send('telemetry', points(['m-0'], 0, 200));
     const worker = await start({ ...platform, results });
     await (await platform.bus.producer()).send('telemetry', points(['m-0'], 0, 200));
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(200);
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(200);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(200);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(200);
     expect(worker.counters().failedBatches).toBe(3);
     expect((await allRows(platform.results, 'm-0')).map(judgement)).toEqual((await allRows(reference.results, 'm-0')).map(judgement));
   });
@@ -267,7 +267,7 @@ describe('startWorker on the in-process bus', () => {
     const worker = await start(platform, { store });
     const producer = await platform.bus.producer();
     await producer.send('telemetry', points(['m-0'], 0, 100));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(100);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(100);
     expect((await allRows(platform.results, 'm-0')).every((row) => row.regime === 'UNKNOWN')).toBe(true);
 
     baselines.set('m-0', statsBaseline('m-0'));
@@ -363,8 +363,8 @@ describe('startWorker on the in-process bus', () => {
         batchMessage(machine, run(m, 82, POINTS)),
       ]);
     }
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
     expect(worker.counters()).toMatchObject({ messages: 32, replays: 60, deadLetters: 0 });
     for (const machine of machines) {
       const got = (await allRows(platform.results, machine)).map(judgement);
@@ -390,7 +390,7 @@ describe('startWorker on the in-process bus', () => {
     await producer.send('telemetry', points(['m-0'], 0, 20));
     await producer.send('telemetry', poison);
     await producer.send('telemetry', points(['m-0'], 20, 40));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(40);
     await expect.poll(() => dead.length).toBe(poison.length);
     expect(dead.map((d) => d.reason)).toEqual(['POINTS_OUT_OF_ORDER', 'INVALID_BATCH', 'INVALID_VALUE', 'KEY_MISMATCH']);
     expect(dead[0]!.detail).toBe(
@@ -424,7 +424,7 @@ describe('startWorker on the in-process bus', () => {
         }),
       ),
     );
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(60);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(60);
     expect(await allRows(platform.results, 'pump:temperature')).toHaveLength(30);
     expect((await allRows(platform.results, 'pump:pressure'))[29]!.value).toBe(3);
   });
@@ -435,7 +435,7 @@ describe('startWorker on the in-process bus', () => {
     const a = await start(platform);
     const b = await start(platform);
     await (await platform.bus.producer()).send('telemetry', points(machines, 0, 50));
-    await expect.poll(() => a.counters().rows + b.counters().rows, { timeout: 20_000 }).toBe(600);
+    await expect.poll(() => a.counters().rows + b.counters().rows, { timeout: 120_000 }).toBe(600);
     expect(a.counters().rows).toBeGreaterThan(0);
     expect(b.counters().rows).toBeGreaterThan(0);
     const summaries = await platform.results.machines(ORG);
