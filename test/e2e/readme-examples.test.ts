@@ -34,10 +34,15 @@ import {
 } from './readme.js';
 import { randomTestKey } from './server.js';
 
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-const blocks = fencedBlocks(README);
-/** The native API's reference, whose examples continue from the main README's. */
-const nativeBlocks = fencedBlocks(readFileSync(fileURLToPath(new URL('../../apps/api/src/native/README.md', import.meta.url)), 'utf8'));
+const read = (path: string): string => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
+/**
+ * The README's blocks, then those of the reference pages it sends readers to (the vendor API's and
+ * streaming's): one list, so each example is found once wherever it lives, and an answer is the
+ * block after its request in the same page.
+ */
+const blocks = ['README.md', 'docs/api.md', 'docs/streaming.md'].flatMap((path) => fencedBlocks(read(path)));
+/** The native API's reference, whose examples continue from those of README and docs. */
+const nativeBlocks = fencedBlocks(read('apps/api/src/native/README.md'));
 /** Keys whose values differ on every run: only their type is compared. */
 const VOLATILE = new Set(['created_at', 'updated_at', 'baseline_created_at', 'duration_seconds']);
 
@@ -155,7 +160,7 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     const block = theBlock(blocks, 'sh', 'changepoint/detect');
     const [output] = await runShell(block.text, target);
     const answer = JSON.parse(output!) as { period: number; isChangePoint: boolean[]; confidenceScores: number[] };
-    const named = /at point (\d+): `isChangePoint` is true there and only there/.exec(README);
+    const named = /at point (\d+): `isChangePoint` is true there and only there/.exec(read('README.md'));
     expect(named, 'the sentence after the changepoint example').not.toBeNull();
     expect(answer.isChangePoint.flatMap((flag, index) => (flag ? [index] : []))).toEqual([Number(named![1])]);
     expect(answer.period).toBe(0);
