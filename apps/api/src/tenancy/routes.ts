@@ -32,6 +32,17 @@ const Usage = Type.Object(
   { description: "The caller's key and its organization's usage" },
 );
 
+const UsageQuery = Type.Object(
+  {
+    kind: Type.Optional(
+      Type.Union([Type.Literal('live'), Type.Literal('test')], {
+        description: 'Only the usage of keys of this kind (test keys are never billed). Default: both kinds together.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = async (app, options) => {
   app.get(
     '/v1/usage',
@@ -39,11 +50,12 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = as
       schema: {
         summary: "Usage of the caller's organization, per endpoint",
         tags: ['tenancy'],
+        querystring: UsageQuery,
         response: { 200: Usage },
       },
     },
     async (request) => {
-      const usage = await options.store.usageFor(request.auth.orgId);
+      const usage = await options.store.usageFor(request.auth.orgId, request.query.kind ? { keyKind: request.query.kind } : {});
       const recorded = new Map(usage.byEndpoint.map((entry) => [entry.endpoint, entry]));
       // The known labels first in their fixed order, then any other label the store holds.
       const labels = [...USAGE_ENDPOINTS, ...[...recorded.keys()].filter((label) => !(USAGE_ENDPOINTS as readonly string[]).includes(label))];
