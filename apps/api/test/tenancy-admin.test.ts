@@ -43,6 +43,17 @@ describe('admin API', () => {
     }
   });
 
+  it('documents the admin routes in the OpenAPI document only while the admin API is on', async () => {
+    type Document = { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> };
+    const on = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<Document>();
+    expect(on.paths['/admin/v1/organizations']?.['post']?.security).toEqual([{ adminToken: [] }]);
+    expect(Object.keys(on.paths['/admin/v1/organizations']?.['post']?.responses ?? {}).sort()).toEqual(['201', '400', '401', '404', '409']);
+    expect(Object.keys(on.paths).filter((route) => route.startsWith('/admin/*'))).toEqual([]);
+    const off = await env.start({ ADMIN_TOKEN: '' });
+    const document = (await off.inject({ method: 'GET', url: '/openapi.json' })).json<Document>();
+    expect(Object.keys(document.paths).filter((route) => route.startsWith('/admin'))).toEqual([]);
+  });
+
   it('refuses a missing or wrong token, an API key and other headers with 401 AdminUnauthorized', async () => {
     const missing = await call(app, 'GET', '/admin/v1/organizations', undefined);
     expect(missing.statusCode).toBe(401);
