@@ -176,7 +176,9 @@ describe('/v1/keys', () => {
     expect(await usable(test)).toBe(false);
 
     const liveId = app.bootstrap.createdKeys.find((key) => key.kind === 'live')?.keyId ?? '';
-    const hour = await call(app, 'POST', `/v1/keys/${liveId}/rotate`, live, {});
+    // No body at all: the default hour too.
+    const hour = await call(app, 'POST', `/v1/keys/${liveId}/rotate`, live);
+    expect(hour.statusCode, hour.body).toBe(201);
     expect(hour.json<{ previous: { expires_at: string } }>().previous.expires_at).toBe(new Date(env.nowMs + 3_600_000).toISOString());
     for (const grace of [-1, 30 * 24 * 3600 + 1, 1.5]) {
       const bad = await call(app, 'POST', `/v1/keys/${liveId}/rotate`, live, { grace_seconds: grace });

@@ -67,6 +67,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRoutesOptions> = async (app
   app.post(
     '/v1/keys/:key_id/rotate',
     {
+      // The body is optional: none at all means every default.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) (request as { body: unknown }).body = {};
+      },
       schema: {
         summary: 'Issue a successor of a key; the old one works for grace_seconds more',
         tags: TAGS,
@@ -77,7 +81,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRoutesOptions> = async (app
     },
     async (request, reply) => {
       const orgId = requireKeyManagement(request);
-      const graceSeconds = request.body?.grace_seconds ?? DEFAULT_GRACE_SECONDS;
+      const graceSeconds = request.body.grace_seconds ?? DEFAULT_GRACE_SECONDS;
       const { successor, previous } = await keys.rotate(orgId, request.params.key_id, graceSeconds);
       return reply.code(201).send({ ...successor, previous });
     },
