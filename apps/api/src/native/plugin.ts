@@ -232,7 +232,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
   async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
     try {
-      await store.recordUsage(orgOf(request), endpoint, points);
+      await store.recordUsage(orgOf(request), endpoint, points, request.auth.keyKind);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }

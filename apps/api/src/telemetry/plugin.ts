@@ -155,7 +155,7 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
             );
           }
           try {
-            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount);
+            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount, request.auth.keyKind);
           } catch (cause) {
             throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request (a retry is safe).', { cause });
           }
