@@ -196,7 +196,13 @@ export async function runClickHouseMigrations(
         if (addColumn && (await columnExists(client, addColumn[1] ?? '', addColumn[2] ?? '', addColumn[3] ?? ''))) {
           continue;
         }
-        await client.command({ query: statement });
+        try {
+          await client.command({ query: statement });
+        } catch (error) {
+          // Another replica added the column between our check and our ALTER: the column is there.
+          if (addColumn && (await columnExists(client, addColumn[1] ?? '', addColumn[2] ?? '', addColumn[3] ?? ''))) continue;
+          throw error;
+        }
       } catch (error) {
         throw migrationError(error, `${migration.name}, statement ${index + 1}`, context);
       }

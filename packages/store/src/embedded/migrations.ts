@@ -101,4 +101,12 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 3,
+    statements: [
+      // A multivariate machine's baseline lists its channels (JSON array of names); each channel's
+      // own baseline is the row of `<machine_id>:<channel>`. NULL for a single series.
+      'ALTER TABLE baselines ADD COLUMN channels VARCHAR',
+    ],
+  },
 ];
