@@ -154,6 +154,12 @@ export interface NewBaseline {
   readonly predictorWeights: Uint8Array | null;
   /** Value scaling used with the predictor; null when fine-tuning was skipped. */
   readonly normalisation: { readonly center: number; readonly scale: number } | null;
+  /**
+   * A multivariate machine's record: its channel names, in the request's order, each with its own
+   * baseline under `<machineId>:<channel>`. Null (or absent) for a single series. The stores
+   * always return it (null for baselines written without it).
+   */
+  readonly channels?: readonly string[] | null;
 }
 
 export interface BaselineRecord extends NewBaseline {
@@ -172,6 +178,8 @@ export interface MachineSummary {
   readonly baselineCreatedAt: Date | null;
   readonly numWindows: number | null;
   readonly label: string | null;
+  /** The baseline's channel names (a multivariate machine); null otherwise. */
+  readonly channels?: readonly string[] | null;
 }
 
 export const REGIME_NAMES = ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] as const;

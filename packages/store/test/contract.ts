@@ -389,6 +389,25 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect(await store.getBaseline('org_a', 'pump-big')).toEqual(stored);
     });
 
+    it("keeps a multivariate baseline's channels, lists them, and clears them when replaced without", async () => {
+      const store = await openStore();
+      const plain = await store.upsertBaseline('org_a', baselineFor('single'));
+      expect(plain.channels).toBeNull();
+      const multi = await store.upsertBaseline('org_a', baselineFor('rig', { channels: ['temp', 'rpm.1'] }));
+      expect(multi.channels).toEqual(['temp', 'rpm.1']);
+      expect(await store.getBaseline('org_a', 'rig')).toEqual(multi);
+      expect((await store.listMachines('org_a')).map((machine) => [machine.machineId, machine.channels])).toEqual([
+        ['rig', ['temp', 'rpm.1']],
+        ['single', null],
+      ]);
+      const replaced = await store.upsertBaseline('org_a', baselineFor('rig'));
+      expect(replaced.channels).toBeNull();
+      expect((await store.getBaseline('org_a', 'rig'))?.channels).toBeNull();
+      await expect(store.upsertBaseline('org_a', baselineFor('rig', { channels: [] }))).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+    });
+
     it('keeps machines per organization', async () => {
       const store = await openStore();
       await store.upsertBaseline('org_a', baselineFor('shared-id'));

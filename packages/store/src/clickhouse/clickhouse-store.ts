@@ -235,6 +235,7 @@ interface BaselineRow {
   predictor_weights_base64: string | null;
   normalisation_center: string | null;
   normalisation_scale: string | null;
+  channels: string | null;
   created_at_ms: number;
   updated_at_ms: number;
   deleted: number;
@@ -270,7 +271,7 @@ const BASELINE_FIELDS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, ' +
   'finetune_epochs_max, finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights_base64, ' +
-  'normalisation_center, normalisation_scale, created_at_ms, updated_at_ms, deleted, version';
+  'normalisation_center, normalisation_scale, channels, created_at_ms, updated_at_ms, deleted, version';
 
 class ClickHouseStore implements Store {
   private readonly clock = new VersionClock();
@@ -517,6 +518,7 @@ class ClickHouseStore implements Store {
         predictorWeights: baseline.predictorWeights === null ? null : new Uint8Array(baseline.predictorWeights),
         createdAt: previous.live?.createdAt ?? new Date(nowMs),
         updatedAt: new Date(nowMs),
+        channels: baseline.channels ? [...baseline.channels] : null,
       };
       await this.insert(operation, this.t.baselines, [baselineRow(record, this.clock.next(previous.version))]);
       return record;
@@ -537,9 +539,9 @@ class ClickHouseStore implements Store {
           `SELECT machine_id, first_seen_at_ms, deleted FROM ${this.t.machines} FINAL
             WHERE org_id = ${sqlString(orgId)} ORDER BY machine_id`,
         ),
-        this.rows<{ machine_id: string; created_at_ms: number; num_windows: number; label: string | null; deleted: number }>(
+        this.rows<{ machine_id: string; created_at_ms: number; num_windows: number; label: string | null; channels: string | null; deleted: number }>(
           operation,
-          `SELECT machine_id, created_at_ms, num_windows, label, deleted FROM ${this.t.baselines} FINAL
+          `SELECT machine_id, created_at_ms, num_windows, label, channels, deleted FROM ${this.t.baselines} FINAL
             WHERE org_id = ${sqlString(orgId)}`,
         ),
       ]);
@@ -554,6 +556,7 @@ class ClickHouseStore implements Store {
             baselineCreatedAt: baseline ? new Date(baseline.created_at_ms) : null,
             numWindows: baseline ? Number(baseline.num_windows) : null,
             label: baseline ? baseline.label : null,
+            channels: baseline ? channelsOf(baseline.channels) : null,
           };
         });
     });
@@ -964,6 +967,7 @@ function baselineRow(record: BaselineRecord, version: number): Record<string, un
         : Buffer.from(record.predictorWeights.buffer, record.predictorWeights.byteOffset, record.predictorWeights.byteLength).toString('base64'),
     normalisation_center: exactTextOrNull(record.normalisation?.center ?? null),
     normalisation_scale: exactTextOrNull(record.normalisation?.scale ?? null),
+    channels: record.channels ? JSON.stringify(record.channels) : null,
     created_at_ms: record.createdAt.getTime(),
     updated_at_ms: record.updatedAt.getTime(),
     deleted: 0,
@@ -995,6 +999,7 @@ function baselineTombstone(orgId: string, machineId: string, version: number): R
     predictor_weights_base64: null,
     normalisation_center: null,
     normalisation_scale: null,
+    channels: null,
     created_at_ms: 0,
     updated_at_ms: 0,
     deleted: 1,
@@ -1032,7 +1037,15 @@ function toBaseline(row: BaselineRow): BaselineRecord {
     normalisation: center === null || scale === null ? null : { center, scale },
     createdAt: new Date(Number(row.created_at_ms)),
     updatedAt: new Date(Number(row.updated_at_ms)),
+    channels: channelsOf(row.channels),
   };
+}
+
+/** The channels column: a JSON array of names written by upsertBaseline, or NULL. */
+function channelsOf(text: string | null): string[] | null {
+  if (text === null) return null;
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed) ? parsed.map(String) : null;
 }
 
 function regimeCountsOf(row: DetectionRow): RegimeCounts {

@@ -76,6 +76,10 @@ export function validateBaseline(orgId: string, baseline: NewBaseline): void {
   for (const [name, value] of [['label', baseline.label], ['granularity', baseline.granularity]] as const) {
     if (value !== null && typeof value !== 'string') invalid(operation, `${name} must be a string or null`);
   }
+  const channels = baseline.channels;
+  if (channels != null && (!Array.isArray(channels) || channels.length === 0 || !channels.every((name) => typeof name === 'string' && name !== ''))) {
+    invalid(operation, 'channels must be null or a non-empty list of non-empty names');
+  }
 }
 
 export function validateDetection(orgId: string, machineId: string, detection: MachineDetection): void {

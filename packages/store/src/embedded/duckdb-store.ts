@@ -123,7 +123,7 @@ const BASELINE_COLUMNS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, finetune_epochs_max, ' +
   'finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights, normalisation_center, ' +
-  'normalisation_scale, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
+  'normalisation_scale, channels, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
 
 const KEY_COLUMNS =
   'id, org_id, kind, prefix, key_hash, epoch_ms(created_at) AS created_ms, ' +
@@ -363,8 +363,8 @@ class DuckDBStore implements Store {
         const { stats, fineTuneStats: tune } = baseline;
         await this.connection.run(
           `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                     epoch_ms(CAST($22 AS BIGINT)), epoch_ms(CAST($22 AS BIGINT)))
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+                     epoch_ms(CAST($23 AS BIGINT)), epoch_ms(CAST($23 AS BIGINT)))
              ON CONFLICT (org_id, machine_id) DO UPDATE SET
                baseline_id = excluded.baseline_id, label = excluded.label, granularity = excluded.granularity,
                sensitivity = excluded.sensitivity, energy_mean = excluded.energy_mean, energy_std = excluded.energy_std,
@@ -375,7 +375,8 @@ class DuckDBStore implements Store {
                finetune_early_stopped = excluded.finetune_early_stopped, finetune_windows = excluded.finetune_windows,
                finetune_duration_seconds = excluded.finetune_duration_seconds,
                predictor_weights = excluded.predictor_weights, normalisation_center = excluded.normalisation_center,
-               normalisation_scale = excluded.normalisation_scale, updated_at = excluded.updated_at`,
+               normalisation_scale = excluded.normalisation_scale, channels = excluded.channels,
+               updated_at = excluded.updated_at`,
           [
             orgId,
             baseline.machineId,
@@ -398,6 +399,7 @@ class DuckDBStore implements Store {
             baseline.predictorWeights === null ? null : new DuckDBBlobValue(baseline.predictorWeights),
             baseline.normalisation?.center ?? null,
             baseline.normalisation?.scale ?? null,
+            baseline.channels ? JSON.stringify(baseline.channels) : null,
             now,
           ],
           BASELINE_PARAMETER_TYPES,
@@ -417,7 +419,7 @@ class DuckDBStore implements Store {
     return this.op('listMachines', async () => {
       const reader = await this.connection.runAndReadAll(
         `SELECT m.machine_id, epoch_ms(m.first_seen_at) AS first_seen_ms, epoch_ms(b.created_at) AS baseline_created_ms,
-                b.num_windows, b.label
+                b.num_windows, b.label, b.channels
            FROM machines m LEFT JOIN baselines b ON b.org_id = m.org_id AND b.machine_id = m.machine_id
            WHERE m.org_id = $1 ORDER BY m.machine_id`,
         [orgId],
@@ -428,6 +430,7 @@ class DuckDBStore implements Store {
         baselineCreatedAt: toDate(row['baseline_created_ms']),
         numWindows: toNumberOrNull(row['num_windows']),
         label: toStringOrNull(row['label']),
+        channels: toChannels(row['channels']),
       }));
     });
   }
@@ -752,6 +755,17 @@ function validateBaseline(orgId: string, baseline: NewBaseline): void {
   if ((baseline.predictorWeights === null) !== (baseline.normalisation === null)) {
     fail('predictor weights and normalisation come together');
   }
+  const channels = baseline.channels;
+  if (channels != null && (!Array.isArray(channels) || channels.length === 0 || !channels.every((name) => typeof name === 'string' && name !== ''))) {
+    fail('channels must be null or a non-empty list of non-empty names');
+  }
+}
+
+/** The channels column: a JSON array of names written by upsertBaseline, or NULL. */
+function toChannels(value: DuckDBValue | undefined): string[] | null {
+  if (value === null || value === undefined) return null;
+  const parsed: unknown = JSON.parse(String(value));
+  return Array.isArray(parsed) ? parsed.map(String) : null;
 }
 
 function toBaseline(row: Row): BaselineRecord {
@@ -785,6 +799,7 @@ function toBaseline(row: Row): BaselineRecord {
     normalisation: center === null || scale === null ? null : { center, scale },
     createdAt: toDate(row['created_ms']) ?? new Date(0),
     updatedAt: toDate(row['updated_ms']) ?? new Date(0),
+    channels: toChannels(row['channels']),
   };
 }
 

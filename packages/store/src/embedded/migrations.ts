@@ -128,4 +128,12 @@ export const MIGRATIONS: readonly Migration[] = [
       'DROP TABLE usage_daily',
     ],
   },
+  {
+    version: 4,
+    statements: [
+      // A multivariate machine's baseline lists its channels (JSON array of names); each channel's
+      // own baseline is the row of `<machine_id>:<channel>`. NULL for a single series.
+      'ALTER TABLE baselines ADD COLUMN channels VARCHAR',
+    ],
+  },
 ];
