@@ -93,7 +93,7 @@ describe('admin API', () => {
       ],
     });
     for (const key of body.keys) {
-      const usage = await call(app, 'GET', '/v1/usage', key['key'] as string);
+      const usage = await call(app, 'GET', '/v1/usage/summary', key['key'] as string);
       expect(usage.statusCode).toBe(200);
       expect(usage.body).toContain(body.org_id);
     }

@@ -44,7 +44,7 @@ describe('plans and the free tier', () => {
     expect(refused.headers['x-quota-renews-at']).toBe(APRIL_FIRST);
     expect(refused.json()).toEqual({ error: { code: '403', message: MESSAGE(APRIL_FIRST) } });
     // Refused calls are not counted.
-    const usage = (await call(app, 'GET', '/v1/usage?kind=live', live)).json<{ total_points: number; call_count: number }>();
+    const usage = (await call(app, 'GET', '/v1/usage/summary?kind=live', live)).json<{ total_points: number; call_count: number }>();
     expect(usage).toMatchObject({ total_points: 60, call_count: 3 });
   });
 
@@ -70,10 +70,17 @@ describe('plans and the free tier', () => {
     expect((await detect(live)).statusCode).toBe(403);
     expect((await detect(test)).statusCode).toBe(200);
 
-    const totals = async (query: string) => (await call(app, 'GET', `/v1/usage${query}`, live)).json<{ total_points: number; call_count: number }>();
+    const totals = async (query: string) => (await call(app, 'GET', `/v1/usage/summary${query}`, live)).json<{ total_points: number; call_count: number }>();
     expect(await totals('?kind=live')).toMatchObject({ total_points: 60, call_count: 3 });
     expect(await totals('?kind=test')).toMatchObject({ total_points: 100, call_count: 5 });
     expect(await totals('')).toMatchObject({ total_points: 160, call_count: 8 });
+    // The seed's array of per-endpoint records takes the same filter.
+    const records = async (query: string) =>
+      (await call(app, 'GET', `/v1/usage${query}`, live)).json<{ total_points: number; call_count: number }[]>();
+    const summed = (rows: { total_points: number; call_count: number }[]) =>
+      rows.reduce((sum, row) => ({ total_points: sum.total_points + row.total_points, call_count: sum.call_count + row.call_count }), { total_points: 0, call_count: 0 });
+    expect(summed(await records('?kind=live'))).toEqual({ total_points: 60, call_count: 3 });
+    expect(summed(await records('?kind=test'))).toEqual({ total_points: 100, call_count: 5 });
     const bad = await call(app, 'GET', '/v1/usage?kind=gold', live);
     expect(bad.statusCode).toBe(400);
     expect(bad.json<{ error: { code: string } }>().error.code).toBe('BadRequest');
