@@ -8,6 +8,7 @@ import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type 
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
+import { dashboardRoutes } from './dashboard/plugin.js';
 import { healthRoutes } from './health/routes.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
@@ -235,6 +236,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       async () => app.swagger(),
     );
     await app.register(tenancyRoutes, { store });
+    await app.register(dashboardRoutes);
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
