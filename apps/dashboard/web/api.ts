@@ -20,7 +20,12 @@ export function setUnauthorizedHandler(handler: (error: ApiError) => void): void
   onUnauthorized = handler;
 }
 
-export async function apiRequest<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export interface RequestOptions {
+  /** Leave a 401 to the caller (the sign-in page checking a new key) instead of signing out. */
+  readonly handleUnauthorized?: boolean;
+}
+
+export async function apiRequest<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
@@ -40,7 +45,7 @@ export async function apiRequest<T>(method: 'GET' | 'POST' | 'DELETE', path: str
   }
   if (!response.ok) {
     const error = errorOf(response.status, parsed);
-    if (response.status === 401) onUnauthorized(error);
+    if (response.status === 401 && options.handleUnauthorized !== false) onUnauthorized(error);
     throw error;
   }
   return parsed as T;

@@ -60,7 +60,8 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
     height: 340,
     series,
     scales: { x: { time: timed } },
-    axes: [{}, { size: 60 }],
+    // Ticks at least 90 px apart: time labels are wide.
+    axes: [{ space: 90 }, { size: 60 }],
     ...(hasBand ? { bands: [{ series: [4, 3], fill: 'rgba(36, 86, 201, 0.08)' }] } : {}),
     ...(timed ? { tzDate: (seconds: number) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC') } : {}),
     hooks: {

@@ -59,7 +59,8 @@ export function renderDetect(main: HTMLElement): void {
     try {
       const view = await detect(selected, parsed.series, request);
       status.replaceChildren();
-      const flagged = selected === 'changepoint' ? `${view.changePointIndices.length} changepoints` : `${view.anomalyIndices.length} anomalies`;
+      const flagged =
+        selected === 'changepoint' ? plural(view.changePointIndices.length, 'changepoint') : plural(view.anomalyIndices.length, 'anomaly', 'anomalies');
       renderResultPanel(output, view, `${chosen.name}: ${view.rows.length.toLocaleString('en-US')} points, ${flagged}.`);
       const base = chosen.name.replace(/\.[^.]*$/, '') || 'series';
       const csvButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'download-csv' }, 'Download CSV');
@@ -108,4 +109,8 @@ async function detect(mode: DetectMode, series: ParsedSeries, request: Record<st
     case 'changepoint':
       return viewFromChangePoints(series.points, await apiRequest<ChangePointDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', request));
   }
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
 }

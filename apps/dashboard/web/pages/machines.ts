@@ -70,8 +70,8 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
   });
   main.replaceChildren(
     statusCard,
-    baselineSlot,
     el('section', { class: 'card' }, el('h2', {}, 'Stored results'), el('p', { class: 'notice' }, 'The per-point results of its telemetry, judged by the workers.'), rangeForm, resultsStatus, output),
+    baselineSlot,
   );
 
   async function loadResults(): Promise<void> {

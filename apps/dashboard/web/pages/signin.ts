@@ -23,7 +23,7 @@ export function renderSignIn(root: HTMLElement, onSignedIn: () => void, notice?:
     if (key === '') return;
     button.disabled = true;
     signIn(key);
-    apiRequest<UsageRecord[]>('GET', '/v1/usage')
+    apiRequest<UsageRecord[]>('GET', '/v1/usage', undefined, { handleUnauthorized: false })
       .then(() => onSignedIn())
       .catch((error: unknown) => {
         signOut();
