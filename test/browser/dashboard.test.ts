@@ -23,6 +23,7 @@ const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta
 const MACHINE = 'pump-18';
 const healthy = cycleCsv(1000, { seed: 4 });
 const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
+const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
 
 describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   let platform: Platform | undefined;
@@ -68,6 +69,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     baseUrl = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`;
     await writeFile(join(workDir, 'healthy.csv'), healthy.csv);
     await writeFile(join(workDir, 'suspect.csv'), suspect.csv);
+    await writeFile(join(workDir, 'shifted.csv'), shifted.csv);
     await writeFile(join(workDir, 'broken.csv'), 'timestamp,value\n2025-06-01T10:00:00Z,50.1\n2025-06-01T10:01:00Z,abc\n');
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, acceptDownloads: true });
@@ -170,6 +172,24 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await screenshot('detect');
   });
 
+  it('marks on the chart the changepoints the API finds', async () => {
+    const reference = await api<{ isChangePoint: boolean[] }>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', {
+      series: shifted.points,
+      granularity: 'minutely',
+      stableTrendWindow: 10,
+    });
+    const changepoints = reference.isChangePoint.flatMap((changed, index) => (changed ? [index] : []));
+    expect(changepoints.length).toBeGreaterThan(0);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'shifted.csv'));
+    await page.getByLabel('Mode').selectOption('changepoint');
+    expect(await page.getByLabel(/Sensitivity/).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByTestId('summary').textContent()).toContain('shifted.csv: 240 points');
+    const marked = await page.getByTestId('chart').getAttribute('data-changepoints');
+    expect(marked?.split(',').map(Number)).toEqual(changepoints);
+    expect(await tableIndices()).toEqual(changepoints);
+  });
+
   it("lists the machine and charts its stored results on the machine's page", async () => {
     await api('POST', '/v1/telemetry', { machine_id: MACHINE, points: suspect.points });
     await expect
@@ -198,6 +218,16 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await baselineRow.waitFor();
     expect(await baselineRow.locator('td').allTextContents()).toEqual(['v1/baseline', '1', '1,000']);
     await screenshot('usage');
+  });
+
+  it('returns to the sign-in page when the service refuses the kept key', async () => {
+    await page.evaluate(`sessionStorage.setItem('adp.dashboard.apiKey', 'svc_test_${'y'.repeat(32)}')`);
+    await page.goto(`${baseUrl}/dashboard/#/machines`);
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('The service refused the key (401). Sign in again.');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator(`tr[data-machine-id="${MACHINE}"]`).waitFor();
   });
 
   it('signs out: the key is gone and the pages ask for one again', async () => {
