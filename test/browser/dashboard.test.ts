@@ -21,6 +21,8 @@ if (!chromiumPresent && !inCi) console.warn('Skipping the browser tests: /usr/bi
 
 const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 const MACHINE = 'pump-18';
+/** Waits on the page: generous, for a loaded CI machine (each wait ends as soon as its condition holds). */
+const WAIT = { timeout: 60_000, interval: 100 };
 const healthy = cycleCsv(1000, { seed: 4 });
 const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
 const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
@@ -74,6 +76,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, acceptDownloads: true });
     page = await context.newPage();
+    page.setDefaultTimeout(WAIT.timeout);
   });
 
   afterAll(async () => {
@@ -87,7 +90,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await page.goto(`${baseUrl}/dashboard/`);
     await page.getByLabel('API key').fill(`svc_test_${'x'.repeat(32)}`);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The key was not accepted');
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('The key was not accepted');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
 
     await page.getByLabel('API key').fill(key);
@@ -118,7 +121,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await page.goto(`${baseUrl}/dashboard/#/detect`);
     await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'broken.csv'));
     await page.getByRole('button', { name: 'Detect' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('broken.csv: Line 3, column 2 (value): "abc" is not a number');
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('broken.csv: Line 3, column 2 (value): "abc" is not a number');
   });
 
   it('detects on a CSV and flags on the chart and in the table exactly what the API flags', async () => {
@@ -165,8 +168,8 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await page.getByLabel('Mode').selectOption('streaming');
     await page.getByLabel('Machine id').fill(MACHINE);
     await page.getByRole('button', { name: 'Detect' }).click();
-    await expect.poll(() => page.getByTestId('summary').textContent()).toContain('suspect.csv');
-    await expect.poll(() => page.getByTestId('chart').getAttribute('data-regime-spans')).toContain('SHOCK:200-');
+    await expect.poll(() => page.getByTestId('summary').textContent(), WAIT).toContain('suspect.csv');
+    await expect.poll(() => page.getByTestId('chart').getAttribute('data-regime-spans'), WAIT).toContain('SHOCK:200-');
     expect(await chartAnomalies()).toEqual(reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : [])));
     expect(await page.locator('[data-testid="flagged"] tbody tr[data-index="200"] td').nth(7).textContent()).toBe(reference.regimes[200]);
     await screenshot('detect');
@@ -184,7 +187,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await page.getByLabel('Mode').selectOption('changepoint');
     expect(await page.getByLabel(/Sensitivity/).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Detect' }).click();
-    await expect.poll(() => page.getByTestId('summary').textContent()).toContain('shifted.csv: 240 points');
+    await expect.poll(() => page.getByTestId('summary').textContent(), WAIT).toContain('shifted.csv: 240 points');
     const marked = await page.getByTestId('chart').getAttribute('data-changepoints');
     expect(marked?.split(',').map(Number)).toEqual(changepoints);
     expect(await tableIndices()).toEqual(changepoints);
@@ -193,7 +196,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   it("lists the machine and charts its stored results on the machine's page", async () => {
     await api('POST', '/v1/telemetry', { machine_id: MACHINE, points: suspect.points });
     await expect
-      .poll(async () => (await api<{ results: unknown[] }>('GET', `/v1/machines/${MACHINE}/results?limit=1000`)).results.length, { timeout: 60_000 })
+      .poll(async () => (await api<{ results: unknown[] }>('GET', `/v1/machines/${MACHINE}/results?limit=1000`)).results.length, WAIT)
       .toBe(300);
 
     await page.goto(`${baseUrl}/dashboard/#/machines`);
@@ -208,6 +211,8 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     const results = await api<{ results: { is_anomaly: boolean }[] }>('GET', `/v1/machines/${MACHINE}/results?limit=1000`);
     expect(await chartAnomalies()).toEqual(results.results.flatMap((result, index) => (result.is_anomaly ? [index] : [])));
     expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('300');
+    const lastAnomaly = results.results.flatMap((result, index) => (result.is_anomaly ? [suspect.points[index]?.timestamp] : [])).pop();
+    expect(await page.getByTestId('machine-results').getByTestId('summary').textContent()).toContain(`last anomaly: ${lastAnomaly}.`);
     await page.getByRole('heading', { name: 'Stored results' }).evaluate((heading) => heading.scrollIntoView());
     await screenshot('machine');
   });
@@ -223,7 +228,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   it('returns to the sign-in page when the service refuses the kept key', async () => {
     await page.evaluate(`sessionStorage.setItem('adp.dashboard.apiKey', 'svc_test_${'y'.repeat(32)}')`);
     await page.goto(`${baseUrl}/dashboard/#/machines`);
-    await expect.poll(() => page.getByRole('alert').textContent()).toBe('The service refused the key (401). Sign in again.');
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('The service refused the key (401). Sign in again.');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();

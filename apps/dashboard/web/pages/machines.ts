@@ -107,7 +107,14 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
         return;
       }
       const view = viewFromResults(rows);
-      renderResultPanel(output, view, `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${rows[rows.length - 1]?.timestamp}, ${view.anomalyIndices.length} anomalies.`);
+      const last = rows[rows.length - 1];
+      const lastAnomaly = view.anomalyIndices.length > 0 ? rows[view.anomalyIndices[view.anomalyIndices.length - 1] ?? 0]?.timestamp : null;
+      renderResultPanel(
+        output,
+        view,
+        `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${last?.timestamp}, ${view.anomalyIndices.length} anomalies` +
+          `; regime at the last point: ${last?.regime ?? '—'}; last anomaly: ${lastAnomaly ?? 'none'}.`,
+      );
     } catch (error) {
       resultsStatus.replaceChildren(errorBox(describeError(error)));
     } finally {
