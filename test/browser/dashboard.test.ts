@@ -175,6 +175,14 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await screenshot('detect');
   });
 
+  it("shows the API's own error, with its status and code", async () => {
+    await page.getByLabel('Machine id').fill('-not-an-id');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toMatch(/ \(400 InvalidMachineId\)$/);
+    expect(await page.getByTestId('detect-results').textContent()).toBe('');
+    await page.getByLabel('Machine id').fill(MACHINE);
+  });
+
   it('marks on the chart the changepoints the API finds', async () => {
     const reference = await api<{ isChangePoint: boolean[] }>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', {
       series: shifted.points,
