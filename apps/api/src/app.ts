@@ -9,6 +9,7 @@ import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
+import { dashboardRoutes } from './dashboard/plugin.js';
 import { healthRoutes } from './health/routes.js';
 import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
@@ -273,6 +274,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
+    await app.register(dashboardRoutes);
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {

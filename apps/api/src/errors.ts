@@ -88,6 +88,8 @@ export const ERRORS = {
   ServerBusy: { code: 'ServerBusy', statusCode: 503, retriable: true },
   /** Content type the route cannot parse. */
   UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
+  /** The web dashboard's bundle could not be built (a broken install); the log has esbuild's errors. */
+  DashboardUnavailable: { code: 'DashboardUnavailable', statusCode: 503, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */
