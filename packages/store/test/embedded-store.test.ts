@@ -3,11 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, type Store } from '@adp/store';
+import { describeAuditContract } from './audit-contract.js';
 import { describeStoreContract, newKey, sha256 } from './contract.js';
 
 let dataDir = '';
 
 describeStoreContract('embedded DuckDB', {
+  async setUp() {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
+  },
+  open: (options = {}) => openEmbeddedStore({ dataDir, ...options }),
+  async tearDown() {
+    await rm(dataDir, { recursive: true, force: true });
+  },
+});
+
+describeAuditContract('embedded DuckDB', {
   async setUp() {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
   },

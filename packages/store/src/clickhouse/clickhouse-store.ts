@@ -52,6 +52,8 @@ import type {
   Store,
 } from '../types.js';
 import { organizationUsage } from '../types.js';
+import type { AuditStore } from '../audit.js';
+import { ClickHouseAuditStore } from './clickhouse-audit.js';
 import { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
 import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey } from './validation.js';
@@ -272,6 +274,7 @@ class ClickHouseStore implements Store {
   private readonly usageInserts: InsertBatcher;
   private readonly detectionInserts: InsertBatcher;
   private readonly keyUseInserts: InsertBatcher;
+  readonly audit: AuditStore;
   private readonly t: Readonly<Record<
     'organizations' | 'claims' | 'keys' | 'usage' | 'machines' | 'baselines' | 'detections',
     string
@@ -298,6 +301,14 @@ class ClickHouseStore implements Store {
     this.usageInserts = batcher('recordUsage', this.t.usage);
     this.detectionInserts = batcher('recordDetection', this.t.detections);
     this.keyUseInserts = batcher('touchApiKey', this.t.keys);
+    this.audit = new ClickHouseAuditStore(
+      {
+        op: (operation, task) => this.op(operation, task),
+        rows: (operation, query) => this.rows(operation, query),
+        insert: (operation, table, values) => this.insert(operation, table, values),
+      },
+      `${database}.store_audit_events`,
+    );
   }
 
   // ---- organizations and keys ------------------------------------------------------------------
@@ -313,6 +324,10 @@ class ClickHouseStore implements Store {
     return this.op('ensureDefaultOrganization', (operation) =>
       this.ensureOrganization(operation, DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, false),
     );
+  }
+
+  getOrganization(orgId: string): Promise<Organization | null> {
+    return this.op('getOrganization', async (operation) => (await this.organizationById(operation, orgId)).live);
   }
 
   completeBootstrap(orgId: string, keys: readonly NewApiKey[]): Promise<readonly ApiKeyRecord[] | null> {

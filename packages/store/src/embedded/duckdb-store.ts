@@ -21,6 +21,8 @@ import {
 import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT } from '../constants.js';
 import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
+import type { AuditStore } from '../audit.js';
+import { DuckDBAuditStore } from './duckdb-audit.js';
 import { MIGRATIONS } from './migrations.js';
 import {
   organizationUsage,
@@ -151,6 +153,9 @@ class DuckDBStore implements Store {
   private readonly usageUpserts = new Map<number, DuckDBPreparedStatement>();
   /** The update of one existing (organization, endpoint, day) row: a lone request's flush, the usual case. */
   private usageUpdate: DuckDBPreparedStatement | undefined;
+  readonly audit: AuditStore = new DuckDBAuditStore({
+    run: (operation, task) => this.op(operation, () => task(this.connection)),
+  });
 
   constructor(
     private readonly filePath: string,
@@ -183,6 +188,10 @@ class DuckDBStore implements Store {
       if (!organization) throw new Error('default organization missing right after insert');
       return organization;
     });
+  }
+
+  getOrganization(orgId: string): Promise<Organization | null> {
+    return this.op('getOrganization', () => this.organizationById(orgId));
   }
 
   completeBootstrap(orgId: string, keys: readonly NewApiKey[]): Promise<readonly ApiKeyRecord[] | null> {
