@@ -12,7 +12,9 @@ import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAll
 import { healthRoutes } from './health/routes.js';
 import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
+import { auditRoutes } from './tenancy/audit.js';
 import { installAuthentication } from './tenancy/authentication.js';
+import { IdentityTokenVerifier } from './tenancy/identity-provider.js';
 import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
@@ -169,7 +171,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
           securitySchemes: {
             subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
             serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' },
-            bearerKey: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token' },
+            bearerKey: {
+              type: 'http',
+              scheme: 'bearer',
+              description: "The API key as a bearer token; on /v1/ routes also an identity provider's JWT (OIDC_ISSUER)",
+            },
           },
         },
         security: [{ subscriptionKey: [] }, { serviceKey: [] }, { bearerKey: [] }],
@@ -228,6 +234,15 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitPerMinute)
         : new MemoryRateLimiter(config.rateLimitPerMinute);
     }
+    let identityTokens: { verifier: IdentityTokenVerifier; orgClaim: string } | undefined;
+    if (config.oidc) {
+      const verifier = new IdentityTokenVerifier(config.oidc);
+      const providerFailures = throttled(10_000);
+      verifier.onProviderError = (err) => {
+        if (providerFailures()) app.log.warn({ err }, 'identity provider unreachable; refusing its tokens with 503');
+      };
+      identityTokens = { verifier, orgClaim: config.oidc.orgClaim };
+    }
     const authenticator = installAuthentication(app, {
       store,
       cacheTtlMs: config.authCacheTtlMs,
@@ -238,6 +253,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       rateLimiter,
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
+      ...(identityTokens ? { identityTokens } : {}),
     });
     if (options.notifier) {
       const unsubscribe = await authenticator.listenForRevocations(options.notifier);
@@ -261,6 +277,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       async () => app.swagger(),
     );
     await app.register(tenancyRoutes, { store });
+    await app.register(auditRoutes, { audit: store.audit });
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
@@ -286,6 +303,17 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     throw err;
   }
   return app;
+}
+
+/** A gate that opens at most once per `intervalMs`: for log lines about an outage. */
+function throttled(intervalMs: number): () => boolean {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  return () => {
+    const now = Date.now();
+    if (now - lastMs < intervalMs) return false;
+    lastMs = now;
+    return true;
+  };
 }
 
 /** Status, code and client-safe message for any error reaching the app-wide handler. */
