@@ -234,15 +234,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitPerMinute)
         : new MemoryRateLimiter(config.rateLimitPerMinute);
     }
-    let identityTokens: { verifier: IdentityTokenVerifier; orgClaim: string } | undefined;
-    if (config.oidc) {
-      const verifier = new IdentityTokenVerifier(config.oidc);
-      const providerFailures = throttled(10_000);
-      verifier.onProviderError = (err) => {
-        if (providerFailures()) app.log.warn({ err }, 'identity provider unreachable; refusing its tokens with 503');
-      };
-      identityTokens = { verifier, orgClaim: config.oidc.orgClaim };
-    }
+    const identityTokens = config.oidc ? { verifier: new IdentityTokenVerifier(config.oidc), orgClaim: config.oidc.orgClaim } : undefined;
     const authenticator = installAuthentication(app, {
       store,
       cacheTtlMs: config.authCacheTtlMs,
@@ -303,17 +295,6 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     throw err;
   }
   return app;
-}
-
-/** A gate that opens at most once per `intervalMs`: for log lines about an outage. */
-function throttled(intervalMs: number): () => boolean {
-  let lastMs = Number.NEGATIVE_INFINITY;
-  return () => {
-    const now = Date.now();
-    if (now - lastMs < intervalMs) return false;
-    lastMs = now;
-    return true;
-  };
 }
 
 /** Status, code and client-safe message for any error reaching the app-wide handler. */

@@ -270,6 +270,12 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     if (cacheFailures()) app.log.warn({ err }, 'API key cache failed; looking keys up in the store');
   };
   const limiterFailures = throttled(FAILURE_LOG_INTERVAL_MS);
+  if (options.identityTokens) {
+    const providerFailures = throttled(FAILURE_LOG_INTERVAL_MS);
+    options.identityTokens.verifier.onProviderError = (err) => {
+      if (providerFailures()) app.log.warn({ err }, 'identity provider or organization lookup failed; answering token callers 503');
+    };
+  }
   const limiter = options.rateLimiter ?? null;
   const limitPerMinute = options.rateLimitPerMinute ?? 0;
   const failures =
