@@ -4,6 +4,7 @@ import { prepareSeries } from './prepare.js';
 import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
 import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Aligns and imputes the series, settles the period, fits the robust seasonal-trend model
@@ -47,12 +48,12 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
 }
 
 /** Fewest residuals a phase's pool holds: the phase's own across the cycles, and its neighbours' when the cycles are few. */
-export const PHASE_POOL_MIN_POINTS = 30;
+export const PHASE_POOL_MIN_POINTS = TUNING.PHASE_POOL_MIN_POINTS.value;
 /**
  * Fewest whole cycles for phase scales: neighbouring phases of one cycle are neighbouring points
  * in time, not independent draws, so a pool is only as good as the cycles it spans.
  */
-export const PHASE_MIN_CYCLES = 4;
+export const PHASE_MIN_CYCLES = TUNING.PHASE_MIN_CYCLES.value;
 
 /**
  * The noise scale of each seasonal phase: `robustScale` (the MAD) of the residuals value −
@@ -106,15 +107,15 @@ function phaseScales(
  * less than half of it, entered by a jump, is an excursion; a longer one is the series' new level
  * (changepoint detection's business).
  */
-export const EXCURSION_REFERENCE_SHARE = 0.1;
+export const EXCURSION_REFERENCE_SHARE = TUNING.EXCURSION_REFERENCE_SHARE.value;
 /** Points after a jump of the trend within which its excursion must begin. */
-const EXCURSION_ENTRY_POINTS = 2;
+const EXCURSION_ENTRY_POINTS = TUNING.EXCURSION_ENTRY_POINTS.value;
 /**
  * Most of the series that candidate excursions may cover together: beyond this share the series
  * changes level routinely (a machine cycling on and off without a detected period) and none is
  * reported.
  */
-export const EXCURSION_MAX_SHARE = 0.05;
+export const EXCURSION_MAX_SHARE = TUNING.EXCURSION_MAX_SHARE.value;
 
 /**
  * The trend is a running median over at most 25 points, which keeps a step's edges: a level held

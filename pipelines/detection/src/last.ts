@@ -14,6 +14,7 @@ import {
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Fewest full cycles a data-driven period needs in a last-point history (the batch detectors
@@ -21,7 +22,7 @@ import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } f
  * the seasonal fit that accepts a period is out of sample (one cycle against the other) at any
  * count, and the forecast's seasonal profile needs 2 cycles.
  */
-export const LAST_POINT_MIN_CYCLES = 2;
+export const LAST_POINT_MIN_CYCLES = TUNING.LAST_POINT_MIN_CYCLES.value;
 
 /** Fewest full cycles a data-driven period needs under these options (component switch). */
 export function minCyclesOf(opts: DetectOptions): number {
@@ -31,13 +32,24 @@ export function minCyclesOf(opts: DetectOptions): number {
 /** Fewest points (judged point included) the streaming detector judges: the API's minimum. */
 export const MIN_STREAM_POINTS = 12;
 /** Longest stretch the streaming detector goes without re-detecting the period. */
-export const MAX_PERIOD_RECHECK_POINTS = 100;
+export const MAX_PERIOD_RECHECK_POINTS = TUNING.MAX_PERIOD_RECHECK_POINTS.value;
 
 /**
  * Newest points the forecast's Theil–Sen line runs through: two trend windows' worth, enough to
  * average the noise down, recent enough to follow the current level.
  */
-export const FORECAST_POINTS = 31;
+export const FORECAST_POINTS = TUNING.FORECAST_POINTS.value;
+
+/**
+ * How much wider the forecast's error scale is than the history's noise scale for a line through
+ * `points` points extrapolated `distance` slots past their mean slot (`spread`: their Σ(slot −
+ * mean)²): sqrt(1 + LINE_MEDIAN_PENALTY / R + LINE_SLOPE_PENALTY × d² / Sxx).
+ */
+export function lineInflation(points: number, distance: number, spread: number): number {
+  return Math.sqrt(
+    1 + TUNING.LINE_MEDIAN_PENALTY.value / points + (spread > 0 ? (TUNING.LINE_SLOPE_PENALTY.value * distance * distance) / spread : 0),
+  );
+}
 
 /** What a forecast of the next point says. */
 interface Forecast {
@@ -101,7 +113,7 @@ function forecastNext(
   let spread = 0;
   for (let j = m - points; j < m; j++) spread += (slots[j]! - meanSlot) ** 2;
   const distance = targetSlot - meanSlot;
-  const inflation = Math.sqrt(1 + 1.57 / points + (spread > 0 ? (1.1 * distance * distance) / spread : 0));
+  const inflation = lineInflation(points, distance, spread);
 
   const seasonal = model.profile === null ? 0 : model.profile[phaseOf(targetSlot, period)]!;
   const u =
@@ -118,7 +130,7 @@ function forecastNext(
 }
 
 /** Points before each recent point its one-step level is the median of. */
-export const ERROR_LEVEL_POINTS = 16;
+export const ERROR_LEVEL_POINTS = TUNING.ERROR_LEVEL_POINTS.value;
 
 /**
  * The history deseasonalised and tilted by the forecast line's slope: u[j] = value − seasonal −
@@ -206,7 +218,7 @@ export function slideSorted(sorted: number[], out: number, incoming: number): vo
  * 1.45 puts the default (sensitivity 95) at about 6 scales; chosen on NAB's dev split among
  * 1, 1.2, 1.45, 1.7 and 2 (NAB standard 26, 43, 47, 40, 39; eval/README.md).
  */
-export const LAST_POINT_BAND_FACTOR = 1.45;
+export const LAST_POINT_BAND_FACTOR = TUNING.LAST_POINT_BAND_FACTOR.value;
 
 /** Half-width of the last-point band in noise scales: LAST_POINT_BAND_FACTOR × z(s). */
 export function lastPointMultiplier(sensitivity: number): number {
@@ -218,21 +230,21 @@ export function lastPointMultiplier(sensitivity: number): number {
  * scale under this share of the seasonal forecast's. Chosen on NAB's dev split (ratio 1, 0.9, 0.8, 0.7,
  * 0.6, 0.5: standard 54.4, 56.7, 58.5, 58.5, 58.2, 58.2; without the check 56.3): a plateau.
  */
-export const SEASONAL_SCALE_RATIO = 0.7;
+export const SEASONAL_SCALE_RATIO = TUNING.SEASONAL_SCALE_RATIO.value;
 
 /** Newest one-step errors whose spread calibrates the noise scale. */
-export const CALIBRATION_POINTS = 100;
+export const CALIBRATION_POINTS = TUNING.CALIBRATION_POINTS.value;
 /**
  * Band half-width, in noise scales, beyond which a recent one-step error means that an event is
  * under way (z at the service's default sensitivity, 95).
  */
-export const REFRACTORY_Z = lastPointMultiplier(95);
+export const REFRACTORY_Z = lastPointMultiplier(TUNING.REFRACTORY_SENSITIVITY.value);
 /**
  * A deviation this many times the largest error of the event under way is a new event and is
  * flagged despite the refractory rule (NAB dev split: 10 and 20 score 52.9 standard, 8 and 40
  * 52.0 and 52.1, never 51.0).
  */
-export const NEW_EVENT_FACTOR = 20;
+export const NEW_EVENT_FACTOR = TUNING.NEW_EVENT_FACTOR.value;
 /**
  * Newest one-step errors that belong to an event still rising: when the largest error of the
  * refractory stretch is among them, a deviation that dwarfs it is the same event growing (a
@@ -240,9 +252,9 @@ export const NEW_EVENT_FACTOR = 20;
  * NAB dev split (standard / low FP / low FN): 0 (no such rule) 58.5 / 44.6 / 65.6; 1, 2, 3, 5:
  * 59.1, 59.2, 59.3, 59.3 standard (low FP 46.0 to 46.4): a plateau from 2.
  */
-export const NEW_EVENT_RISE_POINTS = 3;
+export const NEW_EVENT_RISE_POINTS = TUNING.NEW_EVENT_RISE_POINTS.value;
 /** Share of the window that the refractory stretch spans. */
-const REFRACTORY_SHARE = 1 / 6;
+const REFRACTORY_SHARE = TUNING.REFRACTORY_SHARE.value;
 
 /** Points before the judged one that the refractory rule looks back over. */
 export function refractoryPoints(windowPoints: number): number {
@@ -250,20 +262,20 @@ export function refractoryPoints(windowPoints: number): number {
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
-export const SUSTAINED_POINTS = 30;
+export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
  * raises an alarm. Chosen on NAB's dev split among 4.5, 5 and 6 (standard 54.4, 56.3, 54.3;
  * without the alarm 53.7): a narrow optimum, README "Last-point detection".
  */
-export const SUSTAINED_Z = 5;
+export const SUSTAINED_Z = TUNING.SUSTAINED_Z.value;
 /**
  * Fewest one-step errors the sustained-error alarm needs: six stretches of SUSTAINED_POINTS, so
  * that the reference holds a few independent means (with fewer, stationary noise fired it while
  * a stream's window was still filling).
  */
-const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
+const SUSTAINED_MIN_ERRORS = TUNING.SUSTAINED_MIN_STRETCHES.value * SUSTAINED_POINTS;
 
 /**
  * How unusual the mean absolute one-step error of the newest SUSTAINED_POINTS errors is against
@@ -337,7 +349,7 @@ function calibratedScale(errors: Float64Array, floor: number): number {
 }
 
 /** Fewest calibration errors (`CALIBRATION_POINTS` at most) from which the band gets its own spread on each side (`sideSpreads`). */
-export const SIDE_MIN_ERRORS = 20;
+export const SIDE_MIN_ERRORS = TUNING.SIDE_MIN_ERRORS.value;
 
 /** The calibration errors' spread on each side of their median (`sideSpreads`). */
 export interface SideSpreads {
@@ -411,7 +423,7 @@ export function outsideBand(deviation: number, margin: number, scale: number, la
  * just beyond its band was often followed by another (NAB dev, machine_temperature and nyc_taxi).
  * 1, 3, 5 points: NAB 61.7, 61.8, 61.8 standard against 61.4 (low FP 46.9 → 47.7).
  */
-export const ECHO_POINTS = 3;
+export const ECHO_POINTS = TUNING.ECHO_POINTS.value;
 
 /**
  * Whether the band reported one of the ECHO_POINTS points before the judged one, each judged as
@@ -501,7 +513,7 @@ export function sustainedAlarm(
  * alarms it removes lay within 0.06 of their band from the forecast, the first alarms of labelled
  * windows at 0.12 or more; 0.05 to 0.3 all gained on both halves.
  */
-export const SUSTAINED_QUIET_SHARE = 0.1;
+export const SUSTAINED_QUIET_SHARE = TUNING.SUSTAINED_QUIET_SHARE.value;
 
 /**
  * The new-level alarm's margin: a value must lie beyond the range of the window's older points
@@ -512,15 +524,15 @@ export const SUSTAINED_QUIET_SHARE = 0.1;
  * before the familiar-range rule, 0.15, 0.2, 0.25, 0.3, 0.35 gave 64.3, 66.3, 66.1, 64.5, 63.8
  * standard (61.8 without the alarm), a plateau.
  */
-export const NEW_LEVEL_MARGIN = 0.25;
+export const NEW_LEVEL_MARGIN = TUNING.NEW_LEVEL_MARGIN.value;
 /**
  * Share of the history, its newest points, that the reference range leaves out: the alarm fires
  * for the first of them to get beyond the older points' range, once (shares 1/3, 1/2, 2/3: 64.9,
  * 66.1, 66.0 standard).
  */
-export const NEW_LEVEL_RECENT_SHARE = 0.5;
+export const NEW_LEVEL_RECENT_SHARE = TUNING.NEW_LEVEL_RECENT_SHARE.value;
 /** Fewest history points the new-level alarm needs (its reference range then spans 50). */
-export const NEW_LEVEL_MIN_POINTS = 100;
+export const NEW_LEVEL_MIN_POINTS = TUNING.NEW_LEVEL_MIN_POINTS.value;
 
 /** Where the newer part of the history values[from, to) begins (NEW_LEVEL_RECENT_SHARE of it). */
 export function olderEnd(from: number, to: number): number {
@@ -616,13 +628,13 @@ export function excessBeyond(
  * added"): 1.25, 1.5, 2 gave 67.6, 67.9, 68.5 standard; 2.5 fell to about 65 in the replay
  * (labelled events 2 to 2.5 margins out were then held back), so the middle of the safe side.
  */
-export const MARGINAL_BAND_RATIO = 1.5;
+export const MARGINAL_BAND_RATIO = TUNING.MARGINAL_BAND_RATIO.value;
 /**
  * The familiar-range rule's depth: a marginal point is held back when its deseasonalised value
  * lies deeper inside the older half's range than this share of it from both edges (0.2, 0.25,
  * 0.3: 67.8, 67.9, 67.3 standard; 0.35 and 0.15 on raw values in the replay: 67.2 and 68.0).
  */
-export const FAMILIAR_EDGE_SHARE = 0.25;
+export const FAMILIAR_EDGE_SHARE = TUNING.FAMILIAR_EDGE_SHARE.value;
 
 /**
  * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is familiar: its
@@ -657,7 +669,7 @@ export function familiarMiss(
  * split (eval/README.md, "NAB: what engine 0.9.0 added"): 3, 5, 8, 12 gave 68.7, 69.7, 69.6,
  * 69.4 standard; the middle of the plateau.
  */
-export const ROUTINE_MISS_COUNT = 8;
+export const ROUTINE_MISS_COUNT = TUNING.ROUTINE_MISS_COUNT.value;
 
 /** The CALIBRATION_POINTS one-step errors before the one judged, ascending (`routineMiss`). */
 const localSorted: number[] = new Array<number>(CALIBRATION_POINTS).fill(0);
@@ -758,7 +770,7 @@ export function newLevelAlarm(
  * one after the band reported the drop into it; the figures are unchanged and cannot choose the
  * length; `npm run eval:inject` shows the delay it costs.
  */
-export const STUCK_POINTS = 12;
+export const STUCK_POINTS = TUNING.STUCK_POINTS.value;
 
 /**
  * The stuck-value alarm's excess (0 = none): the judged `value` and the STUCK_POINTS − 1 newest

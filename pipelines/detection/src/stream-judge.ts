@@ -15,6 +15,7 @@ import {
   routineMiss,
   FORECAST_POINTS,
   lastPointMultiplier,
+  lineInflation,
   lastResult,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
@@ -41,6 +42,7 @@ import {
   type StreamOptions,
   type SustainedScores,
 } from './last.js';
+import { TUNING } from './tuning.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { SlidingSlopeMedian } from './slope-median.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
@@ -78,10 +80,10 @@ export interface StreamJudgeOptions extends Omit<StreamOptions, 'firstJudged'> {
  * 7 % less a point than 32; without them engine 0.4.0 scored 58.2 at 8 and 16, 55.1 at 32, 53.5
  * at 64 (README "Incremental streaming judge").
  */
-export const DEFAULT_REFIT_POINTS = 64;
+export const DEFAULT_REFIT_POINTS = TUNING.DEFAULT_REFIT_POINTS.value;
 
 /** Default `fullPeriodRecheckShare`: NAB dev 58.3 against 58.5 with detectStream's rule. */
-export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = 0.5;
+export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value;
 
 /**
  * Default `errorRefreshPoints`. The one-step errors behind the calibration spread and the
@@ -91,9 +93,9 @@ export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = 0.5;
  * the band is decided on fresh ones): NAB dev unchanged at 4, 8 and 16 (61.2 / 46.5 / 68.7),
  * judge time 36 → 27 µs a point; at 32 margins drift past the tolerance of the judge's tests.
  */
-export const DEFAULT_ERROR_REFRESH_POINTS = 8;
+export const DEFAULT_ERROR_REFRESH_POINTS = TUNING.DEFAULT_ERROR_REFRESH_POINTS.value;
 /** A deviation beyond this share of the band always gets fresh one-step errors. */
-const FRESH_ERRORS_SHARE = 0.5;
+const FRESH_ERRORS_SHARE = TUNING.FRESH_ERRORS_SHARE.value;
 
 /**
  * A judge's state, plain and serialisable (numbers and arrays only), for a worker's checkpoints.
@@ -190,7 +192,7 @@ const COMPACT_SLACK = 64;
  * margin, so a verdict further from the band rarely changes: with these refits NAB dev scores
  * exactly as detectStream at refit intervals 8 to 64 (with detectStream's period schedule).
  */
-const NEAR_BAND_SHARE = 0.7;
+const NEAR_BAND_SHARE = TUNING.NEAR_BAND_SHARE.value;
 /**
  * Likewise for the sustained-error alarm: its newest score above this (the threshold is 5). Where
  * only this score prompted the refit, the refit moved it by +0.2 to +0.3 at the 99th percentile
@@ -198,7 +200,7 @@ const NEAR_BAND_SHARE = 0.7;
  * bench series, where the largest rise from below 4.25 was 0.68); at 0.7 × 5 these refits were
  * about half of all refits. NAB through the judge is the same at 0.7, 0.8, 0.85 and 0.9.
  */
-const NEAR_SUSTAINED_Z = 0.85 * SUSTAINED_Z;
+const NEAR_SUSTAINED_Z = TUNING.NEAR_SUSTAINED_SHARE.value * SUSTAINED_Z;
 /**
  * The sustained-error scores need the level errors of the whole window (an O(window) pass for
  * every point). On a full window the newest stretch's mean alone (O(SUSTAINED_POINTS)) is set
@@ -207,8 +209,8 @@ const NEAR_SUSTAINED_Z = 0.85 * SUSTAINED_Z;
  * trigger (4.25), and the pass is skipped. The reference of over 600 stretch means moves little
  * in 32 points; a point that passes the gate is scored exactly.
  */
-const SCORE_GATE_Z = 2;
-const SCORE_GATE_AGE = 32;
+const SCORE_GATE_Z = TUNING.SCORE_GATE_Z.value;
+const SCORE_GATE_AGE = TUNING.SCORE_GATE_AGE.value;
 /** Distance from a level error's point to the mean slot of the ERROR_LEVEL_POINTS before it. */
 const ERROR_SHIFT = (ERROR_LEVEL_POINTS + 1) / 2;
 
@@ -416,7 +418,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     let spread = 0;
     for (let j = 0; j < points; j++) spread += (m - points + j - meanSlot) ** 2;
     const distance = m - meanSlot;
-    return Math.sqrt(1 + 1.57 / points + (spread > 0 ? (1.1 * distance * distance) / spread : 0));
+    return lineInflation(points, distance, spread);
   }
 
   /**
