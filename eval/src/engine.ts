@@ -27,7 +27,7 @@ export interface EngineApi {
   detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
   suggestedWindow(period: number, n: number): number;
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
-  /** The incremental streaming judge over a series without timestamps (engine 0.5.0 on). */
+  /** The incremental streaming judge over a series without timestamps (absent from older engines). */
   judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
 }
 
@@ -120,12 +120,12 @@ export const STREAM_DEFAULTS: StreamSettings = {
   maxAnomalyRatio: 0.25,
   // At least the learning prefix: the suggested 4 periods + 1 is what the model needs, not all
   // it can use (with 49 points for a 12-point period, its noise scale and refractory stretch
-  // rest on a few dozen points). Engine 0.2.0, NAB standard 47.0 → 51.0.
+  // rest on a few dozen points).
   window: { kind: 'suggested', minPoints: 12, atLeastLearning: true },
   // A last/detect request carries no period by default: the engine finds it in the window.
   period: 'engine',
   // A client keeps as many points as one request may carry (the API's 8,640) and sends the range
-  // of those older than its window as the past range. Engine 0.14.0, NAB standard 70.8 → 73.8.
+  // of those older than its window as the past range (the no-past-range variant measures it).
   memoryPoints: 8640,
 };
 

@@ -215,8 +215,7 @@ export function slideSorted(sorted: number[], out: number, incoming: number): vo
  * How much wider the last-point band is than the batch band z(s) (`marginMultiplier`): a
  * forecast one step ahead errs with heavier tails than a fitted residual (the level is
  * extrapolated, and real series jump), so the same tail probability needs more noise scales.
- * 1.45 puts the default (sensitivity 95) at about 6 scales; chosen on NAB's dev split among
- * 1, 1.2, 1.45, 1.7 and 2 (NAB standard 26, 43, 47, 40, 39; eval/README.md).
+ * 1.45 puts the default (sensitivity 95) at about 6 scales (TUNING says what it was tuned on).
  */
 export const LAST_POINT_BAND_FACTOR = TUNING.LAST_POINT_BAND_FACTOR.value;
 
@@ -227,8 +226,7 @@ export function lastPointMultiplier(sensitivity: number): number {
 
 /**
  * A period detected in a last-point history is dropped when the forecast without it has a noise
- * scale under this share of the seasonal forecast's. Chosen on NAB's dev split (ratio 1, 0.9, 0.8, 0.7,
- * 0.6, 0.5: standard 54.4, 56.7, 58.5, 58.5, 58.2, 58.2; without the check 56.3): a plateau.
+ * scale under this share of the seasonal forecast's.
  */
 export const SEASONAL_SCALE_RATIO = TUNING.SEASONAL_SCALE_RATIO.value;
 
@@ -241,16 +239,13 @@ export const CALIBRATION_POINTS = TUNING.CALIBRATION_POINTS.value;
 export const REFRACTORY_Z = lastPointMultiplier(TUNING.REFRACTORY_SENSITIVITY.value);
 /**
  * A deviation this many times the largest error of the event under way is a new event and is
- * flagged despite the refractory rule (NAB dev split: 10 and 20 score 52.9 standard, 8 and 40
- * 52.0 and 52.1, never 51.0).
+ * flagged despite the refractory rule.
  */
 export const NEW_EVENT_FACTOR = TUNING.NEW_EVENT_FACTOR.value;
 /**
  * Newest one-step errors that belong to an event still rising: when the largest error of the
  * refractory stretch is among them, a deviation that dwarfs it is the same event growing (a
  * spike over two or three points), not a new one, and the new-event exception does not apply.
- * NAB dev split (standard / low FP / low FN): 0 (no such rule) 58.5 / 44.6 / 65.6; 1, 2, 3, 5:
- * 59.1, 59.2, 59.3, 59.3 standard (low FP 46.0 to 46.4): a plateau from 2.
  */
 export const NEW_EVENT_RISE_POINTS = TUNING.NEW_EVENT_RISE_POINTS.value;
 /** Share of the window that the refractory stretch spans. */
@@ -266,8 +261,7 @@ export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
- * raises an alarm. Chosen on NAB's dev split among 4.5, 5 and 6 (standard 54.4, 56.3, 54.3;
- * without the alarm 53.7): a narrow optimum, README "Last-point detection".
+ * raises an alarm (README "Last-point detection").
  */
 export const SUSTAINED_Z = TUNING.SUSTAINED_Z.value;
 /**
@@ -388,10 +382,6 @@ export function sideSpreads(errors: Float64Array, count: number, scratch: Float6
   return out;
 }
 
-/** Scratch for `sideSpreads` in last-point detection. */
-const sideScratch = new Float64Array(CALIBRATION_POINTS);
-const sideOut: SideSpreads = { upper: 0, lower: 0 };
-
 export function largestRecent(errors: Float64Array, points: number): number {
   let largest = 0;
   for (let j = Math.max(0, errors.length - points); j < errors.length; j++) {
@@ -421,7 +411,6 @@ export function outsideBand(deviation: number, margin: number, scale: number, la
  * new one: the one-step errors the refractory rule reads (a point against the median of the 16
  * before it) miss a marginal exceedance that the forecast line caught, so without this a point
  * just beyond its band was often followed by another (NAB dev, machine_temperature and nyc_taxi).
- * 1, 3, 5 points: NAB 61.7, 61.8, 61.8 standard against 61.4 (low FP 46.9 → 47.7).
  */
 export const ECHO_POINTS = TUNING.ECHO_POINTS.value;
 
@@ -509,9 +498,8 @@ export function sustainedAlarm(
  * unusual; a point its forecast meets (a burst that has already passed, a quiet point between
  * two bursts) is no place to report a rise, and the alarm is not raised for that stretch. A
  * narrower band (higher sensitivity) lowers the bar, so a higher sensitivity never flags fewer
- * points. Chosen on NAB's dev split (eval/README.md, "NAB: what engine 0.9.0 added"): the false
- * alarms it removes lay within 0.06 of their band from the forecast, the first alarms of labelled
- * windows at 0.12 or more; 0.05 to 0.3 all gained on both halves.
+ * points. On NAB's dev split the false alarms it removes lay within 0.06 of their band from the
+ * forecast, the first alarms of labelled windows at 0.12 or more.
  */
 export const SUSTAINED_QUIET_SHARE = TUNING.SUSTAINED_QUIET_SHARE.value;
 
@@ -520,15 +508,11 @@ export const SUSTAINED_QUIET_SHARE = TUNING.SUSTAINED_QUIET_SHARE.value;
  * by this share of that range. A slow drift to a level the window has not seen (a failing
  * machine's temperature sliding down, a disk that starts writing twice as much) is invisible to
  * the forecast, which follows it, and to the sustained alarm, whose one-step errors stay small.
- * Chosen on NAB's dev split (eval/README.md, "NAB: what engine 0.8.0 added"): in the replay,
- * before the familiar-range rule, 0.15, 0.2, 0.25, 0.3, 0.35 gave 64.3, 66.3, 66.1, 64.5, 63.8
- * standard (61.8 without the alarm), a plateau.
  */
 export const NEW_LEVEL_MARGIN = TUNING.NEW_LEVEL_MARGIN.value;
 /**
  * Share of the history, its newest points, that the reference range leaves out: the alarm fires
- * for the first of them to get beyond the older points' range, once (shares 1/3, 1/2, 2/3: 64.9,
- * 66.1, 66.0 standard).
+ * for the first of them to get beyond the older points' range, once.
  */
 export const NEW_LEVEL_RECENT_SHARE = TUNING.NEW_LEVEL_RECENT_SHARE.value;
 /** Fewest history points the new-level alarm needs (its reference range then spans 50). */
@@ -539,18 +523,22 @@ export function olderEnd(from: number, to: number): number {
   return to - Math.round(NEW_LEVEL_RECENT_SHARE * (to - from));
 }
 
-/** Scratch for `olderRange`: [lo, hi] of the last history measured. */
-const rangeScratch = new Float64Array(2);
+/** The older part of a history (`olderRange`): where the newer part begins, its lowest and highest value. */
+interface OlderRange {
+  readonly older: number;
+  readonly lo: number;
+  readonly hi: number;
+}
 
 /**
  * Index where the newer part of the history values[from, to) begins (its last
  * round(NEW_LEVEL_RECENT_SHARE × n) points, n = to − from), with the older part's lowest and
- * highest value in `rangeScratch`; −1 when the history holds fewer than NEW_LEVEL_MIN_POINTS
- * points or the older part's range is empty. Points with `skip[i]` ≠ 0 (imputed) are left out.
+ * highest value; null when the history holds fewer than NEW_LEVEL_MIN_POINTS points or the
+ * older part's range is empty. Points with `skip[i]` ≠ 0 (imputed) are left out.
  */
-function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): number {
+function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): OlderRange | null {
   const count = to - from;
-  if (count < NEW_LEVEL_MIN_POINTS) return -1;
+  if (count < NEW_LEVEL_MIN_POINTS) return null;
   const older = olderEnd(from, to);
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
@@ -560,10 +548,8 @@ function olderRange(values: Float64Array, from: number, to: number, skip: Uint8A
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  if (!(hi - lo > 0)) return -1;
-  rangeScratch[0] = lo;
-  rangeScratch[1] = hi;
-  return older;
+  if (!(hi - lo > 0)) return null;
+  return { older, lo, hi };
 }
 
 /**
@@ -584,9 +570,9 @@ export function newLevelExcess(
   skip: Uint8Array | null = null,
   past: (() => PastRange | null) | null = null,
 ): number {
-  const older = olderRange(values, from, to, skip);
-  if (older < 0) return 0;
-  return excessBeyond(values, older, to, rangeScratch[0]!, rangeScratch[1]!, value, skip, past);
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return 0;
+  return excessBeyond(values, range.older, to, range.lo, range.hi, value, skip, past);
 }
 
 /**
@@ -623,16 +609,13 @@ export function excessBeyond(
 }
 
 /**
- * A deviation under this many margins is marginal: the familiar-range rule may hold it back.
- * Chosen on NAB's dev split with FAMILIAR_EDGE_SHARE (eval/README.md, "NAB: what engine 0.8.0
- * added"): 1.25, 1.5, 2 gave 67.6, 67.9, 68.5 standard; 2.5 fell to about 65 in the replay
- * (labelled events 2 to 2.5 margins out were then held back), so the middle of the safe side.
+ * A deviation under this many margins is marginal: the familiar-range and routine-miss rules
+ * may hold it back. Much wider (2.5) held back labelled events 2 to 2.5 margins out.
  */
 export const MARGINAL_BAND_RATIO = TUNING.MARGINAL_BAND_RATIO.value;
 /**
  * The familiar-range rule's depth: a marginal point is held back when its deseasonalised value
- * lies deeper inside the older half's range than this share of it from both edges (0.2, 0.25,
- * 0.3: 67.8, 67.9, 67.3 standard; 0.35 and 0.15 on raw values in the replay: 67.2 and 68.0).
+ * lies deeper inside the older half's range than this share of it from both edges.
  */
 export const FAMILIAR_EDGE_SHARE = TUNING.FAMILIAR_EDGE_SHARE.value;
 
@@ -656,23 +639,18 @@ export function familiarMiss(
   skip: Uint8Array | null = null,
 ): boolean {
   if (!(Math.abs(deviation) < MARGINAL_BAND_RATIO * margin)) return false;
-  if (olderRange(values, from, to, skip) < 0) return false;
-  const lo = rangeScratch[0]!;
-  const hi = rangeScratch[1]!;
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return false;
+  const { lo, hi } = range;
   const depth = FAMILIAR_EDGE_SHARE * (hi - lo);
   return value > lo + depth && value < hi - depth;
 }
 
 /**
  * The routine-miss rule's count: a marginal miss is held back when at least this many points of
- * the window jumped as far from the points before them, in their local noise. Chosen on NAB's dev
- * split (eval/README.md, "NAB: what engine 0.9.0 added"): 3, 5, 8, 12 gave 68.7, 69.7, 69.6,
- * 69.4 standard; the middle of the plateau.
+ * the window jumped as far from the points before them, in their local noise.
  */
 export const ROUTINE_MISS_COUNT = TUNING.ROUTINE_MISS_COUNT.value;
-
-/** The CALIBRATION_POINTS one-step errors before the one judged, ascending (`routineMiss`). */
-const localSorted: number[] = new Array<number>(CALIBRATION_POINTS).fill(0);
 
 /**
  * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is a routine miss for
@@ -701,7 +679,8 @@ export function routineMiss(
   if (errors.length <= n) return false;
   const floor = scaleFloor(values);
   const z = Math.abs(deviation) / scale;
-  const sorted = localSorted;
+  // The CALIBRATION_POINTS one-step errors before the one judged, ascending.
+  const sorted = new Array<number>(n).fill(0);
   for (let j = 0; j < n; j++) sorted[j] = errors[j]!;
   sorted.sort((x, y) => x - y);
   let count = 0;
@@ -803,10 +782,9 @@ export function stuckRun(
     if (values[i] !== value || (skip !== null && skip[i] !== 0)) return 0;
   }
   if (values[first - 1] === value) return 0;
-  const older = olderRange(values, from, to, skip);
-  if (older < 0) return 0;
-  const lo = rangeScratch[0]!;
-  const hi = rangeScratch[1]!;
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return 0;
+  const { older, lo, hi } = range;
   let run = 0;
   let longest = 0;
   for (let i = from; i < older; i++) {
@@ -910,9 +888,9 @@ function judgeLast(
   let upperScale = scale;
   let lowerScale = scale;
   if (calibrate && opts.components?.asymmetricBand !== false) {
-    sideSpreads(errors, errors.length, sideScratch, sideOut);
-    upperScale = Math.max(scale, sideOut.upper);
-    lowerScale = Math.max(scale, sideOut.lower);
+    const sides = sideSpreads(errors, errors.length, new Float64Array(CALIBRATION_POINTS), { upper: 0, lower: 0 });
+    upperScale = Math.max(scale, sides.upper);
+    lowerScale = Math.max(scale, sides.lower);
   }
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const deviation = value - forecast.expected;

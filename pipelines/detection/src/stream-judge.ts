@@ -76,13 +76,12 @@ export interface StreamJudgeOptions extends Omit<StreamOptions, 'firstJudged'> {
 
 /**
  * Default refit interval. With the near-decision refits (NEAR_BAND_SHARE) NAB dev through the
- * judge scores the same at 32, 48 and 64 (engine 0.12.0: 70.0 / 57.3 / 77.0), and 64 costs about
- * 7 % less a point than 32; without them engine 0.4.0 scored 58.2 at 8 and 16, 55.1 at 32, 53.5
- * at 64 (README "Incremental streaming judge").
+ * judge scores the same at 32, 48 and 64, and 64 costs about 7 % less a point than 32; without
+ * them a longer interval cost accuracy (README "Incremental streaming judge").
  */
 export const DEFAULT_REFIT_POINTS = TUNING.DEFAULT_REFIT_POINTS.value;
 
-/** Default `fullPeriodRecheckShare`: NAB dev 58.3 against 58.5 with detectStream's rule. */
+/** Default `fullPeriodRecheckShare`. */
 export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value;
 
 /**
@@ -90,8 +89,8 @@ export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECH
  * refractory maxima (130 to 150 points, each against the median of the 16 before it) were a
  * fifth of a point's cost, and between two points they move by one error in a hundred. Reused
  * for up to 8 points (fresh whenever a deviation exceeds half the band, so every verdict near
- * the band is decided on fresh ones): NAB dev unchanged at 4, 8 and 16 (61.2 / 46.5 / 68.7),
- * judge time 36 → 27 µs a point; at 32 margins drift past the tolerance of the judge's tests.
+ * the band is decided on fresh ones): NAB dev unchanged at 4, 8 and 16, about a quarter less
+ * time a point; at 32 margins drift past the tolerance of the judge's tests.
  */
 export const DEFAULT_ERROR_REFRESH_POINTS = TUNING.DEFAULT_ERROR_REFRESH_POINTS.value;
 /** A deviation beyond this share of the band always gets fresh one-step errors. */
@@ -164,10 +163,7 @@ export interface StreamJudge {
   snapshot(): StreamJudgeState;
   /** `snapshot()` without the history: what a caller that keeps the values itself stores. */
   modelState(): StreamJudgeModelState;
-  /**
-   * Hands the judge's buffers to the next judge of its window size in this thread (a worker
-   * restores one per batch); `modelState` still answers, anything else throws afterwards.
-   */
+  /** Ends the judge: `modelState` still answers, anything else throws afterwards. */
   release(): void;
   /** Points pushed or primed ever. */
   readonly seen: number;
@@ -242,7 +238,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // Compaction moves window values every COMPACT_SLACK points: about 1 µs a time at window 720,
   // against twice the memory for a buffer of 2 × window (a judge is restored for every batch).
   const cap = window + COMPACT_SLACK;
-  const scratch = scratchFor(window);
+  const scratch = judgeScratch(window);
   const {
     tilt,
     levels,
@@ -259,11 +255,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     echoSlots,
   } = scratch;
   const sides: SideSpreads = { upper: 0, lower: 0 };
-  // A released judge's buffers when there is one (`release`): a judge restored for every batch
-  // then allocates nothing but its closures.
-  const recycled = scratch.spare.pop();
-  const vals = recycled?.vals ?? new Float64Array(cap);
-  const des = recycled?.des ?? new Float64Array(cap);
+  const vals = new Float64Array(cap);
+  const des = new Float64Array(cap);
   let released = false;
   let start = 0;
   let end = 0;
@@ -372,7 +365,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   }
 
   // The pairwise slopes of the line's points: their median kept as the points slide by one.
-  const slopes = new SlidingSlopeMedian(FORECAST_POINTS, recycled?.slopeRuns);
+  const slopes = new SlidingSlopeMedian(FORECAST_POINTS);
 
   /** The median of the pairwise slopes of des[end − points, end), as `theilSen` (dx = j − i). */
   function medianSlope(points: number): number {
@@ -609,8 +602,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // The older points' range for the new-level alarm (`olderRange` in last.ts), kept as the window
   // slides over the points [rangeFrom, rangeTo): the lowest and the highest value, each the head
   // of a monotonic queue. Point indices, not buffer slots, so compaction does not disturb them.
-  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y, recycled?.lows);
-  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y, recycled?.highs);
+  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y);
+  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y);
   let rangeFrom = 0;
   let rangeTo = 0;
 
@@ -860,11 +853,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     },
     modelState,
     release() {
-      if (released) return;
       released = true;
-      if (scratch.spare.length < SPARE_BUFFER_SETS) {
-        scratch.spare.push({ vals, des, lows: lows.buffers(), highs: highs.buffers(), slopeRuns: slopes.runs() });
-      }
     },
     get seen() {
       return seen;
@@ -883,19 +872,12 @@ class ExtremeQueue {
   private first = 0;
   private length = 0;
 
-  /** `buffers`: two arrays of `capacity` values to keep the ring in (recycled), else new ones. */
   constructor(
     private readonly capacity: number,
     private readonly keeps: (earlier: number, incoming: number) => boolean,
-    buffers?: readonly [Float64Array, Float64Array],
   ) {
-    this.points = buffers?.[0] ?? new Float64Array(capacity);
-    this.values = buffers?.[1] ?? new Float64Array(capacity);
-  }
-
-  /** The ring's two arrays, for a later queue (this one is not used again). */
-  buffers(): [Float64Array, Float64Array] {
-    return [this.points, this.values];
+    this.points = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
   }
 
   clear(): void {
@@ -978,9 +960,7 @@ class ExtremeQueue {
 
 /**
  * Buffers a judge only uses within one `push` (written, then read, before it returns), and the
- * read-only grid of a window's slots: shared by every judge of the same window size in this
- * thread, so that a judge restored for each batch (the worker's case) allocates only its history
- * and queues. Pushes never interleave (JavaScript runs one at a time), so sharing is safe.
+ * read-only grid of a window's slots: allocated once per judge, never shared with another.
  */
 interface JudgeScratch {
   readonly tilt: Float64Array;
@@ -996,32 +976,12 @@ interface JudgeScratch {
   readonly shortSlopes: Float64Array;
   readonly echoValues: Float64Array;
   readonly echoSlots: Float64Array;
-  /** Buffers of released judges of this window size, for the next ones. */
-  readonly spare: JudgeBuffers[];
 }
 
-/** What a judge keeps between pushes in arrays: recycled by `release`. */
-interface JudgeBuffers {
-  readonly vals: Float64Array;
-  readonly des: Float64Array;
-  readonly lows: [Float64Array, Float64Array];
-  readonly highs: [Float64Array, Float64Array];
-  readonly slopeRuns: [Float64Array, Float64Array];
-}
-
-/** Released judges' buffer sets kept per window size (a worker restores its judges one at a time). */
-const SPARE_BUFFER_SETS = 4;
-
-/** Window sizes whose scratch is kept; the oldest is dropped beyond this. */
-const SCRATCH_SIZES_KEPT = 8;
-const scratchByWindow = new Map<number, JudgeScratch>();
-
-function scratchFor(window: number): JudgeScratch {
-  const kept = scratchByWindow.get(window);
-  if (kept !== undefined) return kept;
+function judgeScratch(window: number): JudgeScratch {
   const gridSlots = new Float64Array(window);
   for (let i = 0; i < window; i++) gridSlots[i] = i;
-  const scratch: JudgeScratch = {
+  return {
     tilt: new Float64Array(window + 1),
     levels: new Float64Array(window + 1),
     recents: new Float64Array(window + 1),
@@ -1035,11 +995,7 @@ function scratchFor(window: number): JudgeScratch {
     shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
     echoValues: new Float64Array(FORECAST_POINTS),
     echoSlots: new Float64Array(FORECAST_POINTS),
-    spare: [],
   };
-  if (scratchByWindow.size >= SCRATCH_SIZES_KEPT) scratchByWindow.delete(scratchByWindow.keys().next().value!);
-  scratchByWindow.set(window, scratch);
-  return scratch;
 }
 
 /** Sorts a ascending in place, stably (n is small: the 16 errors of a level). */
