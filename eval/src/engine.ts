@@ -29,6 +29,22 @@ export interface EngineApi {
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
   /** The incremental streaming judge over a series without timestamps (absent from older engines). */
   judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
+  /** The anomaly detectors' rules by name, which a variant removes from (absent from older engines). */
+  readonly DETECTION_RULE_NAMES?: readonly string[];
+  /** The changepoint detector's rules by name (absent from older engines). */
+  readonly CHANGEPOINT_RULE_NAMES?: readonly string[];
+}
+
+/** `names` less `removed`, or nothing to add when the variant removes nothing. */
+function rulesWithout(
+  names: readonly string[] | undefined,
+  removed: readonly string[] | undefined,
+): { rules?: readonly string[] } {
+  if (removed === undefined || removed.length === 0) return {};
+  if (names === undefined) throw new TypeError('this engine names no rules to remove');
+  const unknown = removed.filter((name) => !names.includes(name));
+  if (unknown.length > 0) throw new TypeError(`this engine has no rule ${unknown.join(', ')}`);
+  return { rules: names.filter((name) => !removed.includes(name)) };
 }
 
 const REQUIRED_EXPORTS = ['detectStream', 'detectChangePointSeries', 'suggestedWindow', 'detectPeriod'] as const;
@@ -220,6 +236,7 @@ export function engineStreamingDetector(
         windowPoints: plan.windowPoints,
         ...(effective.memoryPoints > 0 ? { memoryPoints: effective.memoryPoints } : {}),
         ...(effective.period === 'prefix' ? { period: plan.period } : {}),
+        ...rulesWithout(api.DETECTION_RULE_NAMES, variant.removeRules),
         ...variant.detect,
       } as StreamOptions;
       const judge = effective.judge ?? { kind: 'exact' };
@@ -246,6 +263,7 @@ export function engineChangePointDetector(api: EngineApi, variant: EngineVariant
     name: `engine: ${variant.name}`,
     changePoints(values) {
       const result = api.detectChangePointSeries(seriesInput(values), {
+        ...rulesWithout(api.CHANGEPOINT_RULE_NAMES, variant.removeChangePointRules),
         ...variant.changePoint,
       } as ChangePointOptions);
       if (result.isChangePoint.length !== values.length) {

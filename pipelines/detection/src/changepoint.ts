@@ -5,6 +5,7 @@ import { familyConfidence, segmentSplits, type SplitSettings } from './changepoi
 import { prepareSeries } from './prepare.js';
 import { median, quantile, robustScale, runningMedian, scaleFloor } from './robust.js';
 import type { ChangePointOptions, ChangePointResult, Granularity, SeriesInput } from './types.js';
+import { changePointRulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
 
 /**
@@ -97,9 +98,7 @@ export function analyseChangePoints(input: SeriesInput, opts: ChangePointOptions
   const n = input.values.length;
   const m = prepared.values.length;
   const threshold = opts.threshold ?? defaultChangePointThreshold(input.granularity);
-  const detrend = opts.components?.detrend ?? true;
-  const refine = opts.components?.refine ?? true;
-  const splitTrend = opts.components?.splitTrend ?? true;
+  const { detrend, refine, splitTrend } = changePointRulesInForce(opts);
   const model = decompose(prepared.values, prepared.slots, prepared.imputed, period);
 
   const stableTrendWindow = effectiveStableTrendWindow(input.granularity, n, opts.stableTrendWindow);

@@ -4,6 +4,7 @@ import { prepareSeries } from './prepare.js';
 import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
 import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
+import { rulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
 
 /**
@@ -15,6 +16,7 @@ import { TUNING } from './tuning.js';
  */
 export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): EntireResult {
   const { prepared, period } = prepareSeries(input, opts.period);
+  const rules = rulesInForce(opts);
   const model = decompose(prepared.values, prepared.slots, prepared.imputed, period);
 
   // One scale for the whole series, from the observed points only: imputed points sit on the
@@ -22,10 +24,10 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   // residuals are rarely Gaussian (eval/README.md, "Entire-series detection on NAB").
   const floor = scaleFloor(prepared.values);
   const scale =
-    opts.components?.shoulder === false ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);
+    !rules.shoulder ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);
   const margin = marginMultiplier(opts.sensitivity) * scale;
   const levels =
-    opts.components?.excursion === false ? null : excursionLevels(prepared.values, model, period, margin);
+    !rules.excursion ? null : excursionLevels(prepared.values, model, period, margin);
 
   const n = input.values.length;
   const expectedValues: number[] = new Array<number>(n);
@@ -36,7 +38,7 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   }
   const margins = new Float64Array(n).fill(margin);
   const phaseScale =
-    opts.components?.phaseScale === false || model.phases === null
+    !rules.phaseScale || model.phases === null
       ? null
       : phaseScales(input.values, expectedValues, prepared.inputIndex, model.phases, period, floor);
   if (phaseScale !== null) {

@@ -71,3 +71,21 @@ export {
 export { analyseChangePoints, type ChangePointAnalysis } from './changepoint.js';
 export { familyConfidence, normalUpperTail, segmentSplits } from './changepoint-segments.js';
 export { seededRandom } from './random.js';
+export {
+  CHANGEPOINT_RULE_NAMES,
+  CHANGEPOINT_RULES,
+  changePointRulesInForce,
+  DETECTION_RULE_NAMES,
+  ENTIRE_SERIES_RULES,
+  LAST_POINT_RULES,
+  rulesInForce,
+  withoutRules,
+  type ChangePointRuleName,
+  type ChangePointRulesInForce,
+  type DetectionRuleName,
+  type EntireSeriesRuleName,
+  type LastPointRuleName,
+  type Rule,
+  type RulesInForce,
+} from './rules.js';
+export { TUNING, type Tuned, type TunedName } from './tuning.js';

@@ -14,6 +14,7 @@ import {
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
+import { rulesInForce, type RulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
 
 /**
@@ -24,9 +25,9 @@ import { TUNING } from './tuning.js';
  */
 export const LAST_POINT_MIN_CYCLES = TUNING.LAST_POINT_MIN_CYCLES.value;
 
-/** Fewest full cycles a data-driven period needs under these options (component switch). */
-export function minCyclesOf(opts: DetectOptions): number {
-  return opts.components?.twoCyclePeriod === false ? 3 : LAST_POINT_MIN_CYCLES;
+/** Fewest full cycles a data-driven period needs under these rules (`twoCyclePeriod`). */
+export function minCyclesOf(rules: RulesInForce): number {
+  return rules.twoCyclePeriod ? LAST_POINT_MIN_CYCLES : 3;
 }
 
 /** Fewest points (judged point included) the streaming detector judges: the API's minimum. */
@@ -853,14 +854,15 @@ function judgeLast(
   last: number,
   model: ModelInput,
   opts: DetectOptions,
+  rules: RulesInForce,
   past: (() => PastRange | null) | null,
 ): LastResult {
   const targetSlot = ctx.slots === null ? last - from : ctx.slots[last]! - ctx.slots[from]!;
   const value = ctx.values[last]!;
   const window = last - from + 1;
-  const calibrate = opts.components?.calibration !== false;
-  const refractory = opts.components?.refractory !== false;
-  const sustained = opts.components?.sustainedError !== false;
+  const calibrate = rules.calibration;
+  const refractory = rules.refractory;
+  const sustained = rules.sustainedError;
   const stretch = refractory ? refractoryPoints(window) : 0;
   // The sustained alarm's echo check judges its stretch's errors with the refractory rule.
   const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
@@ -869,7 +871,7 @@ function judgeLast(
   // A period found in the data must earn its place: when the history forecast without it errs
   // clearly less, the seasonal profile is fitting noise or an event (a jump that happens to
   // repeat at some lag) and the point is judged without seasonality.
-  if (opts.period === undefined && period > 0 && opts.components?.seasonalCheck !== false) {
+  if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
     const plain = forecastNext(model.prepared, 0, targetSlot, errorPoints, sustained);
     if (plain.scale < SEASONAL_SCALE_RATIO * forecast.scale) {
       forecast = plain;
@@ -887,7 +889,7 @@ function judgeLast(
   // the symmetric scale: an event's size is measured the same way in both directions.
   let upperScale = scale;
   let lowerScale = scale;
-  if (calibrate && opts.components?.asymmetricBand !== false) {
+  if (rules.asymmetricBand) {
     const sides = sideSpreads(errors, errors.length, new Float64Array(CALIBRATION_POINTS), { upper: 0, lower: 0 });
     upperScale = Math.max(scale, sides.upper);
     lowerScale = Math.max(scale, sides.lower);
@@ -903,8 +905,7 @@ function judgeLast(
   // The echo rule, part of the refractory rule: only asked of a point outside its band.
   const echo =
     banded &&
-    refractory &&
-    opts.components?.echo !== false &&
+    rules.echo &&
     reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
   // The familiar-range rule: a narrow miss well inside the range the window's older half spans,
   // deseasonalised with the point's profile (a seasonal swing does not make a value familiar).
@@ -912,7 +913,7 @@ function judgeLast(
   const familiar =
     banded &&
     !echo &&
-    opts.components?.familiarRange !== false &&
+    rules.familiarRange &&
     familiarMiss(
       deseasonalised(history, period, forecast.profile),
       0,
@@ -928,22 +929,22 @@ function judgeLast(
     banded &&
     !echo &&
     !familiar &&
-    opts.components?.routineMiss !== false &&
+    rules.routineMiss &&
     routineMiss(history.values, history.imputed, deviation, margin, scale);
   const outside = banded && !echo && !familiar && !routine;
   const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;
   const reportedInStretch = (): boolean =>
     (reported ??= bandReportedWithin(errors, errors.length, SUSTAINED_POINTS, stretch, scale));
-  const quietBelow = opts.components?.sustainedQuiet === false ? 0 : SUSTAINED_QUIET_SHARE * margin;
+  const quietBelow = rules.sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0;
   const drift = sustainedAlarm(outside, deviation, z, reportedInStretch, quietBelow);
-  const newLevel = opts.components?.newLevel !== false;
+  const newLevel = rules.newLevel;
   const excess =
     newLevel && !outside && drift === 0
       ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past)
       : 0;
   const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
-  const stuckOn = opts.components?.stuck !== false;
+  const stuckOn = rules.stuck;
   const run = stuckOn && !outside && drift === 0 && level === 0 ? stuckRun(history.values, 0, history.values.length, value, history.imputed) : 0;
   const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
   const isAnomaly = outside || drift > 0 || level !== 0 || stuck !== 0;
@@ -1036,9 +1037,9 @@ export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastRe
   const ctx = seriesContext(input);
   const problem = rangePeriodProblem(ctx, 0, n, opts.period);
   if (problem !== null) throw problem;
-  const stable = opts.components?.periodStability !== false;
+  const rules = rulesInForce(opts);
   const past = opts.pastRange === undefined ? null : () => opts.pastRange!;
-  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, stable, minCyclesOf(opts)), opts, past);
+  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, rules.periodStability, minCyclesOf(rules)), opts, rules, past);
 }
 
 export interface StreamOptions extends DetectOptions {
@@ -1089,7 +1090,8 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const window = Math.max(2, Math.floor(opts.windowPoints));
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const results: LastResult[] = new Array<LastResult>(n);
-  const minCycles = minCyclesOf(opts);
+  const rules = rulesInForce(opts);
+  const minCycles = minCyclesOf(rules);
   let cachedPeriod = 0;
   let detectedAt = Number.NEGATIVE_INFINITY;
 
@@ -1119,7 +1121,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
       const recheck = Math.max(1, Math.floor(recheckPoints));
       const sparse = tooSparseForSeasonality(expectedLengthOf(ctx, from, i), i - from);
       if (sparse || i - detectedAt >= recheck) {
-        model = prepareRange(ctx, from, i, undefined, opts.components?.periodStability !== false, minCycles);
+        model = prepareRange(ctx, from, i, undefined, rules.periodStability, minCycles);
         if (!sparse) {
           cachedPeriod = model.period;
           detectedAt = i;
@@ -1130,7 +1132,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
     }
     memoryFrom = Math.max(0, i - memory + 1);
     memoryTo = from;
-    results[i] = judgeLast(ctx, from, i, model, opts, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
+    results[i] = judgeLast(ctx, from, i, model, opts, rules, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
   }
   return results;
 }

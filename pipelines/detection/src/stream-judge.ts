@@ -42,6 +42,7 @@ import {
   type StreamOptions,
   type SustainedScores,
 } from './last.js';
+import { rulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { SlidingSlopeMedian } from './slope-median.js';
@@ -216,18 +217,20 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const refitEvery = Math.max(1, Math.floor(opts.refitPoints ?? DEFAULT_REFIT_POINTS));
   const refreshEvery = Math.max(1, Math.floor(opts.errorRefreshPoints ?? DEFAULT_ERROR_REFRESH_POINTS));
-  const minCycles = minCyclesOf(opts);
-  const calibrate = opts.components?.calibration !== false;
-  const asymmetric = calibrate && opts.components?.asymmetricBand !== false;
-  const refractory = opts.components?.refractory !== false;
-  const sustained = opts.components?.sustainedError !== false;
-  const echoRule = refractory && opts.components?.echo !== false;
-  const newLevel = opts.components?.newLevel !== false;
-  const familiarRule = opts.components?.familiarRange !== false;
-  const routineRule = opts.components?.routineMiss !== false;
-  const stuckRule = opts.components?.stuck !== false;
-  const sustainedQuiet = opts.components?.sustainedQuiet !== false;
-  const stable = opts.components?.periodStability !== false;
+  // The same rules in force as detectStream's under these options.
+  const rules = rulesInForce(opts);
+  const minCycles = minCyclesOf(rules);
+  const calibrate = rules.calibration;
+  const asymmetric = rules.asymmetricBand;
+  const refractory = rules.refractory;
+  const sustained = rules.sustainedError;
+  const echoRule = rules.echo;
+  const newLevel = rules.newLevel;
+  const familiarRule = rules.familiarRange;
+  const routineRule = rules.routineMiss;
+  const stuckRule = rules.stuck;
+  const sustainedQuiet = rules.sustainedQuiet;
+  const stable = rules.periodStability;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
   const fullRecheck = fullShare === null ? undefined : Math.max(1, Math.floor(fullShare * window));
@@ -504,7 +507,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     let reported = period;
     const origin = firstIndex();
     const inflation = inflationOf(m);
-    if (opts.period === undefined && period > 0 && opts.components?.seasonalCheck !== false) {
+    if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
       const plain = fitHistory(prepared.values, prepared.slots, prepared.imputed, 0);
       const plainScale = robustScale(plain.scaleResiduals, floor);
       if (plainScale * inflation < SEASONAL_SCALE_RATIO * (baseScale * inflation)) {
