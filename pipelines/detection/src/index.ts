@@ -17,6 +17,7 @@ export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHA
 export {
   bandReportedWithin,
   DEFAULT_WINDOW_WITHOUT_PERIOD,
+  decideLastPoint,
   defaultStreamWindow,
   ECHO_POINTS,
   FAMILIAR_EDGE_SHARE,
@@ -48,6 +49,8 @@ export {
   SUSTAINED_QUIET_SHARE,
   type StreamOptions,
   type SustainedScores,
+  type Verdict,
+  type VerdictContext,
 } from './last.js';
 export {
   createStreamJudge,

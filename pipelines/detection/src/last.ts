@@ -815,6 +815,78 @@ export function stuckAlarm(reported: boolean, excess: number, reportedInStretch:
   return newLevelAlarm(reported, excess, null, reportedInStretch);
 }
 
+/**
+ * What a last point's verdict reads besides its deviation and band: each part is asked only when
+ * the verdict needs it (the costly ones rarely), in the order `decideLastPoint` applies the rules.
+ */
+export interface VerdictContext {
+  readonly rules: RulesInForce;
+  /** Value − expected value. */
+  readonly deviation: number;
+  /** The band's half-width on the side the point deviates to. */
+  readonly margin: number;
+  /** The calibrated (symmetric) noise scale. */
+  readonly scale: number;
+  /** Largest |one-step error| of the refractory stretch and of its newest NEW_EVENT_RISE_POINTS (0 without the rule). */
+  readonly largest: number;
+  readonly newest: number;
+  /** `reportedJustBefore` for this point (the echo rule). */
+  echo(): boolean;
+  /** `familiarMiss` for this point. */
+  familiar(): boolean;
+  /** `routineMiss` for this point. */
+  routine(): boolean;
+  /** The sustained-error scores (null: not scored). */
+  scores(): SustainedScores | null;
+  /** `bandReportedWithin` of the sustained stretch. */
+  reportedInStretch(): boolean;
+  /** `newLevelExcess` of this point. */
+  excess(): number;
+  /** `stuckRun` of this point. */
+  stuckRun(): number;
+}
+
+/** A last point's verdict, rule by rule (0 / false where a rule was not asked or not in force). */
+export interface Verdict {
+  /** The band reported the point: outside it, and no rule held the report back. */
+  readonly outside: boolean;
+  readonly echo: boolean;
+  readonly familiar: boolean;
+  readonly routine: boolean;
+  /** The sustained-error scores read (null where no alarm needed them). */
+  readonly scores: SustainedScores | null;
+  /** `sustainedAlarm`, `newLevelExcess`, `newLevelAlarm`, `stuckRun`, `stuckAlarm`. */
+  readonly drift: number;
+  readonly excess: number;
+  readonly level: number;
+  readonly run: number;
+  readonly stuck: number;
+}
+
+/**
+ * The last-point rules applied in order, the one verdict of `detectLastPoint`, `detectStream` and
+ * the incremental judge: the band with the refractory rule (`outsideBand`); what holds a band
+ * report back (`echo`, `familiarRange`, `routineMiss`, each asked only of a report the ones before
+ * let through); then the alarms that need no band report, each only where none before it fired:
+ * `sustainedError` (with `sustainedQuiet`), `newLevel`, `stuck`. A rule not in force is never asked.
+ */
+export function decideLastPoint(c: VerdictContext): Verdict {
+  const { rules, deviation, margin } = c;
+  const banded = outsideBand(deviation, margin, c.scale, c.largest, c.newest);
+  const echo = banded && rules.echo && c.echo();
+  const familiar = banded && !echo && rules.familiarRange && c.familiar();
+  const routine = banded && !echo && !familiar && rules.routineMiss && c.routine();
+  const outside = banded && !echo && !familiar && !routine;
+  const scores = rules.sustainedError && !outside && deviation !== 0 ? c.scores() : null;
+  const quietBelow = rules.sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0;
+  const drift = sustainedAlarm(outside, deviation, scores, c.reportedInStretch, quietBelow);
+  const excess = rules.newLevel && !outside && drift === 0 ? c.excess() : 0;
+  const level = newLevelAlarm(outside || drift > 0, excess, scores, c.reportedInStretch);
+  const run = rules.stuck && !outside && drift === 0 && level === 0 ? c.stuckRun() : 0;
+  const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, c.reportedInStretch);
+  return { outside, echo, familiar, routine, scores, drift, excess, level, run, stuck };
+}
+
 /** The history's values minus the seasonal profile (the values themselves without one). */
 function deseasonalised(history: PreparedSeries, period: number, profile: Float64Array | null): Float64Array {
   if (profile === null || period === 0) return history.values;
@@ -901,52 +973,38 @@ function judgeLast(
   const margin = deviation < 0 ? lowerMargin : upperMargin;
   const largest = refractory ? largestRecent(errors, stretch) : 0;
   const newest = refractory ? largestRecent(errors, NEW_EVENT_RISE_POINTS) : 0;
-  const banded = outsideBand(deviation, margin, scale, largest, newest);
-  // The echo rule, part of the refractory rule: only asked of a point outside its band.
-  const echo =
-    banded &&
-    rules.echo &&
-    reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
-  // The familiar-range rule: a narrow miss well inside the range the window's older half spans,
-  // deseasonalised with the point's profile (a seasonal swing does not make a value familiar).
   const history = model.prepared;
-  const familiar =
-    banded &&
-    !echo &&
-    rules.familiarRange &&
-    familiarMiss(
-      deseasonalised(history, period, forecast.profile),
-      0,
-      history.values.length,
-      value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),
-      deviation,
-      margin,
-      history.imputed,
-    );
-  // The routine-miss rule: a narrow miss no larger, in its local noise, than jumps the window
-  // made again and again.
-  const routine =
-    banded &&
-    !echo &&
-    !familiar &&
-    rules.routineMiss &&
-    routineMiss(history.values, history.imputed, deviation, margin, scale);
-  const outside = banded && !echo && !familiar && !routine;
-  const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;
   const reportedInStretch = (): boolean =>
     (reported ??= bandReportedWithin(errors, errors.length, SUSTAINED_POINTS, stretch, scale));
-  const quietBelow = rules.sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0;
-  const drift = sustainedAlarm(outside, deviation, z, reportedInStretch, quietBelow);
+  const { outside, echo, familiar, routine, scores: z, drift, excess, level, run, stuck } = decideLastPoint({
+    rules,
+    deviation,
+    margin,
+    scale,
+    largest,
+    newest,
+    echo: () =>
+      reportedJustBefore(previousDeviation(history, period, forecast.profile), errors, errors.length, scale, stretch),
+    // Deseasonalised with the point's profile: a seasonal swing does not make a value familiar.
+    familiar: () =>
+      familiarMiss(
+        deseasonalised(history, period, forecast.profile),
+        0,
+        history.values.length,
+        value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),
+        deviation,
+        margin,
+        history.imputed,
+      ),
+    routine: () => routineMiss(history.values, history.imputed, deviation, margin, scale),
+    scores: () => sustainedScores(forecast.levelErrors),
+    reportedInStretch,
+    excess: () => newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past),
+    stuckRun: () => stuckRun(history.values, 0, history.values.length, value, history.imputed),
+  });
   const newLevel = rules.newLevel;
-  const excess =
-    newLevel && !outside && drift === 0
-      ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past)
-      : 0;
-  const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
   const stuckOn = rules.stuck;
-  const run = stuckOn && !outside && drift === 0 && level === 0 ? stuckRun(history.values, 0, history.values.length, value, history.imputed) : 0;
-  const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
   const isAnomaly = outside || drift > 0 || level !== 0 || stuck !== 0;
   if (opts.onDecision !== undefined) {
     const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);

@@ -17,24 +17,21 @@ import {
   lastPointMultiplier,
   lineInflation,
   lastResult,
+  decideLastPoint,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
   minCyclesOf,
   NEW_EVENT_RISE_POINTS,
   NEW_LEVEL_MIN_POINTS,
-  newLevelAlarm,
-  stuckAlarm,
   stuckRun,
   notJudged,
   olderEnd,
-  outsideBand,
   refractoryPoints,
   reportedJustBefore,
   SEASONAL_SCALE_RATIO,
   sideSpreads,
   type SideSpreads,
   slideSorted,
-  sustainedAlarm,
   SUSTAINED_QUIET_SHARE,
   SUSTAINED_POINTS,
   SUSTAINED_Z,
@@ -224,11 +221,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const asymmetric = rules.asymmetricBand;
   const refractory = rules.refractory;
   const sustained = rules.sustainedError;
-  const echoRule = rules.echo;
   const newLevel = rules.newLevel;
-  const familiarRule = rules.familiarRange;
-  const routineRule = rules.routineMiss;
-  const stuckRule = rules.stuck;
   const sustainedQuiet = rules.sustainedQuiet;
   const stable = rules.periodStability;
   const multiplier = lastPointMultiplier(opts.sensitivity);
@@ -663,6 +656,32 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value, null, past) : 0;
   }
 
+  /**
+   * The context `decideLastPoint` reads for the point being judged: one per judge, its fields set
+   * for each point, its parts asked only when the verdict needs them. The new-level excess is
+   * computed before the verdict (the near-decision test reads it too).
+   */
+  const point = {
+    rules,
+    deviation: 0,
+    margin: 0,
+    scale: 0,
+    largest: 0,
+    newest: 0,
+    value: 0,
+    index: 0,
+    scored: false,
+    knownExcess: 0,
+    echo: (): boolean => reportedJustBefore(previousDeviation, recents, recentCount, point.scale, judgedStretch),
+    familiar: (): boolean =>
+      familiarMiss(des, start, end, point.value - seasonalOf(point.index), point.deviation, point.margin),
+    routine: (): boolean => routineMiss(vals.subarray(start, end), null, point.deviation, point.margin, point.scale),
+    scores: (): SustainedScores | null => (point.scored ? scores : null),
+    reportedInStretch,
+    excess: (): number => point.knownExcess,
+    stuckRun: (): number => stuckRun(vals, start, end, point.value),
+  };
+
   function judge(index: number, value: number): LastResult {
     const m = end - start;
     const length = m + 1;
@@ -714,18 +733,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const upperMargin = multiplier * Math.max(scale, errors.upper);
     const lowerMargin = multiplier * Math.max(scale, errors.lower);
     const margin = deviation < 0 ? lowerMargin : upperMargin;
-    const { largest, newest } = errors;
-    const banded = outsideBand(deviation, margin, scale, largest, newest);
-    // Outside its band: not again if the band reported one of the points just before (their
-    // errors are fresh here: a deviation beyond the band is beyond half of it).
-    const echo = banded && echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch);
-    // A narrow miss well inside the range the window's older half spans is held back, and so is
-    // one no larger, in its local noise, than jumps the window made again and again.
-    const outside =
-      banded &&
-      !echo &&
-      !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin)) &&
-      !(routineRule && routineMiss(vals.subarray(start, end), null, deviation, margin, scale));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.
@@ -738,10 +745,18 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     judgedStretch = stretch;
     judgedSlope = l.slope;
     judgedErrorPoints = errorPoints;
-    const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch, sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0);
-    const level = newLevelAlarm(outside || drift > 0, excess, scored ? scores : null, reportedInStretch);
-    const run = stuckRule && !outside && drift === 0 && level === 0 ? stuckRun(vals, start, end, value) : 0;
-    const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
+    // The verdict: detectStream's rules in its order (`decideLastPoint`). A point outside its
+    // band asks the echo rule on fresh errors (a deviation beyond the band is beyond half of it).
+    point.deviation = deviation;
+    point.margin = margin;
+    point.scale = scale;
+    point.largest = errors.largest;
+    point.newest = errors.newest;
+    point.value = value;
+    point.index = index;
+    point.scored = scored;
+    point.knownExcess = excess;
+    const { outside, drift, level, run, stuck } = decideLastPoint(point);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).

@@ -3,7 +3,7 @@
 // value of its own. Not in the table: mathematical constants (MAD_TO_SIGMA, the normal tail's
 // coefficients), the vendor's fixed values (minimum series length, default windows, granularity
 // steps and candidate cycles, changepoint defaults) and memory or speed knobs that change no
-// result (buffer slack, recycled buffer counts, sorted-run widths).
+// result (buffer slack, sorted-run widths).
 //
 // "NAB dev" is the 35-file NAB split in ../shared/datasets/nab_dev, scored as a whole by the
 // evaluation (eval/README.md); "TCPD" the 25 univariate TCPD series in ../shared/datasets/tcpd.
