@@ -997,22 +997,43 @@ interface JudgeScratch {
 }
 
 function judgeScratch(window: number): JudgeScratch {
-  const gridSlots = new Float64Array(window);
+  // One backing buffer cut into views: a judge restored for every batch allocates one array
+  // here instead of a dozen.
+  const lengths = [
+    window + 1,
+    window + 1,
+    window + 1,
+    FORECAST_POINTS,
+    window,
+    FORECAST_POINTS,
+    Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1,
+    CALIBRATION_POINTS,
+    (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2,
+    FORECAST_POINTS,
+    FORECAST_POINTS,
+  ];
+  const buffer = new Float64Array(lengths.reduce((sum, n) => sum + n, 0));
+  let at = 0;
+  const [tilt, levels, recents, lineSlots, gridSlots, interceptScratch, scaleScratch, sideScratch, shortSlopes, echoValues, echoSlots] =
+    lengths.map((n) => buffer.subarray(at, (at += n))) as [
+      Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array,
+      Float64Array, Float64Array, Float64Array, Float64Array, Float64Array,
+    ];
   for (let i = 0; i < window; i++) gridSlots[i] = i;
   return {
-    tilt: new Float64Array(window + 1),
-    levels: new Float64Array(window + 1),
-    recents: new Float64Array(window + 1),
+    tilt,
+    levels,
+    recents,
     sorted16: new Array<number>(K).fill(0),
-    lineSlots: new Float64Array(FORECAST_POINTS),
+    lineSlots,
     gridSlots,
     noneImputed: new Uint8Array(window),
-    interceptScratch: new Float64Array(FORECAST_POINTS),
-    scaleScratch: new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1),
-    sideScratch: new Float64Array(CALIBRATION_POINTS),
-    shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
-    echoValues: new Float64Array(FORECAST_POINTS),
-    echoSlots: new Float64Array(FORECAST_POINTS),
+    interceptScratch,
+    scaleScratch,
+    sideScratch,
+    shortSlopes,
+    echoValues,
+    echoSlots,
   };
 }
 
