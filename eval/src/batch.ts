@@ -121,8 +121,8 @@ export function runBatch(corpus: { series: readonly NabSeries[] }, detector: Bat
 type EntireApi = (input: SeriesInput, opts: DetectOptions) => EntireResult;
 
 /**
- * The engine's defaults, its entire-series components off one at a time, engine 0.10.0's band
- * (both noise scales off) as it was and widened, and the default band widened.
+ * The engine's defaults, its entire-series components off one at a time, the band with both noise
+ * scales off (the MAD alone) as it is and widened, and the default band widened.
  */
 export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): BatchDetector[] {
   const flagsOf = (opts: DetectOptions) => (input: SeriesInput) => detect(input, opts).isAnomaly;

@@ -34,8 +34,8 @@ export interface EnergySettings {
   readonly refractoryPoints: number;
   /**
    * A row whose z is at least this multiple of the ongoing event's largest z is a new event and is
-   * flagged (Infinity: never). 16: on NAB 22.3 against 22.4 without it (eval/README.md, "Learned
-   * energy"), but without it a spike of z 30,000 on a clean sine was hidden by the sine's own
+   * flagged (Infinity: never). 16 costs next to nothing on NAB (eval/README.md, "Learned
+   * energy"), and without it a spike of z 30,000 on a clean sine was hidden by the sine's own
    * chain of z ~3 rows.
    */
   readonly escalation: number;

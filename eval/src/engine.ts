@@ -27,8 +27,24 @@ export interface EngineApi {
   detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
   suggestedWindow(period: number, n: number): number;
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
-  /** The incremental streaming judge over a series without timestamps (engine 0.5.0 on). */
+  /** The incremental streaming judge over a series without timestamps (absent from older engines). */
   judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
+  /** The anomaly detectors' rules by name, which a variant removes from (absent from older engines). */
+  readonly DETECTION_RULE_NAMES?: readonly string[];
+  /** The changepoint detector's rules by name (absent from older engines). */
+  readonly CHANGEPOINT_RULE_NAMES?: readonly string[];
+}
+
+/** `names` less `removed`, or nothing to add when the variant removes nothing. */
+function rulesWithout(
+  names: readonly string[] | undefined,
+  removed: readonly string[] | undefined,
+): { rules?: readonly string[] } {
+  if (removed === undefined || removed.length === 0) return {};
+  if (names === undefined) throw new TypeError('this engine names no rules to remove');
+  const unknown = removed.filter((name) => !names.includes(name));
+  if (unknown.length > 0) throw new TypeError(`this engine has no rule ${unknown.join(', ')}`);
+  return { rules: names.filter((name) => !removed.includes(name)) };
 }
 
 const REQUIRED_EXPORTS = ['detectStream', 'detectChangePointSeries', 'suggestedWindow', 'detectPeriod'] as const;
@@ -120,12 +136,12 @@ export const STREAM_DEFAULTS: StreamSettings = {
   maxAnomalyRatio: 0.25,
   // At least the learning prefix: the suggested 4 periods + 1 is what the model needs, not all
   // it can use (with 49 points for a 12-point period, its noise scale and refractory stretch
-  // rest on a few dozen points). Engine 0.2.0, NAB standard 47.0 → 51.0.
+  // rest on a few dozen points).
   window: { kind: 'suggested', minPoints: 12, atLeastLearning: true },
   // A last/detect request carries no period by default: the engine finds it in the window.
   period: 'engine',
   // A client keeps as many points as one request may carry (the API's 8,640) and sends the range
-  // of those older than its window as the past range. Engine 0.14.0, NAB standard 70.8 → 73.8.
+  // of those older than its window as the past range (the no-past-range variant measures it).
   memoryPoints: 8640,
 };
 
@@ -220,6 +236,7 @@ export function engineStreamingDetector(
         windowPoints: plan.windowPoints,
         ...(effective.memoryPoints > 0 ? { memoryPoints: effective.memoryPoints } : {}),
         ...(effective.period === 'prefix' ? { period: plan.period } : {}),
+        ...rulesWithout(api.DETECTION_RULE_NAMES, variant.removeRules),
         ...variant.detect,
       } as StreamOptions;
       const judge = effective.judge ?? { kind: 'exact' };
@@ -246,6 +263,7 @@ export function engineChangePointDetector(api: EngineApi, variant: EngineVariant
     name: `engine: ${variant.name}`,
     changePoints(values) {
       const result = api.detectChangePointSeries(seriesInput(values), {
+        ...rulesWithout(api.CHANGEPOINT_RULE_NAMES, variant.removeChangePointRules),
         ...variant.changePoint,
       } as ChangePointOptions);
       if (result.isChangePoint.length !== values.length) {

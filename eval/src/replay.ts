@@ -119,8 +119,8 @@ export function splitHalves(files: readonly RecordedFile[]): { a: RecordedFile[]
 
 /**
  * The engine's rule with some of its steps switched off, by the fields a step writes (and the
- * quiet-point gate by its share): what the `--halves` report compares (engine 0.8.0's new-level
- * alarm and familiar-range rule, 0.9.0's routine-miss rule and quiet-point gate).
+ * quiet-point gate by its share): what the `--halves` report compares (the new-level alarm and
+ * familiar-range rule, the routine-miss rule and the quiet-point gate; CHANGELOG.md says when each came).
  */
 export const STEP_RULES: ReadonlyArray<{ readonly name: string; readonly rule: DecisionRule }> = [
   { name: 'engine', rule: engineRule },

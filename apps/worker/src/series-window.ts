@@ -86,8 +86,8 @@ export function appendToWindow(
 // Version 4 ('ADW4') appends, after a judge section with a model, the one-step errors' summaries
 // the judge reuses between refreshes (StreamJudgeErrors):
 //   hasErrors: uint8, then at, calibrated, upper, lower, largest, newest: float64
-// Version 3 ('ADW3') had the same section without upper and lower (engine 0.12 and before).
-// Version 5 ('ADW5', engine 0.14) adds the judge's past range (its monotonic queues over the
+// Version 3 ('ADW3') had the same section without upper and lower.
+// Version 5 ('ADW5') adds the judge's past range (its monotonic queues over the
 // points that left the window, StreamJudgeState.pastLows and pastHighs) after cachedPeriod:
 //   lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64
 // and is otherwise version 4. Older versions resume with an empty past (it refills as points leave).

@@ -5,6 +5,8 @@ import { familyConfidence, segmentSplits, type SplitSettings } from './changepoi
 import { prepareSeries } from './prepare.js';
 import { median, quantile, robustScale, runningMedian, scaleFloor } from './robust.js';
 import type { ChangePointOptions, ChangePointResult, Granularity, SeriesInput } from './types.js';
+import { changePointRulesInForce } from './rules.js';
+import { TUNING } from './tuning.js';
 
 /**
  * The vendor's default stableTrendWindow per granularity (BEHAVIOUR.md §3.2). Used when the
@@ -28,20 +30,20 @@ export function defaultChangePointThreshold(granularity: Granularity): number {
 }
 
 /** Share of gradients a changepoint must exceed (the seed's 95th percentile). */
-const GRADIENT_PERCENTILE = 0.95;
+const GRADIENT_PERCENTILE = TUNING.GRADIENT_PERCENTILE.value;
 /** Smallest default gradient window (the seed's `max(period, 5)`). */
-const MIN_WINDOW = 5;
+const MIN_CHANGE_WINDOW = TUNING.MIN_CHANGE_WINDOW.value;
 /** The default window is at most this share of the series. */
-const WINDOW_SHARE = 1 / 20;
+const CHANGE_WINDOW_SHARE = TUNING.CHANGE_WINDOW_SHARE.value;
 /** Blocks per window when the noise is estimated on block means (`noiseAtScale`). */
-const WIDE_BLOCKS = 8;
+const WIDE_BLOCKS = TUNING.WIDE_BLOCKS.value;
 /** Longest gradient window whose noise is estimated point by point. */
-const MAX_DIRECT_SPAN = 128;
+const MAX_DIRECT_SPAN = TUNING.MAX_DIRECT_SPAN.value;
 
 /** stableTrendWindow in force: the client's, else the granularity default capped to n/20 (at least 5). */
 export function effectiveStableTrendWindow(granularity: Granularity, count: number, requested?: number): number {
   if (requested !== undefined) return Math.max(1, Math.floor(requested));
-  return Math.min(DEFAULT_STABLE_TREND_WINDOW[granularity], Math.max(MIN_WINDOW, Math.floor(count * WINDOW_SHARE)));
+  return Math.min(DEFAULT_STABLE_TREND_WINDOW[granularity], Math.max(MIN_CHANGE_WINDOW, Math.floor(count * CHANGE_WINDOW_SHARE)));
 }
 
 /**
@@ -96,9 +98,7 @@ export function analyseChangePoints(input: SeriesInput, opts: ChangePointOptions
   const n = input.values.length;
   const m = prepared.values.length;
   const threshold = opts.threshold ?? defaultChangePointThreshold(input.granularity);
-  const detrend = opts.components?.detrend ?? true;
-  const refine = opts.components?.refine ?? true;
-  const splitTrend = opts.components?.splitTrend ?? true;
+  const { detrend, refine, splitTrend } = changePointRulesInForce(opts);
   const model = decompose(prepared.values, prepared.slots, prepared.imputed, period);
 
   const stableTrendWindow = effectiveStableTrendWindow(input.granularity, n, opts.stableTrendWindow);
@@ -235,7 +235,7 @@ function gradientNoise(errors: Float64Array, first: number, last: number, k: num
 function longRunVariance(errors: Float64Array, k: number, noise: number, floor: number): number {
   const m = errors.length;
   const atK = (noise * noise * k) / 2;
-  const wide = Math.min(Math.floor(m * WINDOW_SHARE), Math.floor((m - 1) / 2));
+  const wide = Math.min(Math.floor(m * CHANGE_WINDOW_SHARE), Math.floor((m - 1) / 2));
   if (wide <= k) return atK;
   const wideNoise = noiseAtScale(errors, wide, floor, true);
   return Math.max(atK, (wideNoise * wideNoise * wide) / 2);

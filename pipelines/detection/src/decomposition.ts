@@ -2,16 +2,19 @@
 // seasonal profile by per-phase medians of the detrended series, each refined once with the
 // other. Medians throughout, so anomalies do not pull the fit towards themselves.
 import { detrendedRunningMedian, oddWindow, selectInPlace } from './robust.js';
+import { TUNING } from './tuning.js';
 
 /** Trend window for non-seasonal series: bursts of up to 7 anomalous points are ignored. */
-export const NON_SEASONAL_TREND_WINDOW = 15;
+export const NON_SEASONAL_TREND_WINDOW = TUNING.NON_SEASONAL_TREND_WINDOW.value;
 
 /**
  * Trend window on the deseasonalised series: about one period, kept between 9 and 25 points so
  * that short periods still get a steady trend and long ones (168) still follow level changes.
  */
 export function trendWindow(period: number): number {
-  return period > 1 ? Math.min(Math.max(period, 9), 25) : NON_SEASONAL_TREND_WINDOW;
+  return period > 1
+    ? Math.min(Math.max(period, TUNING.SEASONAL_TREND_MIN_WINDOW.value), TUNING.SEASONAL_TREND_MAX_WINDOW.value)
+    : NON_SEASONAL_TREND_WINDOW;
 }
 
 /** Seasonal phase (0..period-1) of a grid slot. */

@@ -4,6 +4,8 @@ import { prepareSeries } from './prepare.js';
 import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
 import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
+import { rulesInForce } from './rules.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Aligns and imputes the series, settles the period, fits the robust seasonal-trend model
@@ -14,6 +16,7 @@ import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
  */
 export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): EntireResult {
   const { prepared, period } = prepareSeries(input, opts.period);
+  const rules = rulesInForce(opts);
   const model = decompose(prepared.values, prepared.slots, prepared.imputed, period);
 
   // One scale for the whole series, from the observed points only: imputed points sit on the
@@ -21,10 +24,10 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   // residuals are rarely Gaussian (eval/README.md, "Entire-series detection on NAB").
   const floor = scaleFloor(prepared.values);
   const scale =
-    opts.components?.shoulder === false ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);
+    !rules.shoulder ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);
   const margin = marginMultiplier(opts.sensitivity) * scale;
   const levels =
-    opts.components?.excursion === false ? null : excursionLevels(prepared.values, model, period, margin);
+    !rules.excursion ? null : excursionLevels(prepared.values, model, period, margin);
 
   const n = input.values.length;
   const expectedValues: number[] = new Array<number>(n);
@@ -35,7 +38,7 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
   }
   const margins = new Float64Array(n).fill(margin);
   const phaseScale =
-    opts.components?.phaseScale === false || model.phases === null
+    !rules.phaseScale || model.phases === null
       ? null
       : phaseScales(input.values, expectedValues, prepared.inputIndex, model.phases, period, floor);
   if (phaseScale !== null) {
@@ -47,12 +50,12 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
 }
 
 /** Fewest residuals a phase's pool holds: the phase's own across the cycles, and its neighbours' when the cycles are few. */
-export const PHASE_POOL_MIN_POINTS = 30;
+export const PHASE_POOL_MIN_POINTS = TUNING.PHASE_POOL_MIN_POINTS.value;
 /**
  * Fewest whole cycles for phase scales: neighbouring phases of one cycle are neighbouring points
  * in time, not independent draws, so a pool is only as good as the cycles it spans.
  */
-export const PHASE_MIN_CYCLES = 4;
+export const PHASE_MIN_CYCLES = TUNING.PHASE_MIN_CYCLES.value;
 
 /**
  * The noise scale of each seasonal phase: `robustScale` (the MAD) of the residuals value −
@@ -106,15 +109,15 @@ function phaseScales(
  * less than half of it, entered by a jump, is an excursion; a longer one is the series' new level
  * (changepoint detection's business).
  */
-export const EXCURSION_REFERENCE_SHARE = 0.1;
+export const EXCURSION_REFERENCE_SHARE = TUNING.EXCURSION_REFERENCE_SHARE.value;
 /** Points after a jump of the trend within which its excursion must begin. */
-const EXCURSION_ENTRY_POINTS = 2;
+const EXCURSION_ENTRY_POINTS = TUNING.EXCURSION_ENTRY_POINTS.value;
 /**
  * Most of the series that candidate excursions may cover together: beyond this share the series
  * changes level routinely (a machine cycling on and off without a detected period) and none is
  * reported.
  */
-export const EXCURSION_MAX_SHARE = 0.05;
+export const EXCURSION_MAX_SHARE = TUNING.EXCURSION_MAX_SHARE.value;
 
 /**
  * The trend is a running median over at most 25 points, which keeps a step's edges: a level held

@@ -17,6 +17,7 @@ export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHA
 export {
   bandReportedWithin,
   DEFAULT_WINDOW_WITHOUT_PERIOD,
+  decideLastPoint,
   defaultStreamWindow,
   ECHO_POINTS,
   FAMILIAR_EDGE_SHARE,
@@ -48,6 +49,8 @@ export {
   SUSTAINED_QUIET_SHARE,
   type StreamOptions,
   type SustainedScores,
+  type Verdict,
+  type VerdictContext,
 } from './last.js';
 export {
   createStreamJudge,
@@ -71,3 +74,21 @@ export {
 export { analyseChangePoints, type ChangePointAnalysis } from './changepoint.js';
 export { familyConfidence, normalUpperTail, segmentSplits } from './changepoint-segments.js';
 export { seededRandom } from './random.js';
+export {
+  CHANGEPOINT_RULE_NAMES,
+  CHANGEPOINT_RULES,
+  changePointRulesInForce,
+  DETECTION_RULE_NAMES,
+  ENTIRE_SERIES_RULES,
+  LAST_POINT_RULES,
+  rulesInForce,
+  withoutRules,
+  type ChangePointRuleName,
+  type ChangePointRulesInForce,
+  type DetectionRuleName,
+  type EntireSeriesRuleName,
+  type LastPointRuleName,
+  type Rule,
+  type RulesInForce,
+} from './rules.js';
+export { TUNING, type Tuned, type TunedName } from './tuning.js';

@@ -14,6 +14,8 @@ import {
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
+import { rulesInForce, type RulesInForce } from './rules.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Fewest full cycles a data-driven period needs in a last-point history (the batch detectors
@@ -21,23 +23,34 @@ import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } f
  * the seasonal fit that accepts a period is out of sample (one cycle against the other) at any
  * count, and the forecast's seasonal profile needs 2 cycles.
  */
-export const LAST_POINT_MIN_CYCLES = 2;
+export const LAST_POINT_MIN_CYCLES = TUNING.LAST_POINT_MIN_CYCLES.value;
 
-/** Fewest full cycles a data-driven period needs under these options (component switch). */
-export function minCyclesOf(opts: DetectOptions): number {
-  return opts.components?.twoCyclePeriod === false ? 3 : LAST_POINT_MIN_CYCLES;
+/** Fewest full cycles a data-driven period needs under these rules (`twoCyclePeriod`). */
+export function minCyclesOf(rules: RulesInForce): number {
+  return rules.twoCyclePeriod ? LAST_POINT_MIN_CYCLES : 3;
 }
 
 /** Fewest points (judged point included) the streaming detector judges: the API's minimum. */
 export const MIN_STREAM_POINTS = 12;
 /** Longest stretch the streaming detector goes without re-detecting the period. */
-export const MAX_PERIOD_RECHECK_POINTS = 100;
+export const MAX_PERIOD_RECHECK_POINTS = TUNING.MAX_PERIOD_RECHECK_POINTS.value;
 
 /**
  * Newest points the forecast's Theil–Sen line runs through: two trend windows' worth, enough to
  * average the noise down, recent enough to follow the current level.
  */
-export const FORECAST_POINTS = 31;
+export const FORECAST_POINTS = TUNING.FORECAST_POINTS.value;
+
+/**
+ * How much wider the forecast's error scale is than the history's noise scale for a line through
+ * `points` points extrapolated `distance` slots past their mean slot (`spread`: their Σ(slot −
+ * mean)²): sqrt(1 + LINE_MEDIAN_PENALTY / R + LINE_SLOPE_PENALTY × d² / Sxx).
+ */
+export function lineInflation(points: number, distance: number, spread: number): number {
+  return Math.sqrt(
+    1 + TUNING.LINE_MEDIAN_PENALTY.value / points + (spread > 0 ? (TUNING.LINE_SLOPE_PENALTY.value * distance * distance) / spread : 0),
+  );
+}
 
 /** What a forecast of the next point says. */
 interface Forecast {
@@ -101,7 +114,7 @@ function forecastNext(
   let spread = 0;
   for (let j = m - points; j < m; j++) spread += (slots[j]! - meanSlot) ** 2;
   const distance = targetSlot - meanSlot;
-  const inflation = Math.sqrt(1 + 1.57 / points + (spread > 0 ? (1.1 * distance * distance) / spread : 0));
+  const inflation = lineInflation(points, distance, spread);
 
   const seasonal = model.profile === null ? 0 : model.profile[phaseOf(targetSlot, period)]!;
   const u =
@@ -118,7 +131,7 @@ function forecastNext(
 }
 
 /** Points before each recent point its one-step level is the median of. */
-export const ERROR_LEVEL_POINTS = 16;
+export const ERROR_LEVEL_POINTS = TUNING.ERROR_LEVEL_POINTS.value;
 
 /**
  * The history deseasonalised and tilted by the forecast line's slope: u[j] = value − seasonal −
@@ -203,10 +216,9 @@ export function slideSorted(sorted: number[], out: number, incoming: number): vo
  * How much wider the last-point band is than the batch band z(s) (`marginMultiplier`): a
  * forecast one step ahead errs with heavier tails than a fitted residual (the level is
  * extrapolated, and real series jump), so the same tail probability needs more noise scales.
- * 1.45 puts the default (sensitivity 95) at about 6 scales; chosen on NAB's dev split among
- * 1, 1.2, 1.45, 1.7 and 2 (NAB standard 26, 43, 47, 40, 39; eval/README.md).
+ * 1.45 puts the default (sensitivity 95) at about 6 scales (TUNING says what it was tuned on).
  */
-export const LAST_POINT_BAND_FACTOR = 1.45;
+export const LAST_POINT_BAND_FACTOR = TUNING.LAST_POINT_BAND_FACTOR.value;
 
 /** Half-width of the last-point band in noise scales: LAST_POINT_BAND_FACTOR × z(s). */
 export function lastPointMultiplier(sensitivity: number): number {
@@ -215,34 +227,30 @@ export function lastPointMultiplier(sensitivity: number): number {
 
 /**
  * A period detected in a last-point history is dropped when the forecast without it has a noise
- * scale under this share of the seasonal forecast's. Chosen on NAB's dev split (ratio 1, 0.9, 0.8, 0.7,
- * 0.6, 0.5: standard 54.4, 56.7, 58.5, 58.5, 58.2, 58.2; without the check 56.3): a plateau.
+ * scale under this share of the seasonal forecast's.
  */
-export const SEASONAL_SCALE_RATIO = 0.7;
+export const SEASONAL_SCALE_RATIO = TUNING.SEASONAL_SCALE_RATIO.value;
 
 /** Newest one-step errors whose spread calibrates the noise scale. */
-export const CALIBRATION_POINTS = 100;
+export const CALIBRATION_POINTS = TUNING.CALIBRATION_POINTS.value;
 /**
  * Band half-width, in noise scales, beyond which a recent one-step error means that an event is
  * under way (z at the service's default sensitivity, 95).
  */
-export const REFRACTORY_Z = lastPointMultiplier(95);
+export const REFRACTORY_Z = lastPointMultiplier(TUNING.REFRACTORY_SENSITIVITY.value);
 /**
  * A deviation this many times the largest error of the event under way is a new event and is
- * flagged despite the refractory rule (NAB dev split: 10 and 20 score 52.9 standard, 8 and 40
- * 52.0 and 52.1, never 51.0).
+ * flagged despite the refractory rule.
  */
-export const NEW_EVENT_FACTOR = 20;
+export const NEW_EVENT_FACTOR = TUNING.NEW_EVENT_FACTOR.value;
 /**
  * Newest one-step errors that belong to an event still rising: when the largest error of the
  * refractory stretch is among them, a deviation that dwarfs it is the same event growing (a
  * spike over two or three points), not a new one, and the new-event exception does not apply.
- * NAB dev split (standard / low FP / low FN): 0 (no such rule) 58.5 / 44.6 / 65.6; 1, 2, 3, 5:
- * 59.1, 59.2, 59.3, 59.3 standard (low FP 46.0 to 46.4): a plateau from 2.
  */
-export const NEW_EVENT_RISE_POINTS = 3;
+export const NEW_EVENT_RISE_POINTS = TUNING.NEW_EVENT_RISE_POINTS.value;
 /** Share of the window that the refractory stretch spans. */
-const REFRACTORY_SHARE = 1 / 6;
+const REFRACTORY_SHARE = TUNING.REFRACTORY_SHARE.value;
 
 /** Points before the judged one that the refractory rule looks back over. */
 export function refractoryPoints(windowPoints: number): number {
@@ -250,20 +258,19 @@ export function refractoryPoints(windowPoints: number): number {
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
-export const SUSTAINED_POINTS = 30;
+export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
 /**
  * Standard deviations above the window's usual SUSTAINED_POINTS-point mean absolute error at
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
- * raises an alarm. Chosen on NAB's dev split among 4.5, 5 and 6 (standard 54.4, 56.3, 54.3;
- * without the alarm 53.7): a narrow optimum, README "Last-point detection".
+ * raises an alarm (README "Last-point detection").
  */
-export const SUSTAINED_Z = 5;
+export const SUSTAINED_Z = TUNING.SUSTAINED_Z.value;
 /**
  * Fewest one-step errors the sustained-error alarm needs: six stretches of SUSTAINED_POINTS, so
  * that the reference holds a few independent means (with fewer, stationary noise fired it while
  * a stream's window was still filling).
  */
-const SUSTAINED_MIN_ERRORS = 6 * SUSTAINED_POINTS;
+const SUSTAINED_MIN_ERRORS = TUNING.SUSTAINED_MIN_STRETCHES.value * SUSTAINED_POINTS;
 
 /**
  * How unusual the mean absolute one-step error of the newest SUSTAINED_POINTS errors is against
@@ -337,7 +344,7 @@ function calibratedScale(errors: Float64Array, floor: number): number {
 }
 
 /** Fewest calibration errors (`CALIBRATION_POINTS` at most) from which the band gets its own spread on each side (`sideSpreads`). */
-export const SIDE_MIN_ERRORS = 20;
+export const SIDE_MIN_ERRORS = TUNING.SIDE_MIN_ERRORS.value;
 
 /** The calibration errors' spread on each side of their median (`sideSpreads`). */
 export interface SideSpreads {
@@ -376,10 +383,6 @@ export function sideSpreads(errors: Float64Array, count: number, scratch: Float6
   return out;
 }
 
-/** Scratch for `sideSpreads` in last-point detection. */
-const sideScratch = new Float64Array(CALIBRATION_POINTS);
-const sideOut: SideSpreads = { upper: 0, lower: 0 };
-
 export function largestRecent(errors: Float64Array, points: number): number {
   let largest = 0;
   for (let j = Math.max(0, errors.length - points); j < errors.length; j++) {
@@ -409,9 +412,8 @@ export function outsideBand(deviation: number, margin: number, scale: number, la
  * new one: the one-step errors the refractory rule reads (a point against the median of the 16
  * before it) miss a marginal exceedance that the forecast line caught, so without this a point
  * just beyond its band was often followed by another (NAB dev, machine_temperature and nyc_taxi).
- * 1, 3, 5 points: NAB 61.7, 61.8, 61.8 standard against 61.4 (low FP 46.9 → 47.7).
  */
-export const ECHO_POINTS = 3;
+export const ECHO_POINTS = TUNING.ECHO_POINTS.value;
 
 /**
  * Whether the band reported one of the ECHO_POINTS points before the judged one, each judged as
@@ -497,48 +499,47 @@ export function sustainedAlarm(
  * unusual; a point its forecast meets (a burst that has already passed, a quiet point between
  * two bursts) is no place to report a rise, and the alarm is not raised for that stretch. A
  * narrower band (higher sensitivity) lowers the bar, so a higher sensitivity never flags fewer
- * points. Chosen on NAB's dev split (eval/README.md, "NAB: what engine 0.9.0 added"): the false
- * alarms it removes lay within 0.06 of their band from the forecast, the first alarms of labelled
- * windows at 0.12 or more; 0.05 to 0.3 all gained on both halves.
+ * points. On NAB's dev split the false alarms it removes lay within 0.06 of their band from the
+ * forecast, the first alarms of labelled windows at 0.12 or more.
  */
-export const SUSTAINED_QUIET_SHARE = 0.1;
+export const SUSTAINED_QUIET_SHARE = TUNING.SUSTAINED_QUIET_SHARE.value;
 
 /**
  * The new-level alarm's margin: a value must lie beyond the range of the window's older points
  * by this share of that range. A slow drift to a level the window has not seen (a failing
  * machine's temperature sliding down, a disk that starts writing twice as much) is invisible to
  * the forecast, which follows it, and to the sustained alarm, whose one-step errors stay small.
- * Chosen on NAB's dev split (eval/README.md, "NAB: what engine 0.8.0 added"): in the replay,
- * before the familiar-range rule, 0.15, 0.2, 0.25, 0.3, 0.35 gave 64.3, 66.3, 66.1, 64.5, 63.8
- * standard (61.8 without the alarm), a plateau.
  */
-export const NEW_LEVEL_MARGIN = 0.25;
+export const NEW_LEVEL_MARGIN = TUNING.NEW_LEVEL_MARGIN.value;
 /**
  * Share of the history, its newest points, that the reference range leaves out: the alarm fires
- * for the first of them to get beyond the older points' range, once (shares 1/3, 1/2, 2/3: 64.9,
- * 66.1, 66.0 standard).
+ * for the first of them to get beyond the older points' range, once.
  */
-export const NEW_LEVEL_RECENT_SHARE = 0.5;
+export const NEW_LEVEL_RECENT_SHARE = TUNING.NEW_LEVEL_RECENT_SHARE.value;
 /** Fewest history points the new-level alarm needs (its reference range then spans 50). */
-export const NEW_LEVEL_MIN_POINTS = 100;
+export const NEW_LEVEL_MIN_POINTS = TUNING.NEW_LEVEL_MIN_POINTS.value;
 
 /** Where the newer part of the history values[from, to) begins (NEW_LEVEL_RECENT_SHARE of it). */
 export function olderEnd(from: number, to: number): number {
   return to - Math.round(NEW_LEVEL_RECENT_SHARE * (to - from));
 }
 
-/** Scratch for `olderRange`: [lo, hi] of the last history measured. */
-const rangeScratch = new Float64Array(2);
+/** The older part of a history (`olderRange`): where the newer part begins, its lowest and highest value. */
+interface OlderRange {
+  readonly older: number;
+  readonly lo: number;
+  readonly hi: number;
+}
 
 /**
  * Index where the newer part of the history values[from, to) begins (its last
  * round(NEW_LEVEL_RECENT_SHARE × n) points, n = to − from), with the older part's lowest and
- * highest value in `rangeScratch`; −1 when the history holds fewer than NEW_LEVEL_MIN_POINTS
- * points or the older part's range is empty. Points with `skip[i]` ≠ 0 (imputed) are left out.
+ * highest value; null when the history holds fewer than NEW_LEVEL_MIN_POINTS points or the
+ * older part's range is empty. Points with `skip[i]` ≠ 0 (imputed) are left out.
  */
-function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): number {
+function olderRange(values: Float64Array, from: number, to: number, skip: Uint8Array | null): OlderRange | null {
   const count = to - from;
-  if (count < NEW_LEVEL_MIN_POINTS) return -1;
+  if (count < NEW_LEVEL_MIN_POINTS) return null;
   const older = olderEnd(from, to);
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
@@ -548,10 +549,8 @@ function olderRange(values: Float64Array, from: number, to: number, skip: Uint8A
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  if (!(hi - lo > 0)) return -1;
-  rangeScratch[0] = lo;
-  rangeScratch[1] = hi;
-  return older;
+  if (!(hi - lo > 0)) return null;
+  return { older, lo, hi };
 }
 
 /**
@@ -572,9 +571,9 @@ export function newLevelExcess(
   skip: Uint8Array | null = null,
   past: (() => PastRange | null) | null = null,
 ): number {
-  const older = olderRange(values, from, to, skip);
-  if (older < 0) return 0;
-  return excessBeyond(values, older, to, rangeScratch[0]!, rangeScratch[1]!, value, skip, past);
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return 0;
+  return excessBeyond(values, range.older, to, range.lo, range.hi, value, skip, past);
 }
 
 /**
@@ -611,18 +610,15 @@ export function excessBeyond(
 }
 
 /**
- * A deviation under this many margins is marginal: the familiar-range rule may hold it back.
- * Chosen on NAB's dev split with FAMILIAR_EDGE_SHARE (eval/README.md, "NAB: what engine 0.8.0
- * added"): 1.25, 1.5, 2 gave 67.6, 67.9, 68.5 standard; 2.5 fell to about 65 in the replay
- * (labelled events 2 to 2.5 margins out were then held back), so the middle of the safe side.
+ * A deviation under this many margins is marginal: the familiar-range and routine-miss rules
+ * may hold it back. Much wider (2.5) held back labelled events 2 to 2.5 margins out.
  */
-export const MARGINAL_BAND_RATIO = 1.5;
+export const MARGINAL_BAND_RATIO = TUNING.MARGINAL_BAND_RATIO.value;
 /**
  * The familiar-range rule's depth: a marginal point is held back when its deseasonalised value
- * lies deeper inside the older half's range than this share of it from both edges (0.2, 0.25,
- * 0.3: 67.8, 67.9, 67.3 standard; 0.35 and 0.15 on raw values in the replay: 67.2 and 68.0).
+ * lies deeper inside the older half's range than this share of it from both edges.
  */
-export const FAMILIAR_EDGE_SHARE = 0.25;
+export const FAMILIAR_EDGE_SHARE = TUNING.FAMILIAR_EDGE_SHARE.value;
 
 /**
  * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is familiar: its
@@ -644,23 +640,18 @@ export function familiarMiss(
   skip: Uint8Array | null = null,
 ): boolean {
   if (!(Math.abs(deviation) < MARGINAL_BAND_RATIO * margin)) return false;
-  if (olderRange(values, from, to, skip) < 0) return false;
-  const lo = rangeScratch[0]!;
-  const hi = rangeScratch[1]!;
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return false;
+  const { lo, hi } = range;
   const depth = FAMILIAR_EDGE_SHARE * (hi - lo);
   return value > lo + depth && value < hi - depth;
 }
 
 /**
  * The routine-miss rule's count: a marginal miss is held back when at least this many points of
- * the window jumped as far from the points before them, in their local noise. Chosen on NAB's dev
- * split (eval/README.md, "NAB: what engine 0.9.0 added"): 3, 5, 8, 12 gave 68.7, 69.7, 69.6,
- * 69.4 standard; the middle of the plateau.
+ * the window jumped as far from the points before them, in their local noise.
  */
-export const ROUTINE_MISS_COUNT = 8;
-
-/** The CALIBRATION_POINTS one-step errors before the one judged, ascending (`routineMiss`). */
-const localSorted: number[] = new Array<number>(CALIBRATION_POINTS).fill(0);
+export const ROUTINE_MISS_COUNT = TUNING.ROUTINE_MISS_COUNT.value;
 
 /**
  * Whether a point outside its band by less than MARGINAL_BAND_RATIO margins is a routine miss for
@@ -689,7 +680,8 @@ export function routineMiss(
   if (errors.length <= n) return false;
   const floor = scaleFloor(values);
   const z = Math.abs(deviation) / scale;
-  const sorted = localSorted;
+  // The CALIBRATION_POINTS one-step errors before the one judged, ascending.
+  const sorted = new Array<number>(n).fill(0);
   for (let j = 0; j < n; j++) sorted[j] = errors[j]!;
   sorted.sort((x, y) => x - y);
   let count = 0;
@@ -758,7 +750,7 @@ export function newLevelAlarm(
  * one after the band reported the drop into it; the figures are unchanged and cannot choose the
  * length; `npm run eval:inject` shows the delay it costs.
  */
-export const STUCK_POINTS = 12;
+export const STUCK_POINTS = TUNING.STUCK_POINTS.value;
 
 /**
  * The stuck-value alarm's excess (0 = none): the judged `value` and the STUCK_POINTS − 1 newest
@@ -791,10 +783,9 @@ export function stuckRun(
     if (values[i] !== value || (skip !== null && skip[i] !== 0)) return 0;
   }
   if (values[first - 1] === value) return 0;
-  const older = olderRange(values, from, to, skip);
-  if (older < 0) return 0;
-  const lo = rangeScratch[0]!;
-  const hi = rangeScratch[1]!;
+  const range = olderRange(values, from, to, skip);
+  if (range === null) return 0;
+  const { older, lo, hi } = range;
   let run = 0;
   let longest = 0;
   for (let i = from; i < older; i++) {
@@ -822,6 +813,78 @@ export function stuckRun(
 export function stuckAlarm(reported: boolean, excess: number, reportedInStretch: () => boolean): number {
   // The new-level alarm's gate without its sustained-score condition (no scores to read).
   return newLevelAlarm(reported, excess, null, reportedInStretch);
+}
+
+/**
+ * What a last point's verdict reads besides its deviation and band: each part is asked only when
+ * the verdict needs it (the costly ones rarely), in the order `decideLastPoint` applies the rules.
+ */
+export interface VerdictContext {
+  readonly rules: RulesInForce;
+  /** Value − expected value. */
+  readonly deviation: number;
+  /** The band's half-width on the side the point deviates to. */
+  readonly margin: number;
+  /** The calibrated (symmetric) noise scale. */
+  readonly scale: number;
+  /** Largest |one-step error| of the refractory stretch and of its newest NEW_EVENT_RISE_POINTS (0 without the rule). */
+  readonly largest: number;
+  readonly newest: number;
+  /** `reportedJustBefore` for this point (the echo rule). */
+  echo(): boolean;
+  /** `familiarMiss` for this point. */
+  familiar(): boolean;
+  /** `routineMiss` for this point. */
+  routine(): boolean;
+  /** The sustained-error scores (null: not scored). */
+  scores(): SustainedScores | null;
+  /** `bandReportedWithin` of the sustained stretch. */
+  reportedInStretch(): boolean;
+  /** `newLevelExcess` of this point. */
+  excess(): number;
+  /** `stuckRun` of this point. */
+  stuckRun(): number;
+}
+
+/** A last point's verdict, rule by rule (0 / false where a rule was not asked or not in force). */
+export interface Verdict {
+  /** The band reported the point: outside it, and no rule held the report back. */
+  readonly outside: boolean;
+  readonly echo: boolean;
+  readonly familiar: boolean;
+  readonly routine: boolean;
+  /** The sustained-error scores read (null where no alarm needed them). */
+  readonly scores: SustainedScores | null;
+  /** `sustainedAlarm`, `newLevelExcess`, `newLevelAlarm`, `stuckRun`, `stuckAlarm`. */
+  readonly drift: number;
+  readonly excess: number;
+  readonly level: number;
+  readonly run: number;
+  readonly stuck: number;
+}
+
+/**
+ * The last-point rules applied in order, the one verdict of `detectLastPoint`, `detectStream` and
+ * the incremental judge: the band with the refractory rule (`outsideBand`); what holds a band
+ * report back (`echo`, `familiarRange`, `routineMiss`, each asked only of a report the ones before
+ * let through); then the alarms that need no band report, each only where none before it fired:
+ * `sustainedError` (with `sustainedQuiet`), `newLevel`, `stuck`. A rule not in force is never asked.
+ */
+export function decideLastPoint(c: VerdictContext): Verdict {
+  const { rules, deviation, margin } = c;
+  const banded = outsideBand(deviation, margin, c.scale, c.largest, c.newest);
+  const echo = banded && rules.echo && c.echo();
+  const familiar = banded && !echo && rules.familiarRange && c.familiar();
+  const routine = banded && !echo && !familiar && rules.routineMiss && c.routine();
+  const outside = banded && !echo && !familiar && !routine;
+  const scores = rules.sustainedError && !outside && deviation !== 0 ? c.scores() : null;
+  const quietBelow = rules.sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0;
+  const drift = sustainedAlarm(outside, deviation, scores, c.reportedInStretch, quietBelow);
+  const excess = rules.newLevel && !outside && drift === 0 ? c.excess() : 0;
+  const level = newLevelAlarm(outside || drift > 0, excess, scores, c.reportedInStretch);
+  const run = rules.stuck && !outside && drift === 0 && level === 0 ? c.stuckRun() : 0;
+  const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, c.reportedInStretch);
+  return { outside, echo, familiar, routine, scores, drift, excess, level, run, stuck };
 }
 
 /** The history's values minus the seasonal profile (the values themselves without one). */
@@ -863,14 +926,15 @@ function judgeLast(
   last: number,
   model: ModelInput,
   opts: DetectOptions,
+  rules: RulesInForce,
   past: (() => PastRange | null) | null,
 ): LastResult {
   const targetSlot = ctx.slots === null ? last - from : ctx.slots[last]! - ctx.slots[from]!;
   const value = ctx.values[last]!;
   const window = last - from + 1;
-  const calibrate = opts.components?.calibration !== false;
-  const refractory = opts.components?.refractory !== false;
-  const sustained = opts.components?.sustainedError !== false;
+  const calibrate = rules.calibration;
+  const refractory = rules.refractory;
+  const sustained = rules.sustainedError;
   const stretch = refractory ? refractoryPoints(window) : 0;
   // The sustained alarm's echo check judges its stretch's errors with the refractory rule.
   const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
@@ -879,7 +943,7 @@ function judgeLast(
   // A period found in the data must earn its place: when the history forecast without it errs
   // clearly less, the seasonal profile is fitting noise or an event (a jump that happens to
   // repeat at some lag) and the point is judged without seasonality.
-  if (opts.period === undefined && period > 0 && opts.components?.seasonalCheck !== false) {
+  if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
     const plain = forecastNext(model.prepared, 0, targetSlot, errorPoints, sustained);
     if (plain.scale < SEASONAL_SCALE_RATIO * forecast.scale) {
       forecast = plain;
@@ -897,10 +961,10 @@ function judgeLast(
   // the symmetric scale: an event's size is measured the same way in both directions.
   let upperScale = scale;
   let lowerScale = scale;
-  if (calibrate && opts.components?.asymmetricBand !== false) {
-    sideSpreads(errors, errors.length, sideScratch, sideOut);
-    upperScale = Math.max(scale, sideOut.upper);
-    lowerScale = Math.max(scale, sideOut.lower);
+  if (rules.asymmetricBand) {
+    const sides = sideSpreads(errors, errors.length, new Float64Array(CALIBRATION_POINTS), { upper: 0, lower: 0 });
+    upperScale = Math.max(scale, sides.upper);
+    lowerScale = Math.max(scale, sides.lower);
   }
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const deviation = value - forecast.expected;
@@ -909,53 +973,38 @@ function judgeLast(
   const margin = deviation < 0 ? lowerMargin : upperMargin;
   const largest = refractory ? largestRecent(errors, stretch) : 0;
   const newest = refractory ? largestRecent(errors, NEW_EVENT_RISE_POINTS) : 0;
-  const banded = outsideBand(deviation, margin, scale, largest, newest);
-  // The echo rule, part of the refractory rule: only asked of a point outside its band.
-  const echo =
-    banded &&
-    refractory &&
-    opts.components?.echo !== false &&
-    reportedJustBefore(previousDeviation(model.prepared, period, forecast.profile), errors, errors.length, scale, stretch);
-  // The familiar-range rule: a narrow miss well inside the range the window's older half spans,
-  // deseasonalised with the point's profile (a seasonal swing does not make a value familiar).
   const history = model.prepared;
-  const familiar =
-    banded &&
-    !echo &&
-    opts.components?.familiarRange !== false &&
-    familiarMiss(
-      deseasonalised(history, period, forecast.profile),
-      0,
-      history.values.length,
-      value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),
-      deviation,
-      margin,
-      history.imputed,
-    );
-  // The routine-miss rule: a narrow miss no larger, in its local noise, than jumps the window
-  // made again and again.
-  const routine =
-    banded &&
-    !echo &&
-    !familiar &&
-    opts.components?.routineMiss !== false &&
-    routineMiss(history.values, history.imputed, deviation, margin, scale);
-  const outside = banded && !echo && !familiar && !routine;
-  const z = sustained && !outside && deviation !== 0 ? sustainedScores(forecast.levelErrors) : null;
   let reported: boolean | undefined;
   const reportedInStretch = (): boolean =>
     (reported ??= bandReportedWithin(errors, errors.length, SUSTAINED_POINTS, stretch, scale));
-  const quietBelow = opts.components?.sustainedQuiet === false ? 0 : SUSTAINED_QUIET_SHARE * margin;
-  const drift = sustainedAlarm(outside, deviation, z, reportedInStretch, quietBelow);
-  const newLevel = opts.components?.newLevel !== false;
-  const excess =
-    newLevel && !outside && drift === 0
-      ? newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past)
-      : 0;
-  const level = newLevelAlarm(outside || drift > 0, excess, z, reportedInStretch);
-  const stuckOn = opts.components?.stuck !== false;
-  const run = stuckOn && !outside && drift === 0 && level === 0 ? stuckRun(history.values, 0, history.values.length, value, history.imputed) : 0;
-  const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
+  const { outside, echo, familiar, routine, scores: z, drift, excess, level, run, stuck } = decideLastPoint({
+    rules,
+    deviation,
+    margin,
+    scale,
+    largest,
+    newest,
+    echo: () =>
+      reportedJustBefore(previousDeviation(history, period, forecast.profile), errors, errors.length, scale, stretch),
+    // Deseasonalised with the point's profile: a seasonal swing does not make a value familiar.
+    familiar: () =>
+      familiarMiss(
+        deseasonalised(history, period, forecast.profile),
+        0,
+        history.values.length,
+        value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),
+        deviation,
+        margin,
+        history.imputed,
+      ),
+    routine: () => routineMiss(history.values, history.imputed, deviation, margin, scale),
+    scores: () => sustainedScores(forecast.levelErrors),
+    reportedInStretch,
+    excess: () => newLevelExcess(history.values, 0, history.values.length, value, history.imputed, past),
+    stuckRun: () => stuckRun(history.values, 0, history.values.length, value, history.imputed),
+  });
+  const newLevel = rules.newLevel;
+  const stuckOn = rules.stuck;
   const isAnomaly = outside || drift > 0 || level !== 0 || stuck !== 0;
   if (opts.onDecision !== undefined) {
     const all = z ?? (sustained ? sustainedScores(forecast.levelErrors) : null);
@@ -1046,9 +1095,9 @@ export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastRe
   const ctx = seriesContext(input);
   const problem = rangePeriodProblem(ctx, 0, n, opts.period);
   if (problem !== null) throw problem;
-  const stable = opts.components?.periodStability !== false;
+  const rules = rulesInForce(opts);
   const past = opts.pastRange === undefined ? null : () => opts.pastRange!;
-  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, stable, minCyclesOf(opts)), opts, past);
+  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, rules.periodStability, minCyclesOf(rules)), opts, rules, past);
 }
 
 export interface StreamOptions extends DetectOptions {
@@ -1099,7 +1148,8 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const window = Math.max(2, Math.floor(opts.windowPoints));
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const results: LastResult[] = new Array<LastResult>(n);
-  const minCycles = minCyclesOf(opts);
+  const rules = rulesInForce(opts);
+  const minCycles = minCyclesOf(rules);
   let cachedPeriod = 0;
   let detectedAt = Number.NEGATIVE_INFINITY;
 
@@ -1129,7 +1179,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
       const recheck = Math.max(1, Math.floor(recheckPoints));
       const sparse = tooSparseForSeasonality(expectedLengthOf(ctx, from, i), i - from);
       if (sparse || i - detectedAt >= recheck) {
-        model = prepareRange(ctx, from, i, undefined, opts.components?.periodStability !== false, minCycles);
+        model = prepareRange(ctx, from, i, undefined, rules.periodStability, minCycles);
         if (!sparse) {
           cachedPeriod = model.period;
           detectedAt = i;
@@ -1140,7 +1190,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
     }
     memoryFrom = Math.max(0, i - memory + 1);
     memoryTo = from;
-    results[i] = judgeLast(ctx, from, i, model, opts, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
+    results[i] = judgeLast(ctx, from, i, model, opts, rules, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
   }
   return results;
 }

@@ -5,24 +5,25 @@
 import { autocorrelation } from './fft.js';
 import { MAD_TO_SIGMA, medianInPlace } from './robust.js';
 import type { Granularity } from './types.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Share of the detrended variance a seasonal profile must explain OUT OF SAMPLE (fit on every
  * other cycle, scored on the rest) for its period to be accepted. Pure noise scores below 0.
  */
-export const MIN_SEASONAL_FIT = 0.25;
+export const MIN_SEASONAL_FIT = TUNING.MIN_SEASONAL_FIT.value;
 /** A longer candidate that is a multiple of a shorter one must leave this much less unexplained. */
-const LONGER_PERIOD_GAIN = 0.8;
+const LONGER_PERIOD_GAIN = TUNING.LONGER_PERIOD_GAIN.value;
 /** A divisor of the chosen lag replaces it when it fits nearly as well (it is the fundamental). */
-const FUNDAMENTAL_TOLERANCE = 0.05;
+const FUNDAMENTAL_TOLERANCE = TUNING.FUNDAMENTAL_TOLERANCE.value;
 /** Smallest period the data-driven search reports. */
-const MIN_DATA_PERIOD = 3;
+const MIN_DATA_PERIOD = TUNING.MIN_DATA_PERIOD.value;
 /** Fewest points period detection looks at. */
 const MIN_POINTS = 12;
 /** Autocorrelation peaks lower than this are not candidates. */
-const MIN_PEAK_ACF = 0.1;
+const MIN_PEAK_ACF = TUNING.MIN_PEAK_ACF.value;
 /** How many of the highest autocorrelation peaks get a seasonal-fit test. */
-const PEAKS_TESTED = 5;
+const PEAKS_TESTED = TUNING.PEAKS_TESTED.value;
 
 /**
  * Cycle lengths, in units of the granularity, that the vendor tries first (BEHAVIOUR.md §7):

@@ -2,6 +2,8 @@
 // and scales. Medians and MADs rather than means and standard deviations everywhere a fit could
 // see an anomaly, so that an anomaly never pulls the expected value towards itself.
 
+import { TUNING } from './tuning.js';
+
 /** Consistency constant: MAD × 1.4826 estimates the standard deviation of Gaussian noise. */
 export const MAD_TO_SIGMA = 1.4826;
 /** Mean absolute deviation × 1.2533 estimates the standard deviation of Gaussian noise. */
@@ -101,7 +103,7 @@ export function robustScale(values: Float64Array, floor: number): number {
  * Quantile of the absolute deviations from the median that `shoulderScale` reads: the shoulders
  * of the distribution, past its core and short of its tails.
  */
-export const SHOULDER_QUANTILE = 0.8;
+export const SHOULDER_QUANTILE = TUNING.SHOULDER_QUANTILE.value;
 /** Φ⁻¹((1 + SHOULDER_QUANTILE) / 2): for Gaussian noise 80 % of |x − median| lie within 1.2816 σ. */
 const SHOULDER_TO_SIGMA = 1 / 1.2815515655446004;
 

@@ -1,8 +1,10 @@
 // From residuals to verdicts: the band a point must stay inside, how bad it is when it does
 // not, and the cap on how many points one request may flag.
 
+import { TUNING } from './tuning.js';
+
 /** Margin multiplier at sensitivity 100: the narrowest band, 2.5 robust standard deviations. */
-const NARROWEST_Z = 2.5;
+const NARROWEST_Z = TUNING.NARROWEST_Z.value;
 
 /**
  * How many robust standard deviations the band extends on each side of the expected value:

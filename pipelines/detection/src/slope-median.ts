@@ -29,22 +29,14 @@ export class SlidingSlopeMedian {
   /** Index one past the run the slopes belong to; -1 = none (build next). */
   private runEnd = -1;
 
-  /** `runs`: two buffers of (points − 1) × points / 2 values to keep the sorted run in (recycled). */
-  constructor(
-    private readonly points: number,
-    runs?: readonly [Float64Array, Float64Array],
-  ) {
+  constructor(private readonly points: number) {
     this.count = (points * (points - 1)) / 2;
-    this.all = scratchFor(this.count);
-    this.middle = runs?.[0] ?? new Float64Array(this.count);
-    this.merged = runs?.[1] ?? new Float64Array(this.count);
-    this.leaving = scratchFor(points);
-    this.entering = scratchFor(points + 1);
-  }
-
-  /** The two run buffers, for a later instance (this one is not used again). */
-  runs(): [Float64Array, Float64Array] {
-    return [this.middle, this.merged];
+    // `all`, `leaving` and `entering` are only used within one call; the instance's own.
+    this.all = new Float64Array(this.count);
+    this.middle = new Float64Array(this.count);
+    this.merged = new Float64Array(this.count);
+    this.leaving = new Float64Array(points);
+    this.entering = new Float64Array(points + 1);
   }
 
   /** The values moved by `by` places in their buffer (compaction): the kept slopes still hold. */
@@ -160,21 +152,6 @@ export class SlidingSlopeMedian {
     const rank = (this.count >> 1) - below;
     return rank >= 0 && rank < w ? merged[rank]! : Number.NaN;
   }
-}
-
-/**
- * Buffers only used within one call (the build's slopes, a slide's leaving and entering ones): one
- * per length and thread. (`points` and `points + 1` give the slide two distinct ones.)
- */
-const allSlopes = new Map<number, Float64Array>();
-
-function scratchFor(count: number): Float64Array {
-  let buffer = allSlopes.get(count);
-  if (buffer === undefined) {
-    buffer = new Float64Array(count);
-    allSlopes.set(count, buffer);
-  }
-  return buffer;
 }
 
 /** Sorts a[0..n) ascending in place (n is small: the slopes that enter or leave the kept run). */

@@ -15,25 +15,23 @@ import {
   routineMiss,
   FORECAST_POINTS,
   lastPointMultiplier,
+  lineInflation,
   lastResult,
+  decideLastPoint,
   MAX_PERIOD_RECHECK_POINTS,
   MIN_STREAM_POINTS,
   minCyclesOf,
   NEW_EVENT_RISE_POINTS,
   NEW_LEVEL_MIN_POINTS,
-  newLevelAlarm,
-  stuckAlarm,
   stuckRun,
   notJudged,
   olderEnd,
-  outsideBand,
   refractoryPoints,
   reportedJustBefore,
   SEASONAL_SCALE_RATIO,
   sideSpreads,
   type SideSpreads,
   slideSorted,
-  sustainedAlarm,
   SUSTAINED_QUIET_SHARE,
   SUSTAINED_POINTS,
   SUSTAINED_Z,
@@ -41,6 +39,8 @@ import {
   type StreamOptions,
   type SustainedScores,
 } from './last.js';
+import { rulesInForce } from './rules.js';
+import { TUNING } from './tuning.js';
 import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
 import { SlidingSlopeMedian } from './slope-median.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
@@ -74,26 +74,25 @@ export interface StreamJudgeOptions extends Omit<StreamOptions, 'firstJudged'> {
 
 /**
  * Default refit interval. With the near-decision refits (NEAR_BAND_SHARE) NAB dev through the
- * judge scores the same at 32, 48 and 64 (engine 0.12.0: 70.0 / 57.3 / 77.0), and 64 costs about
- * 7 % less a point than 32; without them engine 0.4.0 scored 58.2 at 8 and 16, 55.1 at 32, 53.5
- * at 64 (README "Incremental streaming judge").
+ * judge scores the same at 32, 48 and 64, and 64 costs about 7 % less a point than 32; without
+ * them a longer interval cost accuracy (README "Incremental streaming judge").
  */
-export const DEFAULT_REFIT_POINTS = 64;
+export const DEFAULT_REFIT_POINTS = TUNING.DEFAULT_REFIT_POINTS.value;
 
-/** Default `fullPeriodRecheckShare`: NAB dev 58.3 against 58.5 with detectStream's rule. */
-export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = 0.5;
+/** Default `fullPeriodRecheckShare`. */
+export const DEFAULT_FULL_PERIOD_RECHECK_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value;
 
 /**
  * Default `errorRefreshPoints`. The one-step errors behind the calibration spread and the
  * refractory maxima (130 to 150 points, each against the median of the 16 before it) were a
  * fifth of a point's cost, and between two points they move by one error in a hundred. Reused
  * for up to 8 points (fresh whenever a deviation exceeds half the band, so every verdict near
- * the band is decided on fresh ones): NAB dev unchanged at 4, 8 and 16 (61.2 / 46.5 / 68.7),
- * judge time 36 → 27 µs a point; at 32 margins drift past the tolerance of the judge's tests.
+ * the band is decided on fresh ones): NAB dev unchanged at 4, 8 and 16, about a quarter less
+ * time a point; at 32 margins drift past the tolerance of the judge's tests.
  */
-export const DEFAULT_ERROR_REFRESH_POINTS = 8;
+export const DEFAULT_ERROR_REFRESH_POINTS = TUNING.DEFAULT_ERROR_REFRESH_POINTS.value;
 /** A deviation beyond this share of the band always gets fresh one-step errors. */
-const FRESH_ERRORS_SHARE = 0.5;
+const FRESH_ERRORS_SHARE = TUNING.FRESH_ERRORS_SHARE.value;
 
 /**
  * A judge's state, plain and serialisable (numbers and arrays only), for a worker's checkpoints.
@@ -162,10 +161,7 @@ export interface StreamJudge {
   snapshot(): StreamJudgeState;
   /** `snapshot()` without the history: what a caller that keeps the values itself stores. */
   modelState(): StreamJudgeModelState;
-  /**
-   * Hands the judge's buffers to the next judge of its window size in this thread (a worker
-   * restores one per batch); `modelState` still answers, anything else throws afterwards.
-   */
+  /** Ends the judge: `modelState` still answers, anything else throws afterwards. */
   release(): void;
   /** Points pushed or primed ever. */
   readonly seen: number;
@@ -190,7 +186,7 @@ const COMPACT_SLACK = 64;
  * margin, so a verdict further from the band rarely changes: with these refits NAB dev scores
  * exactly as detectStream at refit intervals 8 to 64 (with detectStream's period schedule).
  */
-const NEAR_BAND_SHARE = 0.7;
+const NEAR_BAND_SHARE = TUNING.NEAR_BAND_SHARE.value;
 /**
  * Likewise for the sustained-error alarm: its newest score above this (the threshold is 5). Where
  * only this score prompted the refit, the refit moved it by +0.2 to +0.3 at the 99th percentile
@@ -198,7 +194,7 @@ const NEAR_BAND_SHARE = 0.7;
  * bench series, where the largest rise from below 4.25 was 0.68); at 0.7 × 5 these refits were
  * about half of all refits. NAB through the judge is the same at 0.7, 0.8, 0.85 and 0.9.
  */
-const NEAR_SUSTAINED_Z = 0.85 * SUSTAINED_Z;
+const NEAR_SUSTAINED_Z = TUNING.NEAR_SUSTAINED_SHARE.value * SUSTAINED_Z;
 /**
  * The sustained-error scores need the level errors of the whole window (an O(window) pass for
  * every point). On a full window the newest stretch's mean alone (O(SUSTAINED_POINTS)) is set
@@ -207,8 +203,8 @@ const NEAR_SUSTAINED_Z = 0.85 * SUSTAINED_Z;
  * trigger (4.25), and the pass is skipped. The reference of over 600 stretch means moves little
  * in 32 points; a point that passes the gate is scored exactly.
  */
-const SCORE_GATE_Z = 2;
-const SCORE_GATE_AGE = 32;
+const SCORE_GATE_Z = TUNING.SCORE_GATE_Z.value;
+const SCORE_GATE_AGE = TUNING.SCORE_GATE_AGE.value;
 /** Distance from a level error's point to the mean slot of the ERROR_LEVEL_POINTS before it. */
 const ERROR_SHIFT = (ERROR_LEVEL_POINTS + 1) / 2;
 
@@ -218,18 +214,16 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const refitEvery = Math.max(1, Math.floor(opts.refitPoints ?? DEFAULT_REFIT_POINTS));
   const refreshEvery = Math.max(1, Math.floor(opts.errorRefreshPoints ?? DEFAULT_ERROR_REFRESH_POINTS));
-  const minCycles = minCyclesOf(opts);
-  const calibrate = opts.components?.calibration !== false;
-  const asymmetric = calibrate && opts.components?.asymmetricBand !== false;
-  const refractory = opts.components?.refractory !== false;
-  const sustained = opts.components?.sustainedError !== false;
-  const echoRule = refractory && opts.components?.echo !== false;
-  const newLevel = opts.components?.newLevel !== false;
-  const familiarRule = opts.components?.familiarRange !== false;
-  const routineRule = opts.components?.routineMiss !== false;
-  const stuckRule = opts.components?.stuck !== false;
-  const sustainedQuiet = opts.components?.sustainedQuiet !== false;
-  const stable = opts.components?.periodStability !== false;
+  // The same rules in force as detectStream's under these options.
+  const rules = rulesInForce(opts);
+  const minCycles = minCyclesOf(rules);
+  const calibrate = rules.calibration;
+  const asymmetric = rules.asymmetricBand;
+  const refractory = rules.refractory;
+  const sustained = rules.sustainedError;
+  const newLevel = rules.newLevel;
+  const sustainedQuiet = rules.sustainedQuiet;
+  const stable = rules.periodStability;
   const multiplier = lastPointMultiplier(opts.sensitivity);
   const fullShare = opts.fullPeriodRecheckShare === undefined ? DEFAULT_FULL_PERIOD_RECHECK_SHARE : opts.fullPeriodRecheckShare;
   const fullRecheck = fullShare === null ? undefined : Math.max(1, Math.floor(fullShare * window));
@@ -240,7 +234,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // Compaction moves window values every COMPACT_SLACK points: about 1 µs a time at window 720,
   // against twice the memory for a buffer of 2 × window (a judge is restored for every batch).
   const cap = window + COMPACT_SLACK;
-  const scratch = scratchFor(window);
+  const scratch = judgeScratch(window);
   const {
     tilt,
     levels,
@@ -257,11 +251,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     echoSlots,
   } = scratch;
   const sides: SideSpreads = { upper: 0, lower: 0 };
-  // A released judge's buffers when there is one (`release`): a judge restored for every batch
-  // then allocates nothing but its closures.
-  const recycled = scratch.spare.pop();
-  const vals = recycled?.vals ?? new Float64Array(cap);
-  const des = recycled?.des ?? new Float64Array(cap);
+  const vals = new Float64Array(cap);
+  const des = new Float64Array(cap);
   let released = false;
   let start = 0;
   let end = 0;
@@ -370,7 +361,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   }
 
   // The pairwise slopes of the line's points: their median kept as the points slide by one.
-  const slopes = new SlidingSlopeMedian(FORECAST_POINTS, recycled?.slopeRuns);
+  const slopes = new SlidingSlopeMedian(FORECAST_POINTS);
 
   /** The median of the pairwise slopes of des[end − points, end), as `theilSen` (dx = j − i). */
   function medianSlope(points: number): number {
@@ -416,7 +407,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     let spread = 0;
     for (let j = 0; j < points; j++) spread += (m - points + j - meanSlot) ** 2;
     const distance = m - meanSlot;
-    return Math.sqrt(1 + 1.57 / points + (spread > 0 ? (1.1 * distance * distance) / spread : 0));
+    return lineInflation(points, distance, spread);
   }
 
   /**
@@ -509,7 +500,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     let reported = period;
     const origin = firstIndex();
     const inflation = inflationOf(m);
-    if (opts.period === undefined && period > 0 && opts.components?.seasonalCheck !== false) {
+    if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
       const plain = fitHistory(prepared.values, prepared.slots, prepared.imputed, 0);
       const plainScale = robustScale(plain.scaleResiduals, floor);
       if (plainScale * inflation < SEASONAL_SCALE_RATIO * (baseScale * inflation)) {
@@ -607,8 +598,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   // The older points' range for the new-level alarm (`olderRange` in last.ts), kept as the window
   // slides over the points [rangeFrom, rangeTo): the lowest and the highest value, each the head
   // of a monotonic queue. Point indices, not buffer slots, so compaction does not disturb them.
-  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y, recycled?.lows);
-  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y, recycled?.highs);
+  const lows = new ExtremeQueue(window + 1, (x, y) => x <= y);
+  const highs = new ExtremeQueue(window + 1, (x, y) => x >= y);
   let rangeFrom = 0;
   let rangeTo = 0;
 
@@ -665,6 +656,32 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     return hi - lo > 0 ? excessBeyond(vals, older, end, lo, hi, value, null, past) : 0;
   }
 
+  /**
+   * The context `decideLastPoint` reads for the point being judged: one per judge, its fields set
+   * for each point, its parts asked only when the verdict needs them. The new-level excess is
+   * computed before the verdict (the near-decision test reads it too).
+   */
+  const point = {
+    rules,
+    deviation: 0,
+    margin: 0,
+    scale: 0,
+    largest: 0,
+    newest: 0,
+    value: 0,
+    index: 0,
+    scored: false,
+    knownExcess: 0,
+    echo: (): boolean => reportedJustBefore(previousDeviation, recents, recentCount, point.scale, judgedStretch),
+    familiar: (): boolean =>
+      familiarMiss(des, start, end, point.value - seasonalOf(point.index), point.deviation, point.margin),
+    routine: (): boolean => routineMiss(vals.subarray(start, end), null, point.deviation, point.margin, point.scale),
+    scores: (): SustainedScores | null => (point.scored ? scores : null),
+    reportedInStretch,
+    excess: (): number => point.knownExcess,
+    stuckRun: (): number => stuckRun(vals, start, end, point.value),
+  };
+
   function judge(index: number, value: number): LastResult {
     const m = end - start;
     const length = m + 1;
@@ -716,18 +733,6 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const upperMargin = multiplier * Math.max(scale, errors.upper);
     const lowerMargin = multiplier * Math.max(scale, errors.lower);
     const margin = deviation < 0 ? lowerMargin : upperMargin;
-    const { largest, newest } = errors;
-    const banded = outsideBand(deviation, margin, scale, largest, newest);
-    // Outside its band: not again if the band reported one of the points just before (their
-    // errors are fresh here: a deviation beyond the band is beyond half of it).
-    const echo = banded && echoRule && reportedJustBefore(previousDeviation, recents, recentCount, scale, stretch);
-    // A narrow miss well inside the range the window's older half spans is held back, and so is
-    // one no larger, in its local noise, than jumps the window made again and again.
-    const outside =
-      banded &&
-      !echo &&
-      !(familiarRule && familiarMiss(des, start, end, value - seasonalOf(index), deviation, margin)) &&
-      !(routineRule && routineMiss(vals.subarray(start, end), null, deviation, margin, scale));
     // The sustained scores are needed for the verdict only when the band and the refractory
     // rule leave the alarm possible; for the near-decision test (below) whenever the alarm could
     // fire with a fresher model. Skipped (not scored) when clearly low.
@@ -740,10 +745,18 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     judgedStretch = stretch;
     judgedSlope = l.slope;
     judgedErrorPoints = errorPoints;
-    const drift = sustainedAlarm(outside, deviation, scored ? scores : null, reportedInStretch, sustainedQuiet ? SUSTAINED_QUIET_SHARE * margin : 0);
-    const level = newLevelAlarm(outside || drift > 0, excess, scored ? scores : null, reportedInStretch);
-    const run = stuckRule && !outside && drift === 0 && level === 0 ? stuckRun(vals, start, end, value) : 0;
-    const stuck = stuckAlarm(outside || drift > 0 || level !== 0, run, reportedInStretch);
+    // The verdict: detectStream's rules in its order (`decideLastPoint`). A point outside its
+    // band asks the echo rule on fresh errors (a deviation beyond the band is beyond half of it).
+    point.deviation = deviation;
+    point.margin = margin;
+    point.scale = scale;
+    point.largest = errors.largest;
+    point.newest = errors.newest;
+    point.value = value;
+    point.index = index;
+    point.scored = scored;
+    point.knownExcess = excess;
+    const { outside, drift, level, run, stuck } = decideLastPoint(point);
     // Close to a decision: the point is near or beyond its band, or the newest errors' mean is
     // near the sustained alarm's threshold. A model fitted on this point's own history could
     // decide otherwise, so the caller refits and judges again (exactly as detectStream would).
@@ -858,11 +871,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     },
     modelState,
     release() {
-      if (released) return;
       released = true;
-      if (scratch.spare.length < SPARE_BUFFER_SETS) {
-        scratch.spare.push({ vals, des, lows: lows.buffers(), highs: highs.buffers(), slopeRuns: slopes.runs() });
-      }
     },
     get seen() {
       return seen;
@@ -881,19 +890,12 @@ class ExtremeQueue {
   private first = 0;
   private length = 0;
 
-  /** `buffers`: two arrays of `capacity` values to keep the ring in (recycled), else new ones. */
   constructor(
     private readonly capacity: number,
     private readonly keeps: (earlier: number, incoming: number) => boolean,
-    buffers?: readonly [Float64Array, Float64Array],
   ) {
-    this.points = buffers?.[0] ?? new Float64Array(capacity);
-    this.values = buffers?.[1] ?? new Float64Array(capacity);
-  }
-
-  /** The ring's two arrays, for a later queue (this one is not used again). */
-  buffers(): [Float64Array, Float64Array] {
-    return [this.points, this.values];
+    this.points = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
   }
 
   clear(): void {
@@ -976,9 +978,7 @@ class ExtremeQueue {
 
 /**
  * Buffers a judge only uses within one `push` (written, then read, before it returns), and the
- * read-only grid of a window's slots: shared by every judge of the same window size in this
- * thread, so that a judge restored for each batch (the worker's case) allocates only its history
- * and queues. Pushes never interleave (JavaScript runs one at a time), so sharing is safe.
+ * read-only grid of a window's slots: allocated once per judge, never shared with another.
  */
 interface JudgeScratch {
   readonly tilt: Float64Array;
@@ -994,50 +994,47 @@ interface JudgeScratch {
   readonly shortSlopes: Float64Array;
   readonly echoValues: Float64Array;
   readonly echoSlots: Float64Array;
-  /** Buffers of released judges of this window size, for the next ones. */
-  readonly spare: JudgeBuffers[];
 }
 
-/** What a judge keeps between pushes in arrays: recycled by `release`. */
-interface JudgeBuffers {
-  readonly vals: Float64Array;
-  readonly des: Float64Array;
-  readonly lows: [Float64Array, Float64Array];
-  readonly highs: [Float64Array, Float64Array];
-  readonly slopeRuns: [Float64Array, Float64Array];
-}
-
-/** Released judges' buffer sets kept per window size (a worker restores its judges one at a time). */
-const SPARE_BUFFER_SETS = 4;
-
-/** Window sizes whose scratch is kept; the oldest is dropped beyond this. */
-const SCRATCH_SIZES_KEPT = 8;
-const scratchByWindow = new Map<number, JudgeScratch>();
-
-function scratchFor(window: number): JudgeScratch {
-  const kept = scratchByWindow.get(window);
-  if (kept !== undefined) return kept;
-  const gridSlots = new Float64Array(window);
+function judgeScratch(window: number): JudgeScratch {
+  // One backing buffer cut into views: a judge restored for every batch allocates one array
+  // here instead of a dozen.
+  const lengths = [
+    window + 1,
+    window + 1,
+    window + 1,
+    FORECAST_POINTS,
+    window,
+    FORECAST_POINTS,
+    Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1,
+    CALIBRATION_POINTS,
+    (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2,
+    FORECAST_POINTS,
+    FORECAST_POINTS,
+  ];
+  const buffer = new Float64Array(lengths.reduce((sum, n) => sum + n, 0));
+  let at = 0;
+  const [tilt, levels, recents, lineSlots, gridSlots, interceptScratch, scaleScratch, sideScratch, shortSlopes, echoValues, echoSlots] =
+    lengths.map((n) => buffer.subarray(at, (at += n))) as [
+      Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array,
+      Float64Array, Float64Array, Float64Array, Float64Array, Float64Array,
+    ];
   for (let i = 0; i < window; i++) gridSlots[i] = i;
-  const scratch: JudgeScratch = {
-    tilt: new Float64Array(window + 1),
-    levels: new Float64Array(window + 1),
-    recents: new Float64Array(window + 1),
+  return {
+    tilt,
+    levels,
+    recents,
     sorted16: new Array<number>(K).fill(0),
-    lineSlots: new Float64Array(FORECAST_POINTS),
+    lineSlots,
     gridSlots,
     noneImputed: new Uint8Array(window),
-    interceptScratch: new Float64Array(FORECAST_POINTS),
-    scaleScratch: new Float64Array(Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1),
-    sideScratch: new Float64Array(CALIBRATION_POINTS),
-    shortSlopes: new Float64Array((FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2),
-    echoValues: new Float64Array(FORECAST_POINTS),
-    echoSlots: new Float64Array(FORECAST_POINTS),
-    spare: [],
+    interceptScratch,
+    scaleScratch,
+    sideScratch,
+    shortSlopes,
+    echoValues,
+    echoSlots,
   };
-  if (scratchByWindow.size >= SCRATCH_SIZES_KEPT) scratchByWindow.delete(scratchByWindow.keys().next().value!);
-  scratchByWindow.set(window, scratch);
-  return scratch;
 }
 
 /** Sorts a ascending in place, stably (n is small: the 16 errors of a level). */

@@ -1,4 +1,5 @@
 // The engine's public contract. Everything here is plain data: no I/O, no clocks, no globals.
+import type { ChangePointRuleName, DetectionRuleName } from './rules.js';
 
 export const GRANULARITIES = [
   'yearly',
@@ -53,8 +54,14 @@ export interface DetectOptions {
    */
   readonly pastRange?: PastRange;
   /**
-   * Internal, for evaluation only (the ablation in eval/): switches the last-point detector's
-   * components off one by one. Every component is on when this is absent; the API never sets it.
+   * Internal, for evaluation only (the ablation in eval/): the rules in force, by name
+   * (`LAST_POINT_RULES`, `ENTIRE_SERIES_RULES` in rules.ts); absent: every rule. A variant is
+   * the list less the rules it removes (`withoutRules`). The API never sets it.
+   */
+  readonly rules?: readonly DetectionRuleName[];
+  /**
+   * Internal, for evaluation and tests: the same rules switched off by name (false = off),
+   * applied after `rules`. The API never sets it.
    */
   readonly components?: DetectionComponents;
   /**
@@ -159,8 +166,13 @@ export interface ChangePointOptions {
   /** 0.01..0.99; a point is a changepoint when its confidence is >= threshold (and the seed's rules hold). */
   readonly threshold?: number;
   /**
-   * Internal switches of the changepoint pipeline's components, for the evaluation's ablation
-   * (all on by default; the API never sets them). README.md, "Changepoints", describes each.
+   * Internal, for the evaluation's ablation: the changepoint rules in force, by name
+   * (`CHANGEPOINT_RULES` in rules.ts); absent: every rule. The API never sets it.
+   */
+  readonly rules?: readonly ChangePointRuleName[];
+  /**
+   * Internal switches of the same rules (false = off), applied after `rules` (all on by default;
+   * the API never sets them). README.md, "Changepoints", describes each.
    */
   readonly components?: ChangePointComponents;
 }
