@@ -12,6 +12,7 @@ export * from './metrics.js';
 export * from './partitioner.js';
 export * from './result-rows.js';
 export * from './in-process-bus.js';
+export * from './bus-log.js';
 export * from './memory-stores.js';
 export * from './sql-literals.js';
 export * from './kafka-bus.js';
