@@ -1,5 +1,5 @@
-// The API's Redis pieces against the real Redis from infra/redis.sh: the per-key rate limit counted
-// atomically across replicas, the shared key-lookup cache and its revocation, baseline
+// The API's Redis pieces against the real Redis from infra/redis.sh: the per-organization rate
+// limit counted atomically across replicas and across restarts, the shared key-lookup cache and its revocation, baseline
 // invalidation between replicas over Redis pub/sub, and failing open when Redis is unreachable.
 // Each test uses its own key prefix (REDIS_KEY_PREFIX) and channel prefix.
 import { createClient } from 'redis';
@@ -102,7 +102,7 @@ describe.skipIf(!gate.run)(gateTitle('API on redis', gate), () => {
     expect(native.json()).toEqual({
       error: {
         code: 'RateLimitExceeded',
-        message: `This API key has made more than 3 requests this minute. Retry after ${retryAfterS} second${retryAfterS === 1 ? '' : 's'}.`,
+        message: `This organization has made more than 3 requests this minute. Retry after ${retryAfterS} second${retryAfterS === 1 ? '' : 's'}.`,
       },
     });
 
@@ -111,12 +111,43 @@ describe.skipIf(!gate.run)(gateTitle('API on redis', gate), () => {
     expect(vendor.headers['retry-after']).toMatch(/^\d+$/);
     expect(vendor.json()).toMatchObject({ error: { code: '429' } });
     expect((vendor.json() as { error: { message: string } }).error.message).toMatch(
-      /^Requests to the Anomaly Detector API have exceeded the rate limit of your key \(3 calls per minute\)\. Please retry after \d+ seconds?\.$/,
+      /^Requests to the Anomaly Detector API have exceeded the rate limit of your subscription \(3 calls per minute\)\. Please retry after \d+ seconds?\.$/,
     );
 
     // Another key of another organization is not affected.
     await env.addOtherOrganization();
     expect((await get(second, '/v1/usage', OTHER_KEY)).statusCode).toBe(200);
+  });
+
+  it('keeps counting across a restart: a limiter built again on the same prefix goes on with the same window', async () => {
+    const before = await openRedis({ url: gate.address.value, log: SILENT });
+    try {
+      const limiter = new RedisRateLimiter(before, prefix, 3);
+      for (let call = 0; call < 3; call++) expect((await limiter.consume('org_restarted')).allowed).toBe(true);
+    } finally {
+      await closeRedis(before);
+    }
+    const after = await openRedis({ url: gate.address.value, log: SILENT });
+    try {
+      const decision = await new RedisRateLimiter(after, prefix, 3).consume('org_restarted');
+      expect(decision.allowed).toBe(false);
+      expect(decision.allowed ? 0 : decision.retryAfterMs).toBeGreaterThan(0);
+      expect(decision.allowed ? 0 : decision.retryAfterMs).toBeLessThanOrEqual(60_000);
+    } finally {
+      await closeRedis(after);
+    }
+  });
+
+  it('refuses the organization after the limit on an API restarted on the same Redis prefix', async () => {
+    const first = await env.start(redisEnv({ RATE_LIMIT_PER_MINUTE: '2' }));
+    expect((await get(first, '/v1/usage')).statusCode).toBe(200);
+    expect((await get(first, '/v1/usage')).statusCode).toBe(200);
+    await first.close();
+    const restarted = await env.start(redisEnv({ RATE_LIMIT_PER_MINUTE: '2' }));
+    const response = await get(restarted, '/v1/usage');
+    expect(response.statusCode).toBe(429);
+    expect(response.json()).toMatchObject({ error: { code: 'RateLimitExceeded' } });
+    expect(await admin.exists(`${prefix}ratelimit:${restarted.bootstrap.organizationId}`)).toBe(1);
   });
 
   it('shares the key-lookup cache in Redis, and a revocation on one replica takes effect on every replica at once', async () => {

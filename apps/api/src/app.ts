@@ -4,16 +4,18 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
-import { type Bus, closeRedis, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
+import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { healthRoutes } from './health/routes.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
-import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
+import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
+import { AdmissionGate } from './machines/admission.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
 import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
@@ -64,6 +66,12 @@ export interface BuildAppOptions {
    */
   readonly authCache?: ApiKeyCache;
   readonly rateLimiter?: RateLimiter | null;
+  /** What /readyz asks besides the store (the scale-out servers: `Streaming.checks`). Default none. */
+  readonly readiness?: readonly DependencyCheck[];
+  /** The failed-authentication throttle, instead of one built from AUTH_FAILURES_PER_MINUTE (tests pass a clock). */
+  readonly authFailureThrottle?: FailedAuthThrottle;
+  /** The native API's admission gate, instead of one built from MODEL_CALLS_MAX_RUNNING and MODEL_CALLS_MAX_QUEUED. */
+  readonly modelCalls?: AdmissionGate;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -76,7 +84,7 @@ const RateLimited = Type.Object(
   { error: Type.Object({ code: Type.String(), message: Type.String() }) },
   {
     description:
-      "More than RATE_LIMIT_PER_MINUTE requests by this key this minute; Retry-After says when to retry. Code RateLimitExceeded, or '429' (the vendor gateway's) on vendor paths.",
+      "More than RATE_LIMIT_PER_MINUTE requests by this key's organization this minute (code RateLimitExceeded), or AUTH_FAILURES_PER_MINUTE failed authentications from this address (code AuthenticationThrottled); Retry-After says when to retry. Code '429' (the vendor gateway's) on vendor paths.",
   },
 );
 
@@ -93,7 +101,22 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     bootstrap = await bootstrapTenancy(store, { dataDir: config.dataDir, bootstrapApiKey: config.bootstrapApiKey });
     // Path parameters up to 512 characters reach the routes (native machine ids are up to 128
     // and get a coded 400 beyond); Fastify's default of 100 would answer longer ones itself.
-    app = Fastify({ logger: options.logger ?? false, bodyLimit: config.bodyLimitBytes, routerOptions: { maxParamLength: 512 } });
+    app = Fastify({
+      logger: options.logger ?? false,
+      bodyLimit: config.bodyLimitBytes,
+      routerOptions: { maxParamLength: 512 },
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      http: {
+        headersTimeout: config.headersTimeoutMs,
+        requestTimeout: config.requestTimeoutMs,
+        keepAliveTimeout: config.keepAliveTimeoutMs,
+        // Node checks both timeouts on this interval (30 s by default, which would let a slow
+        // client outlive a short timeout by that much).
+        connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(config.requestTimeoutMs / 4))),
+      },
+    });
+    limitConnections(app.server, config.maxConnections);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
@@ -181,6 +204,9 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       store,
       cacheTtlMs: config.authCacheTtlMs,
       cache: authCache,
+      negativeCacheTtlMs: config.authNegativeCacheTtlMs,
+      failuresPerMinute: config.authFailuresPerMinute,
+      ...(options.authFailureThrottle ? { failureThrottle: options.authFailureThrottle } : {}),
       rateLimiter,
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
@@ -192,7 +218,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       });
     }
 
-    await app.register(healthRoutes, { store });
+    await app.register(healthRoutes, { store, ...(options.readiness ? { checks: options.readiness } : {}) });
     app.get(
       '/openapi.json',
       {
@@ -213,6 +239,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       store,
       model: options.model ?? loadPackagedModel,
       predictorCacheSize: config.predictorCacheSize,
+      modelCalls: options.modelCalls ?? new AdmissionGate({ maxRunning: config.modelCallsMaxRunning, maxQueued: config.modelCallsMaxQueued }),
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
     });

@@ -40,6 +40,62 @@ export interface ApiConfig {
    */
   readonly authCacheTtlMs: number;
   /**
+   * `AUTH_NEGATIVE_CACHE_TTL_MS`: how long a key that was not found (unknown or revoked) is
+   * remembered as invalid in this process, in milliseconds, so a flood of bad keys costs one store
+   * lookup per key per TTL. Default 5000. Caveat: a key created by another process (or directly in
+   * the store) is refused for up to this long if it was tried before it existed; keys created
+   * through this process clear their entry at once. 0 disables it. Range 0 .. 60000.
+   */
+  readonly authNegativeCacheTtlMs: number;
+  /**
+   * `AUTH_FAILURES_PER_MINUTE`: failed authentications (missing, unknown or revoked key) one
+   * client address may make per fixed one-minute window before every request from it that does
+   * not carry an already-cached valid key gets a 429 with `Retry-After` until the window ends, with
+   * no store lookup. Counted per replica, by the socket's remote address (behind a proxy that is
+   * the proxy's). Default 100. 0 turns it off. Range 0 .. 1,000,000.
+   */
+  readonly authFailuresPerMinute: number;
+  /**
+   * `REQUEST_TIMEOUT_MS`: longest time a client may take to send a whole request (headers and
+   * body), in milliseconds; then the server answers 408 and closes the connection. Bounds slow
+   * uploads that would otherwise hold a connection forever. Checked every
+   * min(1000, value / 4) ms, so a request is cut at most that much later. Default 60000.
+   * Range 100 .. 600000.
+   */
+  readonly requestTimeoutMs: number;
+  /**
+   * `HEADERS_TIMEOUT_MS`: longest time a client may take to send a request's headers, in
+   * milliseconds. Default 10000, or REQUEST_TIMEOUT_MS when that is lower. Range 100 .. 600000,
+   * and at most REQUEST_TIMEOUT_MS.
+   */
+  readonly headersTimeoutMs: number;
+  /**
+   * `KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open waiting for the
+   * next request, in milliseconds. Default 5000 (keep it above a load balancer's idle timeout
+   * only if it reuses connections). Range 100 .. 600000.
+   */
+  readonly keepAliveTimeoutMs: number;
+  /**
+   * `MAX_CONNECTIONS`: most client connections open at once. A connection beyond it gets a raw
+   * `HTTP/1.1 503` with `Retry-After: 1`, `Connection: close` and the error body (code
+   * TooManyConnections), and is closed without reaching the routes. Keep it below the process's
+   * open-file limit. Default 4096. Range 1 .. 1,000,000.
+   */
+  readonly maxConnections: number;
+  /**
+   * `MODEL_CALLS_MAX_RUNNING`: the native API's learned-model work (POST /v1/detect's energies and
+   * embeddings, POST /v1/baseline's fine-tuning from a series) that may run at once in this
+   * process. Each 8,640-point detection with embeddings holds about 50 MB while it runs. Default 4.
+   * Range 1 .. 256.
+   */
+  readonly modelCallsMaxRunning: number;
+  /**
+   * `MODEL_CALLS_MAX_QUEUED`: such calls that may wait for a running slot, in arrival order;
+   * beyond it a call is refused at once with 503 ServerBusy and `Retry-After: 1`. Default 16.
+   * Range 0 .. 10,000.
+   */
+  readonly modelCallsMaxQueued: number;
+  /**
    * `SHUTDOWN_GRACE_MS`: on SIGINT/SIGTERM, how long in-flight requests get to finish before the
    * process exits anyway, in milliseconds. Default 10000. Range 0 .. 120000.
    */
@@ -51,7 +107,7 @@ export interface ApiConfig {
    */
   readonly predictorCacheSize: number;
   /**
-   * `REDIS_URL`: Redis for the API-key lookup cache, per-key rate limiting and (through the
+   * `REDIS_URL`: Redis for the API-key lookup cache, per-organization rate limiting and (through the
    * streaming notifier) baseline invalidation across replicas, e.g. `redis://127.0.0.1:6379`.
    * Unset (default): an in-memory cache and limiter per process, which is right for one replica.
    * Caveat: with several replicas and no Redis, each replica counts its own rate limit.
@@ -59,7 +115,7 @@ export interface ApiConfig {
   readonly redisUrl: string | undefined;
   /**
    * `REDIS_KEY_PREFIX`: prefix of every Redis key the API writes (`<prefix>apikey:<hash>`,
-   * `<prefix>ratelimit:<key id>`), so several deployments (or test runs) can share one Redis.
+   * `<prefix>ratelimit:<organization id>`), so several deployments (or test runs) can share one Redis.
    * Default `adp:`. 1..64 of A-Z a-z 0-9 _ : . -
    */
   readonly redisKeyPrefix: string;
@@ -94,8 +150,9 @@ export interface ApiConfig {
    */
   readonly clickhouseDatabase: string;
   /**
-   * `RATE_LIMIT_PER_MINUTE`: requests one API key may make per fixed one-minute window, counted
-   * across all replicas when REDIS_URL is set. Default 30000 (the vendor's S0 tier: 500 calls/s).
+   * `RATE_LIMIT_PER_MINUTE`: requests one organization may make per fixed one-minute window, all
+   * its keys together, counted across all replicas when REDIS_URL is set (the counter lives in
+   * Redis with the window's expiry, so it also survives a restart). Default 30000 (the vendor's S0 tier: 500 calls/s).
    * Beyond it the answer is a 429 with `Retry-After` (seconds until the window resets). 0 turns
    * rate limiting off. Range 0 .. 10,000,000. If Redis is unreachable, requests are let through
    * (fail open) and the failure is logged.
@@ -129,6 +186,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     );
   }
   const logLevel = readLogLevel(read);
+  const requestTimeoutMs = read.integer('REQUEST_TIMEOUT_MS', 60_000, 100, 600_000);
+  const headersTimeoutMs = read.integer('HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), 100, 600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    // Node refuses a headers timeout above the request timeout; say so at boot instead.
+    throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`);
+  }
   const servers = readServiceServers(read);
 
   return Object.freeze({
@@ -139,6 +202,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
     authCacheTtlMs: read.integer('AUTH_CACHE_TTL_MS', 30_000, 0, 300_000),
+    authNegativeCacheTtlMs: read.integer('AUTH_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 60_000),
+    authFailuresPerMinute: read.integer('AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000),
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: read.integer('KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConnections: read.integer('MAX_CONNECTIONS', 4096, 1, 1_000_000),
+    modelCallsMaxRunning: read.integer('MODEL_CALLS_MAX_RUNNING', 4, 1, 256),
+    modelCallsMaxQueued: read.integer('MODEL_CALLS_MAX_QUEUED', 16, 0, 10_000),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
     telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),

@@ -46,8 +46,17 @@ export const ERRORS = {
   NotFound: { code: 'NotFound', statusCode: 404, retriable: false },
   /** Body larger than BODY_LIMIT_BYTES. */
   PayloadTooLarge: { code: 'PayloadTooLarge', statusCode: 413, retriable: false },
-  /** The key made more than RATE_LIMIT_PER_MINUTE requests in this minute; `Retry-After` says when to retry. */
+  /** The key's organization made more than RATE_LIMIT_PER_MINUTE requests in this minute; `Retry-After` says when to retry. */
   RateLimitExceeded: { code: 'RateLimitExceeded', statusCode: 429, retriable: true },
+  /**
+   * The client address failed authentication more than AUTH_FAILURES_PER_MINUTE times this minute;
+   * `Retry-After` says when to retry. The wire code on vendor paths is the gateway's "429".
+   */
+  AuthenticationThrottled: { code: 'AuthenticationThrottled', statusCode: 429, retriable: true },
+  /** MAX_CONNECTIONS connections are open; written raw on the socket, which is then closed. */
+  TooManyConnections: { code: 'TooManyConnections', statusCode: 503, retriable: true },
+  /** MODEL_CALLS_MAX_RUNNING learned-model calls run and MODEL_CALLS_MAX_QUEUED wait; `Retry-After` says when to retry. */
+  ServerBusy: { code: 'ServerBusy', statusCode: 503, retriable: true },
   /** Content type the route cannot parse. */
   UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */

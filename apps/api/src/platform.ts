@@ -131,6 +131,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       bus: streaming.bus,
       results: streaming.results,
       notifier: streaming.notifier,
+      readiness: streaming.checks,
     });
   } catch (err) {
     await streaming.close();

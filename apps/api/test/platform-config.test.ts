@@ -25,6 +25,14 @@ describe('loadConfig', () => {
       logLevel: 'info',
       bodyLimitBytes: 4 * 1024 * 1024,
       authCacheTtlMs: 30_000,
+      authNegativeCacheTtlMs: 5_000,
+      authFailuresPerMinute: 100,
+      requestTimeoutMs: 60_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 4096,
+      modelCallsMaxRunning: 4,
+      modelCallsMaxQueued: 16,
       shutdownGraceMs: 10_000,
       predictorCacheSize: 32,
       redisUrl: undefined,
@@ -79,6 +87,14 @@ describe('loadConfig', () => {
       AUTH_CACHE_TTL_MS: '0',
       SHUTDOWN_GRACE_MS: '500',
       PREDICTOR_CACHE_SIZE: '0',
+      AUTH_NEGATIVE_CACHE_TTL_MS: '0',
+      AUTH_FAILURES_PER_MINUTE: '0',
+      REQUEST_TIMEOUT_MS: '300',
+      HEADERS_TIMEOUT_MS: '300',
+      KEEP_ALIVE_TIMEOUT_MS: '100',
+      MAX_CONNECTIONS: '1',
+      MODEL_CALLS_MAX_RUNNING: '256',
+      MODEL_CALLS_MAX_QUEUED: '0',
     });
     expect(config).toMatchObject({
       port: 0,
@@ -90,6 +106,14 @@ describe('loadConfig', () => {
       authCacheTtlMs: 0,
       shutdownGraceMs: 500,
       predictorCacheSize: 0,
+      authNegativeCacheTtlMs: 0,
+      authFailuresPerMinute: 0,
+      requestTimeoutMs: 300,
+      headersTimeoutMs: 300,
+      keepAliveTimeoutMs: 100,
+      maxConnections: 1,
+      modelCallsMaxRunning: 256,
+      modelCallsMaxQueued: 0,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -127,12 +151,38 @@ describe('loadConfig', () => {
     ['TELEMETRY_MAX_POINTS', '0'],
     ['TELEMETRY_MAX_POINTS', '100001'],
     ['EMBEDDED_WORKER', 'yes'],
+    ['AUTH_NEGATIVE_CACHE_TTL_MS', '60001'],
+    ['AUTH_NEGATIVE_CACHE_TTL_MS', '-1'],
+    ['AUTH_FAILURES_PER_MINUTE', '1000001'],
+    ['AUTH_FAILURES_PER_MINUTE', 'many'],
+    ['REQUEST_TIMEOUT_MS', '99'],
+    ['REQUEST_TIMEOUT_MS', '600001'],
+    ['REQUEST_TIMEOUT_MS', '0'],
+    ['HEADERS_TIMEOUT_MS', '99'],
+    ['HEADERS_TIMEOUT_MS', '1.5'],
+    ['KEEP_ALIVE_TIMEOUT_MS', '0'],
+    ['KEEP_ALIVE_TIMEOUT_MS', '600001'],
+    ['MAX_CONNECTIONS', '0'],
+    ['MAX_CONNECTIONS', '1000001'],
+    ['MODEL_CALLS_MAX_RUNNING', '0'],
+    ['MODEL_CALLS_MAX_RUNNING', '257'],
+    ['MODEL_CALLS_MAX_QUEUED', '-1'],
+    ['MODEL_CALLS_MAX_QUEUED', '10001'],
   ])('rejects %s=%s with a ConfigError naming the variable', (variable, value) => {
     const error = configError({ [variable]: value });
     expect(error).toBeInstanceOf(AppError);
     expect(error.code).toBe('ConfigInvalid');
     expect(error.variable).toBe(variable);
     expect(error.message).toContain(variable);
+  });
+
+  it('rejects a HEADERS_TIMEOUT_MS above REQUEST_TIMEOUT_MS', () => {
+    const error = configError({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1001' });
+    expect(error.variable).toBe('HEADERS_TIMEOUT_MS');
+    expect(error.message).toContain('REQUEST_TIMEOUT_MS');
+    // Unset, the headers timeout follows a request timeout below its default.
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '300' }).headersTimeoutMs).toBe(300);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000' }).headersTimeoutMs).toBe(1000);
   });
 
   it.each([

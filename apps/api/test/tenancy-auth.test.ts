@@ -149,7 +149,32 @@ describe('ApiKeyAuthenticator cache', () => {
     }
   });
 
-  it('does not cache unknown keys, so a new key works at once', async () => {
+  it('remembers an unknown key as invalid for the negative TTL only, and forgets it when the key is created here', async () => {
+    const env = await testEnvironment();
+    const store = await openEmbeddedStore({ dataDir: env.dataDir });
+    try {
+      const org = await store.ensureDefaultOrganization();
+      const late = 'svc_live_createdAfterTheNegativeTtl';
+      const announced = 'svc_live_createdAndAnnouncedHere';
+      let now = 1_000_000;
+      const authenticator = new ApiKeyAuthenticator({ store, cacheTtlMs: 30_000, negativeCacheTtlMs: 5_000, nowMs: () => now });
+      expect(await authenticator.authenticate(late)).toBeNull();
+      expect(await authenticator.authenticate(announced)).toBeNull();
+      await store.createApiKey(org.id, describeApiKey(late));
+      await store.createApiKey(org.id, describeApiKey(announced));
+      now += 4_999;
+      expect(await authenticator.authenticate(late)).toBeNull();
+      authenticator.keyCreated(describeApiKey(announced).keyHash);
+      expect(await authenticator.authenticate(announced)).not.toBeNull();
+      now += 1;
+      expect(await authenticator.authenticate(late)).not.toBeNull();
+    } finally {
+      await store.close();
+      await env.cleanup();
+    }
+  });
+
+  it('does not cache unknown keys without a negative TTL, so a new key works at once', async () => {
     const env = await testEnvironment();
     const store = await openEmbeddedStore({ dataDir: env.dataDir });
     try {

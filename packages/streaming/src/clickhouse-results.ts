@@ -29,6 +29,9 @@ export interface ClickHouseResultStoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** Longest a readiness ping waits for ClickHouse, ms. */
+const PING_TIMEOUT_MS = 2_000;
+
 /** A row as JSONEachRow reads it (64-bit integers as numbers: below 2^53 here). */
 interface ResultRecord {
   org_id: string;
@@ -176,6 +179,15 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
         'summarising machines',
       );
       return rows.map(machineSummaryFromRow);
+    },
+
+    async ping(): Promise<void> {
+      assertOpen();
+      // A SELECT rather than /ping: it proves the credentials too. Bounded: a probe must answer soon.
+      const result = await client
+        .ping({ select: true, abort_signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
+        .catch((error: unknown) => ({ success: false as const, error }));
+      if (!result.success) throw clickHouseError(result.error, 'pinging', database);
     },
 
     async close(): Promise<void> {

@@ -60,6 +60,12 @@ export interface Bus {
   consumer(options: BusConsumerOptions): Promise<BusConsumer>;
   /** Creates the topics if missing (topic auto-creation is off on our brokers). */
   ensureTopics(topics: readonly { readonly name: string; readonly partitions: number }[]): Promise<void>;
+  /**
+   * Resolves when the bus's server answers (readiness probes); rejects with a retriable
+   * StreamingError when not. In-process pieces have no server and always resolve; optional so
+   * that test doubles need not implement it.
+   */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -112,6 +118,8 @@ export interface ResultStore {
   /** Each point once (the latest write wins), ascending by tsMs. */
   query(query: ResultQuery): Promise<ResultRow[]>;
   machines(orgId: string): Promise<StoredMachineSummary[]>;
+  /** Resolves when the store's server answers (see `Bus.ping`). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -119,6 +127,8 @@ export interface ResultStore {
 export interface CheckpointStore {
   load(keys: readonly string[]): Promise<Map<string, Buffer>>;
   save(entries: ReadonlyMap<string, Buffer>): Promise<void>;
+  /** Resolves when the store's server answers (see `Bus.ping`). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -127,7 +137,17 @@ export interface Notifier {
   publish(channel: string, message: string): Promise<void>;
   /** Returns the unsubscribe function. */
   subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
+  /** Resolves when the notifier's server answers (see `Bus.ping`). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** One dependency a readiness probe asks: its name (in the probe's answer) and how to ask it. */
+export interface DependencyCheck {
+  /** Names the dependency, never its address or credentials: `kafka`, `clickhouse results`, `redis`. */
+  readonly name: string;
+  /** Resolves when the dependency answers; rejects (preferably with a coded error) when not. */
+  ping(): Promise<void>;
 }
 
 /** Channel name for baseline changes; the message is JSON `{ "orgId": ..., "machineId": ... }`. */

@@ -216,6 +216,9 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
       });
     },
 
+    // An in-process file: a failure shows on the query that meets it, not in a probe.
+    async ping(): Promise<void> {},
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -59,6 +59,8 @@ export interface StreamingErrorContext {
   /** ClickHouse's numeric error code, when the server answered with one. */
   readonly serverCode?: string;
   readonly topic?: string;
+  /** Kafka consumer group. */
+  readonly groupId?: string;
   readonly partition?: number;
   /** Kafka offset, decimal string. */
   readonly offset?: string;

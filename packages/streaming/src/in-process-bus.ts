@@ -478,6 +478,9 @@ function createBus(
       await turn;
     },
 
+    // In this process: nothing to reach.
+    async ping(): Promise<void> {},
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -22,4 +22,5 @@ export * from './duckdb-results.js';
 export * from './redis-stores.js';
 export * from './platform.js';
 export * from './env.js';
+export * from './retry.js';
 export * from './generational-cache.js';

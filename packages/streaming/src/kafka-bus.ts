@@ -5,6 +5,13 @@
 // rebalance moves the partition; in the last two cases nothing was committed, so whoever owns the
 // partition next gets the messages again. Poison messages are the handler's business (the worker
 // dead-letters them and resolves), never a reason to reject.
+//
+// Losing the broker is survived without the process's help. A consumer whose kafkajs client gives
+// up (kafkajs calls it a crash, whatever the error's class) is rebuilt and rejoins its group with
+// the backoff of ./retry.ts until the broker answers again; nothing was committed past the last
+// finished batch, so nothing is lost or skipped. A producer whose send failed reconnects on the
+// next send, and a send fails within a few seconds while the broker is down, so the API can answer
+// 503 instead of hanging. `ping()` asks the cluster for its description, for readiness probes.
 import {
   Kafka,
   logLevel,
@@ -29,6 +36,7 @@ import type {
 } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { streamingMetrics } from './metrics.js';
+import { backoffDelayMs, RECONNECT_BACKOFF, type BackoffPolicy } from './retry.js';
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -58,6 +66,14 @@ export interface KafkaBusOptions {
   readonly retryDelayMs?: number;
   /** Told about every rejected handler call (the messages are handed over again). */
   readonly onHandlerError?: (error: unknown, batch: IncomingBatch) => void;
+  /**
+   * Waits between attempts to rebuild a consumer that lost the broker (exponential, jittered,
+   * capped). Default: 250 ms doubling up to 5 s, so a consumer resumes within about 5 s of the
+   * broker's return (plus the group's rejoin).
+   */
+  readonly reconnect?: BackoffPolicy;
+  /** Told each time a consumer lost the broker and is about to be rebuilt (it is also logged as `warn`). */
+  readonly onConsumerRestart?: (error: StreamingError, restart: { readonly attempt: number; readonly delayMs: number }) => void;
   /** kafkajs's own log level. Default ERROR. */
   readonly logLevel?: 'nothing' | 'error' | 'warn' | 'info' | 'debug';
   /**
@@ -92,7 +108,10 @@ function logCreator(log: (entry: KafkaLogEntry) => void): logCreator {
     ({ namespace, level, log: { message, timestamp: _timestamp, logger: _logger, ...extra } }: LogEntry) => {
       const text = String(message);
       const demoted = text.startsWith('[Connection] Response Heartbeat');
-      log({ level: demoted ? 'debug' : (LEVEL_NAMES[level] ?? 'info'), namespace, message: text, extra });
+      // The bus rebuilds a crashed consumer itself (and says so): the crash is a warning here.
+      const recovered = namespace === 'Consumer' && text.startsWith('Crash:');
+      const byLevel = LEVEL_NAMES[level] ?? 'info';
+      log({ level: demoted ? 'debug' : recovered && byLevel === 'error' ? 'warn' : byLevel, namespace, message: text, extra });
     };
 }
 
@@ -104,7 +123,7 @@ const LOG_LEVELS = {
   debug: logLevel.DEBUG,
 } as const;
 
-function unavailable(message: string, cause: unknown, context: { topic?: string } = {}): StreamingError {
+function unavailable(message: string, cause: unknown, context: { topic?: string; groupId?: string } = {}): StreamingError {
   const detail = cause instanceof Error ? `: ${cause.message}` : '';
   return new StreamingError('KAFKA_UNAVAILABLE', `${message}${detail}`, context, { cause });
 }
@@ -134,39 +153,56 @@ function incoming(topic: string, partition: number, message: KafkaMessage): Inco
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Retries of one send (or of a producer's metadata requests): about 2 s in all, so that a send
+ * while the broker is down fails soon and the caller (the API: 503) can say so.
+ */
+const PRODUCE_RETRY = { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
+/** Connecting a producer or the readiness probe: the same short budget, per connection attempt. */
+const QUICK_CLIENT_RETRY = { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
+
 export function createKafkaBus(options: KafkaBusOptions): Bus {
   if (options.brokers.length === 0) throw new StreamingError('VALUE_INVALID', 'createKafkaBus: no brokers');
-  const kafka = new Kafka({
+  const client = {
     clientId: options.clientId,
     brokers: [...options.brokers],
     logLevel: LOG_LEVELS[options.logLevel ?? 'error'],
     logCreator: logCreator(options.log ?? defaultLog),
-    retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 5_000 },
-  });
+  };
+  const kafka = new Kafka({ ...client, retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 5_000 } });
+  // Producers and the readiness probe connect with a short budget: their callers want an answer
+  // soon, and retry themselves (the next request, the next probe).
+  const quickKafka = new Kafka({ ...client, retry: QUICK_CLIENT_RETRY });
   const maxBatch = options.maxBatchMessages ?? 5_000;
   const retryDelayMs = options.retryDelayMs ?? 500;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1_000;
+  const reconnect = options.reconnect ?? RECONNECT_BACKOFF;
+  const log = options.log ?? defaultLog;
   const open = new Set<{ close(): Promise<void> }>();
-  let admin: Admin | undefined;
+  let admin: Promise<Admin> | undefined;
+  let probe: Promise<Admin> | undefined;
+  let pinging: Promise<void> | undefined;
   let closed = false;
 
   function assertOpen(): void {
     if (closed) throw new StreamingError('STREAMING_CLOSED', 'the Kafka bus is closed');
   }
 
-  async function adminClient(): Promise<Admin> {
-    if (!admin) {
-      const created = kafka.admin();
-      try {
-        await created.connect();
-      } catch (cause) {
+  /** A connected admin client, shared until it fails (the next call connects a new one). */
+  function connectedAdmin(build: () => Admin): Promise<Admin> {
+    const created = build();
+    return created.connect().then(
+      () => created,
+      async (cause: unknown) => {
+        await created.disconnect().catch(() => undefined);
         throw unavailable('cannot connect the Kafka admin client', cause);
-      }
-      admin = created;
-    }
-    return admin;
+      },
+    );
   }
 
+  function dropAdmin(which: Promise<Admin> | undefined): void {
+    void which?.then((client) => client.disconnect()).catch(() => undefined);
+  }
   async function handleBatch(
     handler: (batch: IncomingBatch) => Promise<void>,
     payload: EachBatchPayload,
@@ -206,22 +242,70 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
     }
   }
 
+  function buildConsumer(groupId: string): Consumer {
+    return kafka.consumer({
+      groupId,
+      sessionTimeout: options.sessionTimeoutMs ?? 10_000,
+      rebalanceTimeout: options.rebalanceTimeoutMs ?? 10_000,
+      heartbeatInterval: heartbeatIntervalMs,
+      maxWaitTimeInMs: options.maxWaitTimeMs ?? 250,
+      maxBytesPerPartition: options.maxBytesPerPartition ?? 1024 * 1024,
+      maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
+      allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer only for some errors and with no backoff between
+      // restarts; the bus restarts every crash itself (below).
+      retry: { retries: 5, restartOnFailure: async () => false },
+    });
+  }
+
   return {
     async producer(): Promise<BusProducer> {
       assertOpen();
-      const producer: Producer = kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: false,
-      });
-      try {
-        await producer.connect();
-      } catch (cause) {
-        throw unavailable('cannot connect the Kafka producer', cause);
-      }
+      let producerClosed = false;
+      let current: Promise<Producer> | undefined;
+      // A connection given up after a failed send closes once the sends still on it have settled.
+      const sending = new Map<Producer, number>();
+      const retired = new Set<Producer>();
+      const settle = (producer: Producer): void => {
+        const left = (sending.get(producer) ?? 1) - 1;
+        if (left > 0) {
+          sending.set(producer, left);
+          return;
+        }
+        sending.delete(producer);
+        if (retired.delete(producer)) void producer.disconnect().catch(() => undefined);
+      };
+      const connect = (): Promise<Producer> => {
+        const created = quickKafka.producer({
+          createPartitioner: Partitioners.DefaultPartitioner,
+          allowAutoTopicCreation: false,
+          retry: PRODUCE_RETRY,
+        });
+        return created.connect().then(
+          () => created,
+          async (cause: unknown) => {
+            await created.disconnect().catch(() => undefined);
+            throw unavailable('cannot connect the Kafka producer', cause);
+          },
+        );
+      };
+      const connected = (): Promise<Producer> => {
+        const attempt = (current ??= connect());
+        // A failed connection is forgotten, so that the next send tries a new one.
+        attempt.catch(() => {
+          if (current === attempt) current = undefined;
+        });
+        return attempt;
+      };
+      await connected();
       const handle = {
         async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
           assertOpen();
+          if (producerClosed) throw new StreamingError('STREAMING_CLOSED', 'this producer is closed');
           if (messages.length === 0) return;
+          const using = connected();
+          const producer = await using;
+          sending.set(producer, (sending.get(producer) ?? 0) + 1);
           try {
             await producer.send({
               topic,
@@ -237,12 +321,25 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
             if (type === 'UNKNOWN_TOPIC_OR_PARTITION') {
               throw new StreamingError('TOPIC_UNKNOWN', `topic ${JSON.stringify(topic)} does not exist`, { topic }, { cause });
             }
+            // The connection may be what failed: the next send builds a new one.
+            if (current === using) {
+              current = undefined;
+              retired.add(producer);
+            }
             throw unavailable(`producing to ${topic} failed`, cause, { topic });
+          } finally {
+            settle(producer);
           }
         },
         async close(): Promise<void> {
+          producerClosed = true;
           open.delete(handle);
-          await producer.disconnect();
+          const producer = await current?.catch(() => undefined);
+          current = undefined;
+          const stale = [...retired];
+          retired.clear();
+          await Promise.allSettled(stale.map((old) => old.disconnect()));
+          await producer?.disconnect();
         },
       };
       open.add(handle);
@@ -251,42 +348,97 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
 
     async consumer(consumerOptions: BusConsumerOptions): Promise<BusConsumer> {
       assertOpen();
-      const consumer: Consumer = kafka.consumer({
-        groupId: consumerOptions.groupId,
-        sessionTimeout: options.sessionTimeoutMs ?? 10_000,
-        rebalanceTimeout: options.rebalanceTimeoutMs ?? 10_000,
-        heartbeatInterval: heartbeatIntervalMs,
-        maxWaitTimeInMs: options.maxWaitTimeMs ?? 250,
-        maxBytesPerPartition: options.maxBytesPerPartition ?? 1024 * 1024,
-        maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
-        allowAutoTopicCreation: false,
-      });
+      const { groupId } = consumerOptions;
       let consumerClosed = false;
+      let current: Consumer | undefined;
+      let handler: ((batch: IncomingBatch) => Promise<void>) | undefined;
+      /** Rebuilds since the group was last joined: how long the next wait is. */
+      let failures = 0;
+      let restartTimer: NodeJS.Timeout | undefined;
+      let restarting: Promise<void> | undefined;
+
+      async function start(consumer: Consumer, onBatch: (batch: IncomingBatch) => Promise<void>): Promise<void> {
+        consumer.on(consumer.events.GROUP_JOIN, () => {
+          failures = 0;
+        });
+        consumer.on(consumer.events.CRASH, (event) => {
+          // kafkajs has disconnected it by now.
+          if (consumer === current) restartLater(event.payload.error);
+        });
+        try {
+          await consumer.connect();
+          // A new group starts at the earliest retained message: points produced before the
+          // first worker started are judged too.
+          await consumer.subscribe({ topics: [...consumerOptions.topics], fromBeginning: true });
+        } catch (cause) {
+          await consumer.disconnect().catch(() => undefined);
+          throw unavailable(`cannot join consumer group ${groupId}`, cause, { groupId });
+        }
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+          eachBatch: (payload) => handleBatch(onBatch, payload),
+        });
+      }
+
+      function restartLater(cause: unknown): void {
+        if (consumerClosed || closed || restartTimer !== undefined) return;
+        failures++;
+        const delayMs = backoffDelayMs(reconnect, failures);
+        const error = cause instanceof StreamingError ? cause : unavailable(`consumer group ${groupId} lost Kafka`, cause, { groupId });
+        log({
+          level: 'warn',
+          namespace: 'Bus',
+          message: `the consumer of group ${groupId} lost Kafka; rebuilding it in ${delayMs} ms`,
+          extra: { groupId, attempt: failures, delayMs, code: error.code, error: error.message },
+        });
+        options.onConsumerRestart?.(error, { attempt: failures, delayMs });
+        restartTimer = setTimeout(() => {
+          restartTimer = undefined;
+          restarting = restart().finally(() => {
+            restarting = undefined;
+          });
+        }, delayMs);
+      }
+
+      async function restart(): Promise<void> {
+        await current?.disconnect().catch(() => undefined);
+        if (consumerClosed || closed || !handler) return;
+        const next = buildConsumer(groupId);
+        current = next;
+        try {
+          await start(next, handler);
+        } catch (error) {
+          restartLater(error);
+        }
+      }
+
       const handle = {
-        async run(handler: (batch: IncomingBatch) => Promise<void>): Promise<void> {
+        async run(onBatch: (batch: IncomingBatch) => Promise<void>): Promise<void> {
           assertOpen();
           if (consumerClosed) throw new StreamingError('STREAMING_CLOSED', 'this consumer is closed');
+          if (handler) throw new StreamingError('VALUE_INVALID', 'this consumer is already running');
+          handler = onBatch;
+          const first = buildConsumer(groupId);
+          current = first;
           try {
-            await consumer.connect();
-            // A new group starts at the earliest retained message: points produced before the
-            // first worker started are judged too.
-            await consumer.subscribe({ topics: [...consumerOptions.topics], fromBeginning: true });
-          } catch (cause) {
-            throw unavailable(`cannot join consumer group ${consumerOptions.groupId}`, cause);
+            await start(first, onBatch);
+          } catch (error) {
+            handler = undefined;
+            current = undefined;
+            throw error;
           }
-          await consumer.run({
-            autoCommit: false,
-            eachBatchAutoResolve: false,
-            partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-            eachBatch: (payload) => handleBatch(handler, payload),
-          });
         },
         async close(): Promise<void> {
           if (consumerClosed) return;
           consumerClosed = true;
           open.delete(handle);
+          clearTimeout(restartTimer);
+          restartTimer = undefined;
+          await restarting;
           // Waits for the batch in flight (its handler and commit), then leaves the group.
-          await consumer.disconnect();
+          await current?.disconnect();
         },
       };
       open.add(handle);
@@ -295,8 +447,9 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
 
     async ensureTopics(wanted): Promise<void> {
       assertOpen();
-      const client = await adminClient();
+      const using = (admin ??= connectedAdmin(() => kafka.admin()));
       try {
+        const client = await using;
         const existing = new Set(await client.listTopics());
         const missing = wanted.filter((topic) => !existing.has(topic.name));
         if (missing.length === 0) return;
@@ -307,15 +460,42 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       } catch (cause) {
         // Another replica created it between our list and create: fine.
         if ((cause as { type?: unknown }).type === 'TOPIC_ALREADY_EXISTS') return;
+        if (admin === using) {
+          admin = undefined;
+          dropAdmin(using);
+        }
+        if (cause instanceof StreamingError) throw cause;
         throw unavailable('cannot create topics', cause);
       }
+    },
+
+    ping(): Promise<void> {
+      assertOpen();
+      // Concurrent probes share one request, so a slow broker does not pile them up.
+      pinging ??= (async () => {
+        const using = (probe ??= connectedAdmin(() => quickKafka.admin({ retry: QUICK_CLIENT_RETRY })));
+        try {
+          const cluster = await (await using).describeCluster();
+          if (cluster.brokers.length === 0) throw new Error('the cluster lists no broker');
+        } catch (cause) {
+          if (probe === using) {
+            probe = undefined;
+            dropAdmin(using);
+          }
+          if (cause instanceof StreamingError) throw cause;
+          throw unavailable('Kafka did not describe its cluster', cause);
+        }
+      })().finally(() => {
+        pinging = undefined;
+      });
+      return pinging;
     },
 
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
       await Promise.allSettled([...open].map((handle) => handle.close()));
-      if (admin) await admin.disconnect().catch(() => undefined);
+      for (const client of [admin, probe]) await client?.then((connected) => connected.disconnect()).catch(() => undefined);
     },
   };
 }

@@ -107,6 +107,7 @@ export function createMemoryResultStore(): ResultStore {
         }));
     },
 
+    async ping(): Promise<void> {},
     async close(): Promise<void> {
       closed = true;
     },
@@ -128,6 +129,7 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     async save(batch: ReadonlyMap<string, Buffer>): Promise<void> {
       for (const [key, value] of batch) entries.set(key, Buffer.from(value));
     },
+    async ping(): Promise<void> {},
     async close(): Promise<void> {},
   };
 }
@@ -164,6 +166,7 @@ export function createMemoryNotifier(): Notifier {
         set.delete(entry);
       };
     },
+    async ping(): Promise<void> {},
     async close(): Promise<void> {
       closed = true;
       listeners.clear();

@@ -3,7 +3,7 @@
 // the worker, the integration tests) sees only the contracts, so one code path serves `npm start`
 // and a scaled-out deployment, and a mix (e.g. Kafka with the embedded stores) works too.
 import path from 'node:path';
-import type { Bus, CheckpointStore, Notifier, ResultStore } from './contracts.js';
+import type { Bus, CheckpointStore, DependencyCheck, Notifier, ResultStore } from './contracts.js';
 import { createClickHouseResultStore } from './clickhouse-results.js';
 import { createDuckDbResultStore } from './duckdb-results.js';
 import { StreamingError } from './errors.js';
@@ -97,6 +97,11 @@ export interface Streaming {
     readonly checkpoints: 'redis' | 'memory';
     readonly notifier: 'redis' | 'memory';
   };
+  /**
+   * What a readiness probe asks: one check per server in use (`kafka`, `clickhouse results`,
+   * `redis`). The in-process pieces have none: they are ready when the process is.
+   */
+  readonly checks: readonly DependencyCheck[];
   close(): Promise<void>;
 }
 
@@ -144,6 +149,13 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
         })
       : createMemoryNotifier();
     opened.push(notifier);
+    const checks: DependencyCheck[] = [];
+    const pingOf = (piece: { ping?(): Promise<void> }) => () => piece.ping?.() ?? Promise.resolve();
+    if (brokers.length > 0) checks.push({ name: 'kafka', ping: pingOf(bus) });
+    if (config.clickhouseUrl) checks.push({ name: 'clickhouse results', ping: pingOf(results) });
+    if (config.redisUrl) {
+      checks.push({ name: 'redis', ping: () => Promise.all([pingOf(checkpoints)(), pingOf(notifier)()]).then(() => undefined) });
+    }
     return {
       bus,
       backlog: inProcess ? () => inProcess.backlog() : null,
@@ -156,6 +168,7 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
         checkpoints: config.redisUrl ? 'redis' : 'memory',
         notifier: config.redisUrl ? 'redis' : 'memory',
       },
+      checks,
       async close(): Promise<void> {
         // Bus first: consumers finish their batches while the stores they write to are still open.
         for (const piece of opened) await piece.close().catch(() => undefined);

@@ -36,6 +36,16 @@ function unavailable(what: string, cause: unknown): StreamingError {
   return new StreamingError('REDIS_UNAVAILABLE', `${what}${detail}`, {}, { cause });
 }
 
+/** Fails at once while the client is reconnecting: a queued PING would only wait. */
+async function pingRedis(client: RedisConnection, what: string): Promise<void> {
+  if (!client.isReady) throw new StreamingError('REDIS_UNAVAILABLE', `Redis for ${what} is not connected`);
+  try {
+    await client.ping();
+  } catch (cause) {
+    throw unavailable(`pinging Redis for ${what}`, cause);
+  }
+}
+
 async function connect(url: string, what: string): Promise<RedisConnection> {
   const client = redisClient(url);
   // Without a listener an 'error' event would crash the process; the commands themselves reject.
@@ -110,6 +120,7 @@ export async function createRedisCheckpointStore(
         throw unavailable('saving checkpoints', cause);
       }
     },
+    ping: () => pingRedis(client, 'checkpoints'),
     async close(): Promise<void> {
       await closeRedis(client);
     },
@@ -155,6 +166,11 @@ export async function createRedisNotifier(url: string, options: RedisNotifierOpt
         if (closed || !connection.isOpen) return;
         await connection.unsubscribe(channelPrefix + channel, entry);
       };
+    },
+    async ping(): Promise<void> {
+      if (closed) throw new StreamingError('STREAMING_CLOSED', 'the notifier is closed');
+      await pingRedis(publisher, 'notifications');
+      if (subscriber) await pingRedis(subscriber, 'subscriptions');
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -11,6 +11,7 @@ import { WINDOW_POINTS } from '@adp/model';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import { BASELINE_CHANGED_CHANNEL, type Notifier, type ResultStore, type StoredMachineSummary } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
+import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
@@ -40,6 +41,11 @@ export interface NativeRoutesOptions {
   readonly model: NativeModelFactory;
   /** PREDICTOR_CACHE_SIZE. */
   readonly predictorCacheSize: number;
+  /**
+   * Bounds the detections (their energies, embeddings and body) and fine-tuning baselines that run
+   * and wait at once (MODEL_CALLS_MAX_RUNNING, MODEL_CALLS_MAX_QUEUED); beyond both, 503 ServerBusy.
+   */
+  readonly modelCalls: AdmissionGate;
   /**
    * Baseline changes between replicas: this replica publishes its writes and deletes on
    * BASELINE_CHANGED_CHANNEL and drops its cached predictor when another replica's arrive.
@@ -183,6 +189,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
   const holder = new ModelHolder(options.model);
   const notifier = options.notifier;
   const replicaId = randomUUID();
+  const modelCalls = options.modelCalls;
   const service = new BaselineService({
     store,
     model: holder,
@@ -273,58 +280,61 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       } catch (error) {
         throw toNativeError(error, 'InvalidSeries');
       }
-      const current = await model();
-      const values = parsed.input.values;
-      const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
+      // Everything from here holds the model's output (embeddings are 192 floats a point): bounded.
+      return modelCalls.run(async () => {
+        const current = await model();
+        const values = parsed.input.values;
+        const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
 
-      let zScores: Float64Array;
-      let regimes: Regime[];
-      if (predictor) {
-        const { energyMean, energyStd } = predictor.baseline.stats;
-        zScores = zScoresOf(energies, energyMean, energyStd);
-        // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
-        regimes = classifyRegimes({
-          zScores,
-          changePoints: changePointsOf(parsed.input, entire.period),
-          warmupPoints: WINDOW_POINTS,
-        });
-      } else {
-        const own = seriesEnergyStats(energies);
-        zScores = zScoresOf(energies, own.energyMean, own.energyStd);
-        regimes = unknownRegimes(values.length);
-      }
+        let zScores: Float64Array;
+        let regimes: Regime[];
+        if (predictor) {
+          const { energyMean, energyStd } = predictor.baseline.stats;
+          zScores = zScoresOf(energies, energyMean, energyStd);
+          // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
+          regimes = classifyRegimes({
+            zScores,
+            changePoints: changePointsOf(parsed.input, entire.period),
+            warmupPoints: WINDOW_POINTS,
+          });
+        } else {
+          const own = seriesEnergyStats(energies);
+          zScores = zScoresOf(energies, own.energyMean, own.energyStd);
+          regimes = unknownRegimes(values.length);
+        }
 
-      await meter(request, 'v1/detect', values.length);
-      if (parsed.machineId !== null) {
-        // Status counters are bookkeeping: a failure is logged, the detection still answers.
-        await service
-          .recordDetection(orgId, parsed.machineId, {
-            points: values.length,
-            withBaseline: predictor !== null,
-            regimeCounts: countRegimes(regimes),
-          })
-          .catch((err: unknown) => request.log.warn({ err, machineId: parsed.machineId }, 'could not record the detection'));
-      }
+        await meter(request, 'v1/detect', values.length);
+        if (parsed.machineId !== null) {
+          // Status counters are bookkeeping: a failure is logged, the detection still answers.
+          await service
+            .recordDetection(orgId, parsed.machineId, {
+              points: values.length,
+              withBaseline: predictor !== null,
+              regimeCounts: countRegimes(regimes),
+            })
+            .catch((err: unknown) => request.log.warn({ err, machineId: parsed.machineId }, 'could not record the detection'));
+        }
 
-      return {
-        period: entire.period,
-        expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
-        upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
-        lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
-        isAnomaly: entire.isAnomaly,
-        isNegativeAnomaly: entire.isNegativeAnomaly,
-        isPositiveAnomaly: entire.isPositiveAnomaly,
-        severity: entire.severity,
-        regimes,
-        energies: parsed.includeEnergy ? energies : null,
-        z_scores: finiteOrFail(zScores, 'z-score'),
-        embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
-        model_version: current.modelVersion,
-        engine: predictor?.weights ? 'fine-tuned' : 'generic',
-        machine_id: parsed.machineId,
-        baseline_id: predictor?.baseline.baselineId ?? null,
-        inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
-      };
+        return {
+          period: entire.period,
+          expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
+          upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
+          lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
+          isAnomaly: entire.isAnomaly,
+          isNegativeAnomaly: entire.isNegativeAnomaly,
+          isPositiveAnomaly: entire.isPositiveAnomaly,
+          severity: entire.severity,
+          regimes,
+          energies: parsed.includeEnergy ? energies : null,
+          z_scores: finiteOrFail(zScores, 'z-score'),
+          embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
+          model_version: current.modelVersion,
+          engine: predictor?.weights ? 'fine-tuned' : 'generic',
+          machine_id: parsed.machineId,
+          baseline_id: predictor?.baseline.baselineId ?? null,
+          inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
+        };
+      });
     },
   );
 
@@ -352,7 +362,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       let points: number;
       if (parsed.kind === 'series') {
         points = parsed.values.length;
-        record = await service.fromSeries(orgId, settings, parsed.values).catch(asModelFailure);
+        record = await modelCalls.run(() => service.fromSeries(orgId, settings, parsed.values)).catch(asModelFailure);
       } else {
         points = parsed.energies.length;
         record = await service.fromEnergies(orgId, settings, parsed.energies);

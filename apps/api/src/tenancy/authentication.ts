@@ -12,19 +12,27 @@
 // REDIS_URL is set, shared by every replica. Revoking a key through `ApiKeyAuthenticator.revoke`
 // deletes the cache entry (Redis) and tells every replica to drop its own (the notifier), so it
 // stops working at once; a key revoked behind the API's back still works until the TTL passes.
-// Failed lookups are not cached, so a key created elsewhere works at once. A cache that fails
-// (Redis down) is skipped: the store answers and the failure is logged.
+// Failed lookups (unknown or revoked keys) are remembered in this process for
+// AUTH_NEGATIVE_CACHE_TTL_MS, so repeating a bad key costs no store query; a key created through
+// this process (`ApiKeyAuthenticator.keyCreated`) clears its entry, and one created elsewhere works
+// once the short TTL passes. A cache that fails (Redis down) is skipped: the store answers and the
+// failure is logged.
 //
-// After the key, the rate limit (RATE_LIMIT_PER_MINUTE per key): over it, a 429 with Retry-After
-// in the vendor gateway's shape on vendor paths and in the platform's shape elsewhere. A limiter
-// that fails (Redis down) lets the request through and logs why.
+// A client address that has failed authentication (no key, or a bad one) AUTH_FAILURES_PER_MINUTE
+// times in a minute is throttled until that minute ends: its requests get a 429 with Retry-After
+// and no store lookup, unless they carry a key the cache already holds as valid (so a shared
+// address, such as a proxy's, does not lock out callers with good keys).
+//
+// After the key, the rate limit (RATE_LIMIT_PER_MINUTE per organization, all its keys together):
+// over it, a 429 with Retry-After. Both 429s use the vendor gateway's shape on vendor paths and the
+// platform's shape elsewhere. A limiter that fails (Redis down) lets the request through and logs why.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyKind, Store } from '@adp/store';
 import type { Notifier } from '@adp/streaming';
 import { ERRORS } from '../errors.js';
 import { MemoryApiKeyCache, type ApiKeyCache, type AuthenticatedKey } from './api-key-cache.js';
 import { API_KEY_PATTERN, hashApiKey } from './keys.js';
-import type { RateLimiter } from './rate-limit.js';
+import { FailedAuthThrottle, type RateLimiter } from './rate-limit.js';
 import { TtlCache } from './ttl-cache.js';
 
 /** Notifier channel of key revocations; the message is the revoked key's SHA-256 hex hash. */
@@ -60,9 +68,23 @@ export function vendorRateLimitBody(limitPerMinute: number, retryAfterS: number)
   return {
     error: {
       code: '429',
-      message: `Requests to the Anomaly Detector API have exceeded the rate limit of your key (${limitPerMinute} calls per minute). Please retry after ${retryAfterS} second${retryAfterS === 1 ? '' : 's'}.`,
+      message: `Requests to the Anomaly Detector API have exceeded the rate limit of your subscription (${limitPerMinute} calls per minute). Please retry after ${seconds(retryAfterS)}.`,
     },
   };
+}
+
+/** The vendor gateway's 429 shape for an address throttled after failed authentications. */
+export function vendorAuthThrottledBody(retryAfterS: number): { error: { code: string; message: string } } {
+  return {
+    error: {
+      code: '429',
+      message: `Too many requests with a missing or invalid subscription key from this address. Please retry after ${seconds(retryAfterS)}.`,
+    },
+  };
+}
+
+function seconds(count: number): string {
+  return `${count} second${count === 1 ? '' : 's'}`;
 }
 
 /** Header names in the order they are checked (lower case, as Node delivers them). */
@@ -96,7 +118,16 @@ export interface AuthenticationOptions {
   readonly nowMs?: () => number;
   /** Where lookups are cached. Default: in memory, `cacheMaxEntries` entries for `cacheTtlMs`. */
   readonly cache?: ApiKeyCache;
-  /** The per-key limiter; absent or null: no rate limiting. */
+  /**
+   * How long a key that was not found (or is revoked) is remembered as invalid in this process, in
+   * milliseconds; 0 (default) disables it.
+   */
+  readonly negativeCacheTtlMs?: number;
+  /** Failed authentications per client address and minute before it is throttled; 0 or absent: never. */
+  readonly failuresPerMinute?: number;
+  /** The failed-authentication throttle, instead of one built from `failuresPerMinute`. */
+  readonly failureThrottle?: FailedAuthThrottle;
+  /** The per-organization limiter; absent or null: no rate limiting. */
   readonly rateLimiter?: RateLimiter | null;
   /** RATE_LIMIT_PER_MINUTE, for the 429's message. */
   readonly rateLimitPerMinute?: number;
@@ -123,6 +154,8 @@ export function presentedApiKey(headers: FastifyRequest['headers']): string | un
 /** Looks keys up by hash with a short-lived cache of the keys that were found and active. */
 export class ApiKeyAuthenticator {
   private readonly cache: ApiKeyCache;
+  /** Hashes of keys the store did not hold as active, recently. */
+  private readonly invalid: TtlCache<true>;
   private readonly touched: TtlCache<true>;
   private readonly nowMs: () => number;
   /** Told about cache failures (the lookup then goes to the store). */
@@ -132,11 +165,15 @@ export class ApiKeyAuthenticator {
     this.nowMs = options.nowMs ?? Date.now;
     const maxEntries = options.cacheMaxEntries ?? 10_000;
     this.cache = options.cache ?? new MemoryApiKeyCache(maxEntries, options.cacheTtlMs, this.nowMs);
+    this.invalid = new TtlCache(maxEntries, options.negativeCacheTtlMs ?? 0, this.nowMs);
     this.touched = new TtlCache(maxEntries, options.touchIntervalMs ?? 60_000, this.nowMs);
   }
 
-  /** The active key for `key`, or null when it is malformed, unknown or revoked. */
-  async authenticate(key: string): Promise<AuthenticatedKey | null> {
+  /**
+   * The active key for `key`, or null when it is malformed, unknown or revoked. With
+   * `storeLookup: false` only the caches answer: a key neither holds is null.
+   */
+  async authenticate(key: string, options: { readonly storeLookup?: boolean } = {}): Promise<AuthenticatedKey | null> {
     // Malformed keys never reach the store: cheap rejection of garbage and of oversized headers.
     if (!API_KEY_PATTERN.test(key)) return null;
     const keyHash = hashApiKey(key);
@@ -145,8 +182,12 @@ export class ApiKeyAuthenticator {
       return undefined;
     });
     if (cached) return cached;
+    if (this.invalid.get(keyHash) || options.storeLookup === false) return null;
     const record = await this.options.store.findApiKeyByHash(keyHash);
-    if (!record || record.revokedAt !== null) return null;
+    if (!record || record.revokedAt !== null) {
+      this.invalid.set(keyHash, true);
+      return null;
+    }
     const found: AuthenticatedKey = { id: record.id, orgId: record.orgId, kind: record.kind };
     await this.cache.set(keyHash, found).catch((err: unknown) => this.onCacheError(err));
     return found;
@@ -164,6 +205,11 @@ export class ApiKeyAuthenticator {
     await this.forget(record.keyHash);
     await this.options.notifier?.publish(API_KEY_REVOKED_CHANNEL, record.keyHash);
     return revoked;
+  }
+
+  /** Call after creating a key through this process: it works at once even if it was tried before. */
+  keyCreated(keyHash: string): void {
+    this.invalid.delete(keyHash);
   }
 
   /** Drops a key's cache entry. */
@@ -200,6 +246,9 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
   const limiterFailures = throttled(FAILURE_LOG_INTERVAL_MS);
   const limiter = options.rateLimiter ?? null;
   const limitPerMinute = options.rateLimitPerMinute ?? 0;
+  const failures =
+    options.failureThrottle ??
+    ((options.failuresPerMinute ?? 0) > 0 ? new FailedAuthThrottle(options.failuresPerMinute ?? 0, undefined, options.nowMs) : null);
   app.decorate('apiKeys', authenticator);
   // Fastify 5 wants a primitive initial value for request decorators; the hook always assigns a
   // real context before a non-public handler runs.
@@ -207,14 +256,20 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.public === true) return;
+    // Read before this request's own failure counts: the request that reaches the limit still
+    // gets its 401, the ones after it the 429.
+    const address = request.ip;
+    const blockedMs = failures?.blockedForMs(address) ?? 0;
     const key = presentedApiKey(request.headers);
     if (key === undefined) {
+      if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
+      failures?.recordFailure(address);
       request.log.info({ code: ERRORS.MissingSubscriptionKey.code }, 'request without an API key');
       return sendJson(reply, 401, MISSING_KEY_BODY);
     }
     let record: AuthenticatedKey | null;
     try {
-      record = await authenticator.authenticate(key);
+      record = await authenticator.authenticate(key, { storeLookup: blockedMs === 0 });
     } catch (err) {
       request.log.error({ err }, 'API key lookup failed');
       reply.header('retry-after', '1');
@@ -223,6 +278,8 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
       });
     }
     if (!record) {
+      if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
+      failures?.recordFailure(address);
       request.log.info({ code: ERRORS.InvalidSubscriptionKey.code }, 'request with an invalid API key');
       return sendJson(reply, 401, INVALID_KEY_BODY);
     }
@@ -236,7 +293,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     if (limiter === null) return undefined;
     let decision;
     try {
-      decision = await limiter.consume(record.id);
+      decision = await limiter.consume(record.orgId);
     } catch (err) {
       // Fail open: an unreachable Redis must not take the API down with it.
       if (limiterFailures()) request.log.warn({ err }, 'rate limiter failed; letting requests through');
@@ -244,17 +301,31 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     }
     if (decision.allowed) return undefined;
     const retryAfterS = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-    request.log.info({ code: ERRORS.RateLimitExceeded.code, keyId: record.id, retryAfterS }, 'rate limit exceeded');
+    request.log.info({ code: ERRORS.RateLimitExceeded.code, orgId: record.orgId, keyId: record.id, retryAfterS }, 'rate limit exceeded');
     reply.header('retry-after', String(retryAfterS));
     if (isVendorPath(request)) return sendJson(reply, 429, vendorRateLimitBody(limitPerMinute, retryAfterS));
     return sendJson(reply, ERRORS.RateLimitExceeded.statusCode, {
       error: {
         code: ERRORS.RateLimitExceeded.code,
-        message: `This API key has made more than ${limitPerMinute} requests this minute. Retry after ${retryAfterS} second${retryAfterS === 1 ? '' : 's'}.`,
+        message: `This organization has made more than ${limitPerMinute} requests this minute. Retry after ${seconds(retryAfterS)}.`,
       },
     });
   });
   return authenticator;
+}
+
+/** The 429 for an address throttled after failed authentications. */
+function sendThrottled(request: FastifyRequest, reply: FastifyReply, blockedMs: number): FastifyReply {
+  const retryAfterS = Math.max(1, Math.ceil(blockedMs / 1000));
+  request.log.info({ code: ERRORS.AuthenticationThrottled.code, retryAfterS }, 'failed authentications throttled');
+  reply.header('retry-after', String(retryAfterS));
+  if (isVendorPath(request)) return sendJson(reply, 429, vendorAuthThrottledBody(retryAfterS));
+  return sendJson(reply, ERRORS.AuthenticationThrottled.statusCode, {
+    error: {
+      code: ERRORS.AuthenticationThrottled.code,
+      message: `Too many requests with a missing or invalid API key from this address. Retry after ${seconds(retryAfterS)}.`,
+    },
+  });
 }
 
 /** Whether the request is for the vendor-compatible routes (their clients expect the gateway's shapes). */
