@@ -1,8 +1,8 @@
 // Everything one API process runs besides listening: the streaming pieces (`openStreaming` picks
 // Kafka, ClickHouse and Redis where their addresses are set, and where not the durable in-process
 // bus (an fsync'd log under DATA_DIR/bus: a 202 from POST /v1/telemetry means the points are on
-// disk, and a restart hands the worker what it had not stored), memory checkpoints and a DuckDB
-// results file under DATA_DIR), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
+// disk, and a restart hands the worker what it had not stored), and DuckDB files under DATA_DIR
+// for the results and the worker's checkpoints), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
 // buildApp opens), the Fastify app, and with EMBEDDED_WORKER the streaming worker in this process,
 // so that POST /v1/telemetry -> worker -> GET /v1/machines/{id}/results works from `npm start`
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
@@ -106,6 +106,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     embeddedResults: 'duckdb',
     // Without Kafka the telemetry goes through a log under DATA_DIR/bus: accepted points survive a crash.
     embeddedBus: 'durable',
+    // Without Redis the worker's windows go to checkpoints.duckdb: a restart resumes them.
+    embeddedCheckpoints: 'duckdb',
     kafkaClientId: 'adp-api',
     kafka: {
       ...(tuning?.kafkaSessionTimeoutMs !== undefined ? { sessionTimeoutMs: tuning.kafkaSessionTimeoutMs } : {}),

@@ -19,6 +19,7 @@ export * from './kafka-bus.js';
 export * from './clickhouse-results.js';
 export * from './clickhouse-row-binary.js';
 export * from './duckdb-results.js';
+export * from './duckdb-checkpoints.js';
 export * from './redis-stores.js';
 export * from './platform.js';
 export * from './env.js';

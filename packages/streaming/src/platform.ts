@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { Bus, CheckpointStore, DependencyCheck, Notifier, ResultStore } from './contracts.js';
 import { createClickHouseResultStore } from './clickhouse-results.js';
+import { createDuckDbCheckpointStore } from './duckdb-checkpoints.js';
 import { createDuckDbResultStore } from './duckdb-results.js';
 import { StreamingError } from './errors.js';
 import {
@@ -38,6 +39,11 @@ export interface StreamingConfig {
    * what was not committed).
    */
   readonly embeddedBus?: 'memory' | 'durable';
+  /**
+   * Checkpoints without Redis: `memory` (default; a restarted worker starts each series' window
+   * afresh) or `duckdb` (a `checkpoints.duckdb` file under `dataDir`, which it then requires).
+   */
+  readonly embeddedCheckpoints?: 'memory' | 'duckdb';
   /**
    * Results without ClickHouse: `memory` (default; gone on restart, grows with the stream) or
    * `duckdb` (a `results.duckdb` file under `dataDir`, which it then requires; one process per file).
@@ -94,7 +100,7 @@ export interface Streaming {
   readonly mode: {
     readonly bus: 'kafka' | 'in-process' | 'in-process-durable';
     readonly results: 'clickhouse' | 'duckdb' | 'memory';
-    readonly checkpoints: 'redis' | 'memory';
+    readonly checkpoints: 'redis' | 'duckdb' | 'memory';
     readonly notifier: 'redis' | 'memory';
   };
   /**
@@ -141,7 +147,9 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
       ? await createRedisCheckpointStore(config.redisUrl, {
           ...(config.redisCheckpointPrefix !== undefined ? { prefix: config.redisCheckpointPrefix } : {}),
         })
-      : createMemoryCheckpointStore();
+      : config.embeddedCheckpoints === 'duckdb'
+        ? await createDuckDbCheckpointStore({ dataDir: requireDataDir(config.dataDir, "embeddedCheckpoints 'duckdb'") })
+        : createMemoryCheckpointStore();
     opened.push(checkpoints);
     const notifier = config.redisUrl
       ? await createRedisNotifier(config.redisUrl, {
@@ -165,7 +173,7 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
       mode: {
         bus: brokers.length > 0 ? 'kafka' : durableBus ? 'in-process-durable' : 'in-process',
         results: config.clickhouseUrl ? 'clickhouse' : config.embeddedResults === 'duckdb' ? 'duckdb' : 'memory',
-        checkpoints: config.redisUrl ? 'redis' : 'memory',
+        checkpoints: config.redisUrl ? 'redis' : config.embeddedCheckpoints === 'duckdb' ? 'duckdb' : 'memory',
         notifier: config.redisUrl ? 'redis' : 'memory',
       },
       checks,
