@@ -16,7 +16,7 @@ const POINTS_PER_CALL = 200;
 const MINUTE = 60_000;
 const START_MS = Date.UTC(2024, 0, 1);
 /** Each start of the server takes seconds (tsx, DuckDB, the worker); a test starts it four or five times. */
-const TEST_TIMEOUT_MS = 300_000;
+const TEST_TIMEOUT_MS = 420_000;
 
 interface Child {
   readonly process: ChildProcess;
@@ -158,7 +158,7 @@ async function loadUntilStopped(
   // A random moment after the load is under way: at least a few 202s, then 0.2 to 1.5 s more.
   const acks = () => clients.reduce((n, client) => n + client.acked.size, 0);
   const before = acks();
-  await expect.poll(() => acks() - before, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(4 * POINTS_PER_CALL);
+  await expect.poll(() => acks() - before, { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(4 * POINTS_PER_CALL);
   const moreMs = 200 + Math.floor(Math.random() * 1300);
   const until = Date.now() + moreMs;
   await expect.poll(() => Date.now() >= until, { timeout: moreMs + 5_000, interval: 20 }).toBe(true);
@@ -179,7 +179,7 @@ async function expectEveryAcceptedPointOnce(child: Child, key: string, clients: 
           stored = await storedTimestamps(child.baseUrl, key, client.machineId);
           return [...client.acked].filter((ms) => !stored.includes(ms)).length;
         },
-        { timeout: 90_000, interval: 250 },
+        { timeout: 180_000, interval: 250 },
       )
       .toBe(0);
     const counts = new Map<number, number>();
