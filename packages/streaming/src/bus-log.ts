@@ -231,6 +231,7 @@ class PartitionFiles {
   private pending: PendingAppend[] = [];
   private flushing = false;
   private broken: StreamingError | null = null;
+  private closed = false;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -367,8 +368,9 @@ class PartitionFiles {
   }
 
   compact(base: number): void {
+    if (this.closed) return;
     void this.serial(async () => {
-      if (this.broken) return;
+      if (this.broken || this.closed) return;
       if (base >= this.nextOffset && this.activeSize >= this.options.compactBytes) await this.roll();
       let deleted = 0;
       // Never the last (active) segment: it names the next offset.
@@ -391,6 +393,7 @@ class PartitionFiles {
 
   async close(): Promise<void> {
     while (this.flushing || this.pending.length > 0) await this.queue;
+    this.closed = true;
     await this.queue;
     await this.active?.close().catch(() => undefined);
     this.active = null;

@@ -95,16 +95,11 @@ export class PendingUsage {
     while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
   }
 
-  has(batchId: string): boolean {
+  /** Whether `batchId` was pending (and not expired); it is pending no more (a failed usage write adds it again). */
+  take(batchId: string): boolean {
     const expires = this.entries.get(batchId);
-    if (expires === undefined) return false;
-    if (expires > this.now()) return true;
     this.entries.delete(batchId);
-    return false;
-  }
-
-  delete(batchId: string): void {
-    this.entries.delete(batchId);
+    return expires !== undefined && expires > this.now();
   }
 
   get size(): number {
@@ -222,8 +217,9 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
         { 'http.request.method': 'POST', 'http.route': '/v1/telemetry', 'adp.points': pointCount },
         async () => {
           // A retry of a call whose points were published but whose usage was not recorded
-          // publishes nothing again.
-          if (!pendingUsage.has(batchId)) await publish();
+          // publishes nothing again. Taken, not just read: of two identical retries at once, the
+          // second publishes (the worker's replay rule absorbs it) rather than meter twice.
+          if (!pendingUsage.take(batchId)) await publish();
           try {
             await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount);
           } catch (cause) {
@@ -238,7 +234,6 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
               { cause },
             );
           }
-          pendingUsage.delete(batchId);
           return pointCount;
         },
         undefined,
