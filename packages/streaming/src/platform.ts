@@ -120,20 +120,8 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
   const opened: { close(): Promise<void> }[] = [];
   try {
     const brokers = (config.kafkaBrokers ?? []).map((broker) => broker.trim()).filter((broker) => broker !== '');
-    const durableBus = brokers.length === 0 && config.embeddedBus === 'durable';
-    const inProcess: InProcessBus | null =
-      brokers.length > 0
-        ? null
-        : durableBus
-          ? await openDurableInProcessBus({
-              ...config.inProcess,
-              dir: path.join(requireDataDir(config.dataDir, "embeddedBus 'durable'"), 'bus'),
-            })
-          : createInProcessBus(config.inProcess);
-    const bus: Bus =
-      inProcess ??
-      createKafkaBus({ ...config.kafka, brokers, clientId: config.kafkaClientId ?? 'adp' });
-    opened.push(bus);
+    // The embedded stores before the durable bus: their DuckDB files are locked against a second
+    // process on the same data directory, which must not read (or repair) a live bus log.
     const results = config.clickhouseUrl
       ? await createClickHouseResultStore({
           url: config.clickhouseUrl,
@@ -151,6 +139,21 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
         ? await createDuckDbCheckpointStore({ dataDir: requireDataDir(config.dataDir, "embeddedCheckpoints 'duckdb'") })
         : createMemoryCheckpointStore();
     opened.push(checkpoints);
+    const durableBus = brokers.length === 0 && config.embeddedBus === 'durable';
+    const inProcess: InProcessBus | null =
+      brokers.length > 0
+        ? null
+        : durableBus
+          ? await openDurableInProcessBus({
+              ...config.inProcess,
+              dir: path.join(requireDataDir(config.dataDir, "embeddedBus 'durable'"), 'bus'),
+            })
+          : createInProcessBus(config.inProcess);
+    const bus: Bus =
+      inProcess ??
+      createKafkaBus({ ...config.kafka, brokers, clientId: config.kafkaClientId ?? 'adp' });
+    // Closed first: consumers finish their batches while the stores they write to are still open.
+    opened.unshift(bus);
     const notifier = config.redisUrl
       ? await createRedisNotifier(config.redisUrl, {
           ...(config.redisChannelPrefix !== undefined ? { channelPrefix: config.redisChannelPrefix } : {}),
