@@ -3,8 +3,7 @@
 #   docker build -t anomaly-platform .
 FROM node:20-bookworm-slim
 WORKDIR /srv
-ENV NODE_ENV=production \
-    npm_config_onnxruntime_node_install=skip
+ENV NODE_ENV=production
 COPY package.json package-lock.json .npmrc ./
 COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
@@ -15,11 +14,12 @@ COPY packages/store/package.json packages/store/
 COPY packages/streaming/package.json packages/streaming/
 COPY pipelines/detection/package.json pipelines/detection/
 COPY pipelines/regimes/package.json pipelines/regimes/
-# `npm install` from the lock (npm 11 locks only this platform's optional DuckDB binding, which
-# `npm ci` rejects); no install scripts: onnxruntime-node's CPU binary ships in the package.
+# `npm install` from the lock; no install scripts (.npmrc): onnxruntime-node's CPU binary ships in
+# the package.
 RUN npm install --ignore-scripts && npm cache clean --force
 COPY . .
-ENV PORT=8080 DATA_DIR=/data
+# HOST: every interface, so the published port reaches the server (the app's default is loopback).
+ENV PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \

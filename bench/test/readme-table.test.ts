@@ -1,11 +1,11 @@
-// The main README's benchmark table against the committed bench/results.json: the table is that
+// The benchmark table of docs/benchmark.md against the committed bench/results.json: the table is that
 // run's, row for row, each latency and throughput as the run measured it to the digits printed.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { markdownTableRows, printedAs } from '../../test/markdown.js';
 
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const PAGE = readFileSync(fileURLToPath(new URL('../../docs/benchmark.md', import.meta.url)), 'utf8');
 
 interface BenchRow {
   readonly name: string;
@@ -20,13 +20,13 @@ const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json',
 
 const HEADER = '| what | case | points | p50 ms | p99 ms | throughput | notes |';
 
-describe("the README's benchmark table", () => {
+describe("the benchmark table of docs/benchmark.md", () => {
   it('is the committed run, row for row', () => {
-    const rows = markdownTableRows(README, HEADER);
+    const rows = markdownTableRows(PAGE, HEADER);
     expect(rows).toHaveLength(results.rows.length);
     rows.forEach(([, what, points, p50, p99, throughput], index) => {
       const run = results.rows[index]!;
-      const label = `${run.name} (README row ${index + 1})`;
+      const label = `${run.name} (row ${index + 1})`;
       // The case names the operation the run measured (its first word: entire/detect, POST, judgeStream, ...).
       expect(what, label).toContain(run.name.split(/[ ,]/)[0]!);
       expect(points!.split(' ')[0], label).toBe(run.points.toLocaleString('en-US'));

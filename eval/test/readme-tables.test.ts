@@ -1,4 +1,4 @@
-// The main README's evaluation and ablation tables against the committed eval/results.json: every
+// The evaluation and ablation tables of docs/evaluation.md (the README's detection quality page) against the committed eval/results.json: every
 // figure printed there is the committed run's, rounded as printed, the engine row names the
 // version that run measured, and every engine variant of the run has exactly one ablation row.
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { markdownTableRows } from '../../test/markdown.js';
 
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const PAGE = readFileSync(fileURLToPath(new URL('../../docs/evaluation.md', import.meta.url)), 'utf8');
 
 interface Profiles {
   readonly standard: { readonly score: number };
@@ -21,7 +21,7 @@ interface Results {
 }
 const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as Results;
 
-/** NAB's three normalised scores as the README prints them (one decimal). */
+/** NAB's three normalised scores as the page prints them (one decimal). */
 function nabCells(name: string): string[] {
   const detector = results.nab.detectors.find((d) => d.name === name);
   if (detector === undefined) throw new Error(`no NAB detector ${name} in eval/results.json`);
@@ -29,7 +29,7 @@ function nabCells(name: string): string[] {
   return [standard.score, lowFp.score, lowFn.score].map((score) => score.toFixed(1));
 }
 
-/** TCPD's F1 and cover as the README prints them (three decimals). */
+/** TCPD's F1 and cover as the page prints them (three decimals). */
 function tcpdCells(name: string): string[] {
   const detector = results.tcpd.detectors.find((d) => d.name === name);
   if (detector === undefined) throw new Error(`no TCPD detector ${name} in eval/results.json`);
@@ -42,7 +42,7 @@ function anchor(name: string): Results['anchors'][number] {
   return found;
 }
 
-// The README's row label (up to its first " (" explanation) -> the run's engine variant.
+// The page's row label (up to its first " (" explanation) -> the run's engine variant.
 const ABLATION_ROWS: Readonly<Record<string, string>> = {
   default: 'default',
   'no score calibration': 'no-calibration',
@@ -66,9 +66,9 @@ const ABLATION_ROWS: Readonly<Record<string, string>> = {
   'changepoints: split test without trend': 'cp-no-split-trend',
 };
 
-describe("the README's evaluation tables", () => {
+describe("the evaluation tables of docs/evaluation.md", () => {
   it('print the committed run: the engine at its version, the references and the anchors', () => {
-    const rows = markdownTableRows(README, '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
+    const rows = markdownTableRows(PAGE, '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
     const expected = new Map<string, string[]>([
       [`engine ${results.engine.version}, service defaults`, [...nabCells('engine: default'), ...tcpdCells('engine: default')]],
       ['rolling z-score (reference)', [...nabCells('rolling z-score (reference)'), '', '']],
@@ -83,7 +83,7 @@ describe("the README's evaluation tables", () => {
   });
 
   it('give every engine variant of the run one ablation row with its figures', () => {
-    const rows = markdownTableRows(README, '| variant | NAB standard / low FP / low FN | TCPD F1 / cover |');
+    const rows = markdownTableRows(PAGE, '| variant | NAB standard / low FP / low FN | TCPD F1 / cover |');
     const variants = rows.map(([label]) => {
       const key = label!.split(' (')[0]!;
       const variant = ABLATION_ROWS[key];

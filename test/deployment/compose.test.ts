@@ -206,6 +206,12 @@ describe("docker-compose.yml: the apps' environment", () => {
     });
   }
 
+  it('binds every API container to all interfaces, as a published port needs (the app alone binds loopback)', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    for (const name of API_SERVICES) expect(loadConfig(environment(name)).host, name).toBe('0.0.0.0');
+    expect(read('Dockerfile')).toMatch(/^ENV .*\bHOST=0\.0\.0\.0\b/m);
+  });
+
   it('gives the API replicas and the workers the same servers, topic, database and prefixes', () => {
     const api = ['api-1', 'api-2'].map((name) => loadConfig(environment(name)));
     const worker = loadWorkerConfig(environment('worker'));

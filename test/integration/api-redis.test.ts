@@ -79,7 +79,7 @@ describe.skipIf(!gate.run)(gateTitle('API on redis', gate), () => {
       const limiter = new RedisRateLimiter(redis, prefix, 1, 200);
       expect((await limiter.consume('k')).allowed).toBe(true);
       expect((await limiter.consume('k')).allowed).toBe(false);
-      await eventually(async () => (await admin.exists(`${prefix}ratelimit:k`)) === 0, 2_000);
+      await eventually(async () => (await admin.exists(`${prefix}ratelimit:k`)) === 0);
       expect((await limiter.consume('k')).allowed).toBe(true);
     } finally {
       await closeRedis(redis);
@@ -187,7 +187,7 @@ describe.skipIf(!gate.run)(gateTitle('API on redis', gate), () => {
     expect((await get(app, '/v1/usage', 'svc_test_neverIssuedNeverIssued00')).statusCode).toBe(401);
   });
 
-  it("drops the other replica's cached predictor within a second over Redis pub/sub", async () => {
+  it("drops the other replica's cached predictor over Redis pub/sub", async () => {
     const channelPrefix = prefix;
     const notifiers = await Promise.all([0, 1].map(() => createRedisNotifier(gate.address.value, { channelPrefix })));
     try {
@@ -200,10 +200,9 @@ describe.skipIf(!gate.run)(gateTitle('API on redis', gate), () => {
 
       expect((await post(first, '/v1/baseline', { machine_id: 'pump-1', energies: energies(3) })).statusCode).toBe(200);
       expect(await zOn(second)).toBeCloseTo(-4, 6);
-      const written = Date.now();
+      // The predictor cache has no expiry: only the pub/sub message makes the second replica see the change.
       expect((await post(first, '/v1/baseline', { machine_id: 'pump-1', energies: energies(2) })).statusCode).toBe(200);
-      await eventually(async () => Math.abs((await zOn(second)) + 2) < 1e-6, 1_000);
-      expect(Date.now() - written).toBeLessThan(1_000);
+      await eventually(async () => Math.abs((await zOn(second)) + 2) < 1e-6);
     } finally {
       await env.cleanup();
       await Promise.all(notifiers.map((notifier) => notifier.close()));

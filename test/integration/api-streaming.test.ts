@@ -30,7 +30,7 @@ describe.skipIf(!servers.run)(servers.title, () => {
     return {
       mode: { bus: 'kafka', results: 'clickhouse', checkpoints: 'redis', notifier: 'redis' },
       settleMs: 45_000,
-      async open() {
+      async open(extra = {}) {
         dataDir ??= mkdtemp(path.join(os.tmpdir(), 'adp-it-api-'));
         const env = {
           DATA_DIR: await dataDir,
@@ -47,6 +47,7 @@ describe.skipIf(!servers.run)(servers.title, () => {
           WORKER_GROUP_ID: names.group,
           TELEMETRY_PARTITIONS: '3',
           EMBEDDED_WORKER: 'true',
+          ...extra,
         };
         return openPlatform(loadConfig(env), { model: constantEnergyModel(1), worker: loadWorkerConfig(env) });
       },

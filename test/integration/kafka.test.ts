@@ -85,12 +85,12 @@ describe.skipIf(!gate.run)(gateTitle('kafka', gate), () => {
       const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
       return (offsets?.partitions ?? []).reduce((sum, { offset }) => sum + Math.max(0, Number(offset)), 0);
     };
-    await expect.poll(committed, { timeout: 15_000, interval: 100 }).toBe(MESSAGES);
+    await expect.poll(committed, { timeout: 60_000, interval: 100 }).toBe(MESSAGES);
     await consumer.disconnect();
 
     await admin.deleteTopics({ topics: [topic], timeout: 10_000 });
     topicDeleted = true;
     const listed = async (): Promise<boolean> => (await admin.listTopics()).includes(topic);
-    await expect.poll(listed, { timeout: 10_000, interval: 100 }).toBe(false);
+    await expect.poll(listed, { timeout: 60_000, interval: 100 }).toBe(false);
   });
 });

@@ -66,7 +66,7 @@ describe.skipIf(!gate.run)(gateTitle('redis', gate), () => {
     expect(await publisher.publish(channel, JSON.stringify({ machineId: 'm1', version: 2 }))).toBe(1);
     expect(await publisher.publish(channel, JSON.stringify({ machineId: 'm2', version: 1 }))).toBe(1);
 
-    await expect.poll(() => received.length, { timeout: 5_000, interval: 20 }).toBe(2);
+    await expect.poll(() => received.length, { timeout: 60_000, interval: 20 }).toBe(2);
     expect(received.map((message) => JSON.parse(message) as unknown)).toEqual([
       { machineId: 'm1', version: 2 },
       { machineId: 'm2', version: 1 },

@@ -194,7 +194,7 @@ describe.skipIf(!run)(title, () => {
     const api = await createRedisNotifier(urls.redisUrl, { channelPrefix: names.redisChannelPrefix });
     cleanups.push(() => api.close());
     await api.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'fan-9' }));
-    await expect.poll(() => worker.counters().baselineNotifications, { timeout: 5_000, interval: 50 }).toBe(1);
+    await expect.poll(() => worker.counters().baselineNotifications, { timeout: 60_000, interval: 50 }).toBe(1);
 
     await producer.send(names.telemetryTopic, messages.slice(200));
     await expect.poll(() => worker.counters().rows, { timeout: 30_000, interval: 200 }).toBe(300);

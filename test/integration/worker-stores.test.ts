@@ -10,6 +10,7 @@ import {
 } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resultRow } from '@adp/streaming/testing';
+import { checkCheckpointDeletion, checkResultDeletion, checkRetention } from '../../packages/streaming/test/deletion-contract.js';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const clickhouse = await serverGate('clickhouse');
@@ -124,6 +125,72 @@ describe.skipIf(!clickhouse.run)(gateTitle('ClickHouse result store', clickhouse
     }
   });
 
+  it("deletes a machine's series and its channels' only (an ALTER TABLE ... DELETE mutation, waited for)", async () => {
+    const database = isolatedName('it_wresults');
+    databases.push(database);
+    const store = await createClickHouseResultStore({ url: clickhouse.address.value, database });
+    try {
+      await checkResultDeletion(store);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reads and deletes series that rows written before the upgrade stored under ids with ':'", async () => {
+    // The results table as its migration made it, filled by plain SQL as the earlier workers
+    // wrote it: machine 'coll' (channel x -> series 'coll:x') and a telemetry machine 'coll:y'.
+    const database = isolatedName('it_wresults');
+    databases.push(database);
+    const client = createClient({ url: clickhouse.address.value });
+    try {
+      await (await createClickHouseResultStore({ url: clickhouse.address.value, database })).close();
+      const values = (machineId: string, tsMs: number) =>
+        `('org_a', '${machineId}', ${tsMs}, 1, 1, 0.5, 0.5, 0, 0, 0, 0, NULL, NULL, 'UNKNOWN', 'engine-0', 1)`;
+      await client.command({
+        query: `INSERT INTO ${database}.results (org_id, machine_id, ts_ms, value, expected_value, upper_margin, lower_margin,
+                  is_anomaly, is_positive_anomaly, is_negative_anomaly, severity, energy, z_score, regime, model_version, written_at_ms)
+                VALUES ${[values('coll', 1000), values('coll:x', 1000), values('coll:x', 2000), values('coll:y', 1000)].join(', ')}`,
+      });
+    } finally {
+      await client.close();
+    }
+    const store = await createClickHouseResultStore({ url: clickhouse.address.value, database });
+    try {
+      expect((await store.query({ orgId: 'org_a', machineId: 'coll:x', limit: 10 })).map((r) => r.tsMs)).toEqual([1000, 2000]);
+      expect((await store.machines('org_a')).map((s) => [s.machineId, s.points])).toEqual([['coll', 1], ['coll:x', 2], ['coll:y', 1]]);
+      // Deleting machine 'coll' takes every series whose id starts 'coll:', the old machine 'coll:y' too.
+      expect(await store.deleteMachine('org_a', 'coll')).toBe(true);
+      expect(await store.machines('org_a')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('deletes the points past retention (a mutation in the background)', async () => {
+    const database = isolatedName('it_wresults');
+    databases.push(database);
+    const store = await createClickHouseResultStore({ url: clickhouse.address.value, database });
+    const client = createClient({ url: clickhouse.address.value });
+    const mutationsDone = async () => {
+      for (;;) {
+        const rows = await (
+          await client.query({
+            query: `SELECT count() AS n FROM system.mutations WHERE database = '${database}' AND is_done = 0`,
+            format: 'JSONEachRow',
+          })
+        ).json<{ n: string | number }>();
+        if (Number(rows[0]?.n) === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      await checkRetention(store, mutationsDone);
+    } finally {
+      await store.close();
+      await client.close();
+    }
+  });
+
   it('refuses a database name that is not a plain identifier, and says an unreachable server is retriable', async () => {
     await expect(createClickHouseResultStore({ url: clickhouse.address.value, database: 'x; DROP' })).rejects.toMatchObject({
       code: 'INVALID_IDENTIFIER',
@@ -153,6 +220,20 @@ describe.skipIf(!redis.run)(gateTitle('Redis checkpoints and notifier', redis), 
     }
   });
 
+  it("deletes every group's checkpoints of a machine and its channels, and nothing under another prefix", async () => {
+    const prefix = `${isolatedName('it_wckpt')}:`;
+    const store = await createRedisCheckpointStore(redis.address.value, { prefix, ttlSeconds: 60 });
+    const neighbour = await createRedisCheckpointStore(redis.address.value, { prefix: `${isolatedName('it_wckpt')}:`, ttlSeconds: 60 });
+    try {
+      await neighbour.save(new Map([['workers/org_a/pump_1', Buffer.from('kept')]]));
+      await checkCheckpointDeletion(store);
+      expect((await neighbour.load(['workers/org_a/pump_1'])).size).toBe(1);
+    } finally {
+      await store.close();
+      await neighbour.close();
+    }
+  });
+
   it('delivers a notification to a subscriber on another connection until it unsubscribes', async () => {
     const channelPrefix = `${isolatedName('it_wnotify')}:`;
     const publisher = await createRedisNotifier(redis.address.value, { channelPrefix });
@@ -163,7 +244,7 @@ describe.skipIf(!redis.run)(gateTitle('Redis checkpoints and notifier', redis), 
       const unsubscribe = await subscriber.subscribe('baselines', (message) => got.push(message));
       await other.publish('baselines', 'not for us');
       await publisher.publish('baselines', '{"orgId":"o","machineId":"m"}');
-      await expect.poll(() => got, { timeout: 2_000, interval: 20 }).toEqual(['{"orgId":"o","machineId":"m"}']);
+      await expect.poll(() => got, { timeout: 60_000, interval: 20 }).toEqual(['{"orgId":"o","machineId":"m"}']);
       await unsubscribe();
       await publisher.publish('baselines', 'after');
       await new Promise((resolve) => setTimeout(resolve, 200));

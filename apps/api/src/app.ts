@@ -4,11 +4,13 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
-import { type Bus, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
+import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { healthRoutes } from './health/routes.js';
+import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { installAuthentication } from './tenancy/authentication.js';
 import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
@@ -55,6 +57,8 @@ export interface BuildAppOptions {
    * caller owns it.
    */
   readonly results?: ResultStore;
+  /** The workers' checkpoints: DELETE /v1/machines/{id} removes the machine's. The caller owns it. */
+  readonly checkpoints?: CheckpointStore;
   /**
    * Fan-out between replicas: baseline changes (every replica drops its cached predictor) and key
    * revocations (every replica drops its cache entry). Absent: one replica. The caller owns it.
@@ -102,9 +106,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     // Path parameters up to 512 characters reach the routes (native machine ids are up to 128
     // and get a coded 400 beyond); Fastify's default of 100 would answer longer ones itself.
     app = Fastify({
-      logger: options.logger ?? false,
+      logger: withKeyRedaction(options.logger),
       bodyLimit: config.bodyLimitBytes,
       routerOptions: { maxParamLength: 512 },
+      frameworkErrors: answerFrameworkError,
+      clientErrorHandler: answerClientError,
       requestTimeout: config.requestTimeoutMs,
       keepAliveTimeout: config.keepAliveTimeoutMs,
       http: {
@@ -130,6 +136,26 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
   });
 
   try {
+    // JSON only (text/plain is a 415, as documented), and an empty JSON body reads as no body:
+    // many HTTP clients send `Content-Type: application/json` on every request, DELETE included.
+    // Set before any plugin registers, so every plugin inherits it (the vendor routes set their own).
+    const jsonParser = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      jsonParser(request, text, done);
+    });
+
+    // Which methods each path serves, so an unserved method on a known path is a 405, not a 404.
+    const routeMethods = new RouteMethods();
+    app.addHook('onRoute', (route) => {
+      routeMethods.add(route.url, route.method);
+    });
+
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -163,7 +189,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
 
     app.setErrorHandler((error: FastifyError, request, reply) => {
-      const { statusCode, code, message } = describeError(error);
+      const { statusCode, code, message } = describeError(error, request.headers['content-type']);
       if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.info({ code, message }, 'request rejected');
       if (statusCode === 503) reply.header('retry-after', '1');
@@ -175,6 +201,8 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
 
     app.setNotFoundHandler((request, reply) => {
+      const allowed = routeMethods.allowed(request.url.split('?')[0] ?? '');
+      if (allowed.length > 0) return sendMethodNotAllowed(request, reply, allowed);
       const route = `${request.method} ${request.url.split('?')[0] ?? ''}`.slice(0, 200);
       return reply
         .code(404)
@@ -242,6 +270,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       modelCalls: options.modelCalls ?? new AdmissionGate({ maxRunning: config.modelCallsMaxRunning, maxQueued: config.modelCallsMaxQueued }),
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
+      ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
     });
     await app.register(telemetryRoutes, {
       store,
@@ -260,7 +289,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
 }
 
 /** Status, code and client-safe message for any error reaching the app-wide handler. */
-function describeError(error: FastifyError): { statusCode: number; code: string; message: string } {
+function describeError(error: FastifyError, contentType: string | undefined): { statusCode: number; code: string; message: string } {
   if (error instanceof AppError) {
     const message = error.statusCode >= 500 && error.code === ERRORS.InternalError.code ? 'Internal server error' : error.message;
     return { statusCode: error.statusCode, code: error.code, message };
@@ -274,6 +303,9 @@ function describeError(error: FastifyError): { statusCode: number; code: string;
   }
   const statusCode = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   const definition = definitionForStatus(statusCode);
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return { statusCode, code: definition.code, message: unsupportedMediaTypeMessage(contentType) };
+  }
   // Fastify's own 4xx messages (bad JSON, body too large, schema validation) are safe to show.
   const message = statusCode < 500 ? error.message : 'Internal server error';
   return { statusCode, code: definition.code, message };

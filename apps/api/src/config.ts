@@ -11,7 +11,11 @@ const MIB = 1024 * 1024;
 export interface ApiConfig {
   /** `PORT`: TCP port to listen on. Default 8080. 0 picks a free port (tests). */
   readonly port: number;
-  /** `HOST`: interface to bind. Default `0.0.0.0` (all IPv4 interfaces, as a container needs). */
+  /**
+   * `HOST`: interface to bind. Default `127.0.0.1` (loopback only: a quick start is not reachable
+   * from the network); `0.0.0.0` for all IPv4 interfaces, as a container needs (the Dockerfile and
+   * docker-compose.yml set it).
+   */
   readonly host: string;
   /**
    * `DATA_DIR`: directory for the embedded database (`platform.duckdb`) and the first-start keys
@@ -166,6 +170,15 @@ export interface ApiConfig {
    */
   readonly telemetryMaxPoints: number;
   /**
+   * `RESULTS_RETENTION_DAYS`: how long stored streaming results are kept, in days of the point's
+   * own timestamp (not of its arrival). Default 0: kept until their machine is deleted. Range
+   * 0 .. 36,500. Every API process with a value above 0 deletes older results at start and then
+   * hourly (ClickHouse 18.16 has no TTL: an `ALTER TABLE ... DELETE` mutation, issued only when
+   * there is something to delete; embedded: a DELETE in results.duckdb), so results may outlive
+   * the limit by up to an hour.
+   */
+  readonly resultsRetentionDays: number;
+  /**
    * `EMBEDDED_WORKER`: `true` to run the streaming worker inside the API process, `false` not to.
    * Default `true` without KAFKA_BROKERS (so `npm start` alone turns telemetry into results) and
    * `false` with it (workers are deployed apart and scale on their own). The embedded worker
@@ -199,7 +212,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   return Object.freeze({
     ...servers,
     port: read.integer('PORT', 8080, 0, 65535),
-    host: read.text('HOST') ?? '0.0.0.0',
+    host: read.text('HOST') ?? '127.0.0.1',
     bootstrapApiKey,
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
@@ -217,6 +230,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),
     rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
     telemetryMaxPoints: read.integer('TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
+    resultsRetentionDays: read.integer('RESULTS_RETENTION_DAYS', 0, 0, 36_500),
     embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),
   });
 }

@@ -44,6 +44,14 @@ export const ERRORS = {
   ModelUnavailable: { code: 'ModelUnavailable', statusCode: 503, retriable: true },
   /** No route for this method and path. */
   NotFound: { code: 'NotFound', statusCode: 404, retriable: false },
+  /** The path exists under other methods; the `Allow` header lists them. */
+  MethodNotAllowed: { code: 'MethodNotAllowed', statusCode: 405, retriable: false },
+  /** Node closed the request for arriving too slowly (its request timeout). */
+  RequestTimeout: { code: 'RequestTimeout', statusCode: 408, retriable: true },
+  /** A path segment longer than the router reads (512 characters). */
+  UriTooLong: { code: 'UriTooLong', statusCode: 414, retriable: false },
+  /** Request line and headers larger than Node accepts (its max header size, 16 KiB by default). */
+  RequestHeaderFieldsTooLarge: { code: 'RequestHeaderFieldsTooLarge', statusCode: 431, retriable: false },
   /** Body larger than BODY_LIMIT_BYTES. */
   PayloadTooLarge: { code: 'PayloadTooLarge', statusCode: 413, retriable: false },
   /** The key's organization made more than RATE_LIMIT_PER_MINUTE requests in this minute; `Retry-After` says when to retry. */
@@ -103,6 +111,14 @@ export function definitionForStatus(statusCode: number): (typeof ERRORS)[ErrorNa
   switch (statusCode) {
     case 404:
       return ERRORS.NotFound;
+    case 405:
+      return ERRORS.MethodNotAllowed;
+    case 408:
+      return ERRORS.RequestTimeout;
+    case 414:
+      return ERRORS.UriTooLong;
+    case 431:
+      return ERRORS.RequestHeaderFieldsTooLarge;
     case 413:
       return ERRORS.PayloadTooLarge;
     case 415:

@@ -13,6 +13,7 @@ import { startWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeC
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from './machines/model.js';
+import { startRetention } from './telemetry/retention.js';
 
 export interface OpenPlatformOptions {
   readonly logger?: FastifyServerOptions['logger'];
@@ -132,6 +133,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       model: model.factory,
       bus: streaming.bus,
       results: streaming.results,
+      checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
       readiness: streaming.checks,
     });
@@ -172,6 +174,11 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     throw err;
   }
 
+  const retention =
+    config.resultsRetentionDays > 0
+      ? startRetention({ results: streaming.results, days: config.resultsRetentionDays, log: app.log.child({ component: 'retention' }) })
+      : null;
+
   let closing: Promise<void> | null = null;
   return {
     app,
@@ -181,6 +188,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       closing ??= (async () => {
         const drainMs = closeOptions.drainMs ?? 0;
         if (worker && streaming.backlog && drainMs > 0) await drain(streaming.backlog, drainMs, app);
+        await retention?.stop();
         await worker?.stop();
         await app.close();
         await streaming.close();

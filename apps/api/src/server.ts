@@ -70,12 +70,32 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    // The keys are in the store and the file already; without this line they would be nowhere on screen.
+    if (app.bootstrap.keysFile !== null) {
+      process.stderr.write(`The API keys created on this start are saved in ${app.bootstrap.keysFile} (every start names that file).\n`);
+    }
+    throw err;
+  }
   printBootstrap(app.bootstrap);
 }
 
-/** Prints the keys created on this start, once; later starts print nothing. */
+/** Prints the keys created on this start, once; later starts name the file they are saved in while it exists. */
 function printBootstrap(bootstrap: BootstrapResult): void {
+  if (bootstrap.configuredKey?.created === true) {
+    process.stdout.write(`\n  Created BOOTSTRAP_API_KEY (a ${bootstrap.configuredKey.kind} key) for the default organization.\n\n`);
+  }
+  if (bootstrap.earlierKeysFile !== null) {
+    const lines = [
+      '',
+      `  The first start's API keys are saved in ${bootstrap.earlierKeysFile} (mode 0600).`,
+      '  Delete that file once they are kept somewhere safe; until then every start names it.',
+      '',
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
   if (bootstrap.createdKeys.length === 0) return;
   const lines = [
     '',
@@ -84,8 +104,9 @@ function printBootstrap(bootstrap: BootstrapResult): void {
     ...bootstrap.createdKeys.map((issued) => `    ${issued.kind.padEnd(4)}  ${issued.key}`),
     '',
     `  Saved in ${bootstrap.keysFile ?? '(not saved)'} (mode 0600).`,
-    '  They are shown only this once and stored only as hashes. Send one in the',
-    '  Ocp-Apim-Subscription-Key header (or X-Service-Key, or Authorization: Bearer).',
+    '  They are shown only this once and stored only as hashes; every start names the',
+    '  file until you delete it. Send one in the Ocp-Apim-Subscription-Key header',
+    '  (or X-Service-Key, or Authorization: Bearer).',
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

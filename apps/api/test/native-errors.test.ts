@@ -38,7 +38,7 @@ describe('the OpenAPI document', () => {
       ['/v1/detect', 'post', ['200', '400', '401', '503']],
       ['/v1/baseline', 'post', ['200', '400', '401', '503']],
       ['/v1/baseline', 'get', ['200', '400', '401', '404']],
-      ['/v1/machines', 'get', ['200', '401', '503']],
+      ['/v1/machines', 'get', ['200', '400', '401', '503']],
       ['/v1/machines/{machine_id}', 'delete', ['200', '400', '401', '404']],
       ['/v1/status/{machine_id}', 'get', ['200', '400', '401', '404', '503']],
     ];
@@ -181,7 +181,7 @@ describe('POST /v1/detect errors', () => {
       expect(response.headers['retry-after']).toBe('1');
       const baseline = await post(broken, '/v1/baseline', { machine_id: 'm1', series: values(120) });
       expectError(baseline, 503, 'ModelUnavailable');
-      const usage = (await get(broken, '/v1/usage')).json() as { call_count: number };
+      const usage = (await get(broken, '/v1/usage/summary')).json() as { call_count: number };
       expect(usage.call_count).toBe(0);
     } finally {
       await brokenEnv.cleanup();
@@ -211,8 +211,8 @@ describe('machine lookups', () => {
   });
 
   it('rejected requests are not metered', async () => {
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; call_count: number }[] };
-    expect(usage.usage.filter((entry) => entry.endpoint.startsWith('v1/')).map((entry) => entry.call_count)).toEqual([0, 0]);
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; call_count: number }[];
+    expect(usage.filter((entry) => entry.endpoint.startsWith('v1/')).map((entry) => entry.call_count)).toEqual([0, 0]);
   });
 });
 

@@ -3,8 +3,8 @@
 // isolation, concurrent baseline calls, status and usage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { WARMUP_POINTS, WINDOW_POINTS, computeEnergyStats, decodePredictorWeights } from '@adp/model';
-import { DEFAULT_REGIME_THRESHOLDS } from '@adp/regimes';
+import { FINETUNE_DEFAULTS, WARMUP_POINTS, WINDOW_POINTS, computeEnergyStats, decodePredictorWeights } from '@adp/model';
+import { DEFAULT_REGIME_THRESHOLDS, countRegimes, type Regime } from '@adp/regimes';
 import { describeApiKey } from '../src/tenancy/keys.js';
 import {
   API_KEY,
@@ -47,7 +47,7 @@ interface DetectBody {
   expectedValues: number[];
   isAnomaly: boolean[];
   severity: number[];
-  regimes: string[];
+  regimes: Regime[];
   energies: number[] | null;
   z_scores: number[];
   embeddings: number[][] | null;
@@ -63,6 +63,11 @@ let env: NativeEnvironment;
 let app: FastifyInstance;
 let baseline: BaselineBody;
 const training = machineSignal(TRAINING_POINTS, 1);
+
+/** Points of a fine-tuned baseline's held-out tail: its energy statistics come from them alone. */
+function heldOutPoints(length: number): number {
+  return Math.round((length - WARMUP_POINTS) * FINETUNE_DEFAULTS.holdoutShare);
+}
 
 async function detect(body: Record<string, unknown>, target = app, key = API_KEY): Promise<DetectBody> {
   const response = await post(target, '/v1/detect', body, key);
@@ -100,7 +105,7 @@ describe('POST /v1/baseline on the real model', () => {
       baseline_id: 'bl_pump-1',
       label: 'cooling pump',
       status: 'active',
-      stats: { num_windows: TRAINING_POINTS - WINDOW_POINTS, series_length: TRAINING_POINTS },
+      stats: { num_windows: heldOutPoints(TRAINING_POINTS), series_length: TRAINING_POINTS },
       finetune_stats: { status: 'completed' },
     });
     expect(new Date(baseline.created_at).toISOString()).toBe(baseline.created_at);
@@ -151,19 +156,64 @@ describe('POST /v1/baseline on the real model', () => {
     const shift = 400;
     values[spike] = (values[spike] ?? 0) + 25;
     for (let i = shift; i < values.length; i++) values[i] = (values[i] ?? 0) + 20;
-    const { regimes } = await detect({ series: points(values), machine_id: 'pump-1' });
+    const { regimes, z_scores } = await detect({ series: points(values), machine_id: 'pump-1' });
 
-    expect(regimes.slice(spike, spike + 8)).toEqual(new Array(8).fill('SHOCK'));
+    expect(regimes[spike]).toBe('SHOCK');
     const { transitionRadius } = DEFAULT_REGIME_THRESHOLDS;
     expect(regimes.slice(shift, shift + 16)).toEqual(new Array(16).fill('TRANSITION'));
+    // The spike's energy lingers while it is inside later windows (their z_scores stay high), but
+    // those points' own values are normal: they are HEALTHY.
+    expect(z_scores[spike + 5]).toBeGreaterThan(DEFAULT_REGIME_THRESHOLDS.shockZ);
     for (let i = 0; i < shift - transitionRadius; i++) {
-      // The spike's influence lasts while it is inside the model's window.
-      if (i >= spike && i <= spike + WINDOW_POINTS) continue;
+      if (i === spike) continue;
       expect(regimes[i], `point ${i}`).toBe('HEALTHY');
     }
     // After the shift the machine runs at a level its baseline has never seen: elevated, not a shock.
     expect(regimes.slice(shift).every((regime) => regime === 'TRANSITION' || regime === 'ACTIVE')).toBe(true);
-    expect(regimes.slice(spike, spike + WINDOW_POINTS + 1).every((regime) => regime === 'SHOCK' || regime === 'ACTIVE')).toBe(true);
+  });
+
+  it('reads one extreme spike SHOCK at its point and HEALTHY again right after, even beside a changepoint', async () => {
+    // A spike z-scores in the hundreds: its echo in the next 64 windows used to read TRANSITION
+    // (with a changepoint near it) or SHOCK throughout.
+    const spike = 300;
+    // Seeds 17 and 27: the engine flags a changepoint at or just after the spike (the echo read
+    // TRANSITION); seed 8: none near it (the echo read SHOCK for 64 points).
+    for (const [seed, size] of [
+      [17, 200],
+      [8, 25],
+      [27, -40],
+    ] as const) {
+      const values = machineSignal(600, seed, TRAINING_POINTS);
+      values[spike] = (values[spike] ?? 0) + size;
+      const { regimes, z_scores } = await detect({ series: points(values), machine_id: 'pump-1' });
+      expect(z_scores[spike], `seed ${seed}`).toBeGreaterThan(DEFAULT_REGIME_THRESHOLDS.shockZ);
+      expect(regimes[spike], `seed ${seed}`).toBe('SHOCK');
+      // HEALTHY again within a few points (here: from the next one), for the rest of the window.
+      const after = regimes.slice(spike + 3, spike + WINDOW_POINTS + 10);
+      expect(after.every((regime) => regime === 'HEALTHY'), `seed ${seed}: ${after.join(',')}`).toBe(true);
+      const counts = countRegimes(regimes);
+      expect(counts.TRANSITION, `seed ${seed}`).toBe(0);
+      expect(counts.SHOCK + counts.ACTIVE, `seed ${seed}`).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it('healthy data of the machine from another random seed reads HEALTHY (the baseline is calibrated out of sample)', async () => {
+    let total = 0;
+    let elevated = 0;
+    const zScores: number[] = [];
+    for (const seed of [21, 22, 23]) {
+      const { regimes, z_scores } = await detect({ series: points(machineSignal(600, seed, TRAINING_POINTS)), machine_id: 'pump-1' });
+      const counts = countRegimes(regimes);
+      total += regimes.length;
+      elevated += counts.ACTIVE + counts.TRANSITION + counts.SHOCK;
+      zScores.push(...z_scores.slice(WINDOW_POINTS));
+    }
+    // At most 1 % of the points elevated (in practice none).
+    expect(elevated).toBeLessThanOrEqual(Math.floor(total * 0.01));
+    // Calibrated: new healthy data z-scores around 0 (-0.1 here). Statistics over the fitted
+    // windows, whose energies are several times lower, put them well above (a mean of 1.6).
+    const meanZ = mean(zScores);
+    expect(Math.abs(meanZ), `mean z-score ${meanZ}`).toBeLessThan(0.8);
   });
 
   it('returns embeddings on request and leaves energies out when asked', async () => {
@@ -239,17 +289,9 @@ describe('machines, status and usage', () => {
       telemetry: null,
     });
     expect(list.total).toBe(list.machines.length);
-    expect(list.machines.find((machine) => machine.machine_id === 'never-baselined')?.baseline_created_at).toBeNull();
-    const unbaselined = (await get(app, '/v1/status/never-baselined')).json() as Record<string, unknown>;
-    expect(unbaselined).toMatchObject({
-      baseline_present: false,
-      baseline_id: null,
-      model_in_use: 'generic',
-      predictor_loaded: false,
-      detections_since: 1,
-      points_since: 300,
-      recent: { detections: 1, points: 300, regime_counts: { UNKNOWN: 300, HEALTHY: 0 } },
-    });
+    // A detection does not register a machine: only baselines do.
+    expect(list.machines.map((machine) => machine.machine_id)).not.toContain('never-baselined');
+    expect((await get(app, '/v1/status/never-baselined')).statusCode).toBe(404);
 
     await detect({ series: points(machineSignal(120, 9, TRAINING_POINTS)), machine_id: 'pump-1' });
     const status = await get(app, '/v1/status/pump-1');
@@ -268,7 +310,7 @@ describe('machines, status and usage', () => {
       model_in_use: 'fine-tuned',
       predictor_loaded: true,
     });
-    expect(body.detections_since).toBe(5);
+    expect(body.detections_since).toBe(11);
     expect(body.recent.detections).toBe(body.detections_since);
     expect(body.recent.points).toBe(body.points_since);
     const counts = body.recent.regime_counts;
@@ -278,8 +320,8 @@ describe('machines, status and usage', () => {
   });
 
   it('counts native calls in usage', async () => {
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    const byLabel = new Map(usage.usage.map((entry) => [entry.endpoint, entry]));
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    const byLabel = new Map(usage.map((entry) => [entry.endpoint, entry]));
     expect(byLabel.get('v1/baseline')?.call_count).toBe(2);
     expect(byLabel.get('v1/baseline')?.total_points).toBe(TRAINING_POINTS + (400 - WARMUP_POINTS));
     expect(byLabel.get('v1/detect')?.call_count).toBeGreaterThanOrEqual(10);
@@ -300,7 +342,7 @@ describe('organization isolation', () => {
     const detected = await detect({ series: points(machineSignal(100, 10)), machine_id: 'pump-1' }, app, otherKey);
     expect(detected).toMatchObject({ engine: 'generic', baseline_id: null });
     expect(new Set(detected.regimes)).toEqual(new Set(['UNKNOWN']));
-    const otherUsage = (await get(app, '/v1/usage', otherKey)).json() as { call_count: number; org_id: string };
+    const otherUsage = (await get(app, '/v1/usage/summary', otherKey)).json() as { call_count: number; org_id: string };
     expect(otherUsage).toMatchObject({ org_id: 'org_second', call_count: 1 });
     // The first organization's machine is untouched.
     expect((await get(app, '/v1/baseline?machine_id=pump-1')).json()).toEqual(baseline);
@@ -349,7 +391,7 @@ describe('concurrent baseline calls', () => {
         weights: decodePredictorWeights(record?.predictorWeights ?? new Uint8Array()),
         ...(record?.normalisation ? { normalisation: record.normalisation } : {}),
       });
-      const stats = computeEnergyStats(Array.from(energies).slice(WINDOW_POINTS));
+      const stats = computeEnergyStats(Array.from(energies).slice(second.length - heldOutPoints(second.length)));
       expect(stats.energy_mean).toBeCloseTo(stored.stats.energy_mean, 10);
       expect(stats.energy_p99).toBeCloseTo(stored.stats.energy_p99, 10);
     },
@@ -378,8 +420,8 @@ describe('latency', () => {
         timings[`${name} bytes`] = response.body.length;
         timings[`${name} inference_time_ms`] = body.inference_time_ms;
       }
+      // Logged only: speed is `npm run bench`'s to measure.
       console.log('POST /v1/detect, 8,640 points, fine-tuned machine:', JSON.stringify(timings));
-      expect(timings['without embeddings']).toBeLessThan(20_000);
     },
     SLOW,
   );
@@ -405,15 +447,14 @@ describe('restart and delete', () => {
   it('DELETE removes the machine and its model; detection goes back to the generic model', async () => {
     const response = await del(app, '/v1/machines/pump-1');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: true });
+    expect(response.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: true, results_deleted: false });
     expect((await get(app, '/v1/baseline?machine_id=pump-1')).statusCode).toBe(404);
     expect((await get(app, '/v1/status/pump-1')).statusCode).toBe(404);
     expect(await app.store.getBaseline('org_default', 'pump-1')).toBeNull();
     const detected = await detect({ series: points(machineSignal(100, 15)), machine_id: 'pump-1' });
     expect(detected).toMatchObject({ engine: 'generic', baseline_id: null });
-    // Detection without a baseline makes the machine known again, without a baseline.
-    const again = await del(app, '/v1/machines/pump-1');
-    expect(again.json()).toEqual({ machine_id: 'pump-1', deleted: true, baseline_deleted: false });
+    // Detection without a baseline does not bring the machine back.
+    expect((await del(app, '/v1/machines/pump-1')).statusCode).toBe(404);
     expect(model.loads()).toBe(1);
   });
 });

@@ -114,27 +114,32 @@ describe('platform routes', () => {
     });
   });
 
-  it('shows the caller its usage', async () => {
+  it('shows the caller its usage: an array of one record per endpoint; the totals at /v1/usage/summary', async () => {
     const app = await env.start();
     const key = firstKey(app, 'live');
     await app.store.recordUsage(app.bootstrap.organizationId, 'entire/detect', 100);
+    const records = [
+      { endpoint: 'entire/detect', total_points: 100, call_count: 1 },
+      { endpoint: 'last/detect', total_points: 0, call_count: 0 },
+      { endpoint: 'changepoint/detect', total_points: 0, call_count: 0 },
+      { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
+      { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
+      { endpoint: 'telemetry', total_points: 0, call_count: 0 },
+    ];
     const response = await app.inject({ method: 'GET', url: '/v1/usage', headers: { 'ocp-apim-subscription-key': key } });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({
+    expect(response.json()).toEqual(records);
+    const summary = await app.inject({ method: 'GET', url: '/v1/usage/summary', headers: { 'ocp-apim-subscription-key': key } });
+    expect(summary.statusCode).toBe(200);
+    expect(summary.json()).toEqual({
       org_id: app.bootstrap.organizationId,
       key_id: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,
       key_kind: 'live',
       total_points: 100,
       call_count: 1,
-      usage: [
-        { endpoint: 'entire/detect', total_points: 100, call_count: 1 },
-        { endpoint: 'last/detect', total_points: 0, call_count: 0 },
-        { endpoint: 'changepoint/detect', total_points: 0, call_count: 0 },
-        { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
-        { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
-        { endpoint: 'telemetry', total_points: 0, call_count: 0 },
-      ],
+      usage: records,
     });
+    expect((await app.inject({ method: 'GET', url: '/v1/usage/summary' })).statusCode).toBe(401);
   });
 
   it('meters vendor detections for the caller and guards them with a key', async () => {

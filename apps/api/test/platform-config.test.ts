@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toEqual({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       dataDir: path.resolve('./data'),
       bootstrapApiKey: undefined,
       logLevel: 'info',
@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       clickhouseDatabase: 'adp',
       rateLimitPerMinute: 30_000,
       telemetryMaxPoints: 10_000,
+      resultsRetentionDays: 0,
       embeddedWorker: true,
     });
   });
@@ -59,6 +60,7 @@ describe('loadConfig', () => {
       CLICKHOUSE_DATABASE: 'adp_test',
       RATE_LIMIT_PER_MINUTE: '0',
       TELEMETRY_MAX_POINTS: '5',
+      RESULTS_RETENTION_DAYS: '90',
     });
     expect(config).toMatchObject({
       redisUrl: 'redis://127.0.0.1:6379',
@@ -69,6 +71,7 @@ describe('loadConfig', () => {
       clickhouseUrl: 'http://127.0.0.1:8123',
       clickhouseDatabase: 'adp_test',
       rateLimitPerMinute: 0,
+      resultsRetentionDays: 90,
       telemetryMaxPoints: 5,
       embeddedWorker: false,
     });
@@ -150,6 +153,10 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_PER_MINUTE', '-5'],
     ['TELEMETRY_MAX_POINTS', '0'],
     ['TELEMETRY_MAX_POINTS', '100001'],
+    ['RESULTS_RETENTION_DAYS', '-1'],
+    ['RESULTS_RETENTION_DAYS', '36501'],
+    ['RESULTS_RETENTION_DAYS', '1.5'],
+    ['RESULTS_RETENTION_DAYS', '30d'],
     ['EMBEDDED_WORKER', 'yes'],
     ['AUTH_NEGATIVE_CACHE_TTL_MS', '60001'],
     ['AUTH_NEGATIVE_CACHE_TTL_MS', '-1'],

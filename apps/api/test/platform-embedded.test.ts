@@ -18,10 +18,10 @@ describe('embedded platform: telemetry -> worker -> results in one process', () 
     return {
       mode: { bus: 'in-process-durable', results: 'duckdb', checkpoints: 'duckdb', notifier: 'memory' },
       settleMs: 20_000,
-      async open() {
+      async open(env = {}) {
         // The same DATA_DIR on a second open: a restart.
         dataDir ??= mkdtemp(path.join(os.tmpdir(), 'adp-embedded-'));
-        const config = loadConfig({ DATA_DIR: await dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent' });
+        const config = loadConfig({ DATA_DIR: await dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', ...env });
         expect(config.embeddedWorker).toBe(true);
         return openPlatform(config, { model: constantEnergyModel(1), worker: loadWorkerConfig({}) });
       },

@@ -31,6 +31,10 @@ describe('error registry', () => {
     expect(definitionForStatus(404)).toBe(ERRORS.NotFound);
     expect(definitionForStatus(413)).toBe(ERRORS.PayloadTooLarge);
     expect(definitionForStatus(415)).toBe(ERRORS.UnsupportedMediaType);
+    expect(definitionForStatus(405)).toBe(ERRORS.MethodNotAllowed);
+    expect(definitionForStatus(408)).toBe(ERRORS.RequestTimeout);
+    expect(definitionForStatus(414)).toBe(ERRORS.UriTooLong);
+    expect(definitionForStatus(431)).toBe(ERRORS.RequestHeaderFieldsTooLarge);
     expect(definitionForStatus(400)).toBe(ERRORS.BadRequest);
     expect(definitionForStatus(500)).toBe(ERRORS.InternalError);
   });

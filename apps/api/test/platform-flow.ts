@@ -6,11 +6,11 @@
 // POST /v1/telemetry, then GET /v1/machines/{id}/results until every point is judged: the injected
 // spike flagged, paging, usage, organizations apart, the machine in GET /v1/machines and
 // /v1/status; the results kept across a restart; a baseline written through the API reaching the
-// running worker.
+// running worker; a deleted machine's results, checkpoints and worker windows gone.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Platform } from '../src/platform.js';
 import { describeApiKey } from '../src/tenancy/keys.js';
-import { eventually, get, OTHER_KEY, OTHER_ORG, post } from './streaming-helpers.js';
+import { API_KEY, eventually, get, OTHER_KEY, OTHER_ORG, post } from './streaming-helpers.js';
 
 /** One configuration under test: opens platforms on storage of the test's own. */
 export interface PlatformTarget {
@@ -21,8 +21,9 @@ export interface PlatformTarget {
   /**
    * Opens the platform with the bootstrap key `API_KEY` and the constant-energy model; a second
    * call (after the first platform is closed) opens it again on the same storage: a restart.
+   * `env` adds variables to the configuration.
    */
-  open(): Promise<Platform>;
+  open(env?: Readonly<Record<string, string>>): Promise<Platform>;
   /** Removes what the test stored (temp folders, topics, databases, keys). */
   cleanup(): Promise<void>;
 }
@@ -64,8 +65,8 @@ export function platformFlowTests(target: () => PlatformTarget): void {
   let under: PlatformTarget;
   let platform: Platform | undefined;
 
-  const open = async (): Promise<Platform> => {
-    platform = await under.open();
+  const open = async (env?: Readonly<Record<string, string>>): Promise<Platform> => {
+    platform = await under.open(env);
     expect(platform.streaming.mode).toEqual(under.mode);
     expect(platform.worker).not.toBeNull();
     return platform;
@@ -122,15 +123,15 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect(paged).toEqual(results.map((row) => row.timestamp));
 
     // Usage counted the points and the calls; another organization sees nothing of this machine.
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    expect(usage.usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: POINTS, call_count: 2 });
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    expect(usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: POINTS, call_count: 2 });
     await app.store.createOrganization(OTHER_ORG, 'Second organization');
     await app.store.createApiKey(OTHER_ORG, describeApiKey(OTHER_KEY));
     expect((await get(app, '/v1/machines/pump-1/results', OTHER_KEY)).statusCode).toBe(404);
     expect((await get(app, '/v1/machines/pump-404/results')).statusCode).toBe(404);
 
-    // The machine sent only telemetry: GET /v1/machines lists it and /v1/status answers, with the
-    // summary of its stored results.
+    // The machine sent only telemetry: GET /v1/machines?include=telemetry lists it (the default
+    // list has the machines with a baseline) and /v1/status answers, with the summary of its stored results.
     const telemetry = {
       points: POINTS,
       anomalies: flagged,
@@ -138,12 +139,13 @@ export function platformFlowTests(target: () => PlatformTarget): void {
       last_point_at: new Date(T0 + (POINTS - 1) * MINUTE).toISOString(),
       regime_counts: { HEALTHY: 0, ACTIVE: 0, TRANSITION: 0, SHOCK: 0, UNKNOWN: POINTS },
     };
-    expect((await get(app, '/v1/machines')).json()).toEqual({
+    expect((await get(app, '/v1/machines')).json()).toEqual({ machines: [], total: 0 });
+    expect((await get(app, '/v1/machines?include=telemetry')).json()).toEqual({
       machines: [{ machine_id: 'pump-1', baseline_created_at: null, num_windows: null, label: null, telemetry }],
       total: 1,
     });
     expect((await get(app, '/v1/status/pump-1')).json()).toMatchObject({ machine_id: 'pump-1', baseline_present: false, telemetry });
-    expect((await get(app, '/v1/machines', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
+    expect((await get(app, '/v1/machines?include=telemetry', OTHER_KEY)).json()).toEqual({ machines: [], total: 0 });
     expect((await get(app, '/v1/status/pump-1', OTHER_KEY)).statusCode).toBe(404);
   });
 
@@ -175,5 +177,44 @@ export function platformFlowTests(target: () => PlatformTarget): void {
     expect(later.every((row) => row.energy === 1 && row.z_score !== null && Math.abs(row.z_score + 4) < 1e-6)).toBe(true);
     expect(later.every((row) => row.regime !== 'UNKNOWN')).toBe(true);
     expect(platform!.worker?.counters().baselineNotifications).toBe(1);
+  });
+
+  it("deletes a machine's stored results and the worker's state of its channels: the same points sent again are judged afresh", async () => {
+    const { app } = await open();
+    const channelPoints = (from: number, to: number) =>
+      points(from, to).map((point, offset) => ({ timestamp: point.timestamp, channels: { temp: point.value, load: from + offset } }));
+    expect((await post(app, '/v1/telemetry', { machine_id: 'pump-4', points: channelPoints(0, 50) })).statusCode).toBe(202);
+    await settled('pump-4:temp', 50);
+    await settled('pump-4:load', 50);
+    // A channel's baseline goes with its machine.
+    const energies = Array.from({ length: 100 }, (_, index) => 3 + (index % 2 === 0 ? 0.5 : -0.5));
+    expect((await post(app, '/v1/baseline', { machine_id: 'pump-4:temp', energies })).statusCode).toBe(200);
+
+    const deleted = await app.inject({ method: 'DELETE', url: '/v1/machines/pump-4', headers: { 'x-service-key': API_KEY } });
+    expect(deleted.json()).toEqual({ machine_id: 'pump-4', deleted: true, baseline_deleted: true, results_deleted: true });
+    expect((await get(app, '/v1/baseline?machine_id=pump-4:temp')).statusCode).toBe(404);
+    expect((await get(app, '/v1/machines/pump-4:temp/results')).statusCode).toBe(404);
+    const listed = (await get(app, '/v1/machines?include=telemetry')).json() as { machines: { machine_id: string }[] };
+    expect(listed.machines.map((machine) => machine.machine_id).filter((id) => id.startsWith('pump-4'))).toEqual([]);
+    await eventually(async () => platform!.worker?.counters().machineDeletions === 1, under.settleMs);
+
+    // Points at timestamps the worker had judged: replays, unless its window and checkpoints went.
+    expect((await post(app, '/v1/telemetry', { machine_id: 'pump-4', points: channelPoints(0, 20) })).statusCode).toBe(202);
+    await settled('pump-4:temp', 20);
+    await settled('pump-4:load', 20);
+    expect((await stored('pump-4:temp')).map((row) => row.timestamp)).toEqual(points(0, 20).map((point) => point.timestamp));
+  });
+
+  it('with RESULTS_RETENTION_DAYS, deletes the stored results older than the retention when it starts', async () => {
+    const first = await open();
+    expect((await post(first.app, '/v1/telemetry', { machine_id: 'pump-5', points: points(0, 30) })).statusCode).toBe(202);
+    await settled('pump-5', 30);
+    await first.close();
+    platform = undefined;
+
+    // The points are of June 2025: older than a day.
+    await open({ RESULTS_RETENTION_DAYS: '1' });
+    await settled('pump-5', 0);
+    expect((await get(platform!.app, '/v1/machines/pump-5/results')).statusCode).toBe(404);
   });
 }

@@ -41,8 +41,8 @@ export function firstKey(app: FastifyInstance, kind: 'test' | 'live' = 'test'): 
   return issued.key;
 }
 
-/** Polls `condition` until it holds or `timeoutMs` passes. */
-export async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+/** Polls `condition` until it holds; `timeoutMs` only guards against a hang, it is no speed bound. */
+export async function waitFor(condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -94,8 +94,8 @@ export function constantEnergyModel(energy = 1): NativeModelFactory {
     });
 }
 
-/** Polls until `condition` holds (or fails the test after `timeoutMs`). */
-export async function eventually(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+/** Polls until `condition` holds; `timeoutMs` only guards against a hang, it is no speed bound. */
+export async function eventually(condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

@@ -87,10 +87,10 @@ describe('POST /v1/telemetry', () => {
     expect((await post(app, '/v1/telemetry', { machine_id: 'pump-1', points: points.slice(0, 2) })).statusCode).toBe(202);
     expect((await post(app, '/v1/telemetry', { machine_id: 'pump-1', points: points.slice(0, 1) }, OTHER_KEY)).statusCode).toBe(202);
 
-    const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-    expect(usage.usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: 6, call_count: 2 });
-    const other = (await get(app, '/v1/usage', OTHER_KEY)).json() as { usage: { endpoint: string; total_points: number }[] };
-    expect(other.usage.find((entry) => entry.endpoint === 'telemetry')?.total_points).toBe(1);
+    const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+    expect(usage.find((entry) => entry.endpoint === 'telemetry')).toEqual({ endpoint: 'telemetry', total_points: 6, call_count: 2 });
+    const other = (await get(app, '/v1/usage', OTHER_KEY)).json() as { endpoint: string; total_points: number }[];
+    expect(other.find((entry) => entry.endpoint === 'telemetry')?.total_points).toBe(1);
 
     // One message per call.
     await eventually(async () => received.length === 3);
@@ -106,6 +106,12 @@ describe('POST /v1/telemetry', () => {
     ['a body that is not an object', [1, 2], 'InvalidArgument', 'The request body must be a JSON object.'],
     ['no machine_id', { points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidMachineId', "The 'machine_id' field is required (1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit)."],
     ['a bad machine_id', { machine_id: '-pump', points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidMachineId', "The 'machine_id' field must be 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit."],
+    [
+      "a machine_id with ':'",
+      { machine_id: 'coll:x', points: [{ timestamp: ts(0), value: 1 }] },
+      'InvalidMachineId',
+      "The 'machine_id' field of telemetry must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+    ],
     ['tags that are not an object', { machine_id: 'pump-1', tags: 'north', points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidArgument', "The 'tags' field must be an object of string values."],
     ['a tag that is not a string', { machine_id: 'pump-1', tags: { site: 7 }, points: [{ timestamp: ts(0), value: 1 }] }, 'InvalidArgument', "The tag 'site' must be a string of at most 256 characters."],
     ['no points', { machine_id: 'pump-1' }, 'InvalidPoints', "The 'points' field is required: an array of 1 to 5 points."],
@@ -147,7 +153,7 @@ describe('POST /v1/telemetry', () => {
     expect(response.statusCode).toBe(400);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual({ error: { code, message } });
-    const usage = (await get(app, '/v1/usage')).json() as { call_count: number };
+    const usage = (await get(app, '/v1/usage/summary')).json() as { call_count: number };
     expect(usage.call_count).toBe(0);
     expect(received).toHaveLength(0);
   });
@@ -187,7 +193,7 @@ describe('POST /v1/telemetry when the bus fails', () => {
     expect(response.headers['retry-after']).toBe('1');
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual(QUEUE_FAILED);
-    expect(((await get(app, '/v1/usage')).json() as { call_count: number }).call_count).toBe(0);
+    expect(((await get(app, '/v1/usage/summary')).json() as { call_count: number }).call_count).toBe(0);
   });
 
   it('answers 503 when no producer can be opened, and opens one on the next call', async () => {

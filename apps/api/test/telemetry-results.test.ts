@@ -132,16 +132,30 @@ describe('GET /v1/machines/{machine_id}/results', () => {
     [
       'from=2024-01-02T00:00:00Z&to=2024-01-01T00:00:00Z',
       'InvalidArgument',
-      "The 'from' query parameter must be earlier than 'to' (from is inclusive, to exclusive).",
+      "The 'from' query parameter must not be later than 'to' (from is inclusive, to exclusive).",
     ],
     ['from=1969-12-31T00:00:00Z', 'InvalidArgument', "The 'from' query parameter must be 1970-01-01T00:00:00Z or later."],
     ['cursor=not-a-cursor', 'InvalidArgument', "The 'cursor' query parameter is not a cursor this API returned."],
-    ['cursor=', 'InvalidArgument', "The 'cursor' query parameter is not a cursor this API returned."],
+    // base64url of "r1.-1": well formed, but no page ends before 1970.
+    ['cursor=cjEuLTE', 'InvalidArgument', "The 'cursor' query parameter is not a cursor this API returned."],
   ])('answers ?%s with 400 %s', async (query, code, message) => {
     const response = await get(app, `/v1/machines/pump-1/results?${query}`);
     expect(response.statusCode).toBe(400);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.json()).toEqual({ error: { code, message } });
+  });
+
+  it('reads empty from, to and cursor as absent', async () => {
+    const blank = await get(app, '/v1/machines/pump-1/results?from=&to=&cursor=&limit=5');
+    const plain = await get(app, '/v1/machines/pump-1/results?limit=5');
+    expect(blank.statusCode).toBe(200);
+    expect(blank.json()).toEqual(plain.json());
+  });
+
+  it('answers from equal to to with an empty page (an empty half-open range)', async () => {
+    const response = await get(app, '/v1/machines/pump-1/results?from=2024-01-01T00:00:00Z&to=2024-01-01T00:00:00Z');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ machine_id: 'pump-1', results: [], next_cursor: null });
   });
 
   it('answers a malformed machine id with 400 InvalidMachineId', async () => {

@@ -82,7 +82,8 @@ describe('authentication hook', () => {
 
   it('tells the route who is calling', async () => {
     const live = firstKey(app, 'live');
-    const body = (await get({ 'x-service-key': live })).json() as { org_id: string; key_id: string; key_kind: string };
+    const response = await app.inject({ method: 'GET', url: '/v1/usage/summary', headers: { 'x-service-key': live } });
+    const body = response.json() as { org_id: string; key_id: string; key_kind: string };
     expect(body).toMatchObject({
       org_id: app.bootstrap.organizationId,
       key_id: app.bootstrap.createdKeys.find((issued) => issued.kind === 'live')?.keyId,

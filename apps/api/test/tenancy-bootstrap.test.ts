@@ -49,6 +49,8 @@ describe('first-start bootstrap', () => {
     const second = await env.start();
     expect(second.bootstrap.createdKeys).toEqual([]);
     expect(second.bootstrap.keysFile).toBeNull();
+    // The file is still there, so this start names it (server.ts prints it).
+    expect(second.bootstrap.earlierKeysFile).toBe(path.join(env.dataDir, BOOTSTRAP_KEYS_FILE_NAME));
     for (const key of keys) expect(await status(second, key)).toBe(200);
     expect(await second.store.listApiKeys(second.bootstrap.organizationId)).toHaveLength(2);
     expect(await readFile(path.join(env.dataDir, BOOTSTRAP_KEYS_FILE_NAME), 'utf8')).toBe(fileBefore);
@@ -65,9 +67,23 @@ describe('first-start bootstrap', () => {
     }
   });
 
-  it('creates BOOTSTRAP_API_KEY once, with the kind of its prefix', async () => {
+  it('names no keys file once it is deleted, and before the first start wrote one', async () => {
+    const first = await env.start();
+    expect(first.bootstrap.earlierKeysFile).toBeNull();
+    await first.close();
+    const { rm } = await import('node:fs/promises');
+    await rm(path.join(env.dataDir, BOOTSTRAP_KEYS_FILE_NAME));
+    const second = await env.start();
+    expect(second.bootstrap.earlierKeysFile).toBeNull();
+  });
+
+  it('creates BOOTSTRAP_API_KEY once, with the kind of its prefix, instead of a generated pair on the first start', async () => {
     const first = await env.start({ BOOTSTRAP_API_KEY: CONFIGURED_KEY });
     expect(first.bootstrap.configuredKey).toMatchObject({ kind: 'live', created: true, revoked: false });
+    expect(first.bootstrap.createdKeys).toEqual([]);
+    expect(first.bootstrap.keysFile).toBeNull();
+    expect(await readdir(env.dataDir)).not.toContain(BOOTSTRAP_KEYS_FILE_NAME);
+    expect(await first.store.listApiKeys(first.bootstrap.organizationId)).toHaveLength(1);
     expect(await status(first, CONFIGURED_KEY)).toBe(200);
     const keyId = first.bootstrap.configuredKey?.keyId;
     await first.close();
@@ -77,8 +93,14 @@ describe('first-start bootstrap', () => {
     expect(second.bootstrap.createdKeys).toEqual([]);
     expect(await status(second, CONFIGURED_KEY)).toBe(200);
     const keys = await second.store.listApiKeys(second.bootstrap.organizationId);
-    expect(keys).toHaveLength(3);
+    expect(keys).toHaveLength(1);
     expect(keys.filter((key) => key.keyHash === hashApiKey(CONFIGURED_KEY))).toHaveLength(1);
+    await second.close();
+
+    // The organization counts as bootstrapped: a start without the variable generates nothing either.
+    const third = await env.start();
+    expect(third.bootstrap.createdKeys).toEqual([]);
+    expect(await third.store.listApiKeys(third.bootstrap.organizationId)).toHaveLength(1);
   });
 
   it('adds BOOTSTRAP_API_KEY on a later start and leaves a revoked one revoked', async () => {

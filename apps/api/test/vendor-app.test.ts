@@ -63,7 +63,7 @@ describe('the vendor routes in the app', () => {
 
     const usage = await app.inject({ method: 'GET', url: '/v1/usage', headers: { 'ocp-apim-subscription-key': API_KEY } });
     expect(usage.statusCode, usage.body).toBe(200);
-    expect((usage.json() as { usage: unknown[] }).usage).toEqual([
+    expect(usage.json()).toEqual([
       { endpoint: 'entire/detect', total_points: 40, call_count: 1 },
       { endpoint: 'last/detect', total_points: 40, call_count: 1 },
       { endpoint: 'changepoint/detect', total_points: 40, call_count: 1 },
@@ -83,5 +83,54 @@ describe('the vendor routes in the app', () => {
       expect(Object.keys(route!.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '413', '415', '500']));
     }
     expect(Object.keys(paths).filter((p) => p.startsWith('/anomalydetector'))).toHaveLength(3);
+  });
+
+  it('document what the parser accepts: optional granularity everywhere, null as absent, timestamps with a granularity', async () => {
+    type BodySchema = {
+      required?: string[];
+      properties: Record<string, { anyOf?: { type?: string }[] }>;
+      if?: unknown;
+      then?: unknown;
+    };
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, { post: { requestBody: { content: Record<string, { schema: BodySchema }> } } }>;
+    };
+    for (const operation of ['entire', 'last', 'changepoint']) {
+      const schema = doc.paths[`/anomalydetector/{version}/timeseries/${operation}/detect`]!.post.requestBody.content['application/json']!.schema;
+      expect(schema.required, operation).toEqual(['series']);
+      expect(schema.properties['granularity']?.anyOf?.map((s) => s.type)).toContain('null');
+      expect(schema.properties['period']?.anyOf?.map((s) => s.type)).toContain('null');
+      expect(schema.if).toBeDefined();
+      expect(schema.then).toBeDefined();
+    }
+  });
+});
+
+describe("the seed's request contract on the vendor routes", () => {
+  // Period 7 without noise: a detected period is 7, a non-seasonal model would report 0.
+  const weekly = Array.from({ length: 56 }, (_, i) => ({
+    timestamp: new Date(Date.UTC(2024, 0, 1) + i * 86_400_000).toISOString(),
+    value: 100 + 10 * Math.sin((2 * Math.PI * i) / 7),
+  }));
+
+  it.each(['entire', 'last', 'changepoint'])('%s: period 0 detects the period, as an absent period does', async (operation) => {
+    const url = `/anomalydetector/v1.1/timeseries/${operation}/detect`;
+    const absent = await post(app, url, { series: weekly, granularity: 'daily' }, withKey);
+    const zero = await post(app, url, { series: weekly, granularity: 'daily', period: 0 }, withKey);
+    expect(absent.statusCode, absent.body).toBe(200);
+    expect(zero.statusCode, zero.body).toBe(200);
+    expect((absent.json() as { period: number }).period).toBe(7);
+    expect(zero.json()).toEqual(absent.json());
+  });
+
+  it('changepoint takes a series without granularity (default none), on v1.0 and v1.1', async () => {
+    const series = weekly.map(({ value }, i) => ({ value: value + (i >= 28 ? 50 : 0) }));
+    for (const url of ['/anomalydetector/v1.1/timeseries/changepoint/detect', '/anomalydetector/v1.0/timeseries/changePoint/detect']) {
+      const res = await post(app, url, { series }, withKey);
+      expect(res.statusCode, res.body).toBe(200);
+      const json = res.json() as { isChangePoint: boolean[]; confidenceScores: number[] };
+      expect(json.isChangePoint).toHaveLength(series.length);
+      expect(json.confidenceScores).toHaveLength(series.length);
+    }
   });
 });

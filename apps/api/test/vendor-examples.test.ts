@@ -96,7 +96,7 @@ describe.each(CASES)('example $example.1 ($example.0) -> $operation on $versions
       case 'changepoint':
         expect(json['isChangePoint']).toHaveLength(n);
         expect(json['confidenceScores']).toHaveLength(n);
-        // The example sends period 0: honoured as "non-seasonal".
+        // The example sends period 0 (auto-detect); its series has no recurrent pattern.
         expect(json['period']).toBe(0);
         for (const score of json['confidenceScores'] as number[]) {
           expect(score).toBeGreaterThanOrEqual(0);
@@ -131,8 +131,11 @@ describe('the error registry', () => {
     }
     expect(ours.filter(([code]) => !vendorCodes.has(code)).map(([code]) => code).sort()).toEqual([
       'InternalServerError',
+      'MethodNotAllowed',
       'NotFound',
       'PayloadTooLarge',
+      'RequestHeaderFieldsTooLarge',
+      'RequestTimeout',
       'UnsupportedMediaType',
     ]);
   });

@@ -84,14 +84,24 @@ describe('paths and versions', () => {
     ['POST', '/anomalydetector/V1.1/timeseries/entire/detect'],
     ['POST', '/anomalydetector/v1.1/timeseries/entire'],
     ['POST', '/anomalydetector/v1.1/multivariate/models'],
-    ['GET', '/anomalydetector/v1.1/timeseries/entire/detect'],
-    ['PUT', '/anomalydetector/v1.1/timeseries/last/detect'],
     ['GET', '/anomalydetector'],
     ['DELETE', '/anomalydetector/'],
   ] as const)('%s %s -> vendor-shaped 404', async (method, url) => {
     const res = await app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' ? undefined : JSON.stringify(validBody) });
     const json = expectVendorError(res, 404, 'NotFound');
     expect(json.message).toContain('/timeseries/{entire|last|changepoint}/detect');
+    expect(detected).toHaveLength(0);
+  });
+
+  it.each([
+    ['GET', '/anomalydetector/v1.1/timeseries/entire/detect'],
+    ['PUT', '/anomalydetector/v1.1/timeseries/last/detect'],
+    ['DELETE', '/anomalydetector/v1.0/timeseries/changePoint/detect'],
+  ] as const)('%s %s -> vendor-shaped 405 with Allow: POST', async (method, url) => {
+    const res = await app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' ? undefined : JSON.stringify(validBody) });
+    const json = expectVendorError(res, 405, 'MethodNotAllowed');
+    expect(res.headers['allow']).toBe('POST');
+    expect(json.message).toBe(`${method} is not allowed on ${url}; it answers POST.`);
     expect(detected).toHaveLength(0);
   });
 

@@ -63,19 +63,16 @@ describe('rule 2: required fields', () => {
     await expectError(ENTIRE, { granularity: 'daily' }, 'BadArgument', "The 'series' field is required in request.");
   });
 
-  it('changepoint without granularity -> BadArgument (the vendor spec requires it there)', async () => {
-    const { granularity: _omit, ...rest } = body();
-    await expectError(CHANGEPOINT, rest, 'BadArgument', "The 'granularity' field is required in request.");
-    await expectError(CHANGEPOINT, { ...rest, granularity: null }, 'BadArgument', "The 'granularity' field is required in request.");
-  });
-
-  it('entire and last default granularity to none', async () => {
-    for (const path of [ENTIRE, LAST]) {
+  it('entire, last and changepoint default granularity to none', async () => {
+    for (const path of [ENTIRE, LAST, CHANGEPOINT]) {
       engine.calls.length = 0;
       const call = await expectAccepted(path, { series: dailySeries(24).map(({ value }) => ({ value })) });
       expect(call.input.granularity).toBe('none');
       expect(call.input.timestampsMs).toBeNull();
     }
+    engine.calls.length = 0;
+    const withNull = await expectAccepted(CHANGEPOINT, { series: dailySeries(24).map(({ value }) => ({ value })), granularity: null });
+    expect(withNull.input.granularity).toBe('none');
   });
 });
 
@@ -106,12 +103,15 @@ describe('rule 5: period', () => {
     await expectError(ENTIRE, body({ period }), 'InvalidPeriod', "The 'period' field must be an integer >= 0.");
   });
 
-  it('null or absent period means auto; 0 means non-seasonal', async () => {
-    expect((await expectAccepted(ENTIRE, body({ period: null }))).options.period).toBeUndefined();
+  it('null, absent or 0 period means auto-detect, on every operation', async () => {
+    for (const path of [ENTIRE, LAST, CHANGEPOINT]) {
+      for (const extra of [{ period: null }, {}, { period: 0 }]) {
+        engine.calls.length = 0;
+        expect((await expectAccepted(path, body(extra))).options.period).toBeUndefined();
+      }
+    }
     engine.calls.length = 0;
-    expect((await expectAccepted(ENTIRE, body())).options.period).toBeUndefined();
-    engine.calls.length = 0;
-    expect((await expectAccepted(ENTIRE, body({ period: 0 }))).options.period).toBe(0);
+    expect((await expectAccepted(ENTIRE, body({ period: 7 }))).options.period).toBe(7);
   });
 });
 

@@ -32,6 +32,8 @@ export interface DetectCommand {
   readonly threshold: number | undefined;
   /** changepoint only. */
   readonly stableTrendWindow: number | undefined;
+  /** `--strict`: a repeated timestamp is an error instead of a warning (the later row kept). */
+  readonly strict: boolean;
 }
 
 export type Command = { readonly kind: 'help' } | DetectCommand;
@@ -47,7 +49,11 @@ export const DEFAULTS = {
   memoryPoints: 8640,
 } as const satisfies Partial<DetectCommand>;
 
-type FlagKey = Exclude<keyof DetectCommand, 'kind' | 'file'>;
+type FlagKey = Exclude<keyof DetectCommand, 'kind' | 'file' | 'strict'>;
+
+/** The one option without a value. */
+const STRICT_FLAG = '--strict';
+const STRICT_HELP = 'refuse a repeated timestamp (data error naming its line) instead of keeping the later row with a warning';
 
 interface FlagSpec {
   readonly flag: string;
@@ -123,6 +129,7 @@ export function parseArgs(argv: readonly string[]): Command {
   const seen = new Set<string>();
   const positionals: string[] = [];
   let onlyPositionals = false;
+  let strict = false;
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -138,6 +145,12 @@ export function parseArgs(argv: readonly string[]): Command {
 
     const eq = arg.indexOf('=');
     const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (name === STRICT_FLAG) {
+      if (eq !== -1) throw new CliError('BadFlagValue', `option ${STRICT_FLAG} takes no value`);
+      if (strict) throw new CliError('RepeatedFlag', `option ${STRICT_FLAG} is given more than once`);
+      strict = true;
+      continue;
+    }
     const spec = FLAGS.find((f) => f.flag === name);
     if (spec === undefined) {
       throw new CliError('UnknownFlag', `unknown option ${name} (see --help)`);
@@ -199,6 +212,7 @@ export function parseArgs(argv: readonly string[]): Command {
     memoryPoints: (values.get('memoryPoints') as number | undefined) ?? DEFAULTS.memoryPoints,
     threshold: values.get('threshold') as number | undefined,
     stableTrendWindow: values.get('stableTrendWindow') as number | undefined,
+    strict,
   };
 }
 
@@ -214,6 +228,7 @@ export function usage(): string {
     'Options:',
   ];
   for (const f of FLAGS) lines.push(...wrap(`  ${`${f.flag} ${f.valueName}`.padEnd(26)}`, f.help));
+  lines.push(...wrap(`  ${STRICT_FLAG.padEnd(26)}`, STRICT_HELP));
   lines.push(`  ${'-h, --help'.padEnd(26)}this text`);
   lines.push('', 'Exit status: 0 done, 1 data error (file, CSV, series), 2 usage error.');
   return lines.join('\n') + '\n';

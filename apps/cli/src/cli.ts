@@ -1,7 +1,7 @@
 // The whole command behind an I/O seam: argv and an I/O object in, an exit status out. Tests drive
 // it with in-memory I/O; main.ts passes the process's own.
 import { parseArgs, usage } from './args.js';
-import { parseSeriesCsv } from './csv.js';
+import { parseSeriesCsv, type RepeatedTimestamp } from './csv.js';
 import { detectRecords, type PointRecord } from './detect.js';
 import { CliError, EXIT_DATA } from './errors.js';
 
@@ -25,6 +25,18 @@ export async function writeJsonLines(records: readonly PointRecord[], io: CliIo)
   }
 }
 
+/** Warnings beyond this many are summed up in one line: a file can repeat thousands of rows. */
+const MAX_REPEAT_WARNINGS = 10;
+
+function warnRepeated(repeated: readonly RepeatedTimestamp[], io: CliIo): void {
+  for (const { line, droppedLine } of repeated.slice(0, MAX_REPEAT_WARNINGS)) {
+    io.writeErr(`detect: warning: line ${line}: repeated timestamp (same instant as line ${droppedLine}); kept line ${line}'s value, dropped line ${droppedLine} (--strict refuses)\n`);
+  }
+  if (repeated.length > MAX_REPEAT_WARNINGS) {
+    io.writeErr(`detect: warning: ${repeated.length - MAX_REPEAT_WARNINGS} more repeated timestamp(s), each handled the same way\n`);
+  }
+}
+
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     const command = parseArgs(argv);
@@ -33,7 +45,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     }
     const text = await io.readInput(command.file);
-    const series = parseSeriesCsv(text);
+    const series = parseSeriesCsv(text, { strict: command.strict });
+    warnRepeated(series.repeated, io);
     const records = detectRecords(series, command);
     await writeJsonLines(records, io);
     return 0;

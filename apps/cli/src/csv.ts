@@ -21,6 +21,21 @@ export interface CsvSeries {
   readonly values: number[];
   /** Line in the file of each point, for messages about a point. */
   readonly lines: number[];
+  /** Rows whose timestamp repeated the row before (dropped in favour of the later one). */
+  readonly repeated: readonly RepeatedTimestamp[];
+}
+
+/** A row that repeated the instant of the row before it: that earlier row was dropped. */
+export interface RepeatedTimestamp {
+  /** The later row, whose value is kept. */
+  readonly line: number;
+  /** The earlier row, dropped. */
+  readonly droppedLine: number;
+}
+
+export interface CsvOptions {
+  /** Refuse a repeated timestamp (DuplicateTimestamp) instead of keeping the later row. */
+  readonly strict?: boolean;
 }
 
 /**
@@ -108,9 +123,12 @@ function preview(text: string): string {
 /**
  * Parses a whole file: a header row, then one `timestamp,value` row per point. Columns are taken
  * by position, so the header's names are free; the header is recognised by its second column not
- * being a number. Timestamps must be strictly increasing, as the API requires.
+ * being a number. Timestamps must be increasing, as the API requires; a row with the same instant
+ * as the row before replaces it (the later reading wins, as a re-sent point does in the streaming
+ * store), and is reported in `repeated`, unless `strict`. Real recordings (NAB's among them) hold
+ * a few such rows, and refusing a whole file for one would leave the user to clean it by hand.
  */
-export function parseSeriesCsv(text: string): CsvSeries {
+export function parseSeriesCsv(text: string, options: CsvOptions = {}): CsvSeries {
   const records = readCsvRecords(text);
   const header = records[0];
   if (header === undefined) {
@@ -133,6 +151,7 @@ export function parseSeriesCsv(text: string): CsvSeries {
   const timestampsMs: number[] = [];
   const values: number[] = [];
   const lines: number[] = [];
+  const repeated: RepeatedTimestamp[] = [];
   for (let r = 1; r < records.length; r++) {
     const { line, fields, quoted } = records[r] as CsvRecord;
     if (fields.length !== 2) {
@@ -157,7 +176,15 @@ export function parseSeriesCsv(text: string): CsvSeries {
     if (previousMs !== undefined && ms <= previousMs) {
       const previousLine = lines[lines.length - 1] as number;
       if (ms === previousMs) {
-        throw new CliError('DuplicateTimestamp', `line ${line}: duplicate timestamp (same instant as line ${previousLine})`);
+        if (options.strict === true) {
+          throw new CliError('DuplicateTimestamp', `line ${line}: duplicate timestamp (same instant as line ${previousLine}; refused by --strict)`);
+        }
+        const last = timestamps.length - 1;
+        timestamps[last] = timestamp;
+        values[last] = value;
+        lines[last] = line;
+        repeated.push({ line, droppedLine: previousLine });
+        continue;
       }
       throw new CliError('UnsortedTimestamps', `line ${line}: timestamps must be sorted; this one is before line ${previousLine}'s`);
     }
@@ -169,5 +196,5 @@ export function parseSeriesCsv(text: string): CsvSeries {
   if (values.length < MIN_POINTS) {
     throw new CliError('TooFewPoints', `the file has ${values.length} data point(s); at least ${MIN_POINTS} are needed`);
   }
-  return { timestamps, timestampsMs, values, lines };
+  return { timestamps, timestampsMs, values, lines, repeated };
 }

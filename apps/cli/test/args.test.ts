@@ -36,7 +36,15 @@ describe('parseArgs', () => {
       memoryPoints: 8640,
       threshold: undefined,
       stableTrendWindow: undefined,
+      strict: false,
     });
+  });
+
+  it('reads --strict, a flag without a value, in every mode', () => {
+    expect(detect(['x.csv', '--strict']).strict).toBe(true);
+    expect(detect(['--strict', 'x.csv', '--mode', 'stream']).strict).toBe(true);
+    // It takes no value: the next argument stays the file.
+    expect(detect(['--strict', 'x.csv']).file).toBe('x.csv');
   });
 
   it('reads every flag, in both --flag value and --flag=value forms', () => {
@@ -65,6 +73,8 @@ describe('parseArgs', () => {
   });
 
   it.each([
+    [['x.csv', '--strict=yes'], 'BadFlagValue', /--strict takes no value/],
+    [['x.csv', '--strict', '--strict'], 'RepeatedFlag', /--strict is given more than once/],
     [['x.csv', '--mode', 'batch'], 'BadFlagValue', /--mode: "batch" is not valid; expected one of entire, last, changepoint, stream/],
     [['x.csv', '--period', '-1'], 'BadFlagValue', /--period.*an integer >= 0/],
     [['x.csv', '--period', '2.5'], 'BadFlagValue', /--period/],

@@ -97,7 +97,6 @@ describe('parseSeriesCsv', () => {
     ['an empty value', csv(20, (i) => (i === 2 ? '2024-01-01T02:00:00Z,' : undefined)), 'BadValue', /line 4: value is empty/],
     ['NaN', csv(20, (i) => (i === 3 ? '2024-01-01T03:00:00Z,NaN' : undefined)), 'BadValue', /line 5: value "NaN"/],
     ['a bad timestamp', csv(20, (i) => (i === 5 ? 'not-a-date,5' : undefined)), 'BadTimestamp', /line 7: timestamp "not-a-date" is neither ISO 8601 nor epoch/],
-    ['a duplicate timestamp', csv(20, (i) => (i === 6 ? '2024-01-01T05:00:00Z,6' : undefined)), 'DuplicateTimestamp', /line 8: duplicate timestamp \(same instant as line 7\)/],
     ['unsorted timestamps', csv(20, (i) => (i === 6 ? '2024-01-01T01:30:00Z,6' : undefined)), 'UnsortedTimestamps', /line 8: timestamps must be sorted/],
     ['11 points', csv(11), 'TooFewPoints', /the file has 11 data point\(s\); at least 12 are needed/],
     ['a header only', 'timestamp,value\n', 'TooFewPoints', /has 0 data point/],
@@ -106,6 +105,41 @@ describe('parseSeriesCsv', () => {
     expect(err.code).toBe(code);
     expect(err.message).toMatch(message);
     expect(err.exitCode).toBe(EXIT_DATA);
+  });
+
+  it('keeps the later row of a repeated timestamp and reports both lines', () => {
+    // Rows 5 and 6 (lines 7 and 8) share 05:00; later, three rows (lines 14-16) share 12:00.
+    const text = csv(20, (i) => (i === 6 ? '2024-01-01T05:00:00Z,60' : i === 13 || i === 14 ? `2024-01-01T12:00:00Z,${i * 10}` : undefined));
+    const s = parseSeriesCsv(text);
+    expect(s.repeated).toEqual([
+      { line: 8, droppedLine: 7 },
+      { line: 15, droppedLine: 14 },
+      { line: 16, droppedLine: 15 },
+    ]);
+    expect(s.values).toHaveLength(17);
+    expect(s.values.slice(4, 7)).toEqual([4, 60, 7]);
+    expect(s.lines.slice(4, 7)).toEqual([6, 8, 9]);
+    expect(s.values.slice(10, 13)).toEqual([11, 140, 15]);
+    expect(s.lines.slice(10, 13)).toEqual([13, 16, 17]);
+    expect(s.timestampsMs.every((ms, i) => i === 0 || ms > s.timestampsMs[i - 1]!)).toBe(true);
+    expect(parseSeriesCsv(csv(12)).repeated).toEqual([]);
+  });
+
+  it('refuses a repeated timestamp with its line under strict', () => {
+    const text = csv(20, (i) => (i === 6 ? '2024-01-01T05:00:00Z,6' : undefined));
+    try {
+      parseSeriesCsv(text, { strict: true });
+      throw new Error('parseSeriesCsv did not fail');
+    } catch (err) {
+      expect(err).toBeInstanceOf(CliError);
+      expect((err as CliError).code).toBe('DuplicateTimestamp');
+      expect((err as CliError).message).toBe('line 8: duplicate timestamp (same instant as line 7; refused by --strict)');
+    }
+  });
+
+  it('counts the points after dropping repeated rows', () => {
+    const text = csv(12, (i) => (i === 11 ? '2024-01-01T10:00:00Z,11' : undefined));
+    expect(failure(text).code).toBe('TooFewPoints');
   });
 
   it('counts lines through blank lines and CRLF when reporting', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.js';
 import { MAX_BATCH_POINTS, NON_SEASONAL_STREAM_WINDOW, defaultStreamWindow } from '../src/detect.js';
 import { memoryIo } from './memory-io.js';
-import { hourlyTimestamps, syntheticCsv } from './synthetic.js';
+import { hourlyTimestamps, syntheticCsv, syntheticValues } from './synthetic.js';
 
 const PERIOD = 12;
 const POINTS = 96;
@@ -152,6 +152,50 @@ describe('modes', () => {
     expect(remembered.length).toBeGreaterThan(0);
     expect(remembered[0]!).toBeGreaterThan(forgetful[0]! + 100);
     expect(values[remembered[0]!]!).toBeLessThan(Math.min(...values.slice(0, remembered[0]! - 499)));
+  });
+
+  describe('a repeated timestamp', () => {
+    // The spiky file with the row after the spike repeating the spike's hour, at the clean value.
+    const rows = spiky.split('\n');
+    const spikeRow = rows[SPIKE + 1]!;
+    const clean = syntheticValues({ points: POINTS, period: PERIOD })[SPIKE]!;
+    const repeatedRow = `${spikeRow.split(',')[0]},${clean}`;
+    const repeated = [...rows.slice(0, SPIKE + 2), repeatedRow, ...rows.slice(SPIKE + 2)].join('\n');
+    const spikeLine = SPIKE + 2;
+    const warning = `detect: warning: line ${spikeLine + 1}: repeated timestamp (same instant as line ${spikeLine}); kept line ${spikeLine + 1}'s value, dropped line ${spikeLine} (--strict refuses)\n`;
+
+    for (const mode of ['entire', 'stream']) {
+      it(`${mode}: warns with both lines on stderr and judges the later row in the earlier one's place`, async () => {
+        const r = await run(['repeated.csv', '--mode', mode, '--period', String(PERIOD)], { 'repeated.csv': repeated });
+        expect(r.code).toBe(0);
+        expect(r.stderr()).toBe(warning);
+        const lines = r.lines();
+        expect(lines).toHaveLength(POINTS);
+        expect(lines[SPIKE]).toMatchObject({ timestamp: spikeRow.split(',')[0], value: clean, isAnomaly: false });
+        // The same as a file that had only the later row.
+        const cleaned = [...rows.slice(0, SPIKE + 1), repeatedRow, ...rows.slice(SPIKE + 2)].join('\n');
+        const control = await run(['clean.csv', '--mode', mode, '--period', String(PERIOD)], { 'clean.csv': cleaned });
+        expect(r.stdout()).toBe(control.stdout());
+      });
+
+      it(`${mode} --strict: refuses the file with the repeated line, status 1`, async () => {
+        const r = await run(['repeated.csv', '--mode', mode, '--strict'], { 'repeated.csv': repeated });
+        expect(r.code).toBe(1);
+        expect(r.stdout()).toBe('');
+        expect(r.stderr()).toBe(`detect: line ${spikeLine + 1}: duplicate timestamp (same instant as line ${spikeLine}; refused by --strict)\n`);
+      });
+    }
+
+    it('sums up the warnings after ten', async () => {
+      const many = ['timestamp,value', ...hourlyTimestamps(30).flatMap((t, i) => (i < 12 ? [`${t},${i}`, `${t},${i + 1}`] : [`${t},${i}`]))].join('\n');
+      const r = await run(['many.csv'], { 'many.csv': many });
+      expect(r.code).toBe(0);
+      const warnings = r.stderr().trimEnd().split('\n');
+      expect(warnings).toHaveLength(11);
+      expect(warnings[0]).toMatch(/^detect: warning: line 3: repeated timestamp \(same instant as line 2\)/);
+      expect(warnings[10]).toBe('detect: warning: 2 more repeated timestamp(s), each handled the same way');
+      expect(r.lines()).toHaveLength(30);
+    });
   });
 
   it('stream rejects a --min-history larger than the window as a usage error', async () => {

@@ -8,7 +8,10 @@ export interface SeriesWindow {
   /** Oldest first; at most `capacity` points. */
   readonly values: number[];
   readonly timestampsMs: number[];
-  /** The point's energy z-score against the baseline in force when it was judged; NaN when none. */
+  /**
+   * The point's energy z-score against the baseline in force when it was judged, as the regime
+   * rules judged it (with spikes' echoes taken out, @adp/regimes' echo check); NaN when none.
+   */
   readonly zScores: number[];
   /** Timestamp of the newest judged point; -1 before the first. Points at or before it are replays. */
   lastJudgedTsMs: number;

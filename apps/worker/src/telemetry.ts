@@ -5,6 +5,7 @@
 // rules as single points, so it is judged exactly as its points sent one per message would be.
 import {
   TELEMETRY_BATCH_MAX_POINTS,
+  channelSeriesId as seriesOfChannel,
   decodeTelemetryMessage,
   isStreamingError,
   type ChannelValue,
@@ -14,8 +15,16 @@ import {
   type TelemetryPoint,
 } from '@adp/streaming';
 
-/** Machine ids as the native API accepts them (apps/api/src/native/request.ts). */
+/**
+ * Series ids as the native API accepts them (apps/api/src/native/request.ts): a machine id or
+ * `<machine_id>:<channel>`.
+ */
 export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/**
+ * The machine id of a telemetry message: a series id without ':', which separates a machine from
+ * its channel (otherwise machine `a`'s channel `b` and machine `a:b` would be one series).
+ */
+export const TELEMETRY_MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** Organization ids: the store's ids (`org_default`, UUIDs) and nothing that could break the `<org>/<machine>` key. */
 export const ORGANIZATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** Channel names as the telemetry route accepts them (apps/api/src/telemetry/request.ts). */
@@ -86,9 +95,9 @@ function isReading(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_VALUE_MAGNITUDE;
 }
 
-/** The series id of a channel: `<machine_id>:<channel>`, itself a valid machine id (so it can have a baseline). */
+/** The series id of a channel: `<machine_id>:<channel>`, itself a valid series id (so it can have a baseline). */
 export function channelSeriesId(machineId: string, channel: string): string {
-  return `${machineId}:${channel}`;
+  return seriesOfChannel(machineId, channel);
 }
 
 /** The organization, the machine and the key they must be sent with; null when all is well. */
@@ -96,8 +105,9 @@ function checkIdentity(orgId: string, machineId: string, key: Buffer | null): Re
   if (!ORGANIZATION_ID_PATTERN.test(orgId)) {
     return reject('INVALID_ORGANIZATION', `organization ${JSON.stringify(orgId.slice(0, 140))} is not a valid id`);
   }
-  if (!MACHINE_ID_PATTERN.test(machineId)) {
-    return reject('INVALID_MACHINE_ID', `machine_id ${JSON.stringify(machineId.slice(0, 140))} is not a valid id`);
+  if (!TELEMETRY_MACHINE_ID_PATTERN.test(machineId)) {
+    const colon = MACHINE_ID_PATTERN.test(machineId) ? " (':' separates a machine from its channels)" : '';
+    return reject('INVALID_MACHINE_ID', `machine_id ${JSON.stringify(machineId.slice(0, 140))} is not a valid id${colon}`);
   }
   // The key decides the partition: a point keyed otherwise could overtake its machine's others.
   const expectedKey = `${orgId}/${machineId}`;

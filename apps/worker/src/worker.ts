@@ -8,11 +8,12 @@
 // state, and replays (points at or before a series' last judged timestamp) are skipped.
 import { detectChangePointSeries, type LastResult, type SeriesInput } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
-import { classifyRegimes, zScoresOf } from '@adp/regimes';
+import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
 import type { Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
   inSpan,
+  isSeriesOfMachine,
   loadStreamingCodecs,
   streamingMetrics,
   type Bus,
@@ -148,6 +149,8 @@ export interface WorkerCounters {
   replays: number;
   failedBatches: number;
   baselineNotifications: number;
+  /** Deleted machines whose series this worker forgot (windows, checkpoints). */
+  machineDeletions: number;
 }
 
 export interface RunningWorker {
@@ -191,6 +194,8 @@ interface Judged {
   readonly judge: JudgeModelState | null;
   energies: Float64Array | null;
   zScores: Float64Array | null;
+  /** The new points' z-scores as the regime rules judged them (spikes' echoes out); kept in the window. */
+  judgedZScores: number[] | null;
   regimes: ResultRow['regime'][] | null;
 }
 
@@ -199,6 +204,12 @@ const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} 
 const DETAIL_MAX_CHARS = 1000;
 /** Longest stretch of detection work in this thread before it yields, ms. */
 const SLICE_MS = 50;
+
+/** Points of the window (and the new points after it) inside the model's warm-up: never elevated. */
+function warmupPointsOf(window: SeriesWindow): number {
+  const historyStart = window.seenPoints - window.values.length;
+  return Math.max(0, WINDOW_POINTS - historyStart);
+}
 
 function seriesInput(values: readonly number[]): SeriesInput {
   return { timestampsMs: null, values, granularity: 'none', customInterval: 1, imputeMode: 'auto' };
@@ -224,7 +235,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     replays: 0,
     failedBatches: 0,
     baselineNotifications: 0,
+    machineDeletions: 0,
   };
+  /**
+   * Deleted machines, numbered: a batch that was under way when one arrived must not put the
+   * machine's windows back (in memory or as checkpoints) after the deletion removed them.
+   */
+  let deletionCount = 0;
+  const recentDeletions: { readonly seq: number; readonly orgId: string; readonly machineId: string }[] = [];
+  const RECENT_DELETIONS_KEPT = 1024;
+  const deletedSince = (seq: number, seriesKey: string): boolean =>
+    recentDeletions.some((d) => d.seq > seq && seriesKey.startsWith(`${d.orgId}/`) && isSeriesOfMachine(seriesKey.slice(d.orgId.length + 1), d.machineId));
   const threads = config.detectionThreads ?? 0;
   const liveJudges = config.liveJudges ?? DEFAULT_LIVE_JUDGES;
   const judgeSettings: JudgeSettings = {
@@ -266,7 +287,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification that is not JSON');
       return;
     }
-    const { orgId, machineId } = (parsed ?? {}) as { orgId?: unknown; machineId?: unknown };
+    const { orgId, machineId, deleted } = (parsed ?? {}) as { orgId?: unknown; machineId?: unknown; deleted?: unknown };
     if (typeof orgId !== 'string' || typeof machineId !== 'string') {
       logger.warn({ message: message.slice(0, 200) }, 'ignoring a baseline notification without orgId and machineId');
       return;
@@ -274,7 +295,26 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     counters.baselineNotifications++;
     const dropped = baselines.drop(orgId, machineId);
     logger.info({ orgId, machineId, dropped }, 'baseline changed: cached predictor dropped');
+    if (deleted === true) forgetMachine(orgId, machineId);
   });
+
+  /** A deleted machine: its series' windows go, and its checkpoints (the API removed them too; a batch may have saved since). */
+  function forgetMachine(orgId: string, machineId: string): void {
+    counters.machineDeletions++;
+    recentDeletions.push({ seq: ++deletionCount, orgId, machineId });
+    if (recentDeletions.length > RECENT_DELETIONS_KEPT) recentDeletions.shift();
+    let forgotten = 0;
+    for (const key of [...windows.keys()]) {
+      if (deletedSince(deletionCount - 1, key)) {
+        windows.delete(key);
+        forgotten++;
+      }
+    }
+    deps.checkpoints
+      .deleteMachine(orgId, machineId)
+      .then((checkpoints) => logger.info({ orgId, machineId, windows: forgotten, checkpoints }, 'machine deleted: its series forgotten'))
+      .catch((err: unknown) => logger.warn({ err, orgId, machineId }, "machine deleted: could not delete its checkpoints"));
+  }
 
   const detector = threads > 0 ? startDetectorPool(threads) : null;
   const live = detector === null && liveJudges > 0 ? new LiveJudges(liveJudges) : undefined;
@@ -377,28 +417,52 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     modelTurn = new Promise<void>((resolve) => (release = resolve));
     await turn;
     const started = performance.now();
-    let energies: Float64Array[];
+    // Per series: the z-scores the regime rules judge, over the kept window and the new points.
+    const judgedZ: Float64Array[] = [];
     let inferenceMs: number;
     try {
-      energies = await batchEnergies(current, requests);
+      const energies = await batchEnergies(current, requests);
+      for (const [index, j] of withBaseline.entries()) {
+        const baseline = j.baseline!;
+        const energy = energies[index]!;
+        const z = zScoresOf(energy, baseline.energyMean, baseline.energyStd);
+        j.energies = energy;
+        j.zScores = z;
+        // The window's z-scores are kept as judged (echoes out); the new points' lose the echoes
+        // of spikes within the model's window before them, as POST /v1/detect judges a series
+        // (apps/api/src/machines/regimes.ts): one more model call for a series with such a spike.
+        const windowLength = j.window.values.length;
+        const request = requests[index]!;
+        judgedZ.push(
+          await echoFreeZScores({
+            zScores: j.window.zScores.concat(Array.from(z)),
+            values: j.window.values.concat(j.newValues),
+            warmupPoints: warmupPointsOf(j.window),
+            reach: WINDOW_POINTS,
+            from: windowLength,
+            repairedZScores: async (repaired) => {
+              const [again] = await batchEnergies(current, [
+                { ...request, context: repaired.slice(0, windowLength), newValues: repaired.slice(windowLength) },
+              ]);
+              const out = new Float64Array(repaired.length).fill(Number.NaN);
+              out.set(zScoresOf(again!, baseline.energyMean, baseline.energyStd), windowLength);
+              return out;
+            },
+          }),
+        );
+      }
       inferenceMs = performance.now() - started;
     } finally {
       release();
     }
     const regimesStarted = performance.now();
     withBaseline.forEach((j, index) => {
-      const baseline = j.baseline!;
-      const energy = energies[index]!;
-      const z = zScoresOf(energy, baseline.energyMean, baseline.energyStd);
-      j.energies = energy;
-      j.zScores = z;
       // Regimes over the kept window and the new points: an episode that began in an earlier
       // batch is still one episode. Points of the model's warm-up are never elevated.
       const windowLength = j.window.values.length;
-      const allZ = j.window.zScores.concat(Array.from(z));
+      const allZ = judgedZ[index]!;
+      j.judgedZScores = Array.from(allZ.subarray(windowLength));
       const allValues = j.window.values.concat(j.newValues);
-      const historyStart = j.window.seenPoints - windowLength;
-      const warmupPoints = Math.min(allZ.length, Math.max(0, WINDOW_POINTS - historyStart));
       let changePoints: boolean[] | null = null;
       if (config.changePoints && allValues.length >= 12) {
         try {
@@ -408,7 +472,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           changePoints = null; // a window the changepoint detector refuses has none
         }
       }
-      const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints });
+      const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints: warmupPointsOf(j.window) });
       j.regimes = regimes.slice(windowLength);
     });
     return { inferenceMs, regimesMs: performance.now() - regimesStarted };
@@ -416,6 +480,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
   async function handle(batch: IncomingBatch): Promise<void> {
     const startedMs = performance.now();
+    const deletionsAtStart = deletionCount;
     const partitionKey = `${batch.topic}:${batch.partition}`;
     const first = batch.messages[0];
     const last = batch.messages[batch.messages.length - 1];
@@ -505,6 +570,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         judge: result.judge,
         energies: null,
         zScores: null,
+        judgedZScores: null,
         regimes: null,
       };
     });
@@ -562,7 +628,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     for (const j of judged) {
       if (j.newValues.length === 0) continue;
       const key = `${j.pending.orgId}/${j.pending.seriesId}`;
-      const zScores = j.zScores ? Array.from(j.zScores) : new Array<number>(j.newValues.length).fill(Number.NaN);
+      const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
       j.window.judge = j.judge;
       updated.set(key, j.window);
@@ -571,15 +637,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const stored = await sink.store(rows, checkpoint);
     const doneMs = performance.now();
 
-    // 7. Stored: now the state may change.
+    // 7. Stored: now the state may change, except for machines deleted meanwhile.
+    const deletedMeanwhile = (key: string): boolean => deletionCount !== deletionsAtStart && deletedSince(deletionsAtStart, key);
     for (const [key, window] of updated) {
       windows.delete(key);
-      windows.set(key, { window, partitionKey });
+      if (!deletedMeanwhile(key)) windows.set(key, { window, partitionKey });
     }
     // Series loaded but with nothing new keep their state as it was (it came from memory or a checkpoint).
     for (const key of keys) {
-      if (updated.has(key) || windows.has(key)) continue;
+      if (updated.has(key) || windows.has(key) || deletedMeanwhile(key)) continue;
       windows.set(key, { window: loaded.get(key)!, partitionKey });
+    }
+    if (deletionCount !== deletionsAtStart) {
+      // The checkpoints this batch saved for them went in after the deletion's.
+      for (const d of recentDeletions) {
+        if (d.seq > deletionsAtStart) await deps.checkpoints.deleteMachine(d.orgId, d.machineId);
+      }
     }
     while (windows.size > maxSeries) {
       const oldest = windows.keys().next();

@@ -85,6 +85,8 @@ describe('validateTelemetryPoint', () => {
   it.each([
     [{ machine_id: '' }, 'INVALID_MACHINE_ID'],
     [{ machine_id: 'a/b' }, 'INVALID_MACHINE_ID'],
+    // ':' separates a machine from its channel: machine 'a:b' would be machine 'a''s channel 'b'.
+    [{ machine_id: 'a:b' }, 'INVALID_MACHINE_ID'],
     [{ organization: 'x y' }, 'INVALID_ORGANIZATION'],
     [{ timestamp: -1 }, 'INVALID_TIMESTAMP'],
     [{ value: Number.NaN }, 'INVALID_VALUE'],

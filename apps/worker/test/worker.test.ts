@@ -1,6 +1,6 @@
 import { BASELINE_CHANGED_CHANNEL, type ResultRow } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startWorker, type RunningWorker, type WorkerDeps } from '../src/index.js';
+import { startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
 import {
   allRows,
   baselineStore,
@@ -64,7 +64,7 @@ describe('startWorker on the in-process bus', () => {
     const worker = await start(platform, { store, loadModel: async () => fakeModel(modelCalls) });
     const producer = await platform.bus.producer();
     await producer.send('telemetry', points(machines, 0, POINTS));
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
 
     for (const machine of machines) {
       const rows = await allRows(platform.results, machine);
@@ -90,6 +90,49 @@ describe('startWorker on the in-process bus', () => {
     expect(worker.counters()).toMatchObject({ deadLetters: 0, replays: 0, failedBatches: 0 });
     // Baselines are read once per series and cached.
     expect(store.reads).toBe(machines.length);
+  });
+
+  it("takes a spike's echo out of the regimes: SHOCK at the spike, HEALTHY after it, also across batches", async () => {
+    // A model whose energy at a point is the largest (scaled value)^2 in the point's 64-point
+    // window: one spike raises the next 63 points' energies, as the learned model's window does.
+    const echoing: WorkerModel = {
+      modelVersion: 'echo-1',
+      async energies(values, options) {
+        const center = options?.normalisation?.center ?? 0;
+        const scale = options?.normalisation?.scale ?? 1;
+        const out = new Float64Array(values.length);
+        for (let i = 32; i < values.length; i++) {
+          for (let k = Math.max(0, i - 63); k <= i; k++) out[i] = Math.max(out[i]!, (((values[k] ?? 0) - center) / scale) ** 2);
+        }
+        return { energies: out };
+      },
+    };
+    const platform = await embeddedPlatform();
+    const store = baselineStore(new Map([['m-echo', statsBaseline('m-echo')]]));
+    const worker = await start(platform, { store, loadModel: async () => echoing });
+    const producer = await platform.bus.producer();
+    const spike = 150;
+    const send = (from: number, to: number) => {
+      const out = [];
+      for (let i = from; i < to; i++) {
+        out.push(telemetryMessage({ machine_id: 'm-echo', timestamp: T0 + i * STEP, value: signal(0, i, new Set([spike])) }));
+      }
+      return producer.send('telemetry', out);
+    };
+    // The spike is the last point of one batch: its echo is taken out of the next batches' points.
+    await send(0, spike + 1);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(spike + 1);
+    await send(spike + 1, 200);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(200);
+    await send(200, POINTS);
+    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS);
+
+    const rows = await allRows(platform.results, 'm-echo');
+    expect(rows[spike]!.regime).toBe('SHOCK');
+    // The stored z-scores are the series' own: the echo is there, the regimes do not count it.
+    expect(rows[spike + 30]!.zScore).toBeGreaterThan(100);
+    const after = rows.slice(spike + 1).map((row) => row.regime);
+    expect(after.every((regime) => regime === 'HEALTHY'), after.join(',')).toBe(true);
   });
 
   it('dead-letters poison messages with reason, partition and offset, and goes on with the partition', async () => {
@@ -120,7 +163,7 @@ describe('startWorker on the in-process bus', () => {
     await producer.send('telemetry', points(['m-0'], 0, 20));
     await producer.send('telemetry', poison);
     await producer.send('telemetry', points(['m-0'], 20, 40));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(40);
     await expect.poll(() => dead.length).toBe(poison.length);
     expect(dead.map((d) => d.reason)).toEqual([
       'MESSAGE_NOT_SINGLE_OBJECT',
@@ -143,19 +186,19 @@ describe('startWorker on the in-process bus', () => {
     const reference = await embeddedPlatform();
     const one = await start(reference);
     await (await reference.bus.producer()).send('telemetry', points(machines, 0, POINTS));
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(POINTS * 2);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(POINTS * 2);
 
     const platform = await embeddedPlatform();
     const producer = await platform.bus.producer();
     const first = await start(platform);
     // 205: not a multiple of the period-recheck stretch (12 for a 120-point window) nor of the refit interval.
     await producer.send('telemetry', points(machines, 0, 205));
-    await expect.poll(() => first.counters().rows, { timeout: 20_000 }).toBe(410);
+    await expect.poll(() => first.counters().rows, { timeout: 120_000 }).toBe(410);
     await first.stop();
     // The second worker sees a replay of 55 points (a producer retry), then the rest.
     await producer.send('telemetry', points(machines, 150, POINTS));
     const second = await start(platform);
-    await expect.poll(() => second.counters().rows, { timeout: 20_000 }).toBe((POINTS - 205) * 2);
+    await expect.poll(() => second.counters().rows, { timeout: 120_000 }).toBe((POINTS - 205) * 2);
     expect(second.counters().replays).toBe(110);
     for (const machine of machines) {
       const expected = (await allRows(reference.results, machine)).map(judgement);
@@ -185,9 +228,9 @@ describe('startWorker on the in-process bus', () => {
       [150, 200],
     ] as const) {
       await producer.send('telemetry', points(machines, from, to));
-      await expect.poll(() => pooled.counters().rows, { timeout: 30_000 }).toBe(to * machines.length);
+      await expect.poll(() => pooled.counters().rows, { timeout: 120_000 }).toBe(to * machines.length);
     }
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(600);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(600);
     for (const machine of machines) {
       expect((await allRows(threaded.results, machine)).map(judgement)).toEqual((await allRows(inline.results, machine)).map(judgement));
     }
@@ -211,8 +254,8 @@ describe('startWorker on the in-process bus', () => {
     await (await reference.bus.producer()).send('telemetry', points(['m-0'], 0, 200));
     const worker = await start({ ...platform, results });
     await (await platform.bus.producer()).send('telemetry', points(['m-0'], 0, 200));
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(200);
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(200);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(200);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(200);
     expect(worker.counters().failedBatches).toBe(3);
     expect((await allRows(platform.results, 'm-0')).map(judgement)).toEqual((await allRows(reference.results, 'm-0')).map(judgement));
   });
@@ -224,7 +267,7 @@ describe('startWorker on the in-process bus', () => {
     const worker = await start(platform, { store });
     const producer = await platform.bus.producer();
     await producer.send('telemetry', points(['m-0'], 0, 100));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(100);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(100);
     expect((await allRows(platform.results, 'm-0')).every((row) => row.regime === 'UNKNOWN')).toBe(true);
 
     baselines.set('m-0', statsBaseline('m-0'));
@@ -239,6 +282,63 @@ describe('startWorker on the in-process bus', () => {
     await expect.poll(() => worker.counters().rows).toBe(140);
     const after = (await allRows(platform.results, 'm-0')).slice(120);
     expect(after.every((row) => row.regime !== 'UNKNOWN' && row.energy !== null)).toBe(true);
+  });
+
+  it("forgets a deleted machine's windows and checkpoints on a deletion notice, and only that machine's", async () => {
+    const platform = await embeddedPlatform();
+    const worker = await start(platform);
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0', 'm-01'], 0, 100));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(200);
+    const keys = [`workers/${ORG}/m-0`, `workers/${ORG}/m-01`];
+    expect([...(await platform.checkpoints.load(keys)).keys()]).toEqual(keys);
+
+    await platform.notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'm-0', deleted: true }));
+    await expect.poll(() => worker.counters().machineDeletions).toBe(1);
+    await expect.poll(async () => [...(await platform.checkpoints.load(keys)).keys()]).toEqual([`workers/${ORG}/m-01`]);
+
+    // The same points again: judged afresh for m-0, replays for m-01 (whose window stayed).
+    await producer.send('telemetry', points(['m-0', 'm-01'], 0, 50));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(250);
+    expect(worker.counters().replays).toBe(50);
+  });
+
+  it('does not put back the window of a machine deleted while its batch was being stored', async () => {
+    const platform = await embeddedPlatform();
+    let gate: Promise<void> | null = null;
+    let open!: () => void;
+    let saving!: () => void;
+    const saveStarted = new Promise<void>((resolve) => (saving = resolve));
+    const checkpoints = {
+      ...platform.checkpoints,
+      async save(entries: ReadonlyMap<string, Buffer>): Promise<void> {
+        await platform.checkpoints.save(entries);
+        if (gate) {
+          saving();
+          await gate;
+        }
+      },
+    };
+    const worker = await start(platform, { checkpoints });
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0'], 0, 50));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(50);
+
+    const batchesBefore = worker.counters().batches;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    await producer.send('telemetry', points(['m-0'], 50, 60));
+    await saveStarted;
+    await platform.notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'm-0', deleted: true }));
+    await expect.poll(() => worker.counters().machineDeletions).toBe(1);
+    gate = null;
+    open();
+    await expect.poll(() => worker.counters().batches).toBe(batchesBefore + 1);
+    await expect.poll(async () => (await platform.checkpoints.load([`workers/${ORG}/m-0`])).size).toBe(0);
+
+    // Judged afresh: nothing of the deleted machine's window is left.
+    await producer.send('telemetry', points(['m-0'], 0, 10));
+    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(70);
+    expect(worker.counters().replays).toBe(0);
   });
 
   it('judges the points of batch messages exactly as the same points sent one per message', async () => {
@@ -263,8 +363,8 @@ describe('startWorker on the in-process bus', () => {
         batchMessage(machine, run(m, 82, POINTS)),
       ]);
     }
-    await expect.poll(() => worker.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
-    await expect.poll(() => one.counters().rows, { timeout: 20_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(POINTS * machines.length);
     expect(worker.counters()).toMatchObject({ messages: 32, replays: 60, deadLetters: 0 });
     for (const machine of machines) {
       const got = (await allRows(platform.results, machine)).map(judgement);
@@ -290,7 +390,7 @@ describe('startWorker on the in-process bus', () => {
     await producer.send('telemetry', points(['m-0'], 0, 20));
     await producer.send('telemetry', poison);
     await producer.send('telemetry', points(['m-0'], 20, 40));
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(40);
     await expect.poll(() => dead.length).toBe(poison.length);
     expect(dead.map((d) => d.reason)).toEqual(['POINTS_OUT_OF_ORDER', 'INVALID_BATCH', 'INVALID_VALUE', 'KEY_MISMATCH']);
     expect(dead[0]!.detail).toBe(
@@ -324,7 +424,7 @@ describe('startWorker on the in-process bus', () => {
         }),
       ),
     );
-    await expect.poll(() => worker.counters().rows, { timeout: 10_000 }).toBe(60);
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(60);
     expect(await allRows(platform.results, 'pump:temperature')).toHaveLength(30);
     expect((await allRows(platform.results, 'pump:pressure'))[29]!.value).toBe(3);
   });
@@ -335,7 +435,7 @@ describe('startWorker on the in-process bus', () => {
     const a = await start(platform);
     const b = await start(platform);
     await (await platform.bus.producer()).send('telemetry', points(machines, 0, 50));
-    await expect.poll(() => a.counters().rows + b.counters().rows, { timeout: 20_000 }).toBe(600);
+    await expect.poll(() => a.counters().rows + b.counters().rows, { timeout: 120_000 }).toBe(600);
     expect(a.counters().rows).toBeGreaterThan(0);
     expect(b.counters().rows).toBeGreaterThan(0);
     const summaries = await platform.results.machines(ORG);

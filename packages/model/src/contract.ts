@@ -71,6 +71,12 @@ export interface FineTuneResult {
   readonly weights: PredictorWeights;
   readonly normalisation: Normalisation;
   readonly stats: FineTuneStats;
+  /**
+   * The first point of the held-out tail: the energies of points from here on come from pairs the
+   * fit never trained on (they only chose among candidate weights), so they calibrate the
+   * baseline's energy statistics; the earlier points' energies are in-sample and too low.
+   */
+  readonly heldOutFrom: number;
 }
 
 export interface ModelRuntime {

@@ -122,6 +122,8 @@ export async function runFineTune(
   const pairs = n - WARMUP_POINTS;
   const holdout = Math.max(1, Math.round(pairs * holdoutShare));
   const train = pairs - holdout;
+  // Pair i's energy is point WARMUP_POINTS + i's: the held-out pairs are the points from here on.
+  const heldOutFrom = WARMUP_POINTS + train;
   const xs = embeddings.subarray((WARMUP_POINTS - 1) * EMBEDDING_DIM, (n - 1) * EMBEDDING_DIM);
   const ys = embeddings.subarray(WARMUP_POINTS * EMBEDDING_DIM, n * EMBEDDING_DIM);
   const holdoutFeeds = {
@@ -139,7 +141,7 @@ export async function runFineTune(
     state[`v_${name}`] = new Float32Array(generic.data.length);
   }
   if (mode === 'ridge') {
-    return ridgeFineTune({ deps, state, xs, ys, train, holdoutFeeds, normalisation, pairs, started });
+    return ridgeFineTune({ deps, state, xs, ys, train, holdoutFeeds, normalisation, pairs, started, heldOutFrom });
   }
   // Head mode: the first layer is frozen, so its features are computed once for every pair.
   const features =
@@ -216,6 +218,7 @@ export async function runFineTune(
   return {
     weights: ownedWeights(best, deps.genericWeights),
     normalisation,
+    heldOutFrom,
     stats: {
       status: 'completed',
       finalLoss: bestLoss,
@@ -238,6 +241,7 @@ interface RidgeInputs {
   readonly normalisation: Normalisation;
   readonly pairs: number;
   readonly started: number;
+  readonly heldOutFrom: number;
 }
 
 /**
@@ -283,6 +287,7 @@ async function ridgeFineTune(input: RidgeInputs): Promise<FineTuneResult> {
   return {
     weights: ownedWeights(best, deps.genericWeights),
     normalisation: input.normalisation,
+    heldOutFrom: input.heldOutFrom,
     stats: {
       status: 'completed',
       finalLoss: bestLoss,

@@ -81,6 +81,27 @@ describe('fine-tuning', () => {
     expect(s.durationSeconds).toBeGreaterThan(0);
   });
 
+  it('reports where its held-out tail starts, in every mode and in a worker', async () => {
+    // 368 pairs, 74 (20 %) held out: the last 74 points.
+    expect(tuned.heldOutFrom).toBe(400 - 74);
+    const head = await runtime.fineTune(train, { mode: 'head', maxEpochs: 1 });
+    expect(head.heldOutFrom).toBe(400 - 74);
+    const inWorker = await fineTuneInWorker(healthySeries(160, 5), { maxEpochs: 1, intraOpThreads: 1 });
+    // 128 pairs, 26 held out.
+    expect(inWorker.heldOutFrom).toBe(160 - 26);
+  });
+
+  it('fits its training pairs closer than the held-out tail: only the tail calibrates energies', async () => {
+    const { energies } = await runtime.energies(train, { normalisation: tuned.normalisation, weights: tuned.weights });
+    const inSample = computeEnergyStats(energies.subarray(WARMUP_POINTS, tuned.heldOutFrom));
+    const tail = computeEnergyStats(energies.subarray(tuned.heldOutFrom));
+    const fresh = await runtime.energies(heldOut, { normalisation: tuned.normalisation, weights: tuned.weights });
+    const freshMean = mean(fresh.energies, 64);
+    // New healthy data of the machine sits near the tail's level, well above the in-sample level.
+    expect(inSample.energy_mean).toBeLessThan(0.7 * tail.energy_mean);
+    expect(Math.abs(freshMean - tail.energy_mean)).toBeLessThan(Math.abs(freshMean - inSample.energy_mean));
+  });
+
   it('lowers the mean energy on held-out healthy data compared with the generic predictor', async () => {
     const normalisation = tuned.normalisation;
     const generic = await runtime.energies(heldOut, { normalisation });

@@ -4,7 +4,10 @@
 // is what lets the worker commit its offsets after it. Replayed rows are harmless: the table is a ReplacingMergeTree on
 // (org_id, machine_id, ts_ms) versioned by written_at_ms, and every read here uses FINAL. Reads
 // interpolate only the validated database name, escaped string literals and checked integers:
-// 18.16 has no server-side query parameters.
+// 18.16 has no server-side query parameters. Deletions (a deleted machine, retention) are
+// `ALTER TABLE ... DELETE WHERE` mutations, which 18.16 runs in the background: a machine's
+// deletion waits, bounded, for the table's mutations to finish, so its results stop being served
+// by the time it answers (18.16 has no `mutations_sync`).
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migrations.js';
@@ -12,7 +15,8 @@ import { encodeResultRowsRowBinary } from './clickhouse-row-binary.js';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
 import { sqlIdentifier } from './identifiers.js';
-import { machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { channelPrefixOf, checkMachineRef } from './series-ids.js';
 import { REGIMES } from './schemas.js';
 import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
 
@@ -27,6 +31,11 @@ export interface ClickHouseResultStoreOptions {
   readonly migrate?: boolean;
   /** Per-request timeout, ms. Default 30000. */
   readonly requestTimeoutMs?: number;
+  /**
+   * Longest wait, ms, for a machine's deletion mutation to finish before deleteMachine resolves
+   * anyway (the rows then disappear when it does). Default 30000.
+   */
+  readonly mutationWaitMs?: number;
 }
 
 /** Longest a readiness ping waits for ClickHouse, ms. */
@@ -127,6 +136,30 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
     }
   }
 
+  async function mutate(statement: string, what: string): Promise<void> {
+    try {
+      await client.command({ query: statement });
+    } catch (error) {
+      throw clickHouseError(error, what, database);
+    }
+  }
+
+  /** Waits until the results table has no mutation left to do, or `maxWaitMs` has passed. */
+  async function mutationsDone(maxWaitMs: number): Promise<void> {
+    const deadline = Date.now() + maxWaitMs;
+    let pauseMs = 20;
+    for (;;) {
+      const pending = await select<{ n: number }>(
+        `SELECT count() AS n FROM system.mutations
+         WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
+        'waiting for a deletion',
+      );
+      if (Number(pending[0]?.n ?? 0) === 0 || Date.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      pauseMs = Math.min(pauseMs * 2, 500);
+    }
+  }
+
   return {
     async insert(rows: readonly ResultRow[]): Promise<void> {
       assertOpen();
@@ -188,6 +221,33 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
         .ping({ select: true, abort_signal: AbortSignal.timeout(PING_TIMEOUT_MS) })
         .catch((error: unknown) => ({ success: false as const, error }));
       if (!result.success) throw clickHouseError(result.error, 'pinging', database);
+    },
+
+    async deleteMachine(orgId: string, machineId: string): Promise<boolean> {
+      assertOpen();
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      const prefix = channelPrefixOf(machineId);
+      // substring over bytes against the prefix's byte length: no LIKE wildcards to escape.
+      const series =
+        prefix === null
+          ? `machine_id = ${sqlStringLiteral(machineId)}`
+          : `(machine_id = ${sqlStringLiteral(machineId)} OR substring(machine_id, 1, ${Buffer.byteLength(prefix)}) = ${sqlStringLiteral(prefix)})`;
+      const where = `org_id = ${sqlStringLiteral(orgId)} AND ${series}`;
+      const counted = await select<{ n: number }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, `counting the results of ${machineId}`);
+      if (Number(counted[0]?.n ?? 0) === 0) return false;
+      await mutate(`ALTER TABLE ${table} DELETE WHERE ${where}`, `deleting the results of ${machineId}`);
+      await mutationsDone(options.mutationWaitMs ?? 30_000);
+      return true;
+    },
+
+    async deleteBefore(beforeMs: number): Promise<void> {
+      assertOpen();
+      if (!isEpochMs(beforeMs)) throw new StreamingError('VALUE_INVALID', 'deleteBefore: beforeMs is not an epoch-milliseconds integer');
+      const where = `ts_ms < ${sqlIntegerLiteral(beforeMs, 'beforeMs')}`;
+      // A mutation rewrites every part it touches: none when nothing is due.
+      const counted = await select<{ n: number }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, 'counting results past their retention');
+      if (Number(counted[0]?.n ?? 0) === 0) return;
+      await mutate(`ALTER TABLE ${table} DELETE WHERE ${where}`, 'deleting results past their retention');
     },
 
     async close(): Promise<void> {

@@ -66,6 +66,7 @@ export interface Bus {
    * that test doubles need not implement it.
    */
   ping?(): Promise<void>;
+
   close(): Promise<void>;
 }
 
@@ -120,6 +121,15 @@ export interface ResultStore {
   machines(orgId: string): Promise<StoredMachineSummary[]>;
   /** Resolves when the store's server answers (see `Bus.ping`). */
   ping?(): Promise<void>;
+
+  /**
+   * Removes the rows of series `machineId` and, unless that id holds ':', of its channels
+   * (`<machineId>:<channel>`; series-ids.ts). Resolves with whether there were any, once reads no
+   * longer see them (ClickHouse: once the mutation is done, or after a bounded wait for it).
+   */
+  deleteMachine(orgId: string, machineId: string): Promise<boolean>;
+  /** Removes every row whose point is older than `beforeMs` (retention); may finish in the background. */
+  deleteBefore(beforeMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -129,6 +139,12 @@ export interface CheckpointStore {
   save(entries: ReadonlyMap<string, Buffer>): Promise<void>;
   /** Resolves when the store's server answers (see `Bus.ping`). */
   ping?(): Promise<void>;
+
+  /**
+   * Removes every consumer group's checkpoints of the machine's series (keys
+   * `<group>/<orgId>/<series>`, series-ids.ts isCheckpointOfMachine). Resolves with how many.
+   */
+  deleteMachine(orgId: string, machineId: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -139,6 +155,7 @@ export interface Notifier {
   subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
   /** Resolves when the notifier's server answers (see `Bus.ping`). */
   ping?(): Promise<void>;
+
   close(): Promise<void>;
 }
 
@@ -151,6 +168,11 @@ export interface DependencyCheck {
 }
 
 /** Channel name for baseline changes; the message is JSON `{ "orgId": ..., "machineId": ... }`. */
+/**
+ * Channel name for baseline changes; the message is JSON `{ "orgId": ..., "machineId": ... }`,
+ * with `"deleted": true` when the machine was deleted (the workers then drop its series' windows
+ * too, channels included).
+ */
 export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 
 /** Topic names. */

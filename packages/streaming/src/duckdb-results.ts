@@ -8,7 +8,8 @@ import path from 'node:path';
 import { DOUBLE, DuckDBInstance, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
-import { machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
+import { channelPrefixOf, checkMachineRef } from './series-ids.js';
 import { REGIMES } from './schemas.js';
 
 export interface DuckDbResultStoreOptions {
@@ -218,6 +219,36 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
 
     // An in-process file: a failure shows on the query that meets it, not in a probe.
     async ping(): Promise<void> {},
+
+    async deleteMachine(orgId: string, machineId: string): Promise<boolean> {
+      assertOpen();
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      const prefix = channelPrefixOf(machineId);
+      // starts_with, not LIKE: '_' is a wildcard there and common in machine ids.
+      const where =
+        prefix === null ? 'org_id = $1 AND machine_id = $2' : 'org_id = $1 AND (machine_id = $2 OR starts_with(machine_id, $3))';
+      const values: DuckDBValue[] = prefix === null ? [orgId, machineId] : [orgId, machineId, prefix];
+      return serial(async () => {
+        try {
+          const result = await connection.run(`DELETE FROM results WHERE ${where}`, values);
+          return result.rowsChanged > 0;
+        } catch (cause) {
+          throw unavailable(`deleting the results of ${machineId}`, cause);
+        }
+      });
+    },
+
+    async deleteBefore(beforeMs: number): Promise<void> {
+      assertOpen();
+      if (!isEpochMs(beforeMs)) throw new StreamingError('VALUE_INVALID', 'deleteBefore: beforeMs is not an epoch-milliseconds integer');
+      await serial(async () => {
+        try {
+          await connection.run('DELETE FROM results WHERE ts_ms < CAST($1 AS BIGINT)', [beforeMs]);
+        } catch (cause) {
+          throw unavailable('deleting results past their retention', cause);
+        }
+      });
+    },
 
     async close(): Promise<void> {
       if (closed) return;

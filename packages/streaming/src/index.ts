@@ -11,6 +11,7 @@ export * from './tracing.js';
 export * from './metrics.js';
 export * from './partitioner.js';
 export * from './result-rows.js';
+export * from './series-ids.js';
 export * from './in-process-bus.js';
 export * from './bus-log.js';
 export * from './memory-stores.js';

@@ -10,7 +10,8 @@ import type {
   StoredMachineSummary,
 } from './contracts.js';
 import { StreamingError } from './errors.js';
-import { emptyRegimeCounts, validateResultQuery, validateResultRows } from './result-rows.js';
+import { emptyRegimeCounts, isEpochMs, validateResultQuery, validateResultRows } from './result-rows.js';
+import { checkMachineRef, isCheckpointOfMachine, isSeriesOfMachine } from './series-ids.js';
 
 interface MachineRows {
   /** tsMs ascending, each once. */
@@ -108,6 +109,37 @@ export function createMemoryResultStore(): ResultStore {
     },
 
     async ping(): Promise<void> {},
+
+    async deleteMachine(orgId: string, machineId: string): Promise<boolean> {
+      assertOpen();
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      const machines = byOrg.get(orgId);
+      if (!machines) return false;
+      let any = false;
+      for (const [seriesId, machine] of [...machines]) {
+        if (!isSeriesOfMachine(seriesId, machineId)) continue;
+        any ||= machine.timestamps.length > 0;
+        machines.delete(seriesId);
+      }
+      return any;
+    },
+
+    async deleteBefore(beforeMs: number): Promise<void> {
+      assertOpen();
+      if (!isEpochMs(beforeMs)) throw new StreamingError('VALUE_INVALID', 'deleteBefore: beforeMs is not an epoch-milliseconds integer');
+      for (const machines of byOrg.values()) {
+        for (const machine of machines.values()) {
+          const cut = lowerBound(machine.timestamps, beforeMs);
+          for (const tsMs of machine.timestamps.splice(0, cut)) {
+            const row = machine.rows.get(tsMs)!;
+            machine.rows.delete(tsMs);
+            if (row.isAnomaly) machine.anomalies--;
+            machine.regimeCounts[row.regime]--;
+          }
+        }
+      }
+    },
+
     async close(): Promise<void> {
       closed = true;
     },
@@ -130,6 +162,15 @@ export function createMemoryCheckpointStore(): CheckpointStore {
       for (const [key, value] of batch) entries.set(key, Buffer.from(value));
     },
     async ping(): Promise<void> {},
+
+    async deleteMachine(orgId: string, machineId: string): Promise<number> {
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      let removed = 0;
+      for (const key of [...entries.keys()]) {
+        if (isCheckpointOfMachine(key, orgId, machineId) && entries.delete(key)) removed++;
+      }
+      return removed;
+    },
     async close(): Promise<void> {},
   };
 }
@@ -167,6 +208,7 @@ export function createMemoryNotifier(): Notifier {
       };
     },
     async ping(): Promise<void> {},
+
     async close(): Promise<void> {
       closed = true;
       listeners.clear();

@@ -6,6 +6,7 @@
 import { createClient, RESP_TYPES } from 'redis';
 import type { CheckpointStore, Notifier } from './contracts.js';
 import { StreamingError } from './errors.js';
+import { channelPrefixOf, checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
 
 function redisClient(url: string) {
   return createClient({
@@ -44,6 +45,11 @@ async function pingRedis(client: RedisConnection, what: string): Promise<void> {
   } catch (cause) {
     throw unavailable(`pinging Redis for ${what}`, cause);
   }
+}
+
+/** `text` matched literally in a SCAN MATCH pattern. */
+function globLiteral(text: string): string {
+  return text.replace(/[\\*?[\]^-]/g, (ch) => `\\${ch}`);
 }
 
 async function connect(url: string, what: string): Promise<RedisConnection> {
@@ -121,6 +127,27 @@ export async function createRedisCheckpointStore(
       }
     },
     ping: () => pingRedis(client, 'checkpoints'),
+    async deleteMachine(orgId: string, machineId: string): Promise<number> {
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      // Every consumer group's: `<prefix><group>/<org>/<series>`, the series exact or a channel.
+      const stem = `${globLiteral(prefix)}*/${globLiteral(orgId)}/`;
+      const channelPrefix = channelPrefixOf(machineId);
+      const patterns = [`${stem}${globLiteral(machineId)}`];
+      if (channelPrefix !== null) patterns.push(`${stem}${globLiteral(channelPrefix)}*`);
+      let removed = 0;
+      try {
+        for (const pattern of patterns) {
+          for await (const keys of client.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
+            // The pattern's '*' also spans '/': the exact check keeps only this machine's series.
+            const ours = keys.filter((key) => key.startsWith(prefix) && isCheckpointOfMachine(key.slice(prefix.length), orgId, machineId));
+            if (ours.length > 0) removed += await client.del(ours);
+          }
+        }
+      } catch (cause) {
+        throw unavailable('deleting checkpoints', cause);
+      }
+      return removed;
+    },
     async close(): Promise<void> {
       await closeRedis(client);
     },

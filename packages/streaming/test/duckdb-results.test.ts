@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resultRow } from '../src/testing.js';
 import { createDuckDbResultStore, openStreaming, type ResultRow } from '../src/index.js';
+import { checkResultDeletion, checkRetention } from './deletion-contract.js';
 
 function row(machineId: string, tsMs: number, overrides: Partial<ResultRow> = {}): ResultRow {
   return resultRow({ orgId: "org_'x", machineId, tsMs, ...overrides });
@@ -82,5 +83,33 @@ describe('createDuckDbResultStore', () => {
       await streaming.close();
     }
     await expect(openStreaming({ embeddedResults: 'duckdb' })).rejects.toMatchObject({ code: 'VALUE_INVALID' });
+  });
+
+  it("deletes a machine's series and its channels' only, and reopens without them", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-results-'));
+    dirs.push(dataDir);
+    const store = await createDuckDbResultStore({ dataDir });
+    try {
+      await checkResultDeletion(store);
+    } finally {
+      await store.close();
+    }
+    const again = await createDuckDbResultStore({ dataDir });
+    try {
+      expect((await again.machines("org_'a")).map((summary) => summary.machineId)).toEqual(['pumpX1', 'pump_1', 'pump_10']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('deletes the points past retention', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-results-'));
+    dirs.push(dataDir);
+    const store = await createDuckDbResultStore({ dataDir });
+    try {
+      await checkRetention(store);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import {
   type ResultRow,
   type StreamingError,
 } from '../src/index.js';
+import { checkCheckpointDeletion, checkResultDeletion, checkRetention } from './deletion-contract.js';
 
 const require = createRequire(import.meta.url);
 
@@ -203,5 +204,17 @@ describe('memory checkpoints and notifier', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(got).toEqual(['x']);
     await notifier.close();
+  });
+});
+
+describe('memory stores: deletion and retention', () => {
+  it("deletes a machine's series and its channels' only", async () => {
+    await checkResultDeletion(createMemoryResultStore());
+  });
+  it('deletes the points past retention', async () => {
+    await checkRetention(createMemoryResultStore());
+  });
+  it("deletes every group's checkpoints of a machine and its channels only", async () => {
+    await checkCheckpointDeletion(createMemoryCheckpointStore());
   });
 });

@@ -160,14 +160,13 @@ describe('detectEntireSeries', () => {
     expect(() => detectEntireSeries(plainInput([1, 2, 3]), DEFAULTS)).toThrow(SeriesError);
   });
 
-  it('models 8,640 points in well under a second', () => {
+  // Its speed is `npm run bench`'s to measure.
+  it('models 8,640 points', () => {
     const values = sineSeries(8640, { period: 288, noise: 3, seed: 3 });
     const input = gridInput(values, { granularity: 'minutely', customInterval: 5 });
-    const started = performance.now();
     const result = detectEntireSeries(input, DEFAULTS);
-    const elapsedMs = performance.now() - started;
     expect(result.period).toBe(288);
-    expect(elapsedMs).toBeLessThan(2000);
+    expect(result.isAnomaly).toHaveLength(8640);
   });
 });
 

@@ -779,18 +779,15 @@ describe('detectStream', () => {
     expect(previous).toBeGreaterThan(0);
   });
 
-  it('streams 20,000 points with a 1,441-point window in seconds', () => {
+  // Its speed is `npm run bench`'s to measure.
+  it('streams 20,000 points with a 1,441-point window', () => {
     const values = sineSeries(20_000, { period: 288, noise: 3, seed: 5 });
-    const started = performance.now();
     const records = detectStream(gridInput(values, { granularity: 'minutely', customInterval: 5 }), {
       ...DEFAULTS,
       windowPoints: 1441,
     });
-    const elapsedMs = performance.now() - started;
     expect(records).toHaveLength(20_000);
     expect(records[19_999]!.period).toBe(288);
-    // A few seconds on a shared 2-core machine; the bound only catches an O(n²) regression.
-    expect(elapsedMs).toBeLessThan(25_000);
   });
 });
 

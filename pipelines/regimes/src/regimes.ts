@@ -30,6 +30,11 @@ export interface RegimeThresholds {
   readonly transitionMaxPoints: number;
   /** SHOCK lasts at most this many points from the episode's start; a deviation that lasts is ACTIVE. */
   readonly shockMaxPoints: number;
+  /**
+   * The echo check (echoes.ts) repairs an extreme point whose value departs from the line through
+   * its neighbours by at least this many robust standard deviations of such departures.
+   */
+  readonly spikeDeparture: number;
 }
 
 export const DEFAULT_REGIME_THRESHOLDS: RegimeThresholds = Object.freeze({
@@ -42,6 +47,7 @@ export const DEFAULT_REGIME_THRESHOLDS: RegimeThresholds = Object.freeze({
   transitionMinPoints: 4,
   transitionMaxPoints: 64,
   shockMaxPoints: 64,
+  spikeDeparture: 6,
 });
 
 export interface RegimeInput {
@@ -96,11 +102,14 @@ function firstChangePoint(changePoints: ArrayLike<boolean> | null | undefined, f
   return -1;
 }
 
-function validateThresholds(thresholds: RegimeThresholds): void {
+export function validateThresholds(thresholds: RegimeThresholds): void {
   const { activeZ, shockZ, shockRisePoints, bridgePoints, transitionRadius, transitionMinPoints, transitionMaxPoints } =
     thresholds;
   if (!Number.isFinite(activeZ) || !Number.isFinite(shockZ) || shockZ < activeZ) {
     throw new RangeError('regime thresholds: activeZ and shockZ must be finite with shockZ >= activeZ');
+  }
+  if (!(thresholds.spikeDeparture > 0) || !Number.isFinite(thresholds.spikeDeparture)) {
+    throw new RangeError('regime thresholds: spikeDeparture must be a positive finite number');
   }
   for (const count of [
     shockRisePoints,

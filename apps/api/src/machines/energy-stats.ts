@@ -14,6 +14,20 @@ export function seriesEnergyStats(energies: ArrayLike<number>): BaselineStats {
   return fromModelStats(computeEnergyStats(informative), energies.length);
 }
 
+/**
+ * Statistics of a fine-tuned baseline's energies over its held-out tail only (points from
+ * `heldOutFrom`, the fine-tune's, and never before WINDOW_POINTS). The predictor fits the earlier
+ * points' pairs closely (its output layer has more features than a short series has pairs), so
+ * their energies are several times lower than on any new data of the same machine: a mean and
+ * standard deviation from them would make healthy new data read elevated. `numWindows` counts the
+ * held-out points used.
+ */
+export function heldOutEnergyStats(energies: ArrayLike<number>, heldOutFrom: number): BaselineStats {
+  const from = Math.max(WINDOW_POINTS, heldOutFrom);
+  const heldOut = Array.prototype.slice.call(energies, from) as number[];
+  return fromModelStats(computeEnergyStats(heldOut), energies.length);
+}
+
 /** Statistics of energies a caller computed: every value counts. */
 export function givenEnergyStats(energies: readonly number[]): BaselineStats {
   return fromModelStats(computeEnergyStats(energies), energies.length);

@@ -7,17 +7,24 @@
 // baseline.
 //
 // The machine inventory (list and status) merges two sources: the platform store (baselines,
-// synchronous detections) and, where one is injected, the streaming ResultStore (machines that
-// sent telemetry, with per-machine aggregates of their stored results). A machine known only from
-// its results is listed too. If the ResultStore cannot answer, the inventory answers 503 rather
-// than a list that silently leaves those machines out.
+// detection counters) and, where one is injected, the streaming ResultStore (machines that sent
+// telemetry, with per-machine aggregates of their stored results). The list holds the machines
+// with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
+// cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
+// machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
 import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
 import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
-import { givenEnergyStats, seriesEnergyStats } from './energy-stats.js';
+import { givenEnergyStats, heldOutEnergyStats } from './energy-stats.js';
 import { KeyedSerialiser } from './keyed-serialiser.js';
 import type { ModelHolder } from './model.js';
-import { GenerationalCache, type ResultStore, type StoredMachineSummary } from '@adp/streaming';
+import {
+  GenerationalCache,
+  isSeriesOfMachine,
+  type CheckpointStore,
+  type ResultStore,
+  type StoredMachineSummary,
+} from '@adp/streaming';
 
 export interface BaselineServiceOptions {
   readonly store: Store;
@@ -29,12 +36,24 @@ export interface BaselineServiceOptions {
    * replicas can drop their cached predictor. Awaited inside the write, so it runs before the next
    * write of the same machine; it must not reject (log instead).
    */
-  readonly onChanged?: (orgId: string, machineId: string) => Promise<void>;
+  readonly onChanged?: (orgId: string, machineId: string, change?: { readonly deleted: boolean }) => Promise<void>;
   /**
    * The streaming results, for the telemetry part of the inventory. Absent: no machine has a
    * telemetry summary (`telemetry` null everywhere) and only the store's machines are listed.
    */
-  readonly results?: Pick<ResultStore, 'machines'>;
+  readonly results?: Pick<ResultStore, 'machines' | 'deleteMachine'>;
+  /** The workers' checkpoints, so a deleted machine's trailing windows go too. Absent: none kept here. */
+  readonly checkpoints?: Pick<CheckpointStore, 'deleteMachine'>;
+}
+
+/** What a deletion removed. */
+export interface MachineDeletion {
+  /** False when nothing of the machine was found. */
+  readonly deleted: boolean;
+  /** A baseline of the machine or of one of its channels was removed. */
+  readonly baselineDeleted: boolean;
+  /** Stored streaming results of the machine or of its channels were removed. */
+  readonly resultsDeleted: boolean;
 }
 
 /** One machine of the inventory: what the store knows (nulls when it knows nothing) plus its telemetry summary. */
@@ -56,6 +75,7 @@ export interface MachineInventoryStatus {
 /** What a baseline request carries besides its data. */
 export interface BaselineSettings {
   readonly machineId: string;
+  /** Null: not given, so a replaced baseline keeps the label it had. */
   readonly label: string | null;
   readonly granularity: string | null;
   readonly sensitivity: number | null;
@@ -95,20 +115,27 @@ export class BaselineService {
     this.cache = new GenerationalCache(options.cacheSize);
   }
 
-  /** Fine-tunes on healthy `values`, measures the fine-tuned energies and stores the baseline. */
+  /**
+   * Fine-tunes on healthy `values`, measures the fine-tuned energies on the held-out tail the fit
+   * did not train on, and stores the baseline.
+   */
   fromSeries(orgId: string, settings: BaselineSettings, values: readonly number[]): Promise<BaselineRecord> {
     return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
+      const labelled = await this.keepingLabel(orgId, settings);
       const model = await this.options.model.get();
       const tuned = await model.fineTune(values);
       const { energies } = await model.energies(values, { weights: tuned.weights, normalisation: tuned.normalisation });
-      const stats = seriesEnergyStats(energies);
-      if (![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
+      const stats = heldOutEnergyStats(energies, tuned.heldOutFrom);
+      // Every energy, not only the held-out ones the statistics use: a series the model cannot
+      // score anywhere is out of range as a whole.
+      const finite = Array.prototype.every.call(energies, (energy: number) => Number.isFinite(energy));
+      if (!finite || ![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
         // As POST /v1/detect answers for such values: their energies overflow (a reading of 1e100
         // beside readings near 1 is 1e100 scales out).
         throw new AppError(ERRORS.InvalidSeries, "The series' values are out of the learned model's range (energy overflow).");
       }
       const record = await this.options.store.upsertBaseline(orgId, {
-        ...settings,
+        ...labelled,
         baselineId: baselineIdOf(settings.machineId),
         stats,
         fineTuneStats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
@@ -125,7 +152,7 @@ export class BaselineService {
   fromEnergies(orgId: string, settings: BaselineSettings, energies: readonly number[]): Promise<BaselineRecord> {
     return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
       const record = await this.options.store.upsertBaseline(orgId, {
-        ...settings,
+        ...(await this.keepingLabel(orgId, settings)),
         baselineId: baselineIdOf(settings.machineId),
         stats: givenEnergyStats(energies),
         fineTuneStats: SKIPPED_FINE_TUNE,
@@ -138,17 +165,29 @@ export class BaselineService {
     });
   }
 
+  /**
+   * The settings with the current baseline's label when the request gave none. Runs inside the
+   * machine's write queue, so no write of this replica lands between the read and the upsert.
+   */
+  private async keepingLabel(orgId: string, settings: BaselineSettings): Promise<BaselineSettings> {
+    if (settings.label !== null) return settings;
+    const current = await this.options.store.getBaseline(orgId, settings.machineId);
+    return current?.label ? { ...settings, label: current.label } : settings;
+  }
+
   getBaseline(orgId: string, machineId: string): Promise<BaselineRecord | null> {
     return this.options.store.getBaseline(orgId, machineId);
   }
 
   /**
-   * The store's machines and the machines with stored results, merged by id, ascending by id
-   * (code-unit order, as both stores sort). Rejects with 503 ServiceUnavailable when the results
-   * store cannot answer.
+   * The machines with a baseline, ascending by id (code-unit order, as both stores sort). With
+   * `includeTelemetry`, also the store's machines without one and the machines known only from
+   * stored results, merged by id. Rejects with 503 ServiceUnavailable when the results store
+   * cannot answer.
    */
-  async listMachines(orgId: string): Promise<MachineListing[]> {
-    const [known, stored] = await Promise.all([this.options.store.listMachines(orgId), this.storedMachines(orgId)]);
+  async listMachines(orgId: string, includeTelemetry = false): Promise<MachineListing[]> {
+    const [all, stored] = await Promise.all([this.options.store.listMachines(orgId), this.storedMachines(orgId)]);
+    const known = includeTelemetry ? all : all.filter((machine) => machine.baselineCreatedAt !== null);
     const telemetry = new Map(stored.map((summary) => [summary.machineId, summary]));
     const listed: MachineListing[] = known.map((machine: MachineSummary) => ({
       machineId: machine.machineId,
@@ -158,7 +197,7 @@ export class BaselineService {
       telemetry: telemetry.get(machine.machineId) ?? null,
     }));
     const inStore = new Set(known.map((machine) => machine.machineId));
-    for (const summary of stored) {
+    for (const summary of includeTelemetry ? stored : []) {
       if (inStore.has(summary.machineId)) continue;
       listed.push({ machineId: summary.machineId, baselineCreatedAt: null, numWindows: null, label: null, telemetry: summary });
     }
@@ -174,12 +213,6 @@ export class BaselineService {
     const telemetry = stored.find((summary) => summary.machineId === machineId) ?? null;
     if (record === null && telemetry === null) return null;
     return { record, telemetry };
-  }
-
-  /** Whether the machine has stored streaming results; false when the results store cannot tell. */
-  async hasStoredResults(orgId: string, machineId: string): Promise<boolean> {
-    const stored = await this.storedMachines(orgId).catch(() => []);
-    return stored.some((summary) => summary.machineId === machineId);
   }
 
   /** The organization's machines with stored results (none without a results store). */
@@ -206,15 +239,46 @@ export class BaselineService {
     return this.cache.has(cacheKey(orgId, machineId));
   }
 
-  /** Removes the machine, its baseline and counters; queued behind any baseline write in flight. */
-  deleteMachine(orgId: string, machineId: string): Promise<{ deleted: boolean; baselineDeleted: boolean }> {
+  /**
+   * Removes the machine and its channels (`<machineId>:<channel>`, unless the id holds ':'): their
+   * baselines, predictors and counters, stored streaming results and worker checkpoints, then
+   * tells the workers and the other replicas, which forget their windows and cached predictors.
+   * Queued behind any baseline write in flight. Store and results-store failures reject (503);
+   * what was removed before one stays removed and a retry finishes the rest.
+   */
+  deleteMachine(orgId: string, machineId: string): Promise<MachineDeletion> {
     const key = cacheKey(orgId, machineId);
     return this.writes.run(key, async () => {
-      const result = await this.options.store.deleteMachine(orgId, machineId);
-      this.cache.replace(key, undefined);
-      if (result.deleted) await this.options.onChanged?.(orgId, machineId);
-      return result;
+      const store = this.options.store;
+      const channels = (await store.listMachines(orgId))
+        .map((machine) => machine.machineId)
+        .filter((id) => id !== machineId && isSeriesOfMachine(id, machineId));
+      let deleted = false;
+      let baselineDeleted = false;
+      for (const id of [machineId, ...channels]) {
+        const result = await store.deleteMachine(orgId, id);
+        deleted ||= result.deleted;
+        baselineDeleted ||= result.baselineDeleted;
+        this.cache.replace(cacheKey(orgId, id), undefined);
+      }
+      const resultsDeleted = await this.deleteStored(orgId, machineId);
+      await this.options.checkpoints?.deleteMachine(orgId, machineId).catch((cause: unknown) => {
+        throw new AppError(ERRORS.ServiceUnavailable, "The machine's checkpoints could not be deleted right now. Retry shortly.", { cause });
+      });
+      deleted ||= resultsDeleted;
+      if (deleted) await this.options.onChanged?.(orgId, machineId, { deleted: true });
+      return { deleted, baselineDeleted, resultsDeleted };
     });
+  }
+
+  private async deleteStored(orgId: string, machineId: string): Promise<boolean> {
+    const results = this.options.results;
+    if (!results) return false;
+    try {
+      return await results.deleteMachine(orgId, machineId);
+    } catch (cause) {
+      throw new AppError(ERRORS.ServiceUnavailable, 'The results store cannot be reached right now. Retry shortly.', { cause });
+    }
   }
 
   /** The machine's predictor for detection, from the cache or the store; null without a baseline. */

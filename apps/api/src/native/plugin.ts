@@ -7,16 +7,22 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
-import { WINDOW_POINTS } from '@adp/model';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
-import { BASELINE_CHANGED_CHANNEL, type Notifier, type ResultStore, type StoredMachineSummary } from '@adp/streaming';
+import {
+  BASELINE_CHANGED_CHANNEL,
+  type CheckpointStore,
+  type Notifier,
+  type ResultStore,
+  type StoredMachineSummary,
+} from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
+import { machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
-import { classifyRegimes, countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
-import { parseBaselineRequest, parseDetectRequest, parseMachineId, toNativeError } from './request.js';
+import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
+import { parseBaselineRequest, parseDetectRequest, parseMachineId, parseMachinesInclude, toNativeError } from './request.js';
 import {
   BaselineQuery,
   BaselineRequest,
@@ -26,6 +32,7 @@ import {
   DetectResponse,
   MachineParams,
   MachineStatusResponse,
+  MachinesQuery,
   MachinesResponse,
   NativeError,
   type BaselineResponse as BaselineBody,
@@ -57,7 +64,9 @@ export interface NativeRoutesOptions {
    * telemetry summary and list machines known only from their results. Absent: `telemetry` is
    * null everywhere. Unreachable: those two routes answer 503. The caller owns it.
    */
-  readonly results?: Pick<ResultStore, 'machines'>;
+  readonly results?: Pick<ResultStore, 'machines' | 'deleteMachine'>;
+  /** The workers' checkpoints: DELETE /v1/machines/{machine_id} removes the machine's. The caller owns it. */
+  readonly checkpoints?: Pick<CheckpointStore, 'deleteMachine'>;
 }
 
 /**
@@ -69,6 +78,8 @@ export interface BaselineChangedMessage {
   readonly orgId: string;
   readonly machineId: string;
   readonly origin?: string;
+  /** The machine was deleted: workers forget its series' windows too. */
+  readonly deleted?: boolean;
 }
 
 export function parseBaselineChanged(message: string): BaselineChangedMessage | null {
@@ -86,8 +97,8 @@ export function parseBaselineChanged(message: string): BaselineChangedMessage | 
 
 /** Publishes baseline changes; a failure is logged loudly (other replicas keep a stale predictor). */
 function baselinePublisher(notifier: Notifier, origin: string, log: FastifyBaseLogger) {
-  return async (orgId: string, machineId: string): Promise<void> => {
-    const message: BaselineChangedMessage = { orgId, machineId, origin };
+  return async (orgId: string, machineId: string, change?: { readonly deleted: boolean }): Promise<void> => {
+    const message: BaselineChangedMessage = { orgId, machineId, origin, ...(change?.deleted ? { deleted: true } : {}) };
     try {
       await notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify(message));
     } catch (err) {
@@ -196,6 +207,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     cacheSize: options.predictorCacheSize,
     ...(notifier ? { onChanged: baselinePublisher(notifier, replicaId, fastify.log) } : {}),
     ...(options.results ? { results: options.results } : {}),
+    ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
   });
   app.addHook('onClose', async () => {
     await holder.close();
@@ -291,12 +303,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         if (predictor) {
           const { energyMean, energyStd } = predictor.baseline.stats;
           zScores = zScoresOf(energies, energyMean, energyStd);
-          // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
-          regimes = classifyRegimes({
-            zScores,
-            changePoints: changePointsOf(parsed.input, entire.period),
-            warmupPoints: WINDOW_POINTS,
-          });
+          // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
+          const changePoints = changePointsOf(parsed.input, entire.period);
+          regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
         } else {
           const own = seriesEnergyStats(energies);
           zScores = zScoresOf(energies, own.energyMean, own.energyStd);
@@ -304,7 +313,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         }
 
         await meter(request, 'v1/detect', values.length);
-        if (parsed.machineId !== null) {
+        // Counters only for a machine with a baseline: a detection naming any other id (a deleted
+        // machine's included) does not register a machine.
+        if (parsed.machineId !== null && predictor !== null) {
           // Status counters are bookkeeping: a failure is logged, the detection still answers.
           await service
             .recordDetection(orgId, parsed.machineId, {
@@ -399,12 +410,14 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         tags: TAGS,
         operationId: 'listMachines',
         summary:
-          "The organization's machines: those with a baseline, those named in detections and those with stored streaming results, each with its telemetry summary.",
-        response: { 200: MachinesResponse, 503: NativeError },
+          "The organization's machines with an active baseline, each with its telemetry summary; with include=telemetry also those without a baseline (known from stored streaming results).",
+        querystring: MachinesQuery,
+        response: { 200: MachinesResponse, 400: NativeError, 503: NativeError },
       },
     },
     async (request) => {
-      const machines = await service.listMachines(orgOf(request));
+      const includeTelemetry = parseMachinesInclude(request.query);
+      const machines = await service.listMachines(orgOf(request), includeTelemetry);
       return {
         machines: machines.map((machine) => ({
           machine_id: machine.machineId,
@@ -425,7 +438,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         tags: TAGS,
         operationId: 'deleteMachine',
         summary:
-          'Delete a machine with its baseline, fine-tuned predictor and counters; detection goes back to the generic model. Stored streaming results are kept.',
+          "Delete a machine and its channels: baselines, fine-tuned predictors, counters, stored streaming results and the workers' windows; detection goes back to the generic model.",
         params: MachineParams,
         response: { 200: DeleteMachineResponse, ...ERROR_RESPONSES },
       },
@@ -434,18 +447,13 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       const orgId = orgOf(request);
       const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
       const result = await service.deleteMachine(orgId, machineId);
-      if (!result.deleted) {
-        // Stored streaming results are not deleted through the API: say so for a machine that has
-        // only those, since GET /v1/machines lists it.
-        const onlyResults = await service.hasStoredResults(orgId, machineId);
-        throw new AppError(
-          ERRORS.MachineNotFound,
-          onlyResults
-            ? `Machine '${machineId}' has no baseline or counters to delete; its stored streaming results are kept.`
-            : `Machine '${machineId}' not found.`,
-        );
-      }
-      return { machine_id: machineId, deleted: true as const, baseline_deleted: result.baselineDeleted };
+      if (!result.deleted) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      return {
+        machine_id: machineId,
+        deleted: true as const,
+        baseline_deleted: result.baselineDeleted,
+        results_deleted: result.resultsDeleted,
+      };
     },
   );
 

@@ -73,6 +73,14 @@ function optional(body: JsonObject, name: string): unknown {
   return value === null ? undefined : value;
 }
 
+/** `GET /v1/machines?include=telemetry`: whether machines without a baseline are listed too. */
+export function parseMachinesInclude(query: unknown): boolean {
+  const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)['include'] : undefined;
+  if (value === undefined || value === '') return false;
+  if (value === 'telemetry') return true;
+  throw invalidArgument("The 'include' query parameter takes one value: 'telemetry' (also list machines without a baseline).");
+}
+
 /** Checks a machine id from a body, a query string or a path. */
 export function parseMachineId(value: unknown, where: string): string {
   if (value === undefined || value === null || value === '') {

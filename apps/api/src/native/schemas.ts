@@ -2,7 +2,7 @@
 // vendor entire-series fields under their vendor names). Request bodies are validated by
 // ./request.ts, which gives coded errors in a fixed order; the request schemas here document them.
 import { Type, type Static } from 'typebox';
-import { GRANULARITIES } from '@adp/detection';
+import { GRANULARITIES, IMPUTE_MODES } from '@adp/detection';
 import { REGIMES } from '@adp/regimes';
 import {
   MACHINE_ID_PATTERN,
@@ -13,6 +13,7 @@ import {
   MIN_BASELINE_POINTS,
 } from './request.js';
 import { MAX_SERIES_POINTS, MIN_SERIES_POINTS } from '../vendor/request.js';
+import { TIMESTAMPS_WITH_GRANULARITY } from '../vendor/schemas.js';
 
 export const NativeError = Type.Object(
   { error: Type.Object({ code: Type.String(), message: Type.String() }) },
@@ -24,44 +25,59 @@ const MachineId = Type.String({
   description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit; scoped to your organization.',
 });
 
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
 const Point = Type.Object({
-  timestamp: Type.Optional(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." })),
+  timestamp: Type.Optional(Nullable(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." }))),
   value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
 });
 
 const GranularityField = Type.Enum([...GRANULARITIES], { description: "Default 'none'." });
 const Sensitivity = Type.Integer({ minimum: 0, maximum: 99 });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const BaselineRequest = Type.Object(
   {
     machine_id: MachineId,
     series: Type.Optional(
-      Type.Array(Point, {
-        minItems: MIN_BASELINE_POINTS,
-        maxItems: MAX_BASELINE_POINTS,
-        description: 'Healthy data of the machine to fine-tune on.',
-      }),
+      Nullable(
+        Type.Array(Point, {
+          minItems: MIN_BASELINE_POINTS,
+          maxItems: MAX_BASELINE_POINTS,
+          description: 'Healthy data of the machine to fine-tune on.',
+        }),
+      ),
     ),
     energies: Type.Optional(
-      Type.Array(Type.Number({ minimum: 0, maximum: MAX_BASELINE_ENERGY }), {
-        minItems: MIN_BASELINE_POINTS,
-        maxItems: MAX_BASELINE_ENERGIES,
-        description: 'Instead of series: energies already computed; statistics only, fine-tuning skipped.',
-      }),
+      Nullable(
+        Type.Array(Type.Number({ minimum: 0, maximum: MAX_BASELINE_ENERGY }), {
+          minItems: MIN_BASELINE_POINTS,
+          maxItems: MAX_BASELINE_ENERGIES,
+          description: 'Instead of series: energies already computed; statistics only, fine-tuning skipped.',
+        }),
+      ),
     ),
-    granularity: Type.Optional(GranularityField),
-    label: Type.Optional(Type.String({ maxLength: MAX_LABEL_LENGTH })),
-    sensitivity: Type.Optional({ ...Sensitivity, description: 'Default sensitivity of detections for this machine.' }),
+    granularity: Type.Optional(Nullable(GranularityField)),
+    label: Type.Optional(Nullable(Type.String({ maxLength: MAX_LABEL_LENGTH }))),
+    sensitivity: Type.Optional(Nullable({ ...Sensitivity, description: 'Default sensitivity of detections for this machine.' })),
   },
-  { description: 'Exactly one of series or energies.' },
+  {
+    description: 'Exactly one of series or energies (null counts as absent).',
+    ...TIMESTAMPS_WITH_GRANULARITY,
+    oneOf: [
+      { required: ['series'], properties: { series: { type: 'array' } } },
+      { required: ['energies'], properties: { energies: { type: 'array' } } },
+    ],
+  },
 );
 
 const BaselineStats = Type.Object({
   energy_mean: Type.Number(),
   energy_std: Type.Number(),
   energy_p99: Type.Number(),
-  num_windows: Type.Integer({ description: 'Points with a full window (the first points of a series have no history).' }),
+  num_windows: Type.Integer({
+    description:
+      'Energies the statistics are over: the held-out tail of a fine-tuned series (its last 20 % of windows, never fitted on), or every given energy.',
+  }),
   series_length: Type.Integer(),
 });
 
@@ -91,6 +107,14 @@ export type BaselineResponse = Static<typeof BaselineResponse>;
 
 export const BaselineQuery = Type.Object({ machine_id: MachineId });
 export const MachineParams = Type.Object({ machine_id: MachineId });
+export const MachinesQuery = Type.Object({
+  include: Type.Optional(
+    Type.Literal('telemetry', {
+      description:
+        'Also list the machines without a baseline: those with stored streaming results and any other the store holds.',
+    }),
+  ),
+});
 
 const RegimeCounts = Type.Object(Object.fromEntries(REGIMES.map((regime) => [regime, Type.Integer({ minimum: 0 })])));
 
@@ -136,6 +160,8 @@ export const DeleteMachineResponse = Type.Object({
   machine_id: Type.String(),
   deleted: Type.Literal(true),
   baseline_deleted: Type.Boolean(),
+  /** Stored streaming results of the machine or its channels were removed. */
+  results_deleted: Type.Boolean(),
 });
 
 
@@ -177,18 +203,18 @@ export const MachineStatusResponse = Type.Object({
 export const DetectRequest = Type.Object(
   {
     series: Type.Array(Point, { minItems: MIN_SERIES_POINTS, maxItems: MAX_SERIES_POINTS }),
-    granularity: Type.Optional(GranularityField),
-    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
-    period: Type.Optional(Type.Integer({ minimum: 0 })),
-    sensitivity: Type.Optional({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." }),
-    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
-    imputeMode: Type.Optional(Type.String()),
-    imputeFixedValue: Type.Optional(Type.Number()),
-    machine_id: Type.Optional(MachineId),
-    include_energy: Type.Optional(Type.Boolean({ default: true })),
-    include_embeddings: Type.Optional(Type.Boolean({ default: false })),
+    granularity: Type.Optional(Nullable(GranularityField)),
+    customInterval: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    period: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Period in points. Absent, null or 0 = detect it.' }))),
+    sensitivity: Type.Optional(Nullable({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." })),
+    maxAnomalyRatio: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 }))),
+    imputeMode: Type.Optional(Nullable(Type.Enum([...IMPUTE_MODES], { description: "Default 'auto'." }))),
+    imputeFixedValue: Type.Optional(Nullable(Type.Number({ description: "Required when imputeMode is 'fixed'." }))),
+    machine_id: Type.Optional(Nullable(MachineId)),
+    include_energy: Type.Optional(Nullable(Type.Boolean({ default: true }))),
+    include_embeddings: Type.Optional(Nullable(Type.Boolean({ default: false }))),
   },
-  { description: 'The vendor entire-detect fields plus the native ones.' },
+  { description: 'The vendor entire-detect fields plus the native ones.', ...TIMESTAMPS_WITH_GRANULARITY },
 );
 
 const Numbers = Type.Array(Type.Number());

@@ -100,6 +100,13 @@ export function parseTelemetryRequest(
 ): TelemetryRequest {
   if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');
   const machineId = parseMachineId(body['machine_id'], "'machine_id' field");
+  // ':' joins a machine to its channel in series ids: machine `a:b` would be machine `a`'s channel `b`.
+  if (machineId.includes(':')) {
+    throw new AppError(
+      ERRORS.InvalidMachineId,
+      "The 'machine_id' field of telemetry must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+    );
+  }
   const tags = parseTags(body['tags']);
   const raw = body['points'];
   if (!Array.isArray(raw)) throw invalidPoints(`The 'points' field is required: an array of 1 to ${maxPoints} points.`);
@@ -175,7 +182,8 @@ export function encodeCursor(lastTsMs: number): string {
 export function decodeCursor(token: string): number | null {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) return null;
   const text = Buffer.from(token, 'base64url').toString('utf8');
-  const match = /^r1\.(-?\d{1,16})$/.exec(text);
+  // Only timestamps a page can end on: stored results start at epoch 0.
+  const match = /^r1\.(\d{1,16})$/.exec(text);
   if (!match) return null;
   const value = Number(match[1]);
   return Number.isSafeInteger(value) ? value : null;
@@ -186,8 +194,9 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   const object = isJsonObject(query) ? query : {};
   const fromMs = timeBound(object, 'from', parseTimestamp);
   const toMs = timeBound(object, 'to', parseTimestamp);
-  if (fromMs !== undefined && toMs !== undefined && !(fromMs < toMs)) {
-    throw invalidArgument("The 'from' query parameter must be earlier than 'to' (from is inclusive, to exclusive).");
+  // from == to is an empty range (from inclusive, to exclusive): an empty page, not an error.
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
+    throw invalidArgument("The 'from' query parameter must not be later than 'to' (from is inclusive, to exclusive).");
   }
   const limitText = single(object, 'limit');
   let limit = RESULTS_DEFAULT_LIMIT;
@@ -199,7 +208,8 @@ export function parseResultsQuery(query: unknown, parseTimestamp: ParseTimestamp
   }
   const cursorText = single(object, 'cursor');
   let afterTsMs: number | undefined;
-  if (cursorText !== undefined) {
+  // Empty counts as absent, as for from and to: `cursor=${next ?? ''}` asks for the first page.
+  if (cursorText !== undefined && cursorText !== '') {
     const decoded = decodeCursor(cursorText);
     if (decoded === null) throw invalidArgument("The 'cursor' query parameter is not a cursor this API returned.");
     afterTsMs = decoded;

@@ -13,21 +13,38 @@ const MachineId = Type.String({
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601; strictly ascending within a call.' });
 
-const ValuePoint = Type.Object({
-  timestamp: Timestamp,
-  value: Type.Number({ description: 'The reading of a single-channel machine: finite, |value| <= 1e100.' }),
-});
+// Exactly one of value and channels: each form rules the other's field out.
+const ValuePoint = Type.Object(
+  {
+    timestamp: Timestamp,
+    value: Type.Number({ description: 'The reading of a single-channel machine: finite, |value| <= 1e100.' }),
+  },
+  { not: { required: ['channels'] } },
+);
 
-const ChannelsPoint = Type.Object({
-  timestamp: Timestamp,
-  channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Type.Number(), {
-    description: `Readings of a multi-channel machine, 1 to ${MAX_CHANNELS} named channels, in a stable order.`,
-  }),
+const ChannelsPoint = Type.Object(
+  {
+    timestamp: Timestamp,
+    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Type.Number(), {
+      minProperties: 1,
+      maxProperties: MAX_CHANNELS,
+      additionalProperties: false,
+      description: `Readings of a multi-channel machine, 1 to ${MAX_CHANNELS} named channels, in a stable order.`,
+    }),
+  },
+  { not: { required: ['value'] } },
+);
+
+/** A machine sending telemetry: no ':', which joins a machine to its channel in series ids. */
+const TelemetryMachineId = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+  description:
+    "Machine id: 1..128 of A-Z a-z 0-9 . _ - starting with a letter or digit (no ':': a channel's series is '<machine_id>:<channel>'); scoped to your organization.",
 });
 
 export const TelemetryRequest = Type.Object(
   {
-    machine_id: MachineId,
+    machine_id: TelemetryMachineId,
     points: Type.Array(Type.Union([ValuePoint, ChannelsPoint]), {
       minItems: 1,
       description: 'At most TELEMETRY_MAX_POINTS (default 10,000). Each point has exactly one of value and channels.',
@@ -52,8 +69,17 @@ export const TelemetryAccepted = Type.Object(
 export const ResultsParams = Type.Object({ machine_id: MachineId });
 
 export const ResultsQuery = Type.Object({
-  from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive lower bound on the timestamp.' })),
-  to: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive upper bound on the timestamp.' })),
+  // Empty reads as absent, so the document allows it.
+  from: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Literal('')], {
+      description: 'Inclusive lower bound on the timestamp; 1970 or later; empty = absent.',
+    }),
+  ),
+  to: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Literal('')], {
+      description: 'Exclusive upper bound on the timestamp; not before from; empty = absent.',
+    }),
+  ),
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: RESULTS_MAX_LIMIT, default: RESULTS_DEFAULT_LIMIT, description: 'Rows per page.' }),
   ),

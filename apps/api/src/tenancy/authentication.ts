@@ -4,7 +4,8 @@
 //
 // Headers are checked in a fixed order and the FIRST ONE PRESENT is the one used, even if a later
 // header holds a valid key: Ocp-Apim-Subscription-Key (all vendor SDKs), X-Service-Key,
-// Authorization: Bearer <key>. A header with an empty value counts as absent, and so does an
+// Authorization: Bearer <key>; with none of them, the `subscription-key` query parameter (as the
+// vendor's gateway read it). A header with an empty value counts as absent, and so does an
 // Authorization header with another scheme. An Azure AD token sent as Bearer is not a key and gets
 // the invalid-key 401.
 //
@@ -87,6 +88,12 @@ function seconds(count: number): string {
   return `${count} second${count === 1 ? '' : 's'}`;
 }
 
+/**
+ * The query parameter the vendor's gateway also read a key from. Checked after every header; the
+ * request log redacts it (../logging.ts).
+ */
+export const API_KEY_QUERY_PARAMETER = 'subscription-key';
+
 /** Header names in the order they are checked (lower case, as Node delivers them). */
 export const API_KEY_HEADERS = ['ocp-apim-subscription-key', 'x-service-key', 'authorization'] as const;
 
@@ -149,6 +156,14 @@ export function presentedApiKey(headers: FastifyRequest['headers']): string | un
     if (bearer) return bearer[1];
   }
   return undefined;
+}
+
+/** The key in the `subscription-key` query parameter (the first, when repeated), or undefined. */
+export function queryApiKey(query: unknown): string | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const raw = (query as Record<string, unknown>)[API_KEY_QUERY_PARAMETER];
+  const value = Array.isArray(raw) ? (raw[0] as unknown) : raw;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
 /** Looks keys up by hash with a short-lived cache of the keys that were found and active. */
@@ -260,7 +275,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     // gets its 401, the ones after it the 429.
     const address = request.ip;
     const blockedMs = failures?.blockedForMs(address) ?? 0;
-    const key = presentedApiKey(request.headers);
+    const key = presentedApiKey(request.headers) ?? queryApiKey(request.query);
     if (key === undefined) {
       if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
       failures?.recordFailure(address);

@@ -4,11 +4,15 @@
 // key are generated, written to <DATA_DIR>/bootstrap-keys.json (mode 0600) and only then recorded
 // in the store together with the "bootstrapped" mark, in one transaction. A crash in between
 // leaves an unmarked organization, so the next start issues fresh keys and rewrites the file: the
-// keys in the file are always the ones that work. Later starts create nothing.
+// keys in the file are always the ones that work. Later starts create nothing. The file stays
+// until someone deletes it, and every start reports it (`earlierKeysFile`): a first start that
+// failed after writing it (its port taken) never showed the keys.
 //
 // BOOTSTRAP_API_KEY, when set, is created for the default organization if no key with that value
-// exists (any organization, revoked or not: an existing key is never changed).
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+// exists (any organization, revoked or not: an existing key is never changed). Set on the first
+// start, it is the organization's key instead of a generated pair: a deployment that chose its key
+// gets no second secret on disk.
+import { access, chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiKeyKind, Store } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
@@ -30,6 +34,11 @@ export interface BootstrapResult {
   readonly createdKeys: readonly IssuedKey[];
   /** Absolute path of the file the created keys were saved in; null when none were created. */
   readonly keysFile: string | null;
+  /**
+   * Absolute path of a keys file an earlier start wrote and nobody has deleted; null when there is
+   * none or this start wrote it.
+   */
+  readonly earlierKeysFile: string | null;
   /** What happened to BOOTSTRAP_API_KEY; null when it is not set. Never holds the plaintext. */
   readonly configuredKey: {
     readonly keyId: string;
@@ -52,7 +61,16 @@ export async function bootstrapTenancy(store: Store, options: BootstrapOptions):
     let createdKeys: IssuedKey[] = [];
     let keysFile: string | null = null;
 
-    if (organization.bootstrappedAt === null) {
+    // First, so that a crash before the mark below leaves the key in place for the next start.
+    let configuredKey: BootstrapResult['configuredKey'] = null;
+    if (options.bootstrapApiKey !== undefined) {
+      const { key, created } = await store.createApiKey(organization.id, describeApiKey(options.bootstrapApiKey));
+      configuredKey = { keyId: key.id, kind: key.kind, created, revoked: key.revokedAt !== null };
+    }
+
+    if (organization.bootstrappedAt === null && configuredKey !== null) {
+      await store.completeBootstrap(organization.id, []);
+    } else if (organization.bootstrappedAt === null) {
       const plaintexts = [generateApiKey('test'), generateApiKey('live')];
       keysFile = path.join(options.dataDir, BOOTSTRAP_KEYS_FILE_NAME);
       await writeKeysFile(keysFile, organization.id, plaintexts);
@@ -70,17 +88,22 @@ export async function bootstrapTenancy(store: Store, options: BootstrapOptions):
       }
     }
 
-    let configuredKey: BootstrapResult['configuredKey'] = null;
-    if (options.bootstrapApiKey !== undefined) {
-      const { key, created } = await store.createApiKey(organization.id, describeApiKey(options.bootstrapApiKey));
-      configuredKey = { keyId: key.id, kind: key.kind, created, revoked: key.revokedAt !== null };
-    }
-
-    return { organizationId: organization.id, createdKeys, keysFile, configuredKey };
+    const savedFile = path.join(options.dataDir, BOOTSTRAP_KEYS_FILE_NAME);
+    const earlierKeysFile = keysFile === null && (await exists(savedFile)) ? savedFile : null;
+    return { organizationId: organization.id, createdKeys, keysFile, earlierKeysFile, configuredKey };
   } catch (cause) {
     if (cause instanceof AppError) throw cause;
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new AppError(ERRORS.BootstrapFailed, `Bootstrap of the default organization failed: ${reason}`, { cause });
+  }
+}
+
+async function exists(filePath: string): Promise<boolean> {
+  try {
+    await access(filePath);
+    return true;
+  } catch {
+    return false;
   }
 }
 

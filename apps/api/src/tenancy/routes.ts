@@ -19,7 +19,11 @@ const EndpointUsage = Type.Object({
   call_count: Type.Integer({ minimum: 0, description: 'Successful calls.' }),
 });
 
-const Usage = Type.Object(
+const UsageRecords = Type.Array(EndpointUsage, {
+  description: "The caller's organization's usage: one record per endpoint label, zeros included.",
+});
+
+const UsageSummary = Type.Object(
   {
     org_id: Type.String(),
     key_id: Type.String(),
@@ -29,35 +33,53 @@ const Usage = Type.Object(
     call_count: Type.Integer({ minimum: 0 }),
     usage: Type.Array(EndpointUsage, { description: 'One record per endpoint label, zeros included.' }),
   },
-  { description: "The caller's key and its organization's usage" },
+  { description: "The caller's key and its organization's usage, with totals" },
 );
 
 export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = async (app, options) => {
+  /** One record per label: the known labels first in their fixed order, then any other label the store holds. */
+  async function usageRecords(orgId: string) {
+    const usage = await options.store.usageFor(orgId);
+    const recorded = new Map(usage.byEndpoint.map((entry) => [entry.endpoint, entry]));
+    const labels = [...USAGE_ENDPOINTS, ...[...recorded.keys()].filter((label) => !(USAGE_ENDPOINTS as readonly string[]).includes(label))];
+    const records = labels.map((endpoint) => ({
+      endpoint,
+      total_points: recorded.get(endpoint)?.points ?? 0,
+      call_count: recorded.get(endpoint)?.calls ?? 0,
+    }));
+    return { usage, records };
+  }
+
   app.get(
     '/v1/usage',
     {
       schema: {
-        summary: "Usage of the caller's organization, per endpoint",
+        summary: "Usage of the caller's organization: an array of one record per endpoint",
         tags: ['tenancy'],
-        response: { 200: Usage },
+        response: { 200: UsageRecords },
+      },
+    },
+    async (request) => (await usageRecords(request.auth.orgId)).records,
+  );
+
+  app.get(
+    '/v1/usage/summary',
+    {
+      schema: {
+        summary: "The caller's organization and key, its usage totals and the per-endpoint records",
+        tags: ['tenancy'],
+        response: { 200: UsageSummary },
       },
     },
     async (request) => {
-      const usage = await options.store.usageFor(request.auth.orgId);
-      const recorded = new Map(usage.byEndpoint.map((entry) => [entry.endpoint, entry]));
-      // The known labels first in their fixed order, then any other label the store holds.
-      const labels = [...USAGE_ENDPOINTS, ...[...recorded.keys()].filter((label) => !(USAGE_ENDPOINTS as readonly string[]).includes(label))];
+      const { usage, records } = await usageRecords(request.auth.orgId);
       return {
         org_id: usage.orgId,
         key_id: request.auth.keyId,
         key_kind: request.auth.keyKind,
         total_points: usage.points,
         call_count: usage.calls,
-        usage: labels.map((endpoint) => ({
-          endpoint,
-          total_points: recorded.get(endpoint)?.points ?? 0,
-          call_count: recorded.get(endpoint)?.calls ?? 0,
-        })),
+        usage: records,
       };
     },
   );

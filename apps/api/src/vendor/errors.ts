@@ -19,8 +19,11 @@ export const VENDOR_ERROR_STATUS = {
   InvalidImputeFixedValue: 400,
 
   NotFound: 404,
+  MethodNotAllowed: 405,
+  RequestTimeout: 408,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  RequestHeaderFieldsTooLarge: 431,
   InternalServerError: 500,
 } as const;
 

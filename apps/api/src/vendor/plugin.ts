@@ -98,7 +98,16 @@ async function requireKnownVersionAndOperation(request: FastifyRequest): Promise
   if (!isApiVersion(params.version) || resolveOperation(params.operation) === undefined) throw notFound(request);
 }
 
-async function alwaysNotFound(request: FastifyRequest): Promise<void> {
+const OPERATION_PATH = new RegExp(`^${ROUTE_PREFIX}/([^/]+)/timeseries/([^/]+)/detect$`);
+
+/** Everything else under the prefix: a 405 on an operation's path (it answers POST only), else a 404. */
+async function alwaysNotFound(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const path = request.url.split('?')[0] ?? '';
+  const match = OPERATION_PATH.exec(path);
+  if (match && isApiVersion(match[1]) && resolveOperation(match[2]) !== undefined) {
+    reply.header('allow', 'POST');
+    throw new VendorError('MethodNotAllowed', `${request.method} is not allowed on ${path.slice(0, 200)}; it answers POST.`);
+  }
   throw notFound(request);
 }
 

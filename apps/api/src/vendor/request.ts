@@ -114,7 +114,7 @@ const IMPUTE_MODE_LIST = `[${IMPUTE_MODES.map((m) => `'${m}'`).join(', ')}]`;
 /**
  * Validates a parsed JSON body for one operation and turns it into the engine's input.
  * Throws VendorError for the first rule that fails, in the vendor's order:
- *  1 body is an object; 2 series present (changepoint: granularity present); 3 granularity;
+ *  1 body is an object; 2 series present; 3 granularity;
  *  4 customInterval; 5 period; 6 maxAnomalyRatio; 7 sensitivity; 8 threshold, stableTrendWindow;
  *  9 imputeMode, imputeFixedValue; 9b pastRange (last only, an extension); 10 series is an array; 11 series length;
  *  12 each point's timestamp and value; 13 value magnitude; 8b stableTrendWindow < n/2.
@@ -132,15 +132,13 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     throw new VendorError('BadArgument', 'Invalid Json Format, the request body must be a JSON object.');
   }
 
-  // 2. Required fields. The vendor spec requires granularity for change-point detection only.
+  // 2. Required fields. Change-point detection takes the same optional granularity as the other
+  // operations (default none), where the vendor's spec required it.
   const rawSeries = readField(body, 'series');
   if (rawSeries === undefined) {
     throw new VendorError('BadArgument', `The ${name('series')} field is required in request.`);
   }
   const rawGranularity = readOptional(body, 'granularity');
-  if (isChangePoint && rawGranularity === undefined) {
-    throw new VendorError('BadArgument', `The ${name('granularity')} field is required in request.`);
-  }
 
   // 3. granularity
   let granularity: Granularity = DEFAULT_GRANULARITY;
@@ -165,14 +163,15 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     customInterval = rawCustomInterval;
   }
 
-  // 5. period (absent or null = detect it; 0 = non-seasonal)
+  // 5. period (absent, null or 0 = detect it). 0 is the service's documented default, so it
+  // cannot mean "not seasonal" as well; the vendor's SDKs never send 0 unless asked to.
   let period: number | undefined;
   const rawPeriod = readOptional(body, 'period');
   if (rawPeriod !== undefined) {
     if (!isInteger(rawPeriod) || rawPeriod < 0) {
       throw new VendorError('InvalidPeriod', `The ${name('period')} field must be an integer >= 0.`);
     }
-    period = rawPeriod;
+    period = rawPeriod === 0 ? undefined : rawPeriod;
   }
 
   // 6, 7. maxAnomalyRatio and sensitivity (entire and last only).

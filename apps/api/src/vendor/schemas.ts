@@ -6,6 +6,19 @@ import { Type, type Static } from 'typebox';
 import { GRANULARITIES, IMPUTE_MODES } from '@adp/detection';
 import { API_VERSIONS, MAX_SERIES_POINTS, MIN_SERIES_POINTS } from './request.js';
 
+/** Optional fields take null as absent (the parser reads them so), and the document says so. */
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * With a granularity other than 'none', every point needs a timestamp: the one rule between
+ * fields the parser applies that JSON Schema can state (sorting, uniqueness and the time grid are
+ * the engine's, and answer 400 InvalidSeries).
+ */
+export const TIMESTAMPS_WITH_GRANULARITY = {
+  if: { required: ['granularity'], properties: { granularity: { type: 'string', not: { const: 'none' } } } },
+  then: { properties: { series: { items: { required: ['timestamp'], properties: { timestamp: { type: 'string' } } } } } },
+} as const;
+
 export const VersionParams = Type.Object({
   version: Type.Enum([...API_VERSIONS], {
     description: 'API version path segment; all four route to the same handlers (the v1.1 contract is a superset).',
@@ -14,10 +27,12 @@ export const VersionParams = Type.Object({
 
 export const TimeSeriesPoint = Type.Object({
   timestamp: Type.Optional(
-    Type.String({
-      format: 'date-time',
-      description: "ISO 8601 timestamp; required when granularity is not 'none'.",
-    }),
+    Nullable(
+      Type.String({
+        format: 'date-time',
+        description: "ISO 8601 timestamp; required when granularity is not 'none'.",
+      }),
+    ),
   ),
   value: Type.Number({ description: 'The measurement; finite, |value| <= 1e100.' }),
 });
@@ -39,60 +54,60 @@ const CustomInterval = Type.Integer({
 
 const Period = Type.Integer({
   minimum: 0,
-  description: 'Period in points. Absent or null = detect it; 0 = treat as non-seasonal.',
+  description: 'Period in points. Absent, null or 0 = detect it.',
 });
 
 export const DetectRequest = Type.Object(
   {
     series: Series,
-    granularity: Type.Optional(Granularity),
-    customInterval: Type.Optional(CustomInterval),
-    period: Type.Optional(Period),
+    granularity: Type.Optional(Nullable(Granularity)),
+    customInterval: Type.Optional(Nullable(CustomInterval)),
+    period: Type.Optional(Nullable(Period)),
     maxAnomalyRatio: Type.Optional(
-      Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, description: 'Largest share of points flagged. Default 0.25.' }),
+      Nullable(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, description: 'Largest share of points flagged. Default 0.25.' })),
     ),
     sensitivity: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 99, description: 'Higher = narrower margins = more anomalies. Default 95.' }),
+      Nullable(Type.Integer({ minimum: 0, maximum: 99, description: 'Higher = narrower margins = more anomalies. Default 95.' })),
     ),
     imputeMode: Type.Optional(
-      Type.Enum([...IMPUTE_MODES], { description: "How missing points are filled when granularity is not 'none'. Default 'auto'." }),
+      Nullable(Type.Enum([...IMPUTE_MODES], { description: "How missing points are filled when granularity is not 'none'. Default 'auto'." })),
     ),
-    imputeFixedValue: Type.Optional(Type.Number({ description: "Fill value; required when imputeMode is 'fixed'." })),
+    imputeFixedValue: Type.Optional(Nullable(Type.Number({ description: "Fill value; required when imputeMode is 'fixed'." }))),
   },
-  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.', ...TIMESTAMPS_WITH_GRANULARITY },
 );
 
 export const LastDetectRequest = Type.Object(
   {
     ...DetectRequest.properties,
     pastRange: Type.Optional(
-      Type.Object(
+      Nullable(Type.Object(
         { min: Type.Number(), max: Type.Number() },
         {
           description:
             'Not in the vendor API: the lowest and highest value the series took before its first point (min <= max). ' +
             'A new level is then only reported beyond this range too.',
         },
-      ),
+      )),
     ),
   },
-  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.', ...TIMESTAMPS_WITH_GRANULARITY },
 );
 
 export const ChangePointDetectRequest = Type.Object(
   {
     series: Series,
-    granularity: Granularity,
-    customInterval: Type.Optional(CustomInterval),
-    period: Type.Optional(Period),
+    granularity: Type.Optional(Nullable(Granularity)),
+    customInterval: Type.Optional(Nullable(CustomInterval)),
+    period: Type.Optional(Nullable(Period)),
     stableTrendWindow: Type.Optional(
-      Type.Integer({ minimum: 3, description: 'Points each side of a change that must show a stable trend; < n/2.' }),
+      Nullable(Type.Integer({ minimum: 3, description: 'Points each side of a change that must show a stable trend; < n/2.' })),
     ),
     threshold: Type.Optional(
-      Type.Number({ minimum: 0.01, maximum: 0.99, description: 'A point is a change point when its confidence reaches it.' }),
+      Nullable(Type.Number({ minimum: 0.01, maximum: 0.99, description: 'A point is a change point when its confidence reaches it.' })),
     ),
   },
-  { description: 'Keys are matched case-insensitively; unknown keys are ignored.' },
+  { description: 'Keys are matched case-insensitively; unknown keys are ignored.', ...TIMESTAMPS_WITH_GRANULARITY },
 );
 
 export const EntireDetectResponse = Type.Object(
