@@ -8,6 +8,7 @@ import path from 'node:path';
 import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { CheckpointStore } from './contracts.js';
 import { StreamingError } from './errors.js';
+import { checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
 
 export interface DuckDbCheckpointStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */
@@ -109,6 +110,31 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
           throw unavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
+        }
+      });
+    },
+
+    async deleteMachine(orgId: string, machineId: string): Promise<number> {
+      assertOpen();
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      return serial(async () => {
+        try {
+          // Every group's keys of the organization, then the exact check (series-ids.ts) in code.
+          const reader = await connection.runAndReadAll('SELECT key FROM checkpoints WHERE contains(key, $1)', [`/${orgId}/`]);
+          const keys = reader
+            .getRowObjects()
+            .map((row) => String(row['key']))
+            .filter((key) => isCheckpointOfMachine(key, orgId, machineId));
+          await connection.run('BEGIN TRANSACTION');
+          for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
+            const chunk = keys.slice(start, start + KEYS_PER_STATEMENT);
+            await connection.run(`DELETE FROM checkpoints WHERE key IN (${chunk.map((_, i) => `$${i + 1}`).join(', ')})`, chunk);
+          }
+          await connection.run('COMMIT');
+          return keys.length;
+        } catch (cause) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw unavailable(`deleting the checkpoints of ${machineId}`, cause);
         }
       });
     },

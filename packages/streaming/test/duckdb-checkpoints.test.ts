@@ -38,6 +38,22 @@ describe('createDuckDbCheckpointStore', () => {
     }
   });
 
+  it("deletes a machine's checkpoints (its channels too) in every group, and nothing else", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-checkpoints-'));
+    dirs.push(dataDir);
+    const store = await createDuckDbCheckpointStore({ dataDir });
+    try {
+      const keys = ['g1/org_a/pump', 'g2/org_a/pump', 'g1/org_a/pump:temp', 'g1/org_a/pump-2', 'g1/org_b/pump', 'g1/org_a/pumpx'];
+      await store.save(new Map(keys.map((key) => [key, Buffer.from(key)])));
+      expect(await store.deleteMachine('org_a', 'pump')).toBe(3);
+      const left = await store.load(keys);
+      expect([...left.keys()].sort()).toEqual(['g1/org_a/pump-2', 'g1/org_a/pumpx', 'g1/org_b/pump']);
+      expect(await store.deleteMachine('org_a', 'pump')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("is what openStreaming gives with embeddedCheckpoints 'duckdb'", async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-checkpoints-'));
     dirs.push(dataDir);
