@@ -190,7 +190,7 @@ async function expectEveryAcceptedPointOnce(child: Child, key: string, clients: 
   }
   // Usage counts what was accepted: at least every 202, never more than was sent.
   const { body } = await getJson(`${child.baseUrl}/v1/usage`, key);
-  const telemetry = (body as { usage: { endpoint: string; total_points: number }[] }).usage.find((entry) => entry.endpoint === 'telemetry');
+  const telemetry = (body as { endpoint: string; total_points: number }[]).find((entry) => entry.endpoint === 'telemetry');
   const acked = clients.reduce((n, client) => n + client.acked.size, 0);
   const sent = acked + clients.reduce((n, client) => n + client.unacked, 0);
   expect(telemetry?.total_points).toBeGreaterThanOrEqual(acked);

@@ -59,8 +59,8 @@ const body = (first = 0) => ({
 });
 
 async function telemetryUsage(app: FastifyInstance): Promise<{ points: number; calls: number }> {
-  const usage = (await get(app, '/v1/usage')).json() as { usage: { endpoint: string; total_points: number; call_count: number }[] };
-  const entry = usage.usage.find((row) => row.endpoint === 'telemetry');
+  const usage = (await get(app, '/v1/usage')).json() as { endpoint: string; total_points: number; call_count: number }[];
+  const entry = usage.find((row) => row.endpoint === 'telemetry');
   return { points: entry?.total_points ?? 0, calls: entry?.call_count ?? 0 };
 }
 
