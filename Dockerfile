@@ -7,6 +7,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json .npmrc ./
 COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
+COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/worker/package.json apps/worker/
 COPY packages/model/package.json packages/model/
 COPY packages/observability/package.json packages/observability/

@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Tiers by folder: `unit` needs no network and no server (test/deployment checks
 // docker-compose.yml and its configuration files without Docker); `e2e` starts the API on a real loopback
 // socket and drives it with the vendor's own SDK clients (npm and Python); `integration` talks to
-// the real servers that infra/servers.sh starts.
+// the real servers that infra/servers.sh starts; `browser` drives the dashboard in real Chromium
+// (infra/chromium.sh installs it).
 export default defineConfig({
   test: {
     // Under CI a JSON report as well, from which .ci/run prints the plain 'N passed, N failed' line.
@@ -43,6 +44,17 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Debian's Chromium through playwright-core; skipped locally without /usr/bin/chromium, a
+        // failure under CI=true.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           fileParallelism: false,
         },
       },

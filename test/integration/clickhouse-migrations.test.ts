@@ -18,7 +18,7 @@ import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('clickhouse');
 
-const MIGRATIONS = ['0000_schema_migrations', '0001_results', '0002_store'];
+const MIGRATIONS = ['0000_schema_migrations', '0001_results', '0002_store', '0003_tenancy', '0004_store_baseline_channels'];
 const MACHINES = ['pump-1', 'pump-2', 'fan-9'] as const;
 const POINTS_PER_MACHINE = 40;
 // 23:59:59.000 UTC on 31 May 2024: the points cross into June, so into a second partition.
@@ -218,6 +218,16 @@ describe.skipIf(!gate.run)(gateTitle('clickhouse migrations', gate), () => {
       .toEqual([{ n: 0 }]);
     const again = await runClickHouseMigrations(client, { database, migrationsDir: dir });
     expect(again.applied).toEqual(['0099_add_note']);
+  });
+
+  it('runners racing on one database all succeed, each ADD COLUMN applied once', async () => {
+    const dir = migrationsDirWith('0099_add_note.sql', "ALTER TABLE {database}.results ADD COLUMN note String DEFAULT '';\n");
+    await Promise.all(Array.from({ length: 4 }, () => runClickHouseMigrations(client, { database, migrationsDir: dir })));
+    const notes = await rows<{ n: number }>(
+      client,
+      `SELECT count() AS n FROM system.columns WHERE database = '${database}' AND table = 'results' AND name = 'note'`,
+    );
+    expect(notes.map((row) => Number(row.n))).toEqual([1]);
   });
 
   it('an unreachable server is a retriable CLICKHOUSE_UNAVAILABLE', async () => {

@@ -9,6 +9,7 @@ import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
+import { dashboardRoutes } from './dashboard/plugin.js';
 import { healthRoutes } from './health/routes.js';
 import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
@@ -22,6 +23,10 @@ import { loadPackagedModel, type NativeModelFactory } from './machines/model.js'
 import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
 import { tenancyRoutes } from './tenancy/routes.js';
+import { adminRoutes } from './admin/routes.js';
+import { KeyManager } from './tenancy/key-management.js';
+import { keyRoutes } from './tenancy/key-routes.js';
+import { installQuota } from './tenancy/quota.js';
 import { vendorRoutes } from './vendor/plugin.js';
 
 declare module 'fastify' {
@@ -76,6 +81,8 @@ export interface BuildAppOptions {
   readonly authFailureThrottle?: FailedAuthThrottle;
   /** The native API's admission gate, instead of one built from MODEL_CALLS_MAX_RUNNING and MODEL_CALLS_MAX_QUEUED. */
   readonly modelCalls?: AdmissionGate;
+  /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
+  readonly nowMs?: () => number;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -170,6 +177,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
             subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
             serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' },
             bearerKey: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token' },
+            adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, for the /admin routes only' },
           },
         },
         security: [{ subscriptionKey: [] }, { serviceKey: [] }, { bearerKey: [] }],
@@ -238,7 +246,9 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       rateLimiter,
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
+    installQuota(app, { store, freeTierPointsPerMonth: config.freeTierPointsPerMonth, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     if (options.notifier) {
       const unsubscribe = await authenticator.listenForRevocations(options.notifier);
       app.addHook('onClose', async () => {
@@ -261,6 +271,10 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       async () => app.swagger(),
     );
     await app.register(tenancyRoutes, { store });
+    const keys = new KeyManager(store, authenticator, options.nowMs);
+    await app.register(keyRoutes, { keys });
+    await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
+    await app.register(dashboardRoutes);
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {

@@ -186,6 +186,18 @@ export interface ApiConfig {
    * @adp/worker's loadWorkerConfig; its TELEMETRY_TOPIC must equal the API's.
    */
   readonly embeddedWorker: boolean;
+  /**
+   * `ADMIN_TOKEN`: the operators' token for the admin API (`/admin/v1/...`, sent as
+   * `Authorization: Bearer <token>`). Unset (default): the admin API is off and every /admin path
+   * answers 404. At least 32 characters, no whitespace. Secret: never log it.
+   */
+  readonly adminToken: string | undefined;
+  /**
+   * `FREE_TIER_POINTS_PER_MONTH`: data points an organization on the `free` plan may send on live
+   * keys per calendar month (UTC); beyond it detection answers 403 until the first of the next
+   * month. Test keys never count. Default 10000. Range 0 .. 1,000,000,000.
+   */
+  readonly freeTierPointsPerMonth: number;
 }
 
 /** Validates the environment once. Throws a ConfigError naming the first invalid variable. */
@@ -208,6 +220,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`);
   }
   const servers = readServiceServers(read);
+  const adminToken = read.text('ADMIN_TOKEN');
+  if (adminToken !== undefined && !/^\S{32,512}$/.test(adminToken)) {
+    // The value is a secret: say what is wrong without echoing it.
+    throw new ConfigError('ADMIN_TOKEN', 'must be 32 to 512 characters without whitespace');
+  }
 
   return Object.freeze({
     ...servers,
@@ -232,5 +249,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     telemetryMaxPoints: read.integer('TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
     resultsRetentionDays: read.integer('RESULTS_RETENTION_DAYS', 0, 0, 36_500),
     embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),
+    adminToken,
+    freeTierPointsPerMonth: read.integer('FREE_TIER_POINTS_PER_MONTH', 10_000, 0, 1_000_000_000),
   });
 }

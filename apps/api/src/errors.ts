@@ -61,12 +61,35 @@ export const ERRORS = {
    * `Retry-After` says when to retry. The wire code on vendor paths is the gateway's "429".
    */
   AuthenticationThrottled: { code: 'AuthenticationThrottled', statusCode: 429, retriable: true },
+  /** Admin API: no `Authorization: Bearer <ADMIN_TOKEN>`, or another token. */
+  AdminUnauthorized: { code: 'AdminUnauthorized', statusCode: 401, retriable: false },
+  /** Admin API: no organization of this id. */
+  OrganizationNotFound: { code: 'OrganizationNotFound', statusCode: 404, retriable: false },
+  /** Admin API: another organization has this external id. */
+  ExternalIdTaken: { code: 'ExternalIdTaken', statusCode: 409, retriable: false },
+  /** Admin API: the organization is disabled; its keys cannot be changed. */
+  OrganizationDisabled: { code: 'OrganizationDisabled', statusCode: 409, retriable: false },
+  /** /v1/keys: the calling key may not manage keys (test keys never may). */
+  KeyManagementForbidden: { code: 'KeyManagementForbidden', statusCode: 403, retriable: false },
+  /** The organization has no key of this id. */
+  KeyNotFound: { code: 'KeyNotFound', statusCode: 404, retriable: false },
+  /** Rotation of a key that is revoked, expired or already rotated. */
+  KeyNotActive: { code: 'KeyNotActive', statusCode: 409, retriable: false },
+  /** Revoking this key would leave the organization without a live key that does not expire. */
+  LastLiveKey: { code: 'LastLiveKey', statusCode: 409, retriable: false },
+  /**
+   * A `free` organization used its FREE_TIER_POINTS_PER_MONTH data points this calendar month (UTC)
+   * on live keys; `X-Quota-Renews-At` says when it renews. The wire code on vendor paths is "403".
+   */
+  QuotaExceeded: { code: 'QuotaExceeded', statusCode: 403, retriable: false },
   /** MAX_CONNECTIONS connections are open; written raw on the socket, which is then closed. */
   TooManyConnections: { code: 'TooManyConnections', statusCode: 503, retriable: true },
   /** MODEL_CALLS_MAX_RUNNING learned-model calls run and MODEL_CALLS_MAX_QUEUED wait; `Retry-After` says when to retry. */
   ServerBusy: { code: 'ServerBusy', statusCode: 503, retriable: true },
   /** Content type the route cannot parse. */
   UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
+  /** The web dashboard's bundle could not be built (a broken install); the log has esbuild's errors. */
+  DashboardUnavailable: { code: 'DashboardUnavailable', statusCode: 503, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

@@ -73,8 +73,8 @@ describe('platform routes', () => {
     expect(document.openapi).toMatch(/^3\.\d+\.\d+$/);
     expect(document.info.title).toBeTruthy();
     expect(document.info.version).toBeTruthy();
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/openapi.json', '/v1/usage']));
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['bearerKey', 'serviceKey', 'subscriptionKey']);
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/openapi.json', '/v1/usage', '/v1/keys']));
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['adminToken', 'bearerKey', 'serviceKey', 'subscriptionKey']);
     expect(document.paths['/healthz']?.['get']?.security).toEqual([]);
     expect(document.paths['/v1/usage']?.['get']?.responses).toHaveProperty('401');
 

@@ -46,6 +46,8 @@ describe('loadConfig', () => {
       telemetryMaxPoints: 10_000,
       resultsRetentionDays: 0,
       embeddedWorker: true,
+      adminToken: undefined,
+      freeTierPointsPerMonth: 10_000,
     });
   });
 
@@ -229,6 +231,29 @@ describe('loadConfig', () => {
     ] as const) {
       expect(configError({ [variable]: value }).variable).toBe(variable);
       expect(() => loadWorkerConfig({ [variable]: value }), variable).toThrow(variable);
+    }
+  });
+
+  it('reads ADMIN_TOKEN and FREE_TIER_POINTS_PER_MONTH, refusing a short token without echoing it', () => {
+    const token = 'a'.repeat(32);
+    expect(loadConfig({ ADMIN_TOKEN: token, FREE_TIER_POINTS_PER_MONTH: '0' })).toMatchObject({
+      adminToken: token,
+      freeTierPointsPerMonth: 0,
+    });
+    for (const bad of ['short-secret-token', `${'b'.repeat(20)} ${'c'.repeat(20)}`]) {
+      let thrown: unknown;
+      try {
+        loadConfig({ ADMIN_TOKEN: bad });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toMatchObject({ code: 'ConfigInvalid', variable: 'ADMIN_TOKEN' });
+      expect((thrown as Error).message).not.toContain(bad);
+    }
+    for (const bad of ['-1', '1000000001', '1.5', 'many']) {
+      expect(() => loadConfig({ FREE_TIER_POINTS_PER_MONTH: bad }), bad).toThrow(
+        expect.objectContaining({ variable: 'FREE_TIER_POINTS_PER_MONTH' }),
+      );
     }
   });
 

@@ -17,11 +17,15 @@ export type {
   RegimeName,
   EndpointUsage,
   NewApiKey,
+  NewOrganization,
+  Plan,
+  TenancyStore,
+  UsageQuery,
   Organization,
   OrganizationUsage,
   Store,
 } from './types.js';
-export { REGIME_NAMES } from './types.js';
+export { PLANS, REGIME_NAMES } from './types.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

@@ -4,6 +4,10 @@
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
 export type ApiKeyKind = 'live' | 'test';
 
+/** `free` organizations have a monthly quota of data points on live keys; `paid` ones have none. */
+export type Plan = 'free' | 'paid';
+export const PLANS: readonly Plan[] = ['free', 'paid'];
+
 export interface Organization {
   readonly id: string;
   readonly name: string;
@@ -14,6 +18,18 @@ export interface Organization {
    * its keys is repaired on the next start instead of leaving an organization nobody can use.
    */
   readonly bootstrappedAt: Date | null;
+  /** Organizations that existed before plans did are `paid`. */
+  readonly plan: Plan;
+  /** The operator's own id for the organization (unique when set), e.g. an identity provider's. */
+  readonly externalId: string | null;
+  /** When the organization was disabled (none of its keys work any more); null while enabled. */
+  readonly disabledAt: Date | null;
+}
+
+/** What an operator chooses when creating an organization; the rest comes from the store. */
+export interface NewOrganization {
+  readonly plan?: Plan;
+  readonly externalId?: string | null;
 }
 
 export interface ApiKeyRecord {
@@ -27,6 +43,10 @@ export interface ApiKeyRecord {
   readonly createdAt: Date;
   readonly lastUsedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** A label its organization chose (empty when none). */
+  readonly name: string;
+  /** When a rotated key stops working (the end of its grace period); null when it does not expire. */
+  readonly expiresAt: Date | null;
 }
 
 /** What the store needs to record a key; the caller generates and hashes it. */
@@ -34,6 +54,36 @@ export interface NewApiKey {
   readonly kind: ApiKeyKind;
   readonly keyHash: string;
   readonly prefix: string;
+  /** Default empty. At most 200 characters. */
+  readonly name?: string;
+}
+
+/** Which usage `usageFor` sums. Absent fields: no restriction. */
+export interface UsageQuery {
+  /** Only calls made with keys of this kind. */
+  readonly keyKind?: ApiKeyKind;
+  /** Only usage on or after this instant's UTC day. */
+  readonly since?: Date;
+}
+
+/**
+ * Organizations and their keys beyond what first-start bootstrap needs: the operator's and the
+ * organizations' own key management.
+ */
+export interface TenancyStore {
+  /** The organization, disabled or not; null when unknown. */
+  getOrganization(orgId: string): Promise<Organization | null>;
+  /** The organization whose external id this is; null when none. */
+  findOrganizationByExternalId(externalId: string): Promise<Organization | null>;
+  /** Every organization, oldest first. */
+  listOrganizations(): Promise<readonly Organization[]>;
+  /** Marks the organization disabled. Returns false when unknown or already disabled. */
+  disableOrganization(orgId: string): Promise<boolean>;
+  /**
+   * Makes an active key stop working at `at` (a rotation's grace period). Returns false when no
+   * such key exists, or it is revoked or already expiring.
+   */
+  expireApiKey(keyId: string, at: Date): Promise<boolean>;
 }
 
 export interface CreateApiKeyResult {
@@ -104,6 +154,12 @@ export interface NewBaseline {
   readonly predictorWeights: Uint8Array | null;
   /** Value scaling used with the predictor; null when fine-tuning was skipped. */
   readonly normalisation: { readonly center: number; readonly scale: number } | null;
+  /**
+   * A multivariate machine's record: its channel names, in the request's order, each with its own
+   * baseline under `<machineId>:<channel>`. Null (or absent) for a single series. The stores
+   * always return it (null for baselines written without it).
+   */
+  readonly channels?: readonly string[] | null;
 }
 
 export interface BaselineRecord extends NewBaseline {
@@ -122,6 +178,8 @@ export interface MachineSummary {
   readonly baselineCreatedAt: Date | null;
   readonly numWindows: number | null;
   readonly label: string | null;
+  /** The baseline's channel names (a multivariate machine); null otherwise. */
+  readonly channels?: readonly string[] | null;
 }
 
 export const REGIME_NAMES = ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] as const;
@@ -156,12 +214,12 @@ export interface DeleteMachineResult {
   readonly baselineDeleted: boolean;
 }
 
-export interface Store {
+export interface Store extends TenancyStore {
   /**
    * Creates an organization (already bootstrapped: its keys come from `createApiKey`), or returns
-   * the existing one of that id unchanged. Idempotent.
+   * the existing one of that id unchanged. Idempotent. Plan default `paid`.
    */
-  createOrganization(id: string, name: string): Promise<Organization>;
+  createOrganization(id: string, name: string, options?: NewOrganization): Promise<Organization>;
   /** Returns the default organization, creating it when absent. Idempotent. */
   ensureDefaultOrganization(): Promise<Organization>;
   /**
@@ -180,10 +238,11 @@ export interface Store {
   touchApiKey(keyId: string, at: Date): Promise<void>;
   /**
    * Adds one call carrying `points` points (a non-negative integer) to the organization's usage for
-   * `endpoint`. Resolves once the increment is durable.
+   * `endpoint`, made with a key of `keyKind` (default `live`). Resolves once the increment is durable.
    */
-  recordUsage(orgId: string, endpoint: string, points: number): Promise<void>;
-  usageFor(orgId: string): Promise<OrganizationUsage>;
+  recordUsage(orgId: string, endpoint: string, points: number, keyKind?: ApiKeyKind): Promise<void>;
+  /** The organization's usage, all of it or what `query` selects. */
+  usageFor(orgId: string, query?: UsageQuery): Promise<OrganizationUsage>;
   /**
    * Creates or replaces the baseline of `baseline.machineId` in `orgId`, creating the machine when
    * absent, and restarts its detection counters. Returns the stored record (with its weights).

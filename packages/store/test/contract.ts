@@ -77,6 +77,85 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       await backend.tearDown();
     });
 
+    it('creates organizations with a plan and an external id; existing ones and the default are paid', async () => {
+      const store = await openStore();
+      const defaults = await store.ensureDefaultOrganization();
+      expect(defaults).toMatchObject({ plan: 'paid', externalId: null, disabledAt: null });
+      const free = await store.createOrganization('org_free', 'Free Co', { plan: 'free', externalId: "ext'; --" });
+      expect(free).toMatchObject({ id: 'org_free', name: 'Free Co', plan: 'free', externalId: "ext'; --", disabledAt: null });
+      expect(await store.createOrganization('org_paid', 'Paid Co')).toMatchObject({ plan: 'paid', externalId: null });
+      expect(await store.getOrganization('org_free')).toEqual(free);
+      expect(await store.getOrganization('org_unknown')).toBeNull();
+      expect(await store.findOrganizationByExternalId("ext'; --")).toEqual(free);
+      expect(await store.findOrganizationByExternalId('nobody')).toBeNull();
+      expect((await store.listOrganizations()).map((org) => org.id).sort()).toEqual([DEFAULT_ORGANIZATION_ID, 'org_free', 'org_paid'].sort());
+      await expect(store.createOrganization('org_x', 'X', { plan: 'gold' as 'free' })).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+    });
+
+    it('disables an organization once; the mark and the plan survive a bootstrap and a reopen', async () => {
+      const at = new Date('2026-02-03T04:05:06.007Z');
+      const store = await openStore(() => at);
+      await store.createOrganization('org_gone', 'Gone', { plan: 'free' });
+      expect(await store.disableOrganization('org_gone')).toBe(true);
+      expect(await store.disableOrganization('org_gone')).toBe(false);
+      expect(await store.disableOrganization('org_unknown')).toBe(false);
+      const org = await store.ensureDefaultOrganization();
+      await store.completeBootstrap(org.id, [newKey('svc_test_plansurvive000000')]);
+      await store.close();
+      const reopened = await openStore(() => at);
+      expect(await reopened.getOrganization('org_gone')).toMatchObject({ plan: 'free', disabledAt: at });
+      expect(await reopened.getOrganization(org.id)).toMatchObject({ plan: 'paid', disabledAt: null });
+    });
+
+    it('names keys and expires them once, not after a revocation', async () => {
+      const at = new Date('2026-02-03T04:05:06.007Z');
+      const expiry = new Date('2026-02-03T05:05:06.007Z');
+      const store = await openStore(() => at);
+      const org = await store.ensureDefaultOrganization();
+      const { key } = await store.createApiKey(org.id, { ...newKey('svc_live_named0000000000', 'live'), name: 'ci deploys' });
+      expect(key).toMatchObject({ name: 'ci deploys', expiresAt: null });
+      const { key: plain } = await store.createApiKey(org.id, newKey('svc_test_unnamed00000000'));
+      expect(plain.name).toBe('');
+      expect(await store.expireApiKey(key.id, expiry)).toBe(true);
+      expect(await store.expireApiKey(key.id, expiry)).toBe(false);
+      expect(await store.expireApiKey('key_unknown', expiry)).toBe(false);
+      await store.revokeApiKey(plain.id);
+      expect(await store.expireApiKey(plain.id, expiry)).toBe(false);
+      const found = await store.findApiKeyByHash(key.keyHash);
+      expect(found).toMatchObject({ id: key.id, name: 'ci deploys', expiresAt: expiry, revokedAt: null, createdAt: at });
+      await store.close();
+      const reopened = await openStore(() => at);
+      const listed = await reopened.listApiKeys(org.id);
+      expect(listed.find((candidate) => candidate.id === key.id)).toMatchObject({ name: 'ci deploys', expiresAt: expiry, createdAt: at });
+      expect(listed.find((candidate) => candidate.id === plain.id)).toMatchObject({ expiresAt: null });
+    });
+
+    it('keeps usage per key kind and UTC day: all of it by default, one kind or a month on request', async () => {
+      let now = new Date('2026-01-31T23:59:59.000Z');
+      const store = await openStore(() => now);
+      await store.recordUsage('org_k', 'entire/detect', 10);
+      await store.recordUsage('org_k', 'entire/detect', 5, 'test');
+      now = new Date('2026-02-01T00:00:00.000Z');
+      await Promise.all([store.recordUsage('org_k', 'entire/detect', 7, 'live'), store.recordUsage('org_k', 'last/detect', 3, 'test')]);
+      expect(await store.usageFor('org_k')).toEqual({
+        orgId: 'org_k',
+        points: 25,
+        calls: 4,
+        byEndpoint: [
+          { endpoint: 'entire/detect', points: 22, calls: 3 },
+          { endpoint: 'last/detect', points: 3, calls: 1 },
+        ],
+      });
+      expect(await store.usageFor('org_k', { keyKind: 'live' })).toMatchObject({ points: 17, calls: 2 });
+      expect(await store.usageFor('org_k', { keyKind: 'test' })).toMatchObject({ points: 8, calls: 2 });
+      const february = new Date('2026-02-01T00:00:00.000Z');
+      expect(await store.usageFor('org_k', { keyKind: 'live', since: february })).toMatchObject({ points: 7, calls: 1 });
+      expect(await store.usageFor('org_k', { since: new Date('2026-02-14T12:00:00.000Z') })).toMatchObject({ points: 0, calls: 0 });
+      await expect(store.recordUsage('org_k', 'entire/detect', 1, 'gold' as 'live')).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+    });
+
     it('creates the default organization once', async () => {
       const store = await openStore();
       const first = await store.ensureDefaultOrganization();
@@ -308,6 +387,25 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect(stored.fineTuneStats).toEqual(huge.fineTuneStats);
       expect(stored.normalisation).toEqual(huge.normalisation);
       expect(await store.getBaseline('org_a', 'pump-big')).toEqual(stored);
+    });
+
+    it("keeps a multivariate baseline's channels, lists them, and clears them when replaced without", async () => {
+      const store = await openStore();
+      const plain = await store.upsertBaseline('org_a', baselineFor('single'));
+      expect(plain.channels).toBeNull();
+      const multi = await store.upsertBaseline('org_a', baselineFor('rig', { channels: ['temp', 'rpm.1'] }));
+      expect(multi.channels).toEqual(['temp', 'rpm.1']);
+      expect(await store.getBaseline('org_a', 'rig')).toEqual(multi);
+      expect((await store.listMachines('org_a')).map((machine) => [machine.machineId, machine.channels])).toEqual([
+        ['rig', ['temp', 'rpm.1']],
+        ['single', null],
+      ]);
+      const replaced = await store.upsertBaseline('org_a', baselineFor('rig'));
+      expect(replaced.channels).toBeNull();
+      expect((await store.getBaseline('org_a', 'rig'))?.channels).toBeNull();
+      await expect(store.upsertBaseline('org_a', baselineFor('rig', { channels: [] }))).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
     });
 
     it('keeps machines per organization', async () => {

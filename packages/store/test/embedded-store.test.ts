@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, type Store } from '@adp/store';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { MIGRATIONS } from '../src/embedded/migrations.js';
 import { describeStoreContract, newKey, sha256 } from './contract.js';
 
 let dataDir = '';
@@ -40,6 +42,31 @@ describe('embedded DuckDB store specifics', () => {
 
   it('reports an unusable directory as STORE_UNAVAILABLE', async () => {
     await expect(openEmbeddedStore({ dataDir: '/dev/null/data' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
+
+  it('migrates a database from before plans and key kinds: its organizations are paid, its usage live', async () => {
+    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
+    const connection = await instance.connect();
+    await connection.run('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMP NOT NULL)');
+    for (const migration of MIGRATIONS.filter((candidate) => candidate.version <= 2)) {
+      for (const statement of migration.statements) await connection.run(statement);
+      await connection.run('INSERT INTO schema_migrations VALUES ($1, current_localtimestamp())', [migration.version]);
+    }
+    await connection.run("INSERT INTO organizations VALUES ('org_old', 'Old', TIMESTAMP '2025-01-01', TIMESTAMP '2025-01-01')");
+    await connection.run(
+      "INSERT INTO api_keys VALUES ('key_old', 'org_old', 'live', 'svc_live_Abcd', $1, TIMESTAMP '2025-01-01', NULL, NULL)",
+      [sha256('old')],
+    );
+    await connection.run("INSERT INTO usage_daily VALUES ('org_old', 'entire/detect', DATE '2025-01-02', 40, 2)");
+    connection.closeSync();
+    instance.closeSync();
+
+    const store = await openEmbeddedStore({ dataDir });
+    opened.push(store);
+    expect(await store.getOrganization('org_old')).toMatchObject({ plan: 'paid', externalId: null, disabledAt: null });
+    expect(await store.findApiKeyByHash(sha256('old'))).toMatchObject({ id: 'key_old', name: '', expiresAt: null });
+    expect(await store.usageFor('org_old', { keyKind: 'live' })).toMatchObject({ points: 40, calls: 2 });
+    expect(await store.usageFor('org_old', { keyKind: 'test' })).toMatchObject({ points: 0, calls: 0 });
   });
 
   it('stores only hashes, never the plaintext key', async () => {

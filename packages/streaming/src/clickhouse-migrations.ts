@@ -196,7 +196,13 @@ export async function runClickHouseMigrations(
         if (addColumn && (await columnExists(client, addColumn[1] ?? '', addColumn[2] ?? '', addColumn[3] ?? ''))) {
           continue;
         }
-        await client.command({ query: statement });
+        try {
+          await client.command({ query: statement });
+        } catch (error) {
+          // Replicas starting together migrate together: another one may have added the column
+          // between the check above and this statement.
+          if (!addColumn || !(await columnExists(client, addColumn[1] ?? '', addColumn[2] ?? '', addColumn[3] ?? ''))) throw error;
+        }
       } catch (error) {
         throw migrationError(error, `${migration.name}, statement ${index + 1}`, context);
       }

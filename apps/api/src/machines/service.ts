@@ -12,13 +12,14 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
-import type { BaselineFineTuneStats, BaselineRecord, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
-import { decodePredictorWeights, encodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
+import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
+import { decodePredictorWeights, encodePredictorWeights, WINDOW_POINTS, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
 import { givenEnergyStats, heldOutEnergyStats } from './energy-stats.js';
 import { KeyedSerialiser } from './keyed-serialiser.js';
 import type { ModelHolder } from './model.js';
 import {
+  channelSeriesId,
   GenerationalCache,
   isSeriesOfMachine,
   type CheckpointStore,
@@ -62,6 +63,8 @@ export interface MachineListing {
   readonly baselineCreatedAt: Date | null;
   readonly numWindows: number | null;
   readonly label: string | null;
+  /** A multivariate machine's channels (absent for a single series). */
+  readonly channels?: readonly string[];
   /** Aggregates of the machine's stored streaming results; null when it has none. */
   readonly telemetry: StoredMachineSummary | null;
 }
@@ -79,6 +82,40 @@ export interface BaselineSettings {
   readonly label: string | null;
   readonly granularity: string | null;
   readonly sensitivity: number | null;
+}
+
+/** One channel's healthy values for a multivariate baseline. */
+export interface ChannelValues {
+  readonly channel: string;
+  readonly values: readonly number[];
+}
+
+/** A channel's stored baseline (under `<machine_id>:<channel>`). */
+export interface ChannelBaseline {
+  readonly channel: string;
+  readonly record: BaselineRecord;
+}
+
+/** A multivariate machine's record and its channels' baselines. */
+export interface MultivariateBaseline {
+  readonly record: BaselineRecord;
+  readonly channels: readonly ChannelBaseline[];
+}
+
+interface TunedSeries {
+  readonly weights: PredictorWeights;
+  readonly normalisation: Normalisation;
+  readonly energyStats: BaselineStats;
+  /** The held-out tail's energies (the statistics' input). */
+  readonly heldOut: number[];
+  readonly stats: BaselineFineTuneStats;
+}
+
+/** A channel's failure names the channel; the code stays. */
+function inChannel(error: unknown, channel: string): unknown {
+  if (!(error instanceof AppError)) return error;
+  const definition = Object.values(ERRORS).find((candidate) => candidate.code === error.code);
+  return definition ? new AppError(definition, `Channel '${channel}': ${error.message}`, { cause: error }) : error;
 }
 
 /** A baseline without its weight bytes, plus the decoded predictor (null: statistics only). */
@@ -122,30 +159,113 @@ export class BaselineService {
   fromSeries(orgId: string, settings: BaselineSettings, values: readonly number[]): Promise<BaselineRecord> {
     return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
       const labelled = await this.keepingLabel(orgId, settings);
-      const model = await this.options.model.get();
-      const tuned = await model.fineTune(values);
-      const { energies } = await model.energies(values, { weights: tuned.weights, normalisation: tuned.normalisation });
-      const stats = heldOutEnergyStats(energies, tuned.heldOutFrom);
-      // Every energy, not only the held-out ones the statistics use: a series the model cannot
-      // score anywhere is out of range as a whole.
-      const finite = Array.prototype.every.call(energies, (energy: number) => Number.isFinite(energy));
-      if (!finite || ![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
-        // As POST /v1/detect answers for such values: their energies overflow (a reading of 1e100
-        // beside readings near 1 is 1e100 scales out).
-        throw new AppError(ERRORS.InvalidSeries, "The series' values are out of the learned model's range (energy overflow).");
+      const tuned = await this.tune(values);
+      return this.writeTuned(orgId, labelled, tuned);
+    });
+  }
+
+  /**
+   * A multivariate machine: fine-tunes every channel (one after another) on its healthy values,
+   * then stores each channel's baseline under `<machineId>:<channel>` (where the streaming
+   * workers look for a channel's baseline) and the machine's record listing the channels. Nothing
+   * is written unless every channel fine-tuned. Channels of the machine's previous record that
+   * this one leaves out lose their baselines.
+   */
+  fromChannels(orgId: string, settings: BaselineSettings, channels: readonly ChannelValues[]): Promise<MultivariateBaseline> {
+    return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
+      const labelled = await this.keepingLabel(orgId, settings);
+      const tunedChannels: { channel: string; tuned: TunedSeries }[] = [];
+      for (const { channel, values } of channels) {
+        try {
+          tunedChannels.push({ channel, tuned: await this.tune(values) });
+        } catch (error) {
+          throw inChannel(error, channel);
+        }
       }
+      const previous = (await this.options.store.getBaseline(orgId, settings.machineId))?.channels ?? [];
+      const written: ChannelBaseline[] = [];
+      for (const { channel, tuned } of tunedChannels) {
+        const seriesId = channelSeriesId(settings.machineId, channel);
+        written.push({ channel, record: await this.writeTuned(orgId, { ...labelled, machineId: seriesId }, tuned) });
+      }
+      for (const channel of previous.filter((name) => !channels.some((given) => given.channel === name))) {
+        const seriesId = channelSeriesId(settings.machineId, channel);
+        await this.options.store.deleteMachine(orgId, seriesId);
+        this.cache.replace(cacheKey(orgId, seriesId), undefined);
+        await this.options.onChanged?.(orgId, seriesId);
+      }
+      const tunes = tunedChannels.map(({ tuned }) => tuned.stats);
+      const losses = tunes.map((tune) => tune.finalLoss).filter((loss): loss is number => loss !== null);
       const record = await this.options.store.upsertBaseline(orgId, {
         ...labelled,
         baselineId: baselineIdOf(settings.machineId),
-        stats,
-        fineTuneStats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
-        predictorWeights: encodePredictorWeights(tuned.weights),
-        normalisation: { center: tuned.normalisation.center, scale: tuned.normalisation.scale },
+        // The channels' held-out energies pooled: each channel is scaled by its own normalisation,
+        // so their energies are comparable; detection judges each channel by its own statistics.
+        stats: { ...givenEnergyStats(tunedChannels.flatMap(({ tuned }) => tuned.heldOut)), seriesLength: channels[0]?.values.length ?? 0 },
+        fineTuneStats: {
+          status: 'completed',
+          finalLoss: losses.length === 0 ? null : losses.reduce((sum, loss) => sum + loss, 0) / losses.length,
+          epochsRun: Math.max(...tunes.map((tune) => tune.epochsRun)),
+          epochsMax: Math.max(...tunes.map((tune) => tune.epochsMax)),
+          earlyStopped: tunes.some((tune) => tune.earlyStopped),
+          windows: tunes.reduce((sum, tune) => sum + tune.windows, 0),
+          durationSeconds: tunes.reduce((sum, tune) => sum + tune.durationSeconds, 0),
+        },
+        predictorWeights: null,
+        normalisation: null,
+        channels: channels.map(({ channel }) => channel),
       });
-      this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, tuned.weights));
+      this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, null));
       await this.options.onChanged?.(orgId, settings.machineId);
-      return record;
+      return { record, channels: written };
     });
+  }
+
+  /** The channels' current baselines of a multivariate record, in its order (a channel deleted on its own is left out). */
+  async channelBaselines(orgId: string, record: BaselineRecord): Promise<ChannelBaseline[]> {
+    const found: ChannelBaseline[] = [];
+    for (const channel of record.channels ?? []) {
+      const channelRecord = await this.options.store.getBaseline(orgId, channelSeriesId(record.machineId, channel));
+      if (channelRecord) found.push({ channel, record: channelRecord });
+    }
+    return found;
+  }
+
+  /** Fine-tunes on healthy `values` and measures the fine-tuned energies on the held-out tail the fit did not train on. */
+  private async tune(values: readonly number[]): Promise<TunedSeries> {
+    const model = await this.options.model.get();
+    const tuned = await model.fineTune(values);
+    const { energies } = await model.energies(values, { weights: tuned.weights, normalisation: tuned.normalisation });
+    const stats = heldOutEnergyStats(energies, tuned.heldOutFrom);
+    // Every energy, not only the held-out ones the statistics use: a series the model cannot
+    // score anywhere is out of range as a whole.
+    const finite = Array.prototype.every.call(energies, (energy: number) => Number.isFinite(energy));
+    if (!finite || ![stats.energyMean, stats.energyStd, stats.energyP99].every(Number.isFinite)) {
+      // As POST /v1/detect answers for such values: their energies overflow (a reading of 1e100
+      // beside readings near 1 is 1e100 scales out).
+      throw new AppError(ERRORS.InvalidSeries, "The series' values are out of the learned model's range (energy overflow).");
+    }
+    return {
+      weights: tuned.weights,
+      normalisation: tuned.normalisation,
+      energyStats: stats,
+      heldOut: Array.prototype.slice.call(energies, Math.max(WINDOW_POINTS, tuned.heldOutFrom)) as number[],
+      stats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
+    };
+  }
+
+  private async writeTuned(orgId: string, settings: BaselineSettings, tuned: TunedSeries): Promise<BaselineRecord> {
+    const record = await this.options.store.upsertBaseline(orgId, {
+      ...settings,
+      baselineId: baselineIdOf(settings.machineId),
+      stats: tuned.energyStats,
+      fineTuneStats: tuned.stats,
+      predictorWeights: encodePredictorWeights(tuned.weights),
+      normalisation: { center: tuned.normalisation.center, scale: tuned.normalisation.scale },
+    });
+    this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, tuned.weights));
+    await this.options.onChanged?.(orgId, settings.machineId);
+    return record;
   }
 
   /** Stores statistics of energies the caller computed; detection keeps the generic predictor. */
@@ -187,18 +307,25 @@ export class BaselineService {
    */
   async listMachines(orgId: string, includeTelemetry = false): Promise<MachineListing[]> {
     const [all, stored] = await Promise.all([this.options.store.listMachines(orgId), this.storedMachines(orgId)]);
-    const known = includeTelemetry ? all : all.filter((machine) => machine.baselineCreatedAt !== null);
+    // A multivariate machine is listed once: its channels' series are part of it.
+    const channelSeries = new Set(
+      all.flatMap((machine) => (machine.channels ?? []).map((channel) => channelSeriesId(machine.machineId, channel))),
+    );
+    const known = (includeTelemetry ? all : all.filter((machine) => machine.baselineCreatedAt !== null)).filter(
+      (machine) => !channelSeries.has(machine.machineId),
+    );
     const telemetry = new Map(stored.map((summary) => [summary.machineId, summary]));
     const listed: MachineListing[] = known.map((machine: MachineSummary) => ({
       machineId: machine.machineId,
       baselineCreatedAt: machine.baselineCreatedAt,
       numWindows: machine.numWindows,
       label: machine.label,
+      ...(machine.channels ? { channels: machine.channels } : {}),
       telemetry: telemetry.get(machine.machineId) ?? null,
     }));
     const inStore = new Set(known.map((machine) => machine.machineId));
     for (const summary of includeTelemetry ? stored : []) {
-      if (inStore.has(summary.machineId)) continue;
+      if (inStore.has(summary.machineId) || channelSeries.has(summary.machineId)) continue;
       listed.push({ machineId: summary.machineId, baselineCreatedAt: null, numWindows: null, label: null, telemetry: summary });
     }
     return listed.sort((a, b) => (a.machineId < b.machineId ? -1 : a.machineId > b.machineId ? 1 : 0));

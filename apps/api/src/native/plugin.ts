@@ -6,10 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
+  channelSeriesId,
   type CheckpointStore,
   type Notifier,
   type ResultStore,
@@ -20,9 +22,22 @@ import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
 import { machineRegimes } from '../machines/regimes.js';
-import { BaselineService, type MachinePredictor } from '../machines/service.js';
+import { BaselineService, type ChannelBaseline, type MachinePredictor } from '../machines/service.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
-import { parseBaselineRequest, parseDetectRequest, parseMachineId, parseMachinesInclude, toNativeError } from './request.js';
+import {
+  isMultivariate,
+  machineJudgement,
+  parseMultivariateBaselineRequest,
+  parseMultivariateDetectRequest,
+} from './multivariate.js';
+import {
+  parseBaselineRequest,
+  parseDetectRequest,
+  parseMachineId,
+  parseMachinesInclude,
+  toNativeError,
+  type NativeDetectRequest,
+} from './request.js';
 import {
   BaselineQuery,
   BaselineRequest,
@@ -34,9 +49,11 @@ import {
   MachineStatusResponse,
   MachinesQuery,
   MachinesResponse,
+  MultivariateDetectResponse,
   NativeError,
   type BaselineResponse as BaselineBody,
   type DetectResponse as DetectBody,
+  type MultivariateDetectResponse as MultivariateDetectBody,
 } from './schemas.js';
 
 /** Usage labels of the native routes. */
@@ -165,6 +182,32 @@ export function baselineBody(record: BaselineRecord): BaselineBody {
   };
 }
 
+/** A multivariate machine's record with its channels' baselines. */
+function multivariateBaselineBody(record: BaselineRecord, channels: readonly ChannelBaseline[]): BaselineBody {
+  return {
+    ...baselineBody(record),
+    channels: channels.map(({ channel, record: channelRecord }) => {
+      const { stats, finetune_stats, baseline_id, machine_id } = baselineBody(channelRecord);
+      return { channel, series_id: machine_id, baseline_id, stats, finetune_stats };
+    }),
+  };
+}
+
+/** What a detection knows before the learned model runs. */
+interface PreparedDetection {
+  readonly parsed: NativeDetectRequest;
+  /** The series judged (a channel's `<machine_id>:<channel>`); null without a machine. */
+  readonly seriesId: string | null;
+  readonly predictor: MachinePredictor | null;
+  readonly entire: EntireResult;
+}
+
+/** A channel's failure names the channel; the code stays. */
+function inChannelError(error: unknown, channel: string): unknown {
+  if (!(error instanceof AppError) || error.code !== ERRORS.InvalidSeries.code) return error;
+  return new AppError(ERRORS.InvalidSeries, `Channel '${channel}': ${error.message}`, { cause: error });
+}
+
 function orgOf(request: FastifyRequest): string {
   // `auth` is null only if a route forgot to require a key: a bug, not a client error.
   const orgId = (request.auth as typeof request.auth | null)?.orgId;
@@ -232,7 +275,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
   async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
     try {
-      await store.recordUsage(orgOf(request), endpoint, points);
+      await store.recordUsage(orgOf(request), endpoint, points, request.auth.keyKind);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }
@@ -271,83 +314,155 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         operationId: 'nativeDetect',
         summary: 'Anomalies, energies, z-scores, regimes and (optionally) embeddings for a series.',
         body: DetectRequest,
-        response: { 200: DetectResponse, ...ERROR_RESPONSES },
+        response: { 200: Type.Union([DetectResponse, MultivariateDetectResponse]), ...ERROR_RESPONSES },
       },
       // The body is built field by field below; for arrays of thousands of numbers (and 192 per
       // point with embeddings) V8's JSON.stringify is much faster than a schema serialiser.
       serializerCompiler: () => (data) => JSON.stringify(data),
     },
-    async (request): Promise<DetectBody> => {
+    async (request): Promise<DetectBody | MultivariateDetectBody> => {
       const orgId = orgOf(request);
+      if (isMultivariate(request.body)) return detectChannels(request, orgId);
       const parsed = parseDetectRequest(request.body, parseIsoTimestamp);
-      const predictor = parsed.machineId === null ? null : await service.predictorFor(orgId, parsed.machineId);
-      // The baseline's sensitivity applies when the request has none.
-      const baselineSensitivity = parsed.sensitivityGiven ? null : (predictor?.baseline.sensitivity ?? null);
-      const detectOptions =
-        baselineSensitivity !== null ? { ...parsed.options, sensitivity: baselineSensitivity } : parsed.options;
-      // The engine runs before the model loads: a series it refuses is a 400 without model cost.
-      let entire: EntireResult;
-      try {
-        entire = detectEntireSeries(parsed.input, detectOptions);
-      } catch (error) {
-        throw toNativeError(error, 'InvalidSeries');
+      const prepared = await prepareDetection(orgId, parsed, parsed.machineId);
+      const channels = prepared.predictor?.baseline.channels;
+      if (channels) {
+        throw new AppError(
+          ERRORS.InvalidSeries,
+          `Machine '${parsed.machineId ?? ''}' has a multivariate baseline (channels ${channels.join(', ')}): send points with 'channels', or detect one channel as '<machine_id>:<channel>'.`,
+        );
       }
       // Everything from here holds the model's output (embeddings are 192 floats a point): bounded.
       return modelCalls.run(async () => {
-        const current = await model();
-        const values = parsed.input.values;
-        const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
-
-        let zScores: Float64Array;
-        let regimes: Regime[];
-        if (predictor) {
-          const { energyMean, energyStd } = predictor.baseline.stats;
-          zScores = zScoresOf(energies, energyMean, energyStd);
-          // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
-          const changePoints = changePointsOf(parsed.input, entire.period);
-          regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
-        } else {
-          const own = seriesEnergyStats(energies);
-          zScores = zScoresOf(energies, own.energyMean, own.energyStd);
-          regimes = unknownRegimes(values.length);
-        }
-
-        await meter(request, 'v1/detect', values.length);
-        // Counters only for a machine with a baseline: a detection naming any other id (a deleted
-        // machine's included) does not register a machine.
-        if (parsed.machineId !== null && predictor !== null) {
-          // Status counters are bookkeeping: a failure is logged, the detection still answers.
-          await service
-            .recordDetection(orgId, parsed.machineId, {
-              points: values.length,
-              withBaseline: predictor !== null,
-              regimeCounts: countRegimes(regimes),
-            })
-            .catch((err: unknown) => request.log.warn({ err, machineId: parsed.machineId }, 'could not record the detection'));
-        }
-
-        return {
-          period: entire.period,
-          expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
-          upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
-          lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
-          isAnomaly: entire.isAnomaly,
-          isNegativeAnomaly: entire.isNegativeAnomaly,
-          isPositiveAnomaly: entire.isPositiveAnomaly,
-          severity: entire.severity,
-          regimes,
-          energies: parsed.includeEnergy ? energies : null,
-          z_scores: finiteOrFail(zScores, 'z-score'),
-          embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
-          model_version: current.modelVersion,
-          engine: predictor?.weights ? 'fine-tuned' : 'generic',
-          machine_id: parsed.machineId,
-          baseline_id: predictor?.baseline.baselineId ?? null,
-          inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
-        };
+        const judged = await judgeSeries(await model(), prepared);
+        await meter(request, 'v1/detect', parsed.input.values.length);
+        await recordFor(request, orgId, parsed.machineId, prepared.predictor, parsed.input.values.length, judged.body.regimes);
+        return judged.body;
       });
     },
   );
+
+  /** A series' baseline and the engine's answer; the engine runs before the model loads, so a series it refuses is a 400 without model cost. */
+  async function prepareDetection(orgId: string, parsed: NativeDetectRequest, seriesId: string | null): Promise<PreparedDetection> {
+    const predictor = seriesId === null ? null : await service.predictorFor(orgId, seriesId);
+    // The baseline's sensitivity applies when the request has none.
+    const baselineSensitivity = parsed.sensitivityGiven ? null : (predictor?.baseline.sensitivity ?? null);
+    const detectOptions = baselineSensitivity !== null ? { ...parsed.options, sensitivity: baselineSensitivity } : parsed.options;
+    let entire: EntireResult;
+    try {
+      entire = detectEntireSeries(parsed.input, detectOptions);
+    } catch (error) {
+      throw toNativeError(error, 'InvalidSeries');
+    }
+    return { parsed, seriesId, predictor, entire };
+  }
+
+  /** The learned model's part of a detection and the answer's body. */
+  async function judgeSeries(current: NativeModel, prepared: PreparedDetection): Promise<{ body: DetectBody; zScores: Float64Array }> {
+    const { parsed, predictor, entire } = prepared;
+    const values = parsed.input.values;
+    const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
+
+    let zScores: Float64Array;
+    let regimes: Regime[];
+    if (predictor) {
+      const { energyMean, energyStd } = predictor.baseline.stats;
+      zScores = zScoresOf(energies, energyMean, energyStd);
+      // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
+      const changePoints = changePointsOf(parsed.input, entire.period);
+      regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
+    } else {
+      const own = seriesEnergyStats(energies);
+      zScores = zScoresOf(energies, own.energyMean, own.energyStd);
+      regimes = unknownRegimes(values.length);
+    }
+    const body: DetectBody = {
+      period: entire.period,
+      expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
+      upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
+      lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
+      isAnomaly: entire.isAnomaly,
+      isNegativeAnomaly: entire.isNegativeAnomaly,
+      isPositiveAnomaly: entire.isPositiveAnomaly,
+      severity: entire.severity,
+      regimes,
+      energies: parsed.includeEnergy ? energies : null,
+      z_scores: finiteOrFail(zScores, 'z-score'),
+      embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
+      model_version: current.modelVersion,
+      engine: predictor?.weights ? 'fine-tuned' : 'generic',
+      machine_id: prepared.seriesId,
+      baseline_id: predictor?.baseline.baselineId ?? null,
+      inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
+    };
+    return { body, zScores };
+  }
+
+  /**
+   * Counters only for a machine with a baseline: a detection naming any other id (a deleted
+   * machine's included) does not register a machine. Status counters are bookkeeping: a failure
+   * is logged, the detection still answers.
+   */
+  async function recordFor(
+    request: FastifyRequest,
+    orgId: string,
+    machineId: string | null,
+    predictor: MachinePredictor | null,
+    points: number,
+    regimes: readonly Regime[],
+  ): Promise<void> {
+    if (machineId === null || predictor === null) return;
+    await service
+      .recordDetection(orgId, machineId, { points, withBaseline: true, regimeCounts: countRegimes(regimes) })
+      .catch((err: unknown) => request.log.warn({ err, machineId }, 'could not record the detection'));
+  }
+
+  /**
+   * A multivariate detection: each channel judged as its own series `<machine_id>:<channel>` (its
+   * baseline, else the generic model), one after another in one admission slot, then the
+   * machine-level regimes and their drivers.
+   */
+  async function detectChannels(request: FastifyRequest, orgId: string): Promise<MultivariateDetectBody> {
+    const parsed = parseMultivariateDetectRequest(request.body as Record<string, unknown>, parseIsoTimestamp);
+    const machineId = parsed.machineId;
+    const prepared: { channel: string; prepared: PreparedDetection }[] = [];
+    for (const { channel, request: channelRequest } of parsed.channels) {
+      const seriesId = machineId === null ? null : channelSeriesId(machineId, channel);
+      try {
+        prepared.push({ channel, prepared: await prepareDetection(orgId, channelRequest, seriesId) });
+      } catch (error) {
+        throw inChannelError(error, channel);
+      }
+    }
+    const machine = machineId === null ? null : await service.predictorFor(orgId, machineId);
+    return modelCalls.run(async () => {
+      const current = await model();
+      const judged: { channel: string; body: DetectBody; zScores: Float64Array }[] = [];
+      for (const { channel, prepared: one } of prepared) {
+        try {
+          judged.push({ channel, ...(await judgeSeries(current, one)) });
+        } catch (error) {
+          throw inChannelError(error, channel);
+        }
+      }
+      const overall = machineJudgement(judged.map(({ channel, body, zScores }) => ({ channel, regimes: body.regimes, zScores })));
+      await meter(request, 'v1/detect', parsed.points * judged.length);
+      for (const { channel, prepared: one } of prepared) {
+        await recordFor(request, orgId, one.seriesId, one.predictor, parsed.points, judged.find((j) => j.channel === channel)?.body.regimes ?? []);
+      }
+      await recordFor(request, orgId, machineId, machine, parsed.points, overall.regimes);
+      return {
+        machine_id: machineId,
+        baseline_id: machine?.baseline.baselineId ?? null,
+        model_version: current.modelVersion,
+        regimes: overall.regimes,
+        driver: overall.driver,
+        drivers: overall.drivers,
+        channels: Object.fromEntries(judged.map(({ channel, body }) => [channel, body])),
+        inference_time_ms: Math.round(judged.reduce((sum, { body }) => sum + body.inference_time_ms, 0) * 1000) / 1000,
+      };
+    });
+  }
 
   app.post(
     '/v1/baseline',
@@ -362,6 +477,20 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request) => {
       const orgId = orgOf(request);
+      if (isMultivariate(request.body)) {
+        const parsed = parseMultivariateBaselineRequest(request.body as Record<string, unknown>, parseIsoTimestamp);
+        const settings = {
+          machineId: parsed.machineId,
+          label: parsed.label,
+          granularity: parsed.granularity,
+          sensitivity: parsed.sensitivity,
+        };
+        const channels = parsed.channels.map(({ channel, request: one }) => ({ channel, values: one.values }));
+        // One admission slot for the whole request: its channels fine-tune one after another.
+        const written = await modelCalls.run(() => service.fromChannels(orgId, settings, channels)).catch(asModelFailure);
+        await meter(request, 'v1/baseline', parsed.points * channels.length);
+        return multivariateBaselineBody(written.record, written.channels);
+      }
       const parsed = parseBaselineRequest(request.body, parseIsoTimestamp);
       const settings = {
         machineId: parsed.machineId,
@@ -399,6 +528,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       const machineId = parseMachineId((request.query as { machine_id?: unknown }).machine_id, "'machine_id' query parameter");
       const record = await service.getBaseline(orgId, machineId);
       if (!record) throw new AppError(ERRORS.BaselineNotFound, `Machine '${machineId}' has no baseline. Create one with POST /v1/baseline.`);
+      if (record.channels) return multivariateBaselineBody(record, await service.channelBaselines(orgId, record));
       return baselineBody(record);
     },
   );
@@ -424,6 +554,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
           baseline_created_at: iso(machine.baselineCreatedAt),
           num_windows: machine.numWindows,
           label: machine.label,
+          ...(machine.channels ? { channels: [...machine.channels] } : {}),
           telemetry: telemetryBody(machine.telemetry),
         })),
         total: machines.length,

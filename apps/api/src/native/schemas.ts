@@ -13,6 +13,8 @@ import {
   MIN_BASELINE_POINTS,
 } from './request.js';
 import { MAX_SERIES_POINTS, MIN_SERIES_POINTS } from '../vendor/request.js';
+import { MAX_MULTIVARIATE_CHANNELS } from './multivariate.js';
+import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
 import { TIMESTAMPS_WITH_GRANULARITY } from '../vendor/schemas.js';
 
 export const NativeError = Type.Object(
@@ -32,6 +34,21 @@ const Point = Type.Object({
   value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
 });
 
+const ChannelPoint = Type.Object(
+  {
+    timestamp: Type.Optional(Nullable(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." }))),
+    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Type.Number(), {
+      minProperties: 1,
+      maxProperties: MAX_MULTIVARIATE_CHANNELS,
+      description:
+        "A multivariate point: named readings (finite, |value| <= 1e100), as telemetry's points carry them. Every point carries the first point's channels; each channel is the series `<machine_id>:<channel>`.",
+    }),
+  },
+  { description: 'A point of a multivariate series (instead of value).' },
+);
+
+const SeriesPoint = Type.Union([Point, ChannelPoint]);
+
 const GranularityField = Type.Enum([...GRANULARITIES], { description: "Default 'none'." });
 const Sensitivity = Type.Integer({ minimum: 0, maximum: 99 });
 
@@ -40,10 +57,11 @@ export const BaselineRequest = Type.Object(
     machine_id: MachineId,
     series: Type.Optional(
       Nullable(
-        Type.Array(Point, {
+        Type.Array(SeriesPoint, {
           minItems: MIN_BASELINE_POINTS,
           maxItems: MAX_BASELINE_POINTS,
-          description: 'Healthy data of the machine to fine-tune on.',
+          description:
+            "Healthy data of the machine to fine-tune on: points with 'value', or all with 'channels' (a multivariate machine: each channel fine-tuned as its own series).",
         }),
       ),
     ),
@@ -91,6 +109,14 @@ const FineTuneStats = Type.Object({
   duration_seconds: Type.Number(),
 });
 
+const ChannelBaseline = Type.Object({
+  channel: Type.String(),
+  series_id: Type.String({ description: '`<machine_id>:<channel>`: where the channel\'s results and status are.' }),
+  baseline_id: Type.String(),
+  stats: BaselineStats,
+  finetune_stats: FineTuneStats,
+});
+
 export const BaselineResponse = Type.Object({
   machine_id: Type.String(),
   baseline_id: Type.String({ description: '`bl_<machine_id>`' }),
@@ -102,6 +128,12 @@ export const BaselineResponse = Type.Object({
   stats: BaselineStats,
   finetune_stats: FineTuneStats,
   status: Type.Literal('active'),
+  channels: Type.Optional(
+    Type.Array(ChannelBaseline, {
+      description:
+        "A multivariate machine's channels, each with its own baseline; absent for a single series. The machine's stats then pool the channels' held-out energies and its finetune_stats sum theirs.",
+    }),
+  ),
 });
 export type BaselineResponse = Static<typeof BaselineResponse>;
 
@@ -146,6 +178,7 @@ export const MachinesResponse = Type.Object({
       baseline_created_at: Nullable(Type.String({ format: 'date-time' })),
       num_windows: Nullable(Type.Integer()),
       label: Nullable(Type.String()),
+      channels: Type.Optional(Type.Array(Type.String(), { description: "A multivariate machine's channels; absent for a single series." })),
       telemetry: TelemetrySummary,
     }),
     {
@@ -202,7 +235,11 @@ export const MachineStatusResponse = Type.Object({
 
 export const DetectRequest = Type.Object(
   {
-    series: Type.Array(Point, { minItems: MIN_SERIES_POINTS, maxItems: MAX_SERIES_POINTS }),
+    series: Type.Array(SeriesPoint, {
+      minItems: MIN_SERIES_POINTS,
+      maxItems: MAX_SERIES_POINTS,
+      description: "Points with 'value', or all with 'channels' (multivariate: the answer is per channel plus the machine's regimes).",
+    }),
     granularity: Type.Optional(Nullable(GranularityField)),
     customInterval: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     period: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Period in points. Absent, null or 0 = detect it.' }))),
@@ -242,3 +279,24 @@ export const DetectResponse = Type.Object({
   inference_time_ms: Type.Number({ description: "Wall time of the learned model's inference (energies and embeddings)." }),
 });
 export type DetectResponse = Static<typeof DetectResponse>;
+
+export const MultivariateDetectResponse = Type.Object(
+  {
+    machine_id: Nullable(Type.String()),
+    baseline_id: Nullable(Type.String({ description: "The machine's multivariate baseline; null without one." })),
+    model_version: Type.String(),
+    regimes: Type.Array(Type.Enum([...REGIMES]), {
+      description: "Per point: the most severe of the channels' regimes (SHOCK > TRANSITION > ACTIVE > HEALTHY > UNKNOWN).",
+    }),
+    driver: Type.Array(Nullable(Type.String()), {
+      description: 'Per point: the channel at the machine regime with the highest z-score; null where the machine is HEALTHY or UNKNOWN.',
+    }),
+    drivers: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'Points each channel drove (every channel listed).' }),
+    channels: Type.Record(Type.String(), DetectResponse, {
+      description: "Each channel's univariate answer, judged as the series `<machine_id>:<channel>` with its baseline.",
+    }),
+    inference_time_ms: Type.Number({ description: "The channels' inference times summed." }),
+  },
+  { description: 'The answer to a multivariate series (points with channels).' },
+);
+export type MultivariateDetectResponse = Static<typeof MultivariateDetectResponse>;

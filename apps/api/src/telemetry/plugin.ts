@@ -221,7 +221,7 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
           // second publishes (the worker's replay rule absorbs it) rather than meter twice.
           if (!pendingUsage.take(batchId)) await publish();
           try {
-            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount);
+            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount, request.auth.keyKind);
           } catch (cause) {
             pendingUsage.add(batchId);
             request.log.error(

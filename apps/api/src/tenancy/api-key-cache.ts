@@ -11,6 +11,13 @@ export interface AuthenticatedKey {
   readonly id: string;
   readonly orgId: string;
   readonly kind: ApiKeyKind;
+  /** When a rotated key stops working (epoch ms); absent when it does not expire. */
+  readonly expiresAtMs?: number;
+}
+
+/** The entry a cache keeps: exactly the fields of AuthenticatedKey, nothing else the caller passed. */
+function entryOf(key: AuthenticatedKey): AuthenticatedKey {
+  return { id: key.id, orgId: key.orgId, kind: key.kind, ...(key.expiresAtMs === undefined ? {} : { expiresAtMs: key.expiresAtMs }) };
 }
 
 /** Entries are keyed by the key's SHA-256 hex hash. Implementations may reject on I/O failure. */
@@ -32,7 +39,7 @@ export class MemoryApiKeyCache implements ApiKeyCache {
   }
 
   set(keyHash: string, key: AuthenticatedKey): Promise<void> {
-    this.entries.set(keyHash, { id: key.id, orgId: key.orgId, kind: key.kind });
+    this.entries.set(keyHash, entryOf(key));
     return Promise.resolve();
   }
 
@@ -62,8 +69,7 @@ export class RedisApiKeyCache implements ApiKeyCache {
 
   async set(keyHash: string, key: AuthenticatedKey): Promise<void> {
     if (this.ttlMs <= 0) return;
-    const entry: AuthenticatedKey = { id: key.id, orgId: key.orgId, kind: key.kind };
-    await this.redis.set(this.redisKey(keyHash), JSON.stringify(entry), { PX: this.ttlMs });
+    await this.redis.set(this.redisKey(keyHash), JSON.stringify(entryOf(key)), { PX: this.ttlMs });
   }
 
   async delete(keyHash: string): Promise<void> {
@@ -80,7 +86,8 @@ function parseEntry(text: string): AuthenticatedKey | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { id, orgId, kind } = value as Record<string, unknown>;
+  const { id, orgId, kind, expiresAtMs } = value as Record<string, unknown>;
   if (typeof id !== 'string' || typeof orgId !== 'string' || (kind !== 'live' && kind !== 'test')) return undefined;
-  return { id, orgId, kind };
+  if (expiresAtMs !== undefined && (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs))) return undefined;
+  return { id, orgId, kind, ...(expiresAtMs === undefined ? {} : { expiresAtMs }) };
 }

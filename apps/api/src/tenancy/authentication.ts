@@ -11,8 +11,11 @@
 //
 // Successful lookups are cached for AUTH_CACHE_TTL_MS: in memory (LRU, bounded), or in Redis when
 // REDIS_URL is set, shared by every replica. Revoking a key through `ApiKeyAuthenticator.revoke`
-// deletes the cache entry (Redis) and tells every replica to drop its own (the notifier), so it
-// stops working at once; a key revoked behind the API's back still works until the TTL passes.
+// (or rotating it, or disabling its organization: `invalidate`) deletes the cache entry (Redis)
+// and tells every replica to drop its own (the notifier), so it stops working at once; a key
+// revoked behind the API's back still works until the TTL passes. A rotated key's entry carries
+// its expiry, so it is refused from then on even while cached. Keys of a disabled organization
+// are refused at lookup.
 // Failed lookups (unknown or revoked keys) are remembered in this process for
 // AUTH_NEGATIVE_CACHE_TTL_MS, so repeating a bad key costs no store query; a key created through
 // this process (`ApiKeyAuthenticator.keyCreated`) clears its entry, and one created elsewhere works
@@ -196,14 +199,29 @@ export class ApiKeyAuthenticator {
       this.onCacheError(err);
       return undefined;
     });
-    if (cached) return cached;
-    if (this.invalid.get(keyHash) || options.storeLookup === false) return null;
-    const record = await this.options.store.findApiKeyByHash(keyHash);
-    if (!record || record.revokedAt !== null) {
+    if (cached) {
+      if (cached.expiresAtMs === undefined || cached.expiresAtMs > this.nowMs()) return cached;
+      await this.forget(keyHash).catch((err: unknown) => this.onCacheError(err));
       this.invalid.set(keyHash, true);
       return null;
     }
-    const found: AuthenticatedKey = { id: record.id, orgId: record.orgId, kind: record.kind };
+    if (this.invalid.get(keyHash) || options.storeLookup === false) return null;
+    const record = await this.options.store.findApiKeyByHash(keyHash);
+    const usable =
+      record !== null &&
+      record.revokedAt === null &&
+      (record.expiresAt === null || record.expiresAt.getTime() > this.nowMs()) &&
+      (await this.options.store.getOrganization(record.orgId))?.disabledAt === null;
+    if (!record || !usable) {
+      this.invalid.set(keyHash, true);
+      return null;
+    }
+    const found: AuthenticatedKey = {
+      id: record.id,
+      orgId: record.orgId,
+      kind: record.kind,
+      ...(record.expiresAt === null ? {} : { expiresAtMs: record.expiresAt.getTime() }),
+    };
     await this.cache.set(keyHash, found).catch((err: unknown) => this.onCacheError(err));
     return found;
   }
@@ -217,9 +235,20 @@ export class ApiKeyAuthenticator {
     const record = (await this.options.store.listApiKeys(orgId)).find((candidate) => candidate.id === keyId);
     if (!record) return false;
     const revoked = await this.options.store.revokeApiKey(keyId);
-    await this.forget(record.keyHash);
-    await this.options.notifier?.publish(API_KEY_REVOKED_CHANNEL, record.keyHash);
+    await this.invalidate([record.keyHash]);
     return revoked;
+  }
+
+  /**
+   * Drops these keys' cache entries on every replica (this one's and Redis's directly, the others'
+   * through the notifier), so their next use reads the store: after a rotation or after their
+   * organization was disabled.
+   */
+  async invalidate(keyHashes: readonly string[]): Promise<void> {
+    for (const keyHash of keyHashes) {
+      await this.forget(keyHash);
+      await this.options.notifier?.publish(API_KEY_REVOKED_CHANNEL, keyHash);
+    }
   }
 
   /** Call after creating a key through this process: it works at once even if it was tried before. */

@@ -10,10 +10,10 @@ import type { VendorRoutesOptions } from '../vendor/contract.js';
 export function meterDetections(store: Store): VendorRoutesOptions['onDetected'] {
   return async (request, endpoint, points) => {
     // `auth` is null only if a route forgot to require a key: a bug, not a client error.
-    const orgId = (request.auth as typeof request.auth | null)?.orgId;
-    if (!orgId) throw new AppError(ERRORS.InternalError, 'Detection ran without an authenticated caller');
+    const auth = request.auth as typeof request.auth | null;
+    if (!auth?.orgId) throw new AppError(ERRORS.InternalError, 'Detection ran without an authenticated caller');
     try {
-      await store.recordUsage(orgId, endpoint, points);
+      await store.recordUsage(auth.orgId, endpoint, points, auth.keyKind);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }

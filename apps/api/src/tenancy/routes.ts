@@ -36,10 +36,21 @@ const UsageSummary = Type.Object(
   { description: "The caller's key and its organization's usage, with totals" },
 );
 
+const UsageQuery = Type.Object(
+  {
+    kind: Type.Optional(
+      Type.Union([Type.Literal('live'), Type.Literal('test')], {
+        description: 'Only the usage of keys of this kind (test keys are never billed). Default: both kinds together.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = async (app, options) => {
   /** One record per label: the known labels first in their fixed order, then any other label the store holds. */
-  async function usageRecords(orgId: string) {
-    const usage = await options.store.usageFor(orgId);
+  async function usageRecords(orgId: string, kind: 'live' | 'test' | undefined) {
+    const usage = await options.store.usageFor(orgId, kind ? { keyKind: kind } : {});
     const recorded = new Map(usage.byEndpoint.map((entry) => [entry.endpoint, entry]));
     const labels = [...USAGE_ENDPOINTS, ...[...recorded.keys()].filter((label) => !(USAGE_ENDPOINTS as readonly string[]).includes(label))];
     const records = labels.map((endpoint) => ({
@@ -56,10 +67,11 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = as
       schema: {
         summary: "Usage of the caller's organization: an array of one record per endpoint",
         tags: ['tenancy'],
+        querystring: UsageQuery,
         response: { 200: UsageRecords },
       },
     },
-    async (request) => (await usageRecords(request.auth.orgId)).records,
+    async (request) => (await usageRecords(request.auth.orgId, request.query.kind)).records,
   );
 
   app.get(
@@ -68,11 +80,12 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = as
       schema: {
         summary: "The caller's organization and key, its usage totals and the per-endpoint records",
         tags: ['tenancy'],
+        querystring: UsageQuery,
         response: { 200: UsageSummary },
       },
     },
     async (request) => {
-      const { usage, records } = await usageRecords(request.auth.orgId);
+      const { usage, records } = await usageRecords(request.auth.orgId, request.query.kind);
       return {
         org_id: usage.orgId,
         key_id: request.auth.keyId,

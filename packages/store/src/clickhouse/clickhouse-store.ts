@@ -46,15 +46,17 @@ import type {
   MachineSummary,
   NewApiKey,
   NewBaseline,
+  NewOrganization,
   Organization,
   OrganizationUsage,
   RegimeCounts,
   Store,
+  UsageQuery,
 } from '../types.js';
 import { organizationUsage } from '../types.js';
 import { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
-import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey } from './validation.js';
+import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey, validateNewOrganization } from './validation.js';
 import { VersionClock } from './version-clock.js';
 
 export interface ClickHouseStoreOptions {
@@ -182,6 +184,9 @@ interface OrganizationRow {
   name: string;
   created_at_ms: number;
   bootstrapped_at_ms: number | null;
+  plan: string;
+  external_id: string | null;
+  disabled_at_ms: number | null;
   version: number;
 }
 
@@ -196,6 +201,8 @@ interface KeyRow {
   last_used_ms: number;
   revocations: number;
   revoked_ms: number;
+  the_name: string;
+  expires_ms: number;
 }
 
 interface MachineRow {
@@ -228,6 +235,7 @@ interface BaselineRow {
   predictor_weights_base64: string | null;
   normalisation_center: string | null;
   normalisation_scale: string | null;
+  channels: string | null;
   created_at_ms: number;
   updated_at_ms: number;
   deleted: number;
@@ -251,7 +259,9 @@ const KEY_SELECT = `SELECT key_id,
     argMaxIf(org_id, at_ms, event = 'created') AS the_org,
     toString(argMaxIf(kind, at_ms, event = 'created')) AS the_kind,
     argMaxIf(prefix, at_ms, event = 'created') AS the_prefix,
-    maxIf(at_ms, event = 'created') AS created_ms,
+    argMaxIf(created_at_ms, at_ms, event = 'created') AS created_ms,
+    argMaxIf(name, at_ms, event = 'created') AS the_name,
+    argMaxIf(expires_at_ms, at_ms, event = 'created') AS expires_ms,
     countIf(event = 'touched') AS touches,
     maxIf(at_ms, event = 'touched') AS last_used_ms,
     countIf(event = 'revoked') AS revocations,
@@ -261,7 +271,7 @@ const BASELINE_FIELDS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, ' +
   'finetune_epochs_max, finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights_base64, ' +
-  'normalisation_center, normalisation_scale, created_at_ms, updated_at_ms, deleted, version';
+  'normalisation_center, normalisation_scale, channels, created_at_ms, updated_at_ms, deleted, version';
 
 class ClickHouseStore implements Store {
   private readonly clock = new VersionClock();
@@ -273,7 +283,7 @@ class ClickHouseStore implements Store {
   private readonly detectionInserts: InsertBatcher;
   private readonly keyUseInserts: InsertBatcher;
   private readonly t: Readonly<Record<
-    'organizations' | 'claims' | 'keys' | 'usage' | 'machines' | 'baselines' | 'detections',
+    'organizations' | 'claims' | 'keys' | 'usage' | 'usageByKind' | 'machines' | 'baselines' | 'detections',
     string
   >>;
 
@@ -289,23 +299,72 @@ class ClickHouseStore implements Store {
       claims: `${database}.store_bootstrap_claims`,
       keys: `${database}.store_api_keys`,
       usage: `${database}.store_usage_daily`,
+      usageByKind: `${database}.store_usage_by_kind_daily`,
       machines: `${database}.store_machines`,
       baselines: `${database}.store_baselines`,
       detections: `${database}.store_machine_detections`,
     };
     const batcher = (operation: string, table: string) =>
       new InsertBatcher((rows) => this.insert(operation, table, rows), minInsertIntervalMs, (flush) => this.track(flush));
-    this.usageInserts = batcher('recordUsage', this.t.usage);
+    this.usageInserts = batcher('recordUsage', this.t.usageByKind);
     this.detectionInserts = batcher('recordDetection', this.t.detections);
     this.keyUseInserts = batcher('touchApiKey', this.t.keys);
   }
 
   // ---- organizations and keys ------------------------------------------------------------------
 
-  createOrganization(id: string, name: string): Promise<Organization> {
+  createOrganization(id: string, name: string, options: NewOrganization = {}): Promise<Organization> {
     return this.op('createOrganization', async (operation) => {
       requireNonEmpty(operation, { id, name });
-      return this.ensureOrganization(operation, id, name, true);
+      return this.ensureOrganization(operation, id, name, true, validateNewOrganization(operation, options));
+    });
+  }
+
+  getOrganization(orgId: string): Promise<Organization | null> {
+    return this.op('getOrganization', async (operation) => (await this.organizationById(operation, orgId)).live);
+  }
+
+  findOrganizationByExternalId(externalId: string): Promise<Organization | null> {
+    return this.op('findOrganizationByExternalId', async (operation) => {
+      const [row] = await this.rows<OrganizationRow>(
+        operation,
+        `SELECT ${ORGANIZATION_FIELDS} FROM ${this.t.organizations} FINAL
+          WHERE external_id = ${sqlString(externalId)} ORDER BY created_at_ms, id LIMIT 1`,
+      );
+      return row ? toOrganization(row) : null;
+    });
+  }
+
+  listOrganizations(): Promise<readonly Organization[]> {
+    return this.op('listOrganizations', async (operation) => {
+      const rows = await this.rows<OrganizationRow>(
+        operation,
+        `SELECT ${ORGANIZATION_FIELDS} FROM ${this.t.organizations} FINAL ORDER BY created_at_ms, id`,
+      );
+      return rows.map(toOrganization);
+    });
+  }
+
+  disableOrganization(orgId: string): Promise<boolean> {
+    return this.op('disableOrganization', async (operation) => {
+      const organization = await this.organizationById(operation, orgId);
+      if (!organization.live || organization.live.disabledAt !== null) return false;
+      await this.insert(operation, this.t.organizations, [
+        organizationRow({ ...organization.live, disabledAt: new Date(this.nowMs()) }, this.clock.next(organization.version)),
+      ]);
+      return true;
+    });
+  }
+
+  expireApiKey(keyId: string, at: Date): Promise<boolean> {
+    return this.op('expireApiKey', async (operation) => {
+      const atMs = epochMs(operation, at);
+      const key = await this.keyById(operation, keyId);
+      if (!key || key.revokedAt !== null || key.expiresAt !== null) return false;
+      // The key's `created` row again, later, with the expiry: see schemas/clickhouse/0003_tenancy.sql.
+      const restatedAtMs = Math.max(this.nowMs(), key.createdAt.getTime() + 1);
+      await this.insert(operation, this.t.keys, [keyEventRow({ ...key, expiresAt: new Date(atMs) }, 'created', restatedAtMs)]);
+      return true;
     });
   }
 
@@ -387,15 +446,15 @@ class ClickHouseStore implements Store {
 
   // ---- usage -----------------------------------------------------------------------------------
 
-  recordUsage(orgId: string, endpoint: string, points: number): Promise<void> {
+  recordUsage(orgId: string, endpoint: string, points: number, keyKind: ApiKeyKind = 'live'): Promise<void> {
     if (this.closed) return Promise.reject(closedError('recordUsage'));
     const validIds = typeof orgId === 'string' && typeof endpoint === 'string' && orgId.length > 0 && endpoint.length > 0;
-    if (!validIds || !Number.isSafeInteger(points) || points < 0) {
+    if (!validIds || !Number.isSafeInteger(points) || points < 0 || (keyKind !== 'live' && keyKind !== 'test')) {
       return Promise.reject(
         new StoreError(
           'STORE_INVALID_ARGUMENT',
           'recordUsage',
-          'orgId and endpoint must be non-empty and points a non-negative integer',
+          'orgId and endpoint must be non-empty, points a non-negative integer and keyKind live or test',
         ),
       );
     }
@@ -406,16 +465,24 @@ class ClickHouseStore implements Store {
       return Promise.reject(cause);
     }
     // One row per call; SummingMergeTree folds them together when parts merge.
-    return this.usageInserts.add({ org_id: orgId, endpoint, day, points, calls: 1 });
+    return this.usageInserts.add({ org_id: orgId, key_kind: keyKind, endpoint, day, points, calls: 1 });
   }
 
-  usageFor(orgId: string): Promise<OrganizationUsage> {
+  usageFor(orgId: string, query: UsageQuery = {}): Promise<OrganizationUsage> {
     return this.op('usageFor', async (operation) => {
+      if (query.keyKind !== undefined && query.keyKind !== 'live' && query.keyKind !== 'test') {
+        throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'keyKind must be live or test');
+      }
+      const since = query.since === undefined ? '' : ` AND day >= toDate(${sqlString(new Date(epochMs(operation, query.since)).toISOString().slice(0, 10))})`;
+      const org = `org_id = ${sqlString(orgId)}`;
+      // Usage from before kinds were recorded (store_usage_daily) was billed: it counts as live.
+      const parts = [`SELECT endpoint, points, calls FROM ${this.t.usageByKind} WHERE ${org}${since}${query.keyKind ? ` AND key_kind = ${sqlString(query.keyKind)}` : ''}`];
+      if (query.keyKind !== 'test') parts.push(`SELECT endpoint, points, calls FROM ${this.t.usage} WHERE ${org}${since}`);
       const byEndpoint = (
         await this.rows<{ endpoint: string; total_points: number; total_calls: number }>(
           operation,
-          `SELECT endpoint, sum(points) AS total_points, sum(calls) AS total_calls FROM ${this.t.usage}
-            WHERE org_id = ${sqlString(orgId)} GROUP BY endpoint ORDER BY endpoint`,
+          `SELECT endpoint, sum(points) AS total_points, sum(calls) AS total_calls FROM (${parts.join(' UNION ALL ')})
+            GROUP BY endpoint ORDER BY endpoint`,
         )
       ).map((row) => ({ endpoint: row.endpoint, points: Number(row.total_points), calls: Number(row.total_calls) }));
       return organizationUsage(orgId, byEndpoint);
@@ -451,6 +518,7 @@ class ClickHouseStore implements Store {
         predictorWeights: baseline.predictorWeights === null ? null : new Uint8Array(baseline.predictorWeights),
         createdAt: previous.live?.createdAt ?? new Date(nowMs),
         updatedAt: new Date(nowMs),
+        channels: baseline.channels ? [...baseline.channels] : null,
       };
       await this.insert(operation, this.t.baselines, [baselineRow(record, this.clock.next(previous.version))]);
       return record;
@@ -471,9 +539,9 @@ class ClickHouseStore implements Store {
           `SELECT machine_id, first_seen_at_ms, deleted FROM ${this.t.machines} FINAL
             WHERE org_id = ${sqlString(orgId)} ORDER BY machine_id`,
         ),
-        this.rows<{ machine_id: string; created_at_ms: number; num_windows: number; label: string | null; deleted: number }>(
+        this.rows<{ machine_id: string; created_at_ms: number; num_windows: number; label: string | null; channels: string | null; deleted: number }>(
           operation,
-          `SELECT machine_id, created_at_ms, num_windows, label, deleted FROM ${this.t.baselines} FINAL
+          `SELECT machine_id, created_at_ms, num_windows, label, channels, deleted FROM ${this.t.baselines} FINAL
             WHERE org_id = ${sqlString(orgId)}`,
         ),
       ]);
@@ -488,6 +556,7 @@ class ClickHouseStore implements Store {
             baselineCreatedAt: baseline ? new Date(baseline.created_at_ms) : null,
             numWindows: baseline ? Number(baseline.num_windows) : null,
             label: baseline ? baseline.label : null,
+            channels: baseline ? channelsOf(baseline.channels) : null,
           };
         });
     });
@@ -690,53 +759,45 @@ class ClickHouseStore implements Store {
     // Marked after the keys: a crash in between leaves an unbootstrapped organization (repaired by
     // the next start), never a bootstrapped one without its keys.
     await this.insert(operation, this.t.organizations, [
-      {
-        id: current.id,
-        name: current.name,
-        created_at_ms: current.createdAt.getTime(),
-        bootstrapped_at_ms: nowMs,
-        version: this.clock.next(organization.version),
-      },
+      organizationRow({ ...current, bootstrappedAt: new Date(nowMs) }, this.clock.next(organization.version)),
     ]);
     return records;
   }
 
-  private async ensureOrganization(operation: string, id: string, name: string, bootstrapped: boolean): Promise<Organization> {
+  private async ensureOrganization(
+    operation: string,
+    id: string,
+    name: string,
+    bootstrapped: boolean,
+    options: { readonly plan: Organization['plan']; readonly externalId: string | null } = { plan: 'paid', externalId: null },
+  ): Promise<Organization> {
     const existing = await this.organizationById(operation, id);
     if (existing.live) return existing.live;
     const nowMs = this.nowMs();
-    await this.insert(operation, this.t.organizations, [
-      {
-        id,
-        name,
-        created_at_ms: nowMs,
-        bootstrapped_at_ms: bootstrapped ? nowMs : null,
-        version: this.clock.next(existing.version),
-      },
-    ]);
+    const created: Organization = {
+      id,
+      name,
+      createdAt: new Date(nowMs),
+      bootstrappedAt: bootstrapped ? new Date(nowMs) : null,
+      plan: options.plan,
+      externalId: options.externalId,
+      disabledAt: null,
+    };
+    await this.insert(operation, this.t.organizations, [organizationRow(created, this.clock.next(existing.version))]);
     // Read back rather than answer from memory: when another replica created it at the same moment,
     // every caller then sees the one row that won.
-    const created = await this.organizationById(operation, id);
-    if (!created.live) throw new StoreError('STORE_QUERY_FAILED', operation, 'organization missing right after insert');
-    return created.live;
+    const stored = await this.organizationById(operation, id);
+    if (!stored.live) throw new StoreError('STORE_QUERY_FAILED', operation, 'organization missing right after insert');
+    return stored.live;
   }
 
   private async organizationById(operation: string, id: string): Promise<Versioned<Organization>> {
     const [row] = await this.rows<OrganizationRow>(
       operation,
-      `SELECT id, name, created_at_ms, bootstrapped_at_ms, version FROM ${this.t.organizations} FINAL
-        WHERE id = ${sqlString(id)}`,
+      `SELECT ${ORGANIZATION_FIELDS} FROM ${this.t.organizations} FINAL WHERE id = ${sqlString(id)}`,
     );
     if (!row) return { live: null, version: 0 };
-    return {
-      live: {
-        id: row.id,
-        name: row.name,
-        createdAt: new Date(Number(row.created_at_ms)),
-        bootstrappedAt: row.bootstrapped_at_ms === null ? null : new Date(Number(row.bootstrapped_at_ms)),
-      },
-      version: Number(row.version),
-    };
+    return { live: toOrganization(row), version: Number(row.version) };
   }
 
   private async requireOrganization(operation: string, orgId: string): Promise<Versioned<Organization>> {
@@ -802,6 +863,36 @@ function keyRecord(orgId: string, key: NewApiKey, createdAtMs: number): ApiKeyRe
     createdAt: new Date(createdAtMs),
     lastUsedAt: null,
     revokedAt: null,
+    name: key.name ?? '',
+    expiresAt: null,
+  };
+}
+
+const ORGANIZATION_FIELDS = 'id, name, created_at_ms, bootstrapped_at_ms, plan, external_id, disabled_at_ms, version';
+
+/** A row of store_organizations with every column, so a newer version never falls back to a default. */
+function organizationRow(organization: Organization, version: number): Record<string, unknown> {
+  return {
+    id: organization.id,
+    name: organization.name,
+    created_at_ms: organization.createdAt.getTime(),
+    bootstrapped_at_ms: organization.bootstrappedAt?.getTime() ?? null,
+    plan: organization.plan,
+    external_id: organization.externalId,
+    disabled_at_ms: organization.disabledAt?.getTime() ?? null,
+    version,
+  };
+}
+
+function toOrganization(row: OrganizationRow): Organization {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: new Date(Number(row.created_at_ms)),
+    bootstrappedAt: row.bootstrapped_at_ms === null ? null : new Date(Number(row.bootstrapped_at_ms)),
+    plan: row.plan === 'free' ? 'free' : 'paid',
+    externalId: row.external_id,
+    disabledAt: row.disabled_at_ms === null ? null : new Date(Number(row.disabled_at_ms)),
   };
 }
 
@@ -815,6 +906,8 @@ function keyEventRow(key: ApiKeyRecord, event: 'created' | 'touched' | 'revoked'
     kind: key.kind,
     prefix: key.prefix,
     created_at_ms: key.createdAt.getTime(),
+    name: key.name,
+    expires_at_ms: key.expiresAt?.getTime() ?? 0,
     at_ms: atMs,
   };
 }
@@ -829,6 +922,8 @@ function toApiKey(row: KeyRow): ApiKeyRecord {
     createdAt: new Date(Number(row.created_ms)),
     lastUsedAt: Number(row.touches) > 0 ? new Date(Number(row.last_used_ms)) : null,
     revokedAt: Number(row.revocations) > 0 ? new Date(Number(row.revoked_ms)) : null,
+    name: row.the_name,
+    expiresAt: Number(row.expires_ms) > 0 ? new Date(Number(row.expires_ms)) : null,
   };
 }
 
@@ -872,6 +967,7 @@ function baselineRow(record: BaselineRecord, version: number): Record<string, un
         : Buffer.from(record.predictorWeights.buffer, record.predictorWeights.byteOffset, record.predictorWeights.byteLength).toString('base64'),
     normalisation_center: exactTextOrNull(record.normalisation?.center ?? null),
     normalisation_scale: exactTextOrNull(record.normalisation?.scale ?? null),
+    channels: record.channels ? JSON.stringify(record.channels) : null,
     created_at_ms: record.createdAt.getTime(),
     updated_at_ms: record.updatedAt.getTime(),
     deleted: 0,
@@ -903,6 +999,7 @@ function baselineTombstone(orgId: string, machineId: string, version: number): R
     predictor_weights_base64: null,
     normalisation_center: null,
     normalisation_scale: null,
+    channels: null,
     created_at_ms: 0,
     updated_at_ms: 0,
     deleted: 1,
@@ -940,7 +1037,15 @@ function toBaseline(row: BaselineRow): BaselineRecord {
     normalisation: center === null || scale === null ? null : { center, scale },
     createdAt: new Date(Number(row.created_at_ms)),
     updatedAt: new Date(Number(row.updated_at_ms)),
+    channels: channelsOf(row.channels),
   };
+}
+
+/** The channels column: a JSON array of names written by upsertBaseline, or NULL. */
+function channelsOf(text: string | null): string[] | null {
+  if (text === null) return null;
+  const parsed: unknown = JSON.parse(text);
+  return Array.isArray(parsed) ? parsed.map(String) : null;
 }
 
 function regimeCountsOf(row: DetectionRow): RegimeCounts {

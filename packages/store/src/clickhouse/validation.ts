@@ -2,7 +2,7 @@
 // number that is written must be finite (JSON has no NaN or Infinity, and a NaN would arrive as
 // NULL), every count a non-negative safe integer.
 import { StoreError } from '../errors.js';
-import { REGIME_NAMES, type MachineDetection, type NewApiKey, type NewBaseline } from '../types.js';
+import { REGIME_NAMES, type MachineDetection, type NewApiKey, type NewBaseline, type NewOrganization, type Plan } from '../types.js';
 
 function invalid(operation: string, problem: string): never {
   throw new StoreError('STORE_INVALID_ARGUMENT', operation, problem);
@@ -22,6 +22,22 @@ export function validateNewKey(operation: string, key: NewApiKey): void {
     invalid(operation, 'keyHash must be a lower-case hex SHA-256 digest');
   }
   if (typeof key.prefix !== 'string' || key.prefix.length === 0) invalid(operation, 'prefix must be non-empty');
+  if (key.name !== undefined && (typeof key.name !== 'string' || key.name.length > 200)) {
+    invalid(operation, 'name must be at most 200 characters');
+  }
+}
+
+export function validateNewOrganization(
+  operation: string,
+  options: NewOrganization,
+): { readonly plan: Plan; readonly externalId: string | null } {
+  const plan = options.plan ?? 'paid';
+  if (plan !== 'free' && plan !== 'paid') invalid(operation, 'plan must be free or paid');
+  const externalId = options.externalId ?? null;
+  if (externalId !== null && (typeof externalId !== 'string' || externalId.length === 0)) {
+    invalid(operation, 'externalId must be non-empty when given');
+  }
+  return { plan, externalId };
 }
 
 /** Epoch milliseconds of a valid, non-negative Date (the key tables keep UInt64 times). */
@@ -59,6 +75,10 @@ export function validateBaseline(orgId: string, baseline: NewBaseline): void {
   }
   for (const [name, value] of [['label', baseline.label], ['granularity', baseline.granularity]] as const) {
     if (value !== null && typeof value !== 'string') invalid(operation, `${name} must be a string or null`);
+  }
+  const channels = baseline.channels;
+  if (channels != null && (!Array.isArray(channels) || channels.length === 0 || !channels.every((name) => typeof name === 'string' && name !== ''))) {
+    invalid(operation, 'channels must be null or a non-empty list of non-empty names');
   }
 }
 

@@ -35,10 +35,13 @@ import {
   type MachineSummary,
   type NewApiKey,
   type NewBaseline,
+  type NewOrganization,
   type Organization,
   type OrganizationUsage,
+  type Plan,
   type RegimeCounts,
   type Store,
+  type UsageQuery,
 } from '../types.js';
 
 export { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT };
@@ -104,6 +107,7 @@ async function migrate(connection: DuckDBConnection): Promise<void> {
 
 interface UsageIncrement {
   readonly orgId: string;
+  readonly keyKind: ApiKeyKind;
   readonly endpoint: string;
   readonly day: string;
   points: number;
@@ -119,22 +123,29 @@ const BASELINE_COLUMNS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, finetune_epochs_max, ' +
   'finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights, normalisation_center, ' +
-  'normalisation_scale, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
+  'normalisation_scale, channels, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
 
 const KEY_COLUMNS =
   'id, org_id, kind, prefix, key_hash, epoch_ms(created_at) AS created_ms, ' +
-  'epoch_ms(last_used_at) AS last_used_ms, epoch_ms(revoked_at) AS revoked_ms';
+  'epoch_ms(last_used_at) AS last_used_ms, epoch_ms(revoked_at) AS revoked_ms, name, epoch_ms(expires_at) AS expires_ms';
+
+const ORGANIZATION_COLUMNS =
+  'id, name, epoch_ms(created_at) AS created_ms, epoch_ms(bootstrapped_at) AS bootstrapped_ms, plan, external_id, ' +
+  'epoch_ms(disabled_at) AS disabled_ms';
 
 /** Batch sizes (distinct organization, endpoint and day keys) whose usage upsert stays prepared. */
 const USAGE_PREPARED_MAX = 8;
 
-/** The usage upsert for `rows` increments: $1..$5 the first row's org, endpoint, day, points, calls, and so on. */
+/** The usage upsert for `rows` increments: $1..$6 the first row's org, key kind, endpoint, day, points, calls, and so on. */
 function usageUpsertSql(rows: number): string {
-  const values = Array.from({ length: rows }, (_, k) => `($${5 * k + 1}, $${5 * k + 2}, CAST($${5 * k + 3} AS DATE), $${5 * k + 4}, $${5 * k + 5})`);
-  return `INSERT INTO usage_daily (org_id, endpoint, day, points, calls)
+  const values = Array.from(
+    { length: rows },
+    (_, k) => `($${6 * k + 1}, $${6 * k + 2}, $${6 * k + 3}, CAST($${6 * k + 4} AS DATE), $${6 * k + 5}, $${6 * k + 6})`,
+  );
+  return `INSERT INTO usage_by_kind_daily (org_id, key_kind, endpoint, day, points, calls)
             VALUES ${values.join(', ')}
-            ON CONFLICT (org_id, endpoint, day) DO UPDATE
-            SET points = usage_daily.points + excluded.points, calls = usage_daily.calls + excluded.calls`;
+            ON CONFLICT (org_id, key_kind, endpoint, day) DO UPDATE
+            SET points = usage_by_kind_daily.points + excluded.points, calls = usage_by_kind_daily.calls + excluded.calls`;
 }
 
 class DuckDBStore implements Store {
@@ -159,13 +170,14 @@ class DuckDBStore implements Store {
     private readonly now: () => Date,
   ) {}
 
-  createOrganization(id: string, name: string): Promise<Organization> {
+  createOrganization(id: string, name: string, options: NewOrganization = {}): Promise<Organization> {
     return this.op('createOrganization', async () => {
       if (!id || !name) throw new StoreError('STORE_INVALID_ARGUMENT', 'createOrganization', 'id and name must be non-empty');
+      const { plan, externalId } = validateNewOrganization('createOrganization', options);
       await this.connection.run(
-        `INSERT INTO organizations (id, name, created_at, bootstrapped_at)
-           VALUES ($1, $2, epoch_ms(CAST($3 AS BIGINT)), epoch_ms(CAST($3 AS BIGINT))) ON CONFLICT (id) DO NOTHING`,
-        [id, name, this.nowMs()],
+        `INSERT INTO organizations (id, name, created_at, bootstrapped_at, plan, external_id)
+           VALUES ($1, $2, epoch_ms(CAST($3 AS BIGINT)), epoch_ms(CAST($3 AS BIGINT)), $4, $5) ON CONFLICT (id) DO NOTHING`,
+        [id, name, this.nowMs(), plan, externalId],
       );
       const organization = await this.organizationById(id);
       if (!organization) throw new Error('organization missing right after insert');
@@ -216,6 +228,49 @@ class DuckDBStore implements Store {
     return this.op('findApiKeyByHash', () => this.keyByHash(keyHash));
   }
 
+  getOrganization(orgId: string): Promise<Organization | null> {
+    return this.op('getOrganization', () => this.organizationById(orgId));
+  }
+
+  findOrganizationByExternalId(externalId: string): Promise<Organization | null> {
+    return this.op('findOrganizationByExternalId', async () => {
+      const reader = await this.connection.runAndReadAll(
+        `SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE external_id = $1 ORDER BY created_at, id LIMIT 1`,
+        [externalId],
+      );
+      const row = reader.getRowObjects()[0];
+      return row ? toOrganization(row) : null;
+    });
+  }
+
+  listOrganizations(): Promise<readonly Organization[]> {
+    return this.op('listOrganizations', async () => {
+      const reader = await this.connection.runAndReadAll(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations ORDER BY created_at, id`);
+      return reader.getRowObjects().map(toOrganization);
+    });
+  }
+
+  disableOrganization(orgId: string): Promise<boolean> {
+    return this.op('disableOrganization', async () => {
+      const result = await this.connection.run(
+        'UPDATE organizations SET disabled_at = epoch_ms(CAST($2 AS BIGINT)) WHERE id = $1 AND disabled_at IS NULL',
+        [orgId, this.nowMs()],
+      );
+      return result.rowsChanged > 0;
+    });
+  }
+
+  expireApiKey(keyId: string, at: Date): Promise<boolean> {
+    return this.op('expireApiKey', async () => {
+      const atMs = BigInt(at.getTime());
+      const result = await this.connection.run(
+        'UPDATE api_keys SET expires_at = epoch_ms(CAST($2 AS BIGINT)) WHERE id = $1 AND revoked_at IS NULL AND expires_at IS NULL',
+        [keyId, atMs],
+      );
+      return result.rowsChanged > 0;
+    });
+  }
+
   listApiKeys(orgId: string): Promise<readonly ApiKeyRecord[]> {
     return this.op('listApiKeys', async () => {
       const reader = await this.connection.runAndReadAll(
@@ -245,26 +300,26 @@ class DuckDBStore implements Store {
     });
   }
 
-  recordUsage(orgId: string, endpoint: string, points: number): Promise<void> {
+  recordUsage(orgId: string, endpoint: string, points: number, keyKind: ApiKeyKind = 'live'): Promise<void> {
     if (this.closed) return Promise.reject(closedError('recordUsage'));
-    if (!orgId || !endpoint || !Number.isSafeInteger(points) || points < 0) {
+    if (!orgId || !endpoint || !Number.isSafeInteger(points) || points < 0 || (keyKind !== 'live' && keyKind !== 'test')) {
       return Promise.reject(
         new StoreError(
           'STORE_INVALID_ARGUMENT',
           'recordUsage',
-          'orgId and endpoint must be non-empty and points a non-negative integer',
+          'orgId and endpoint must be non-empty, points a non-negative integer and keyKind live or test',
         ),
       );
     }
     const day = this.now().toISOString().slice(0, 10);
     // JSON keeps the composite key unambiguous whatever characters the parts contain.
-    const batchKey = JSON.stringify([orgId, endpoint, day]);
+    const batchKey = JSON.stringify([orgId, keyKind, endpoint, day]);
     const increment = this.usageBatch.get(batchKey);
     if (increment) {
       increment.points += points;
       increment.calls += 1;
     } else {
-      this.usageBatch.set(batchKey, { orgId, endpoint, day, points, calls: 1 });
+      this.usageBatch.set(batchKey, { orgId, keyKind, endpoint, day, points, calls: 1 });
     }
     const written = new Promise<void>((resolve, reject) => this.usageWaiters.push({ resolve, reject }));
     if (!this.usageFlushScheduled) {
@@ -274,12 +329,15 @@ class DuckDBStore implements Store {
     return written;
   }
 
-  usageFor(orgId: string): Promise<OrganizationUsage> {
+  usageFor(orgId: string, query: UsageQuery = {}): Promise<OrganizationUsage> {
     return this.op('usageFor', async () => {
+      const sinceDay = query.since === undefined ? '0001-01-01' : utcDay('usageFor', query.since);
       const reader = await this.connection.runAndReadAll(
         `SELECT endpoint, CAST(sum(points) AS BIGINT) AS points, CAST(sum(calls) AS BIGINT) AS calls
-           FROM usage_daily WHERE org_id = $1 GROUP BY endpoint ORDER BY endpoint`,
-        [orgId],
+           FROM usage_by_kind_daily
+          WHERE org_id = $1 AND ($2 = '' OR key_kind = $2) AND day >= CAST($3 AS DATE)
+          GROUP BY endpoint ORDER BY endpoint`,
+        [orgId, query.keyKind ?? '', sinceDay],
       );
       const byEndpoint = reader.getRowObjects().map((row) => ({
         endpoint: String(row['endpoint']),
@@ -305,8 +363,8 @@ class DuckDBStore implements Store {
         const { stats, fineTuneStats: tune } = baseline;
         await this.connection.run(
           `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-                     epoch_ms(CAST($22 AS BIGINT)), epoch_ms(CAST($22 AS BIGINT)))
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+                     epoch_ms(CAST($23 AS BIGINT)), epoch_ms(CAST($23 AS BIGINT)))
              ON CONFLICT (org_id, machine_id) DO UPDATE SET
                baseline_id = excluded.baseline_id, label = excluded.label, granularity = excluded.granularity,
                sensitivity = excluded.sensitivity, energy_mean = excluded.energy_mean, energy_std = excluded.energy_std,
@@ -317,7 +375,8 @@ class DuckDBStore implements Store {
                finetune_early_stopped = excluded.finetune_early_stopped, finetune_windows = excluded.finetune_windows,
                finetune_duration_seconds = excluded.finetune_duration_seconds,
                predictor_weights = excluded.predictor_weights, normalisation_center = excluded.normalisation_center,
-               normalisation_scale = excluded.normalisation_scale, updated_at = excluded.updated_at`,
+               normalisation_scale = excluded.normalisation_scale, channels = excluded.channels,
+               updated_at = excluded.updated_at`,
           [
             orgId,
             baseline.machineId,
@@ -340,6 +399,7 @@ class DuckDBStore implements Store {
             baseline.predictorWeights === null ? null : new DuckDBBlobValue(baseline.predictorWeights),
             baseline.normalisation?.center ?? null,
             baseline.normalisation?.scale ?? null,
+            baseline.channels ? JSON.stringify(baseline.channels) : null,
             now,
           ],
           BASELINE_PARAMETER_TYPES,
@@ -359,7 +419,7 @@ class DuckDBStore implements Store {
     return this.op('listMachines', async () => {
       const reader = await this.connection.runAndReadAll(
         `SELECT m.machine_id, epoch_ms(m.first_seen_at) AS first_seen_ms, epoch_ms(b.created_at) AS baseline_created_ms,
-                b.num_windows, b.label
+                b.num_windows, b.label, b.channels
            FROM machines m LEFT JOIN baselines b ON b.org_id = m.org_id AND b.machine_id = m.machine_id
            WHERE m.org_id = $1 ORDER BY m.machine_id`,
         [orgId],
@@ -370,6 +430,7 @@ class DuckDBStore implements Store {
         baselineCreatedAt: toDate(row['baseline_created_ms']),
         numWindows: toNumberOrNull(row['num_windows']),
         label: toStringOrNull(row['label']),
+        channels: toChannels(row['channels']),
       }));
     });
   }
@@ -515,10 +576,10 @@ class DuckDBStore implements Store {
       if (batch.length === 1) {
         const [only] = batch as [UsageIncrement];
         this.usageUpdate ??= await this.connection.prepare(
-          `UPDATE usage_daily SET points = points + $4, calls = calls + $5
-             WHERE org_id = $1 AND endpoint = $2 AND day = CAST($3 AS DATE)`,
+          `UPDATE usage_by_kind_daily SET points = points + $5, calls = calls + $6
+             WHERE org_id = $1 AND key_kind = $2 AND endpoint = $3 AND day = CAST($4 AS DATE)`,
         );
-        this.usageUpdate.bind([only.orgId, only.endpoint, only.day, BigInt(only.points), BigInt(only.calls)]);
+        this.usageUpdate.bind([only.orgId, only.keyKind, only.endpoint, only.day, BigInt(only.points), BigInt(only.calls)]);
         if ((await this.usageUpdate.run()).rowsChanged === 1) {
           for (const waiter of waiters) waiter.resolve();
           return;
@@ -532,7 +593,14 @@ class DuckDBStore implements Store {
       const upsert = reused ?? (await this.connection.prepare(usageUpsertSql(batch.length)));
       try {
         upsert.bind(
-          batch.flatMap((increment) => [increment.orgId, increment.endpoint, increment.day, BigInt(increment.points), BigInt(increment.calls)]),
+          batch.flatMap((increment) => [
+            increment.orgId,
+            increment.keyKind,
+            increment.endpoint,
+            increment.day,
+            BigInt(increment.points),
+            BigInt(increment.calls),
+          ]),
         );
         await upsert.run();
       } finally {
@@ -576,8 +644,8 @@ class DuckDBStore implements Store {
   private async insertKey(orgId: string, key: NewApiKey): Promise<ApiKeyRecord> {
     const id = `key_${randomUUID().replaceAll('-', '')}`;
     await this.connection.run(
-      'INSERT INTO api_keys (id, org_id, kind, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, epoch_ms(CAST($6 AS BIGINT)))',
-      [id, orgId, key.kind, key.prefix, key.keyHash, this.nowMs()],
+      'INSERT INTO api_keys (id, org_id, kind, prefix, key_hash, created_at, name) VALUES ($1, $2, $3, $4, $5, epoch_ms(CAST($6 AS BIGINT)), $7)',
+      [id, orgId, key.kind, key.prefix, key.keyHash, this.nowMs(), key.name ?? ''],
     );
     const record = await this.keyByHash(key.keyHash);
     if (!record) throw new Error('api key missing right after insert');
@@ -602,19 +670,9 @@ class DuckDBStore implements Store {
   }
 
   private async organizationById(orgId: string): Promise<Organization | null> {
-    const reader = await this.connection.runAndReadAll(
-      `SELECT id, name, epoch_ms(created_at) AS created_ms, epoch_ms(bootstrapped_at) AS bootstrapped_ms
-         FROM organizations WHERE id = $1`,
-      [orgId],
-    );
+    const reader = await this.connection.runAndReadAll(`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE id = $1`, [orgId]);
     const row = reader.getRowObjects()[0];
-    if (!row) return null;
-    return {
-      id: String(row['id']),
-      name: String(row['name']),
-      createdAt: toDate(row['created_ms']) ?? new Date(0),
-      bootstrappedAt: toDate(row['bootstrapped_ms']),
-    };
+    return row ? toOrganization(row) : null;
   }
 
   private async requireOrganization(operation: string, orgId: string): Promise<void> {
@@ -628,6 +686,34 @@ class DuckDBStore implements Store {
   }
 }
 
+function validateNewOrganization(operation: string, options: NewOrganization): { plan: Plan; externalId: string | null } {
+  const plan = options.plan ?? 'paid';
+  if (plan !== 'free' && plan !== 'paid') throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'plan must be free or paid');
+  const externalId = options.externalId ?? null;
+  if (externalId !== null && externalId.length === 0) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'externalId must be non-empty when given');
+  }
+  return { plan, externalId };
+}
+
+/** The UTC day (YYYY-MM-DD) of `at`. */
+function utcDay(operation: string, at: Date): string {
+  if (!Number.isFinite(at.getTime())) throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'dates must be valid');
+  return at.toISOString().slice(0, 10);
+}
+
+function toOrganization(row: Row): Organization {
+  return {
+    id: String(row['id']),
+    name: String(row['name']),
+    createdAt: toDate(row['created_ms']) ?? new Date(0),
+    bootstrappedAt: toDate(row['bootstrapped_ms']),
+    plan: row['plan'] === 'free' ? 'free' : 'paid',
+    externalId: toStringOrNull(row['external_id']),
+    disabledAt: toDate(row['disabled_ms']),
+  };
+}
+
 function validateNewKey(operation: string, key: NewApiKey): void {
   if (key.kind !== 'live' && key.kind !== 'test') {
     throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'kind must be live or test');
@@ -636,6 +722,9 @@ function validateNewKey(operation: string, key: NewApiKey): void {
     throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'keyHash must be a lower-case hex SHA-256 digest');
   }
   if (!key.prefix) throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'prefix must be non-empty');
+  if (key.name !== undefined && (typeof key.name !== 'string' || key.name.length > 200)) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', operation, 'name must be at most 200 characters');
+  }
 }
 
 const BASELINE_INSERT_COLUMNS = BASELINE_COLUMNS.replace(
@@ -666,6 +755,17 @@ function validateBaseline(orgId: string, baseline: NewBaseline): void {
   if ((baseline.predictorWeights === null) !== (baseline.normalisation === null)) {
     fail('predictor weights and normalisation come together');
   }
+  const channels = baseline.channels;
+  if (channels != null && (!Array.isArray(channels) || channels.length === 0 || !channels.every((name) => typeof name === 'string' && name !== ''))) {
+    fail('channels must be null or a non-empty list of non-empty names');
+  }
+}
+
+/** The channels column: a JSON array of names written by upsertBaseline, or NULL. */
+function toChannels(value: DuckDBValue | undefined): string[] | null {
+  if (value === null || value === undefined) return null;
+  const parsed: unknown = JSON.parse(String(value));
+  return Array.isArray(parsed) ? parsed.map(String) : null;
 }
 
 function toBaseline(row: Row): BaselineRecord {
@@ -699,6 +799,7 @@ function toBaseline(row: Row): BaselineRecord {
     normalisation: center === null || scale === null ? null : { center, scale },
     createdAt: toDate(row['created_ms']) ?? new Date(0),
     updatedAt: toDate(row['updated_ms']) ?? new Date(0),
+    channels: toChannels(row['channels']),
   };
 }
 
@@ -730,6 +831,8 @@ function toApiKey(row: Row): ApiKeyRecord {
     createdAt: toDate(row['created_ms']) ?? new Date(0),
     lastUsedAt: toDate(row['last_used_ms']),
     revokedAt: toDate(row['revoked_ms']),
+    name: String(row['name'] ?? ''),
+    expiresAt: toDate(row['expires_ms']),
   };
 }
 

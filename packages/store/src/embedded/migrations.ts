@@ -101,4 +101,39 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 3,
+    statements: [
+      // Plans, operator ids and disabling. Organizations from before plans existed are paid. (DuckDB
+      // cannot add a NOT NULL column; the store always writes these.)
+      "ALTER TABLE organizations ADD COLUMN plan VARCHAR DEFAULT 'paid'",
+      'ALTER TABLE organizations ADD COLUMN external_id VARCHAR',
+      'ALTER TABLE organizations ADD COLUMN disabled_at TIMESTAMP',
+      "ALTER TABLE api_keys ADD COLUMN name VARCHAR DEFAULT ''",
+      // The end of a rotated key's grace period.
+      'ALTER TABLE api_keys ADD COLUMN expires_at TIMESTAMP',
+      // Usage is kept per key kind too (test keys are never billed): a new key column needs a new
+      // table. Usage recorded before kinds existed was billed, so it counts as live.
+      `CREATE TABLE usage_by_kind_daily (
+         org_id VARCHAR NOT NULL,
+         key_kind VARCHAR NOT NULL CHECK (key_kind IN ('live', 'test')),
+         endpoint VARCHAR NOT NULL,
+         day DATE NOT NULL,
+         points BIGINT NOT NULL,
+         calls BIGINT NOT NULL,
+         PRIMARY KEY (org_id, key_kind, endpoint, day)
+       )`,
+      `INSERT INTO usage_by_kind_daily (org_id, key_kind, endpoint, day, points, calls)
+         SELECT org_id, 'live', endpoint, day, points, calls FROM usage_daily`,
+      'DROP TABLE usage_daily',
+    ],
+  },
+  {
+    version: 4,
+    statements: [
+      // A multivariate machine's baseline lists its channels (JSON array of names); each channel's
+      // own baseline is the row of `<machine_id>:<channel>`. NULL for a single series.
+      'ALTER TABLE baselines ADD COLUMN channels VARCHAR',
+    ],
+  },
 ];

@@ -1,0 +1,49 @@
+// Serves the web dashboard (apps/dashboard) at /dashboard/: public static files, built in memory
+// by esbuild on the first request (no build step before `npm start`), kept for the process's
+// life. The pages call the JSON API with the user's key; these routes need none and stay out of
+// the OpenAPI document.
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { buildDashboard, type DashboardBundle } from '@adp/dashboard';
+import { AppError, ERRORS } from '../errors.js';
+
+export interface DashboardRoutesOptions {
+  /** Builds the bundle; tests pass a stand-in. Default: esbuild over apps/dashboard/web. */
+  readonly build?: () => Promise<DashboardBundle>;
+}
+
+// The pages load only their own script and styles and talk only to this origin. uPlot sizes its
+// elements through style attributes, hence 'unsafe-inline' for styles (never for scripts).
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+} as const;
+
+const FILES = ['app.js', 'app.css'] as const;
+
+export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async (app, options) => {
+  const build = options.build ?? buildDashboard;
+  let bundle: Promise<DashboardBundle> | null = null;
+
+  async function send(reply: FastifyReply, name: string): Promise<FastifyReply> {
+    bundle ??= build();
+    let assets: DashboardBundle;
+    try {
+      assets = await bundle;
+    } catch (error) {
+      // The next request tries again (a fixed checkout needs no restart).
+      bundle = null;
+      throw new AppError(ERRORS.DashboardUnavailable, 'The dashboard could not be built on this server; see its log.', { cause: error });
+    }
+    const asset = assets.get(name);
+    if (!asset) throw new AppError(ERRORS.NotFound, `Route GET /dashboard/${name} not found`);
+    return reply.headers(SECURITY_HEADERS).type(asset.contentType).send(asset.body);
+  }
+
+  const route = { config: { public: true }, schema: { hide: true } } as const;
+  app.get('/dashboard', route, async (_request, reply) => reply.redirect('/dashboard/', 302));
+  app.get('/dashboard/', route, async (_request, reply) => send(reply, 'index.html'));
+  for (const name of FILES) app.get(`/dashboard/${name}`, route, async (_request, reply) => send(reply, name));
+};

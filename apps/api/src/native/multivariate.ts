@@ -1,0 +1,238 @@
+// Multivariate requests of the native routes: a series whose points carry `channels` (named
+// readings, as telemetry's points do) instead of `value`. Each channel is checked, baselined and
+// judged as its own series `<machine_id>:<channel>` under the univariate rules (./request.ts),
+// so a channel's baseline is the one the streaming workers use for that channel's telemetry.
+// The machine-level regime of a point is its most severe channel regime; its driver is the channel
+// at that regime with the highest z-score.
+import type { Regime } from '@adp/regimes';
+import { AppError, ERRORS } from '../errors.js';
+import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
+import {
+  MAX_BASELINE_POINTS,
+  MIN_BASELINE_POINTS,
+  parseBaselineRequest,
+  parseDetectRequest,
+  parseMachineId,
+  type NativeBaselineRequest,
+  type NativeDetectRequest,
+  type ParseTimestamp,
+} from './request.js';
+
+/**
+ * Most channels of one multivariate baseline or detection. Each channel is a fine-tune or a model
+ * run of its own, one after another in one admission slot, so the request's work grows with its
+ * channels; 16 bounds it. Telemetry takes up to 64 channels a point: further channels get their
+ * baselines one series at a time (`POST /v1/baseline` for `<machine_id>:<channel>`).
+ */
+export const MAX_MULTIVARIATE_CHANNELS = 16;
+/** Longest machine id (MACHINE_ID_PATTERN): a channel's series id must fit it. */
+const MAX_SERIES_ID_LENGTH = 128;
+const CHANNEL_NAME_RULE = '1 to 64 characters from A-Z a-z 0-9 _ . : - starting with a letter or underscore';
+
+/** Machine-level regimes from most to least severe. */
+export const REGIME_SEVERITY: readonly Regime[] = ['SHOCK', 'TRANSITION', 'ACTIVE', 'HEALTHY', 'UNKNOWN'];
+
+type JsonObject = Record<string, unknown>;
+
+export interface ChannelRequest<T> {
+  readonly channel: string;
+  readonly request: T;
+}
+
+export interface MultivariateBaselineRequest {
+  readonly machineId: string;
+  readonly label: string | null;
+  readonly granularity: string | null;
+  readonly sensitivity: number | null;
+  /** Points per channel (every channel has every point). */
+  readonly points: number;
+  readonly channels: readonly ChannelRequest<Extract<NativeBaselineRequest, { kind: 'series' }>>[];
+}
+
+export interface MultivariateDetectRequest {
+  readonly machineId: string | null;
+  readonly points: number;
+  readonly channels: readonly ChannelRequest<NativeDetectRequest>[];
+}
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalidSeries(message: string): AppError {
+  return new AppError(ERRORS.InvalidSeries, message);
+}
+
+/**
+ * Whether a body is multivariate: its `series` is an array whose first point has `channels`.
+ * Any other body takes the univariate route unchanged.
+ */
+export function isMultivariate(body: unknown): boolean {
+  if (!isJsonObject(body)) return false;
+  const series = body['series'];
+  if (!Array.isArray(series)) return false;
+  const first: unknown = series[0];
+  return isJsonObject(first) && first['channels'] !== undefined && first['channels'] !== null;
+}
+
+/** A multivariate machine id: the univariate rule without ':' (it joins a machine to its channels). */
+function parseMultivariateMachineId(value: unknown): string {
+  const machineId = parseMachineId(value, "'machine_id' field");
+  if (machineId.includes(':')) {
+    throw new AppError(
+      ERRORS.InvalidMachineId,
+      "The 'machine_id' field of a multivariate series must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+    );
+  }
+  return machineId;
+}
+
+/**
+ * The channel names (the first point's, in its order) and each channel's points in the vendor
+ * shape `{timestamp, value}`. Every point must carry exactly the first point's channels.
+ */
+function splitChannels(series: readonly unknown[], machineId: string | null): { names: string[]; perChannel: Map<string, JsonObject[]> } {
+  const first = series[0];
+  if (!isJsonObject(first) || !isJsonObject(first['channels'])) {
+    throw invalidSeries("series[0].channels must be an object of channel names to numbers.");
+  }
+  const names = Object.keys(first['channels']);
+  if (names.length === 0 || names.length > MAX_MULTIVARIATE_CHANNELS) {
+    throw invalidSeries(`A multivariate series has 1 to ${MAX_MULTIVARIATE_CHANNELS} channels; series[0].channels has ${names.length}.`);
+  }
+  for (const name of names) {
+    if (!CHANNEL_NAME_PATTERN.test(name)) {
+      throw invalidSeries(`series[0].channels has a channel name that is not ${CHANNEL_NAME_RULE}.`);
+    }
+    if (machineId !== null && machineId.length + 1 + name.length > MAX_SERIES_ID_LENGTH) {
+      throw invalidSeries(
+        `series[0].channels.${name}: '<machine_id>:<channel>' must be at most ${MAX_SERIES_ID_LENGTH} characters (each channel is its own series).`,
+      );
+    }
+  }
+  const perChannel = new Map<string, JsonObject[]>(names.map((name) => [name, new Array<JsonObject>(series.length)]));
+  for (let index = 0; index < series.length; index++) {
+    const point: unknown = series[index];
+    if (!isJsonObject(point) || !isJsonObject(point['channels'])) {
+      throw invalidSeries(`series[${index}] must have 'channels': an object of channel names to numbers, as series[0] has.`);
+    }
+    if (point['value'] !== undefined && point['value'] !== null) {
+      throw invalidSeries(`series[${index}] must have exactly one of 'value' and 'channels'; a multivariate series has 'channels' only.`);
+    }
+    const readings = point['channels'];
+    const keys = Object.keys(readings);
+    const missing = names.find((name) => !Object.hasOwn(readings, name));
+    if (missing !== undefined) {
+      throw invalidSeries(`series[${index}].channels lacks '${missing}': every point carries the channels of series[0].`);
+    }
+    if (keys.length !== names.length) {
+      const extra = keys.find((key) => !names.includes(key)) ?? '';
+      throw invalidSeries(`series[${index}].channels has '${extra}', which series[0] does not: every point carries the channels of series[0].`);
+    }
+    for (const name of names) {
+      perChannel.get(name)![index] = { timestamp: point['timestamp'], value: readings[name] };
+    }
+  }
+  return { names, perChannel };
+}
+
+/** Runs a univariate parse for one channel; its series errors name the channel. */
+function forChannel<T>(channel: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof AppError && error.code === ERRORS.InvalidSeries.code) {
+      throw invalidSeries(`Channel '${channel}': ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** `POST /v1/baseline` with a multivariate `series`. */
+export function parseMultivariateBaselineRequest(body: JsonObject, parseTimestamp: ParseTimestamp): MultivariateBaselineRequest {
+  const machineId = parseMultivariateMachineId(body['machine_id']);
+  const series = body['series'] as unknown[];
+  if (body['energies'] !== undefined && body['energies'] !== null) {
+    throw new AppError(ERRORS.InvalidArgument, "Send either 'series' (healthy data to fine-tune on) or 'energies', not both.");
+  }
+  if (series.length < MIN_BASELINE_POINTS) {
+    throw invalidSeries(`A baseline needs at least ${MIN_BASELINE_POINTS} points of healthy data; the series has ${series.length}.`);
+  }
+  if (series.length > MAX_BASELINE_POINTS) {
+    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_POINTS} points; the series has ${series.length}.`);
+  }
+  const { names, perChannel } = splitChannels(series, machineId);
+  const channels = names.map((channel) => {
+    const request = forChannel(channel, () => parseBaselineRequest({ ...body, series: perChannel.get(channel) }, parseTimestamp));
+    if (request.kind !== 'series') throw new Error('unreachable: a channel baseline without its series');
+    return { channel, request };
+  });
+  const first = channels[0]!.request;
+  return {
+    machineId,
+    label: first.label,
+    granularity: first.granularity,
+    sensitivity: first.sensitivity,
+    points: series.length,
+    channels,
+  };
+}
+
+/** `POST /v1/detect` with a multivariate `series`. */
+export function parseMultivariateDetectRequest(body: JsonObject, parseTimestamp: ParseTimestamp): MultivariateDetectRequest {
+  const rawMachineId = body['machine_id'];
+  const machineId = rawMachineId === undefined || rawMachineId === null ? null : parseMultivariateMachineId(rawMachineId);
+  const series = body['series'] as unknown[];
+  const { names, perChannel } = splitChannels(series, machineId);
+  const channels = names.map((channel) => ({
+    channel,
+    request: forChannel(channel, () => parseDetectRequest({ ...body, series: perChannel.get(channel) }, parseTimestamp)),
+  }));
+  return { machineId, points: series.length, channels };
+}
+
+export interface ChannelJudgement {
+  readonly channel: string;
+  readonly regimes: readonly Regime[];
+  readonly zScores: ArrayLike<number>;
+}
+
+export interface MachineJudgement {
+  /** Per point: the most severe of the channels' regimes. */
+  readonly regimes: Regime[];
+  /** Per point: the channel at the machine regime with the highest z-score; null at HEALTHY and UNKNOWN. */
+  readonly driver: (string | null)[];
+  /** Points each channel drove, every channel listed (0 included), in the channels' order. */
+  readonly drivers: Record<string, number>;
+}
+
+/** The machine-level regimes and drivers of a multivariate detection (every channel has the same points). */
+export function machineJudgement(channels: readonly ChannelJudgement[]): MachineJudgement {
+  const points = channels[0]?.regimes.length ?? 0;
+  const regimes = new Array<Regime>(points);
+  const driver = new Array<string | null>(points);
+  // A Map: a channel may be named `__proto__`, which an assignment to a plain object would not store.
+  const counts = new Map<string, number>(channels.map(({ channel }) => [channel, 0]));
+  for (let index = 0; index < points; index++) {
+    let worst: Regime = 'UNKNOWN';
+    for (const { regimes: own } of channels) {
+      const regime = own[index] ?? 'UNKNOWN';
+      if (REGIME_SEVERITY.indexOf(regime) < REGIME_SEVERITY.indexOf(worst)) worst = regime;
+    }
+    regimes[index] = worst;
+    let chosen: string | null = null;
+    if (worst !== 'HEALTHY' && worst !== 'UNKNOWN') {
+      let highest = Number.NEGATIVE_INFINITY;
+      for (const { channel, regimes: own, zScores } of channels) {
+        const z = zScores[index] ?? Number.NEGATIVE_INFINITY;
+        if (own[index] === worst && (chosen === null || z > highest)) {
+          chosen = channel;
+          highest = z;
+        }
+      }
+    }
+    driver[index] = chosen;
+    if (chosen !== null) counts.set(chosen, (counts.get(chosen) ?? 0) + 1);
+  }
+  return { regimes, driver, drivers: Object.fromEntries(counts) };
+}

@@ -1,0 +1,73 @@
+// The free tier: an organization on the `free` plan may send FREE_TIER_POINTS_PER_MONTH data points
+// a calendar month (UTC) on live keys. Once its live usage this month has reached the quota, every
+// metered call (the calls that record usage: detection, baselines, telemetry) made with a live key
+// is refused with a 403 until the first of the next month. The call that crosses the line is served
+// in full; test keys are never refused or counted; `paid` organizations have no quota. The count is
+// the store's usage, so it survives restarts and is shared by every replica.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from '@adp/store';
+import { ERRORS } from '../errors.js';
+
+/** The response header that says when a refused organization's quota renews (ISO 8601, UTC). */
+export const QUOTA_RENEWS_HEADER = 'x-quota-renews-at';
+
+/** The first instant of `nowMs`'s calendar month, UTC. */
+export function monthStartUtc(nowMs: number): Date {
+  const now = new Date(nowMs);
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+/** The first instant of the calendar month after `nowMs`'s, UTC: when a monthly quota renews. */
+export function nextMonthStartUtc(nowMs: number): Date {
+  const now = new Date(nowMs);
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/** Whether a route records usage, so the quota applies to it. */
+export function isMeteredRoute(method: string, routeUrl: string | undefined): boolean {
+  if (method !== 'POST' || routeUrl === undefined) return false;
+  if (routeUrl.startsWith('/anomalydetector/')) return routeUrl.endsWith('/detect');
+  return routeUrl === '/v1/detect' || routeUrl === '/v1/baseline' || routeUrl === '/v1/telemetry';
+}
+
+/** The vendor gateway's shape for a quota refusal, as it answers its free tier. */
+export function vendorQuotaBody(message: string): { error: { code: string; message: string } } {
+  return { error: { code: '403', message } };
+}
+
+export interface QuotaOptions {
+  readonly store: Store;
+  /** FREE_TIER_POINTS_PER_MONTH. */
+  readonly freeTierPointsPerMonth: number;
+  readonly nowMs?: () => number;
+}
+
+/** Adds the quota check to `app` itself; register it after the authentication hook. */
+export function installQuota(app: FastifyInstance, options: QuotaOptions): void {
+  const nowMs = options.nowMs ?? Date.now;
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.public === true) return undefined;
+    if (!isMeteredRoute(request.method, request.routeOptions.url)) return undefined;
+    // Test keys are never billed, so never refused for quota either.
+    if (request.auth.keyKind !== 'live') return undefined;
+    const organization = await options.store.getOrganization(request.auth.orgId);
+    if (organization?.plan !== 'free') return undefined;
+    const now = nowMs();
+    const used = await options.store.usageFor(request.auth.orgId, { keyKind: 'live', since: monthStartUtc(now) });
+    if (used.points < options.freeTierPointsPerMonth) return undefined;
+    return sendQuotaExceeded(request, reply, options.freeTierPointsPerMonth, nextMonthStartUtc(now));
+  });
+}
+
+function sendQuotaExceeded(request: FastifyRequest, reply: FastifyReply, quota: number, renewsAt: Date): FastifyReply {
+  const renews = renewsAt.toISOString();
+  const message =
+    `This organization has used its free plan's ${quota} data points for this month (UTC). ` +
+    `The quota renews at ${renews}. Test keys are not counted; a paid plan has no quota.`;
+  request.log.info({ code: ERRORS.QuotaExceeded.code, orgId: request.auth.orgId, renewsAt: renews }, 'monthly quota exceeded');
+  reply.header(QUOTA_RENEWS_HEADER, renews);
+  const body = /^\/anomalydetector(\/|$)/i.test(request.url)
+    ? vendorQuotaBody(message)
+    : { error: { code: ERRORS.QuotaExceeded.code, message } };
+  return reply.code(ERRORS.QuotaExceeded.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}

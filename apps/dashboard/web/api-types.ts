@@ -1,0 +1,23 @@
+// The shapes the pages read, taken from the API's own schemas (type-only imports: nothing of the
+// server reaches the bundle), so a changed response breaks the dashboard's typecheck.
+import type { Static } from 'typebox';
+import type {
+  BaselineResponse,
+  DetectResponse,
+  MachineStatusResponse as MachineStatusSchema,
+  MachinesResponse as MachinesSchema,
+} from '../../api/src/native/schemas.js';
+import type { ResultsResponse, ResultRowBody } from '../../api/src/telemetry/schemas.js';
+import type { ChangePointDetectResponse, EntireDetectResponse } from '../../api/src/vendor/schemas.js';
+
+export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody, ResultsResponse };
+export type MachinesResponse = Static<typeof MachinesSchema>;
+export type MachineSummary = MachinesResponse['machines'][number];
+export type MachineStatusResponse = Static<typeof MachineStatusSchema>;
+
+/** One record of GET /v1/usage. */
+export interface UsageRecord {
+  readonly endpoint: string;
+  readonly total_points: number;
+  readonly call_count: number;
+}

@@ -1,0 +1,116 @@
+// Detect on a CSV: the file is read and checked in the browser, then sent to the route the mode
+// names; the answer becomes a chart, a table of flagged points and two downloads.
+import { apiRequest, describeError } from '../api.js';
+import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse } from '../api-types.js';
+import { DETECT_LIMITS, describeProblem, inferGranularity, parseSeriesCsv, type ParsedSeries } from '../csv.js';
+import { download, el, errorBox } from '../dom.js';
+import { renderResultPanel } from '../result-panel.js';
+import { resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, type DetectMode, type ResultView } from '../results.js';
+
+const MODES: readonly { value: DetectMode; label: string }[] = [
+  { value: 'entire', label: 'Entire series (vendor entire/detect)' },
+  { value: 'streaming', label: 'Per point with the learned model (POST /v1/detect)' },
+  { value: 'changepoint', label: 'Changepoints (vendor changepoint/detect)' },
+];
+
+export function renderDetect(main: HTMLElement): void {
+  const file = el('input', { type: 'file', name: 'file', accept: '.csv,.txt,text/csv', required: true });
+  const mode = el('select', { name: 'mode' }, ...MODES.map((m) => el('option', { value: m.value }, m.label)));
+  const sensitivity = el('input', { type: 'number', name: 'sensitivity', min: 0, max: 99, step: 1, value: 95 });
+  const machine = el('input', { type: 'text', name: 'machine_id', placeholder: 'optional: use its baseline', disabled: true });
+  const button = el('button', { type: 'submit' }, 'Detect');
+  const status = el('div', { 'data-testid': 'status' });
+  const output = el('div', { 'data-testid': 'detect-results' });
+  const downloads = el('p', {});
+
+  mode.addEventListener('change', () => {
+    sensitivity.disabled = mode.value === 'changepoint';
+    machine.disabled = mode.value !== 'streaming';
+  });
+
+  const form = el(
+    'form',
+    { class: 'inline', 'data-testid': 'detect-form' },
+    el('label', {}, 'CSV file (timestamp,value or one value per line)', file),
+    el('label', {}, 'Mode', mode),
+    el('label', {}, 'Sensitivity (0–99)', sensitivity),
+    el('label', {}, 'Machine id', machine),
+    button,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void run();
+  });
+
+  async function run(): Promise<void> {
+    output.replaceChildren();
+    downloads.replaceChildren();
+    const chosen = file.files?.[0];
+    if (!chosen) return;
+    const parsed = parseSeriesCsv(await chosen.text(), DETECT_LIMITS);
+    if (!parsed.ok) {
+      status.replaceChildren(errorBox(`${chosen.name}: ${describeProblem(parsed.problem)}`));
+      return;
+    }
+    const selected = mode.value as DetectMode;
+    const request = buildRequest(selected, parsed.series, Number(sensitivity.value), machine.value.trim());
+    button.disabled = true;
+    status.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), `Detecting on ${parsed.series.points.length.toLocaleString('en-US')} points…`));
+    try {
+      const view = await detect(selected, parsed.series, request);
+      status.replaceChildren();
+      const flagged =
+        selected === 'changepoint' ? plural(view.changePointIndices.length, 'changepoint') : plural(view.anomalyIndices.length, 'anomaly', 'anomalies');
+      renderResultPanel(output, view, `${chosen.name}: ${view.rows.length.toLocaleString('en-US')} points, ${flagged}.`);
+      const base = chosen.name.replace(/\.[^.]*$/, '') || 'series';
+      const csvButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'download-csv' }, 'Download CSV');
+      const jsonButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'download-json' }, 'Download JSON');
+      csvButton.addEventListener('click', () => download(`${base}-${selected}-results.csv`, resultsToCsv(view), 'text/csv'));
+      const described = { mode: selected, file: chosen.name, ...request, series: undefined };
+      jsonButton.addEventListener('click', () => download(`${base}-${selected}-results.json`, resultsToJson(view, described), 'application/json'));
+      downloads.replaceChildren(csvButton, ' ', jsonButton);
+    } catch (error) {
+      status.replaceChildren(errorBox(describeError(error)));
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  main.replaceChildren(
+    el(
+      'section',
+      { class: 'card' },
+      el('h2', {}, 'Detect on a CSV'),
+      el('p', { class: 'notice' }, '12 to 8,640 rows. Timestamps (ISO 8601, ascending) set the granularity; without them the points are taken as evenly spaced.'),
+      form,
+      status,
+    ),
+    el('section', { class: 'card' }, output, downloads),
+  );
+}
+
+function buildRequest(mode: DetectMode, series: ParsedSeries, sensitivity: number, machineId: string): Record<string, unknown> {
+  const { granularity, customInterval } = inferGranularity(series.timestampsMs);
+  const common = { series: series.points, granularity, ...(customInterval === 1 ? {} : { customInterval }) };
+  if (mode === 'changepoint') {
+    // The vendor's default window (10) must stay under half the series.
+    return { ...common, stableTrendWindow: Math.min(10, Math.floor((series.points.length - 1) / 2)) };
+  }
+  const withSensitivity = { ...common, ...(Number.isInteger(sensitivity) ? { sensitivity } : {}) };
+  return mode === 'streaming' ? { ...withSensitivity, ...(machineId === '' ? {} : { machine_id: machineId }), include_energy: true } : withSensitivity;
+}
+
+async function detect(mode: DetectMode, series: ParsedSeries, request: Record<string, unknown>): Promise<ResultView> {
+  switch (mode) {
+    case 'entire':
+      return viewFromDetection(series.points, await apiRequest<EntireDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/entire/detect', request));
+    case 'streaming':
+      return viewFromDetection(series.points, await apiRequest<DetectResponse>('POST', '/v1/detect', request));
+    case 'changepoint':
+      return viewFromChangePoints(series.points, await apiRequest<ChangePointDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', request));
+  }
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
+}

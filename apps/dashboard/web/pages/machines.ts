@@ -1,0 +1,157 @@
+// The machine list (GET /v1/machines?include=telemetry) and one machine's page: its status, its
+// baseline's statistics and a chart of its stored streaming results over a chosen time range.
+import { ApiError, apiRequest, describeError } from '../api.js';
+import type { BaselineResponse, MachineStatusResponse, MachinesResponse, MachineSummary, ResultRowBody, ResultsResponse } from '../api-types.js';
+import { readTimestamp } from '../csv.js';
+import { append, el, errorBox, formatNumber } from '../dom.js';
+import { renderResultPanel } from '../result-panel.js';
+import { viewFromResults } from '../results.js';
+import { baselineCard } from './baseline.js';
+
+/** Most results one chart loads (10 pages of the route's largest page); the range narrows it. */
+const MAX_RESULTS = 100_000;
+const PAGE_SIZE = 10_000;
+
+export async function renderMachines(main: HTMLElement): Promise<void> {
+  const card = el('section', { class: 'card' }, el('h2', {}, 'Machines'), el('p', { class: 'notice' }, 'Loading…'));
+  main.replaceChildren(card);
+  try {
+    const { machines } = await apiRequest<MachinesResponse>('GET', '/v1/machines?include=telemetry');
+    card.replaceChildren(
+      el('h2', {}, 'Machines'),
+      machines.length === 0
+        ? el('p', { class: 'notice' }, 'No machines yet: create a baseline, or send telemetry (POST /v1/telemetry).')
+        : el(
+            'table',
+            { 'data-testid': 'machines' },
+            el('thead', {}, el('tr', {}, ...['machine', 'label', 'baseline', 'windows', 'stored points', 'anomalies', 'last point', 'regimes'].map((name) => el('th', {}, name)))),
+            el('tbody', {}, ...machines.map(machineRow)),
+          ),
+    );
+  } catch (error) {
+    card.replaceChildren(el('h2', {}, 'Machines'), errorBox(describeError(error)));
+  }
+}
+
+function machineRow(machine: MachineSummary): HTMLElement {
+  const telemetry = machine.telemetry;
+  return el(
+    'tr',
+    { 'data-machine-id': machine.machine_id },
+    el('td', {}, el('a', { href: `#/machines/${encodeURIComponent(machine.machine_id)}` }, machine.machine_id)),
+    el('td', {}, machine.label ?? ''),
+    el('td', {}, machine.baseline_created_at === null ? 'none' : `active since ${machine.baseline_created_at.slice(0, 19).replace('T', ' ')}`),
+    el('td', { class: 'num' }, formatNumber(machine.num_windows)),
+    el('td', { class: 'num' }, formatNumber(telemetry?.points)),
+    el('td', { class: 'num' }, formatNumber(telemetry?.anomalies)),
+    el('td', {}, telemetry?.last_point_at ?? '—'),
+    el('td', {}, telemetry ? regimeSummary(telemetry.regime_counts) : '—'),
+  );
+}
+
+function regimeSummary(counts: Readonly<Record<string, number>>): string {
+  const present = Object.entries(counts).filter(([, count]) => count > 0);
+  return present.length === 0 ? '—' : present.map(([regime, count]) => `${regime} ${count.toLocaleString('en-US')}`).join(', ');
+}
+
+export async function renderMachine(main: HTMLElement, machineId: string): Promise<void> {
+  const path = encodeURIComponent(machineId);
+  const statusCard = el('section', { class: 'card', 'data-testid': 'machine-status' }, el('h2', {}, machineId), el('p', { class: 'notice' }, 'Loading…'));
+  const baselineSlot = el('div', {});
+  const from = el('input', { type: 'text', name: 'from', placeholder: 'from (ISO 8601, optional)' });
+  const to = el('input', { type: 'text', name: 'to', placeholder: 'to (ISO 8601, optional)' });
+  const load = el('button', { type: 'submit' }, 'Load results');
+  const resultsStatus = el('div', {});
+  const output = el('div', { 'data-testid': 'machine-results' });
+  const rangeForm = el('form', { class: 'inline' }, el('label', {}, 'From', from), el('label', {}, 'To (exclusive)', to), load);
+  rangeForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void loadResults();
+  });
+  main.replaceChildren(
+    statusCard,
+    el('section', { class: 'card' }, el('h2', {}, 'Stored results'), el('p', { class: 'notice' }, 'The per-point results of its telemetry, judged by the workers.'), rangeForm, resultsStatus, output),
+    baselineSlot,
+  );
+
+  async function loadResults(): Promise<void> {
+    const range: string[] = [];
+    for (const [name, input] of [['from', from], ['to', to]] as const) {
+      const text = input.value.trim();
+      if (text === '') continue;
+      const ms = readTimestamp(text);
+      if (ms === null) {
+        resultsStatus.replaceChildren(errorBox(`"${text}" is not an ISO 8601 timestamp (like 2025-06-01T10:00:00Z).`));
+        return;
+      }
+      range.push(`${name}=${encodeURIComponent(new Date(ms).toISOString())}`);
+    }
+    load.disabled = true;
+    output.replaceChildren();
+    resultsStatus.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), 'Loading results…'));
+    try {
+      const rows: ResultRowBody[] = [];
+      let cursor: string | null = null;
+      do {
+        const query = [...range, `limit=${PAGE_SIZE}`, ...(cursor === null ? [] : [`cursor=${encodeURIComponent(cursor)}`])].join('&');
+        const page: ResultsResponse = await apiRequest<ResultsResponse>('GET', `/v1/machines/${path}/results?${query}`);
+        rows.push(...page.results);
+        cursor = page.next_cursor;
+      } while (cursor !== null && rows.length < MAX_RESULTS);
+      resultsStatus.replaceChildren();
+      if (cursor !== null) {
+        append(resultsStatus, el('p', { class: 'notice' }, `The first ${rows.length.toLocaleString('en-US')} results are shown; narrow the range for later ones.`));
+      }
+      if (rows.length === 0) {
+        output.replaceChildren(el('p', { class: 'notice' }, 'No stored results in this range.'));
+        return;
+      }
+      const view = viewFromResults(rows);
+      const last = rows[rows.length - 1];
+      const lastAnomaly = view.anomalyIndices.length > 0 ? rows[view.anomalyIndices[view.anomalyIndices.length - 1] ?? 0]?.timestamp : null;
+      renderResultPanel(
+        output,
+        view,
+        `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${last?.timestamp}, ${view.anomalyIndices.length} anomalies` +
+          `; regime at the last point: ${last?.regime ?? '—'}; last anomaly: ${lastAnomaly ?? 'none'}.`,
+      );
+    } catch (error) {
+      resultsStatus.replaceChildren(errorBox(describeError(error)));
+    } finally {
+      load.disabled = false;
+    }
+  }
+
+  try {
+    const status = await apiRequest<MachineStatusResponse>('GET', `/v1/status/${path}`);
+    statusCard.replaceChildren(el('h2', {}, machineId, status.label ? ` (${status.label})` : ''), statusList(status));
+    if (status.baseline_present) {
+      try {
+        baselineSlot.replaceChildren(baselineCard(await apiRequest<BaselineResponse>('GET', `/v1/baseline?machine_id=${path}`)));
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === 'BaselineNotFound')) baselineSlot.replaceChildren(errorBox(describeError(error)));
+      }
+    }
+  } catch (error) {
+    statusCard.replaceChildren(el('h2', {}, machineId), errorBox(describeError(error)));
+    return;
+  }
+  await loadResults();
+}
+
+function statusList(status: MachineStatusResponse): HTMLElement {
+  const stat = (name: string, value: string): HTMLElement => el('div', {}, el('dt', {}, name), el('dd', {}, value));
+  return el(
+    'dl',
+    { class: 'stats' },
+    stat('baseline', status.baseline_present ? 'active' : 'none'),
+    stat('model in use', status.model_in_use),
+    stat('first seen', status.first_seen_at),
+    stat('detections since baseline', formatNumber(status.detections_since)),
+    stat('points since baseline', formatNumber(status.points_since)),
+    stat('last detection', status.last_detection_at ?? '—'),
+    stat('recent regimes', regimeSummary(status.recent.regime_counts)),
+    stat('stored points', formatNumber(status.telemetry?.points)),
+    stat('stored anomalies', formatNumber(status.telemetry?.anomalies)),
+  );
+}

@@ -1,0 +1,38 @@
+import { apiRequest, describeError } from '../api.js';
+import type { UsageRecord } from '../api-types.js';
+import { el, errorBox } from '../dom.js';
+
+export async function renderUsage(main: HTMLElement): Promise<void> {
+  const card = el('section', { class: 'card' }, el('h2', {}, 'Usage'), el('p', { class: 'notice' }, 'Loading…'));
+  main.replaceChildren(card);
+  try {
+    const usage = await apiRequest<UsageRecord[]>('GET', '/v1/usage');
+    const totalPoints = usage.reduce((sum, record) => sum + record.total_points, 0);
+    const totalCalls = usage.reduce((sum, record) => sum + record.call_count, 0);
+    card.replaceChildren(
+      el('h2', {}, 'Usage'),
+      el('p', { class: 'notice' }, "Your organization's successful calls and the points they carried, per endpoint."),
+      el(
+        'table',
+        { 'data-testid': 'usage' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'endpoint'), el('th', {}, 'calls'), el('th', {}, 'points'))),
+        el(
+          'tbody',
+          {},
+          ...usage.map((record) =>
+            el(
+              'tr',
+              { 'data-endpoint': record.endpoint },
+              el('td', {}, record.endpoint),
+              el('td', { class: 'num' }, record.call_count.toLocaleString('en-US')),
+              el('td', { class: 'num' }, record.total_points.toLocaleString('en-US')),
+            ),
+          ),
+          el('tr', {}, el('th', {}, 'total'), el('th', { class: 'num' }, totalCalls.toLocaleString('en-US')), el('th', { class: 'num' }, totalPoints.toLocaleString('en-US'))),
+        ),
+      ),
+    );
+  } catch (error) {
+    card.replaceChildren(el('h2', {}, 'Usage'), errorBox(describeError(error)));
+  }
+}

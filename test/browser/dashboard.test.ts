@@ -1,0 +1,254 @@
+// The dashboard in real Chromium against the platform `npm start` opens (embedded store, bus and
+// worker) on a loopback port: sign in, create a baseline from a CSV, detect on a CSV and compare
+// what the chart and table flag with the API's own answer, download the results, list the
+// machines, read usage, sign out. Saves the main pages to docs/screenshots/ for the README.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from '@adp/worker';
+import { loadConfig } from '../../apps/api/src/config.js';
+import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
+import { randomTestKey } from '../e2e/server.js';
+import { chromiumPresent, launchChromium } from './chromium.js';
+import { cycleCsv } from './series.js';
+
+const inCi = process.env['CI'] === 'true';
+if (!chromiumPresent && !inCi) console.warn('Skipping the browser tests: /usr/bin/chromium not found (bash infra/chromium.sh installs it)');
+
+const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const MACHINE = 'pump-18';
+/** Waits on the page: generous, for a loaded CI machine (each wait ends as soon as its condition holds). */
+const WAIT = { timeout: 60_000, interval: 100 };
+const healthy = cycleCsv(1000, { seed: 4 });
+const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
+const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
+
+describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
+  let platform: Platform | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let baseUrl: string;
+  let key: string;
+  let dataDir: string;
+  let workDir: string;
+
+  /** The JSON API, called as the dashboard calls it: the reference the pages are compared with. */
+  async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'x-service-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    expect(response.status, `${method} ${path}`).toBeLessThan(300);
+    return (await response.json()) as T;
+  }
+
+  async function screenshot(name: string): Promise<void> {
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+  }
+
+  async function chartAnomalies(): Promise<number[]> {
+    const attribute = await page.getByTestId('chart').getAttribute('data-anomalies');
+    return attribute === null || attribute === '' ? [] : attribute.split(',').map(Number);
+  }
+
+  async function tableIndices(): Promise<number[]> {
+    return (await page.locator('[data-testid="flagged"] tbody tr').evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-index')))));
+  }
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'adp-browser-data-'));
+    workDir = await mkdtemp(join(tmpdir(), 'adp-browser-files-'));
+    key = randomTestKey();
+    const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'warn' };
+    const config = loadConfig(env);
+    platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
+    await platform.app.listen({ host: config.host, port: config.port });
+    baseUrl = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`;
+    await writeFile(join(workDir, 'healthy.csv'), healthy.csv);
+    await writeFile(join(workDir, 'suspect.csv'), suspect.csv);
+    await writeFile(join(workDir, 'shifted.csv'), shifted.csv);
+    await writeFile(join(workDir, 'broken.csv'), 'timestamp,value\n2025-06-01T10:00:00Z,50.1\n2025-06-01T10:01:00Z,abc\n');
+    browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, acceptDownloads: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(WAIT.timeout);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('refuses a wrong key, then signs in with the right one', async () => {
+    await page.goto(`${baseUrl}/dashboard/`);
+    await page.getByLabel('API key').fill(`svc_test_${'x'.repeat(32)}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('The key was not accepted');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('who').waitFor();
+    expect(await page.getByTestId('who').textContent()).toBe(`Signed in with svc_test_…${key.slice(-4)}`);
+  });
+
+  it('creates a baseline from a univariate CSV and shows its statistics', async () => {
+    await page.goto(`${baseUrl}/dashboard/#/baseline`);
+    await page.getByLabel('Machine id').fill(MACHINE);
+    await page.getByLabel('Label').fill('cooling pump');
+    await page.getByLabel('CSV of healthy data').setInputFiles(join(workDir, 'healthy.csv'));
+    await page.getByRole('button', { name: 'Create baseline' }).click();
+    const stats = page.getByTestId('baseline-stats');
+    await stats.waitFor({ timeout: 120_000 });
+    const text = await stats.textContent();
+    expect(text).toContain(`Baseline of ${MACHINE} (cooling pump)`);
+    expect(text).toContain('series length1,000');
+    expect(text).toContain('windows936');
+    expect(text).toContain('fine-tuningcompleted');
+    const stored = await api<{ stats: { num_windows: number }; label: string }>('GET', `/v1/baseline?machine_id=${MACHINE}`);
+    expect(stored).toMatchObject({ label: 'cooling pump', stats: { num_windows: 936 } });
+    await screenshot('baseline');
+  });
+
+  it('explains a bad file by line and column', async () => {
+    await page.goto(`${baseUrl}/dashboard/#/detect`);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'broken.csv'));
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('broken.csv: Line 3, column 2 (value): "abc" is not a number');
+  });
+
+  it('detects on a CSV and flags on the chart and in the table exactly what the API flags', async () => {
+    const reference = await api<{ isAnomaly: boolean[] }>('POST', '/anomalydetector/v1.1/timeseries/entire/detect', {
+      series: suspect.points,
+      granularity: 'minutely',
+      sensitivity: 95,
+    });
+    const flagged = reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : []));
+    expect(flagged).toContain(200);
+
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'suspect.csv'));
+    await page.getByLabel('Mode').selectOption('entire');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await page.getByTestId('chart').locator('canvas').waitFor();
+    expect(await chartAnomalies()).toEqual(flagged);
+    expect(await tableIndices()).toEqual(flagged);
+    expect(await page.getByTestId('summary').textContent()).toBe(`suspect.csv: 300 points, ${flagged.length} ${flagged.length === 1 ? 'anomaly' : 'anomalies'}.`);
+  });
+
+  it('downloads the results as JSON and CSV', async () => {
+    const flagged = await chartAnomalies();
+    const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
+    expect(json.suggestedFilename()).toBe('suspect-entire-results.json');
+    const body = JSON.parse(await readFile(await json.path(), 'utf8')) as { anomaly_indices: number[]; rows: unknown[]; request: Record<string, unknown> };
+    expect(body.anomaly_indices).toEqual(flagged);
+    expect(body.rows).toHaveLength(300);
+    expect(body.request).toMatchObject({ mode: 'entire', file: 'suspect.csv', granularity: 'minutely', sensitivity: 95 });
+
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+    const lines = (await readFile(await csv.path(), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(301);
+    expect(lines[201]).toMatch(/^200,2025-06-01T13:20:00.000Z,[\d.]+,[\d.]+,[\d.]+,[\d.]+,true,true,false,/);
+  });
+
+  it("detects per point with the machine's baseline: regimes on the chart", async () => {
+    const reference = await api<{ isAnomaly: boolean[]; regimes: string[]; engine: string }>('POST', '/v1/detect', {
+      series: suspect.points,
+      granularity: 'minutely',
+      sensitivity: 95,
+      machine_id: MACHINE,
+    });
+    expect(reference.engine).toBe('fine-tuned');
+    await page.getByLabel('Mode').selectOption('streaming');
+    await page.getByLabel('Machine id').fill(MACHINE);
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByTestId('summary').textContent(), WAIT).toContain('suspect.csv');
+    await expect.poll(() => page.getByTestId('chart').getAttribute('data-regime-spans'), WAIT).toContain('SHOCK:200-');
+    expect(await chartAnomalies()).toEqual(reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : [])));
+    expect(await page.locator('[data-testid="flagged"] tbody tr[data-index="200"] td').nth(7).textContent()).toBe(reference.regimes[200]);
+    await screenshot('detect');
+  });
+
+  it("shows the API's own error, with its status and code", async () => {
+    await page.getByLabel('Machine id').fill('-not-an-id');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toMatch(/ \(400 InvalidMachineId\)$/);
+    expect(await page.getByTestId('detect-results').textContent()).toBe('');
+    await page.getByLabel('Machine id').fill(MACHINE);
+  });
+
+  it('marks on the chart the changepoints the API finds', async () => {
+    const reference = await api<{ isChangePoint: boolean[] }>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', {
+      series: shifted.points,
+      granularity: 'minutely',
+      stableTrendWindow: 10,
+    });
+    const changepoints = reference.isChangePoint.flatMap((changed, index) => (changed ? [index] : []));
+    expect(changepoints.length).toBeGreaterThan(0);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'shifted.csv'));
+    await page.getByLabel('Mode').selectOption('changepoint');
+    expect(await page.getByLabel(/Sensitivity/).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByTestId('summary').textContent(), WAIT).toContain('shifted.csv: 240 points');
+    const marked = await page.getByTestId('chart').getAttribute('data-changepoints');
+    expect(marked?.split(',').map(Number)).toEqual(changepoints);
+    expect(await tableIndices()).toEqual(changepoints);
+  });
+
+  it("lists the machine and charts its stored results on the machine's page", async () => {
+    await api('POST', '/v1/telemetry', { machine_id: MACHINE, points: suspect.points });
+    await expect
+      .poll(async () => (await api<{ results: unknown[] }>('GET', `/v1/machines/${MACHINE}/results?limit=1000`)).results.length, WAIT)
+      .toBe(300);
+
+    await page.goto(`${baseUrl}/dashboard/#/machines`);
+    const row = page.locator(`tr[data-machine-id="${MACHINE}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('cooling pump');
+    await screenshot('machines');
+
+    await row.getByRole('link', { name: MACHINE }).click();
+    await page.getByTestId('machine-status').getByText('model in use').waitFor();
+    await page.getByTestId('machine-results').getByTestId('chart').locator('canvas').waitFor({ timeout: 60_000 });
+    const results = await api<{ results: { is_anomaly: boolean }[] }>('GET', `/v1/machines/${MACHINE}/results?limit=1000`);
+    expect(await chartAnomalies()).toEqual(results.results.flatMap((result, index) => (result.is_anomaly ? [index] : [])));
+    expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('300');
+    const lastAnomaly = results.results.flatMap((result, index) => (result.is_anomaly ? [suspect.points[index]?.timestamp] : [])).pop();
+    expect(await page.getByTestId('machine-results').getByTestId('summary').textContent()).toContain(`last anomaly: ${lastAnomaly}.`);
+    await page.getByRole('heading', { name: 'Stored results' }).evaluate((heading) => heading.scrollIntoView());
+    await screenshot('machine');
+  });
+
+  it('shows usage per endpoint', async () => {
+    await page.goto(`${baseUrl}/dashboard/#/usage`);
+    const baselineRow = page.locator('tr[data-endpoint="v1/baseline"]');
+    await baselineRow.waitFor();
+    expect(await baselineRow.locator('td').allTextContents()).toEqual(['v1/baseline', '1', '1,000']);
+    await screenshot('usage');
+  });
+
+  it('returns to the sign-in page when the service refuses the kept key', async () => {
+    await page.evaluate(`sessionStorage.setItem('adp.dashboard.apiKey', 'svc_test_${'y'.repeat(32)}')`);
+    await page.goto(`${baseUrl}/dashboard/#/machines`);
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('The service refused the key (401). Sign in again.');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator(`tr[data-machine-id="${MACHINE}"]`).waitFor();
+  });
+
+  it('signs out: the key is gone and the pages ask for one again', async () => {
+    await page.getByTestId('sign-out').click();
+    await page.getByTestId('signin').waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.goto(`${baseUrl}/dashboard/#/machines`);
+    await page.getByTestId('signin').waitFor();
+    expect(await page.locator('tr[data-machine-id]').count()).toBe(0);
+  });
+});
