@@ -16,6 +16,7 @@ import {
   type RegimeCounts,
   type Store,
 } from '@adp/store';
+import { describeAuditContract } from '../../packages/store/test/audit-contract.js';
 import { baselineFor, describeStoreContract, newKey, sha256 } from '../../packages/store/test/contract.js';
 import { sqlString } from '../../packages/store/src/clickhouse/sql.js';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
@@ -25,6 +26,7 @@ const url = gate.address.value;
 
 const STORE_TABLES = [
   'store_api_keys',
+  'store_audit_events',
   'store_baselines',
   'store_bootstrap_claims',
   'store_machine_detections',
@@ -70,6 +72,18 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store', gate), () => {
   describeStoreContract('ClickHouse', {
     async setUp() {
       contractDatabase = isolatedName('store_it');
+    },
+    open: (options = {}) => openClickHouseStore({ url, database: contractDatabase, ...options }),
+    async tearDown() {
+      await dropDatabase(contractDatabase);
+    },
+  });
+});
+
+describe.skipIf(!gate.run)(gateTitle('ClickHouse audit log', gate), () => {
+  describeAuditContract('ClickHouse', {
+    async setUp() {
+      contractDatabase = isolatedName('audit_it');
     },
     open: (options = {}) => openClickHouseStore({ url, database: contractDatabase, ...options }),
     async tearDown() {

@@ -13,7 +13,9 @@ import { dashboardRoutes } from './dashboard/plugin.js';
 import { healthRoutes } from './health/routes.js';
 import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
+import { auditRoutes } from './tenancy/audit.js';
 import { installAuthentication } from './tenancy/authentication.js';
+import { IdentityTokenVerifier } from './tenancy/identity-provider.js';
 import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
@@ -176,7 +178,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
           securitySchemes: {
             subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
             serviceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' },
-            bearerKey: { type: 'http', scheme: 'bearer', description: 'The API key as a bearer token' },
+            bearerKey: {
+              type: 'http',
+              scheme: 'bearer',
+              description: "The API key as a bearer token; on /v1/ routes also an identity provider's JWT (OIDC_ISSUER)",
+            },
             adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, for the /admin routes only' },
           },
         },
@@ -236,6 +242,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitPerMinute)
         : new MemoryRateLimiter(config.rateLimitPerMinute);
     }
+    const identityTokens = config.oidc ? { verifier: new IdentityTokenVerifier(config.oidc), orgClaim: config.oidc.orgClaim } : undefined;
     const authenticator = installAuthentication(app, {
       store,
       cacheTtlMs: config.authCacheTtlMs,
@@ -247,6 +254,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+      ...(identityTokens ? { identityTokens } : {}),
     });
     installQuota(app, { store, freeTierPointsPerMonth: config.freeTierPointsPerMonth, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     if (options.notifier) {
@@ -275,6 +283,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(keyRoutes, { keys });
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
     await app.register(dashboardRoutes);
+    await app.register(auditRoutes, { audit: store.audit });
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {

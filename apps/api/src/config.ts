@@ -1,6 +1,6 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
-import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
+import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
 
@@ -198,6 +198,47 @@ export interface ApiConfig {
    * month. Test keys never count. Default 10000. Range 0 .. 1,000,000,000.
    */
   readonly freeTierPointsPerMonth: number;
+  /**
+   * Identity-provider tokens (`Authorization: Bearer <JWT>` on the `/v1/` routes), or undefined
+   * (default) when OIDC_ISSUER and OIDC_AUDIENCE are unset: then only API keys work. Both or
+   * neither. See docs/identity-and-audit.md.
+   */
+  readonly oidc: OidcConfig | undefined;
+}
+
+export interface OidcConfig {
+  /**
+   * `OIDC_ISSUER`: the provider's issuer URL, exactly as its tokens' `iss` claim spells it
+   * (trailing slash included or not). https, or http on a loopback host only (a JWKS fetched in
+   * clear text from elsewhere could be replaced on the way).
+   */
+  readonly issuer: string;
+  /** `OIDC_AUDIENCE`: the `aud` value tokens must carry (this API's identifier at the provider). */
+  readonly audience: string;
+  /**
+   * `OIDC_JWKS_URL`: where the provider's public keys are. Default: the `jwks_uri` of
+   * `<issuer>/.well-known/openid-configuration` (discovery, fetched at the first token). Same
+   * scheme rule as the issuer.
+   */
+  readonly jwksUrl: string | undefined;
+  /**
+   * `OIDC_ORG_CLAIM`: the claim whose string value names the caller's organization (its org_id).
+   * Default `org_id`. 1..256 characters without spaces (namespaced claims such as
+   * `https://example.com/org` are fine).
+   */
+  readonly orgClaim: string;
+  /**
+   * `OIDC_CLOCK_TOLERANCE_S`: seconds of clock skew allowed when checking `exp` and `nbf`.
+   * Default 30. Range 0 .. 300.
+   */
+  readonly clockToleranceS: number;
+  /**
+   * `OIDC_JWKS_REFRESH_MIN_MS`: least time between two fetches of the JWKS prompted by a token
+   * whose key id is unknown (a key rotation), in milliseconds; tokens signed with an unknown key
+   * in between are refused without a fetch. Default 5000. Range 0 .. 600000. The keys are also
+   * refetched when 10 minutes old.
+   */
+  readonly jwksRefreshMinMs: number;
 }
 
 /** Validates the environment once. Throws a ConfigError naming the first invalid variable. */
@@ -225,6 +266,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     // The value is a secret: say what is wrong without echoing it.
     throw new ConfigError('ADMIN_TOKEN', 'must be 32 to 512 characters without whitespace');
   }
+  const oidc = readOidc(read);
 
   return Object.freeze({
     ...servers,
@@ -251,5 +293,35 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),
     adminToken,
     freeTierPointsPerMonth: read.integer('FREE_TIER_POINTS_PER_MONTH', 10_000, 0, 1_000_000_000),
+    oidc,
   });
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function readOidc(read: EnvReader): OidcConfig | undefined {
+  const issuer = readProviderUrl(read, 'OIDC_ISSUER');
+  const audience = read.text('OIDC_AUDIENCE');
+  if ((issuer === undefined) !== (audience === undefined)) {
+    const missing = issuer === undefined ? 'OIDC_ISSUER' : 'OIDC_AUDIENCE';
+    const given = issuer === undefined ? 'OIDC_AUDIENCE' : 'OIDC_ISSUER';
+    throw new ConfigError(missing, `must be set when ${given} is (identity-provider tokens need both)`);
+  }
+  const jwksUrl = readProviderUrl(read, 'OIDC_JWKS_URL');
+  const orgClaim = read.pattern('OIDC_ORG_CLAIM', 'org_id', /^\S{1,256}$/, '1 to 256 characters without spaces');
+  const clockToleranceS = read.integer('OIDC_CLOCK_TOLERANCE_S', 30, 0, 300);
+  const jwksRefreshMinMs = read.integer('OIDC_JWKS_REFRESH_MIN_MS', 5_000, 0, 600_000);
+  if (issuer === undefined || audience === undefined) return undefined;
+  return Object.freeze({ issuer, audience, jwksUrl, orgClaim, clockToleranceS, jwksRefreshMinMs });
+}
+
+/** An https URL, or an http one on a loopback host. */
+function readProviderUrl(read: EnvReader, name: string): string | undefined {
+  const value = read.url(name, ['https:', 'http:']);
+  if (value === undefined) return undefined;
+  const url = new URL(value);
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw new ConfigError(name, 'must be an https URL (http only for localhost, 127.0.0.1 or [::1])');
+  }
+  return value;
 }

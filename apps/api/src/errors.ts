@@ -23,6 +23,12 @@ export const ERRORS = {
   MissingSubscriptionKey: { code: 'MissingSubscriptionKey', statusCode: 401, retriable: false },
   /** Unknown, malformed or revoked key. The wire body is the vendor gateway's (code "401"). */
   InvalidSubscriptionKey: { code: 'InvalidSubscriptionKey', statusCode: 401, retriable: false },
+  /**
+   * An identity-provider token (Bearer JWT on a /v1/ route) was refused: unsigned, HMAC, expired,
+   * not yet valid, wrong issuer or audience, unknown signing key, or no (known) organization claim.
+   * The message says which.
+   */
+  InvalidIdentityToken: { code: 'InvalidIdentityToken', statusCode: 401, retriable: false },
   /** Malformed request outside the vendor routes (bad JSON, failed schema validation). */
   BadRequest: { code: 'BadRequest', statusCode: 400, retriable: false },
   /** Native API: `machine_id` missing or not 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit. */

@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       embeddedWorker: true,
       adminToken: undefined,
       freeTierPointsPerMonth: 10_000,
+      oidc: undefined,
     });
   });
 
@@ -260,5 +261,58 @@ describe('loadConfig', () => {
   it('accepts both key kinds at the length bounds', () => {
     expect(loadConfig({ BOOTSTRAP_API_KEY: `svc_test_${'a'.repeat(16)}` }).bootstrapApiKey).toBeDefined();
     expect(loadConfig({ BOOTSTRAP_API_KEY: `svc_live_${'Z'.repeat(128)}` }).bootstrapApiKey).toBeDefined();
+  });
+});
+
+describe('loadConfig: identity-provider tokens', () => {
+  const issuer = 'https://login.example.com/tenant/';
+
+  it('reads the OIDC variables with their defaults', () => {
+    expect(loadConfig({ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'api://adp' }).oidc).toEqual({
+      issuer,
+      audience: 'api://adp',
+      jwksUrl: undefined,
+      orgClaim: 'org_id',
+      clockToleranceS: 30,
+      jwksRefreshMinMs: 5_000,
+    });
+    const config = loadConfig({
+      OIDC_ISSUER: 'http://127.0.0.1:8081',
+      OIDC_AUDIENCE: 'adp',
+      OIDC_JWKS_URL: 'http://localhost:8081/keys',
+      OIDC_ORG_CLAIM: 'https://example.com/org',
+      OIDC_CLOCK_TOLERANCE_S: '0',
+      OIDC_JWKS_REFRESH_MIN_MS: '600000',
+    });
+    expect(config.oidc).toEqual({
+      issuer: 'http://127.0.0.1:8081',
+      audience: 'adp',
+      jwksUrl: 'http://localhost:8081/keys',
+      orgClaim: 'https://example.com/org',
+      clockToleranceS: 0,
+      jwksRefreshMinMs: 600_000,
+    });
+    expect(Object.isFrozen(config.oidc)).toBe(true);
+  });
+
+  it('needs OIDC_ISSUER and OIDC_AUDIENCE together', () => {
+    expect(configError({ OIDC_ISSUER: issuer }).variable).toBe('OIDC_AUDIENCE');
+    expect(configError({ OIDC_AUDIENCE: 'adp' }).variable).toBe('OIDC_ISSUER');
+    expect(loadConfig({ OIDC_ISSUER: ' ', OIDC_AUDIENCE: '' }).oidc).toBeUndefined();
+  });
+
+  it.each([
+    ['OIDC_ISSUER', { OIDC_ISSUER: 'not a url', OIDC_AUDIENCE: 'adp' }],
+    ['OIDC_ISSUER', { OIDC_ISSUER: 'ftp://login.example.com', OIDC_AUDIENCE: 'adp' }],
+    // Keys fetched in clear text from another host could be swapped on the way.
+    ['OIDC_ISSUER', { OIDC_ISSUER: 'http://login.example.com', OIDC_AUDIENCE: 'adp' }],
+    ['OIDC_JWKS_URL', { OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'adp', OIDC_JWKS_URL: 'http://10.0.0.1/keys' }],
+    ['OIDC_ORG_CLAIM', { OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'adp', OIDC_ORG_CLAIM: 'org id' }],
+    ['OIDC_CLOCK_TOLERANCE_S', { OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'adp', OIDC_CLOCK_TOLERANCE_S: '301' }],
+    ['OIDC_JWKS_REFRESH_MIN_MS', { OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'adp', OIDC_JWKS_REFRESH_MIN_MS: '-1' }],
+  ])('refuses a bad %s', (variable, env) => {
+    const error = configError(env);
+    expect(error.variable).toBe(variable);
+    expect(error).toBeInstanceOf(AppError);
   });
 });

@@ -26,6 +26,17 @@ export type {
   Store,
 } from './types.js';
 export { PLANS, REGIME_NAMES } from './types.js';
+export {
+  AUDIT_ACTOR_KINDS,
+  AUDIT_PAGE_MAX,
+  decodeAuditCursor,
+  type AuditActor,
+  type AuditActorKind,
+  type AuditEvent,
+  type AuditListOptions,
+  type AuditPage,
+  type AuditStore,
+} from './audit.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

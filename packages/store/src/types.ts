@@ -1,5 +1,6 @@
 // The platform store's contract. Everything here is plain data so that another implementation
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
+import type { AuditStore } from './audit.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
 export type ApiKeyKind = 'live' | 'test';
@@ -258,6 +259,8 @@ export interface Store extends TenancyStore {
   recordDetection(orgId: string, machineId: string, detection: MachineDetection): Promise<void>;
   /** Counters, baseline and recent detections of a machine, or null when the organization has no such machine. */
   machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null>;
+  /** The audit log, in the same database; closed with the store. */
+  readonly audit: AuditStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -165,6 +165,14 @@ export function describeStoreContract(name: string, backend: StoreBackend): void
       expect(first.bootstrappedAt).toBeNull();
     });
 
+    it('looks an organization up by id, null when there is none', async () => {
+      const store = await openStore();
+      const created = await store.createOrganization('org_lookup', 'Lookup');
+      expect(await store.getOrganization('org_lookup')).toEqual(created);
+      expect(await store.getOrganization('org_missing')).toBeNull();
+      expect(await store.getOrganization("org_lookup' OR '1'='1")).toBeNull();
+    });
+
     it('creates further organizations idempotently, with keys of their own', async () => {
       const store = await openStore();
       const created = await store.createOrganization('org_second', 'Second');

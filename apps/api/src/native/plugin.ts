@@ -18,6 +18,7 @@ import {
   type StoredMachineSummary,
 } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
+import { audit } from '../tenancy/audit.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
@@ -500,6 +501,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       };
       let record: BaselineRecord;
       let points: number;
+      const replacing = (await service.getBaseline(orgId, parsed.machineId)) !== null;
       if (parsed.kind === 'series') {
         points = parsed.values.length;
         record = await modelCalls.run(() => service.fromSeries(orgId, settings, parsed.values)).catch(asModelFailure);
@@ -508,6 +510,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         record = await service.fromEnergies(orgId, settings, parsed.energies);
       }
       await meter(request, 'v1/baseline', points);
+      await audit(request, replacing ? 'baseline.updated' : 'baseline.created', `machine:${parsed.machineId}`);
       return baselineBody(record);
     },
   );
@@ -579,6 +582,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
       const result = await service.deleteMachine(orgId, machineId);
       if (!result.deleted) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
+      await audit(request, result.baselineDeleted ? 'baseline.deleted' : 'machine.deleted', `machine:${machineId}`);
       return {
         machine_id: machineId,
         deleted: true as const,

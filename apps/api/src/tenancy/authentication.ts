@@ -7,7 +7,13 @@
 // Authorization: Bearer <key>; with none of them, the `subscription-key` query parameter (as the
 // vendor's gateway read it). A header with an empty value counts as absent, and so does an
 // Authorization header with another scheme. An Azure AD token sent as Bearer is not a key and gets
-// the invalid-key 401.
+// the invalid-key 401, except as below.
+//
+// Identity-provider tokens (with OIDC_ISSUER set): a JWT in `Authorization: Bearer` on a path under
+// `/v1/` is verified against the provider's keys (./identity-provider.ts) instead of looked up as a
+// key; the caller is the token's subject in the organization its claim names, and counts as live
+// usage. Anywhere else (vendor paths, /admin/) a JWT is not a key and gets the invalid-key 401. A
+// refused token gets a 401 InvalidIdentityToken saying why, and counts as a failed authentication.
 //
 // Successful lookups are cached for AUTH_CACHE_TTL_MS: in memory (LRU, bounded), or in Redis when
 // REDIS_URL is set, shared by every replica. Revoking a key through `ApiKeyAuthenticator.revoke`
@@ -35,6 +41,7 @@ import type { ApiKeyKind, Store } from '@adp/store';
 import type { Notifier } from '@adp/streaming';
 import { ERRORS } from '../errors.js';
 import { MemoryApiKeyCache, type ApiKeyCache, type AuthenticatedKey } from './api-key-cache.js';
+import { signInWithToken, looksLikeJwt, type IdentityTokenVerifier } from './identity-provider.js';
 import { API_KEY_PATTERN, hashApiKey } from './keys.js';
 import { FailedAuthThrottle, type RateLimiter } from './rate-limit.js';
 import { TtlCache } from './ttl-cache.js';
@@ -45,12 +52,14 @@ export const API_KEY_REVOKED_CHANNEL = 'adp:api-key-revoked';
 /** At most one log line per this many milliseconds about a failing cache or limiter. */
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 
-/** Who is calling: set on every request to a non-public route before its handler runs. */
-export interface AuthContext {
-  readonly orgId: string;
-  readonly keyId: string;
-  readonly keyKind: ApiKeyKind;
-}
+/**
+ * Who is calling: set on every request to a non-public route before its handler runs. An API key
+ * (`via: 'key'`), or an identity-provider token (`via: 'jwt'`): no key id, the token's `sub` as
+ * `subject`, and live usage.
+ */
+export type AuthContext =
+  | { readonly via: 'key'; readonly orgId: string; readonly keyId: string; readonly keyKind: ApiKeyKind; readonly subject: null }
+  | { readonly via: 'jwt'; readonly orgId: string; readonly keyId: null; readonly keyKind: 'live'; readonly subject: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -143,6 +152,8 @@ export interface AuthenticationOptions {
   readonly rateLimitPerMinute?: number;
   /** Fan-out of revocations to the other replicas' caches. */
   readonly notifier?: Notifier;
+  /** Identity-provider tokens on /v1/ routes; absent: API keys only. */
+  readonly identityTokens?: { readonly verifier: IdentityTokenVerifier; readonly orgClaim: string };
 }
 
 /**
@@ -288,6 +299,12 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     if (cacheFailures()) app.log.warn({ err }, 'API key cache failed; looking keys up in the store');
   };
   const limiterFailures = throttled(FAILURE_LOG_INTERVAL_MS);
+  if (options.identityTokens) {
+    const providerFailures = throttled(FAILURE_LOG_INTERVAL_MS);
+    options.identityTokens.verifier.onProviderError = (err) => {
+      if (providerFailures()) app.log.warn({ err }, 'identity provider or organization lookup failed; answering token callers 503');
+    };
+  }
   const limiter = options.rateLimiter ?? null;
   const limitPerMinute = options.rateLimitPerMinute ?? 0;
   const failures =
@@ -296,7 +313,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
   app.decorate('apiKeys', authenticator);
   // Fastify 5 wants a primitive initial value for request decorators; the hook always assigns a
   // real context before a non-public handler runs.
-  app.decorateRequest('auth', null as unknown as AuthContext);
+  app.decorateRequest<AuthContext, 'auth'>('auth', null as unknown as AuthContext);
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.public === true) return;
@@ -305,6 +322,23 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     const address = request.ip;
     const blockedMs = failures?.blockedForMs(address) ?? 0;
     const key = presentedApiKey(request.headers) ?? queryApiKey(request.query);
+    if (key !== undefined && options.identityTokens && isIdentityTokenRequest(request, key)) {
+      if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
+      const { verifier, orgClaim } = options.identityTokens;
+      const signIn = await signInWithToken(verifier, options.store, orgClaim, key);
+      if (!signIn.ok) {
+        if (signIn.status === 503) {
+          reply.header('retry-after', '5');
+          return sendJson(reply, 503, { error: { code: ERRORS.ServiceUnavailable.code, message: signIn.reason } });
+        }
+        failures?.recordFailure(address);
+        request.log.info({ code: ERRORS.InvalidIdentityToken.code, reason: signIn.reason }, 'request with a refused identity token');
+        reply.header('www-authenticate', 'Bearer error="invalid_token"');
+        return sendJson(reply, 401, { error: { code: ERRORS.InvalidIdentityToken.code, message: signIn.reason } });
+      }
+      request.auth = { via: 'jwt', orgId: signIn.orgId, keyId: null, keyKind: 'live', subject: signIn.subject };
+      return rateLimit(request, reply);
+    }
     if (key === undefined) {
       if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
       failures?.recordFailure(address);
@@ -327,17 +361,23 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
       request.log.info({ code: ERRORS.InvalidSubscriptionKey.code }, 'request with an invalid API key');
       return sendJson(reply, 401, INVALID_KEY_BODY);
     }
-    request.auth = { orgId: record.orgId, keyId: record.id, keyKind: record.kind };
+    request.auth = { via: 'key', orgId: record.orgId, keyId: record.id, keyKind: record.kind, subject: null };
     if (authenticator.claimTouch(record.id)) {
       // Bookkeeping only: a failure must not fail the request.
       options.store.touchApiKey(record.id, new Date()).catch((err: unknown) => {
         request.log.warn({ err, keyId: record.id }, 'could not record API key use');
       });
     }
+    return rateLimit(request, reply);
+  });
+
+  /** The per-organization limit, after the caller is known. */
+  async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     if (limiter === null) return undefined;
+    const { orgId, keyId } = request.auth;
     let decision;
     try {
-      decision = await limiter.consume(record.orgId);
+      decision = await limiter.consume(orgId);
     } catch (err) {
       // Fail open: an unreachable Redis must not take the API down with it.
       if (limiterFailures()) request.log.warn({ err }, 'rate limiter failed; letting requests through');
@@ -345,7 +385,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     }
     if (decision.allowed) return undefined;
     const retryAfterS = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-    request.log.info({ code: ERRORS.RateLimitExceeded.code, orgId: record.orgId, keyId: record.id, retryAfterS }, 'rate limit exceeded');
+    request.log.info({ code: ERRORS.RateLimitExceeded.code, orgId, keyId, retryAfterS }, 'rate limit exceeded');
     reply.header('retry-after', String(retryAfterS));
     if (isVendorPath(request)) return sendJson(reply, 429, vendorRateLimitBody(limitPerMinute, retryAfterS));
     return sendJson(reply, ERRORS.RateLimitExceeded.statusCode, {
@@ -354,8 +394,19 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
         message: `This organization has made more than ${limitPerMinute} requests this minute. Retry after ${seconds(retryAfterS)}.`,
       },
     });
-  });
+  }
   return authenticator;
+}
+
+/**
+ * Whether the credential is an identity-provider token to verify: a JWT sent as
+ * `Authorization: Bearer` on a path under /v1/ (never the vendor's paths, never /admin/).
+ */
+function isIdentityTokenRequest(request: FastifyRequest, credential: string): boolean {
+  if (!request.url.startsWith('/v1/') || !looksLikeJwt(credential)) return false;
+  const header = request.headers.authorization;
+  const bearer = /^Bearer\s+(\S+)$/i.exec((Array.isArray(header) ? header[0] : header)?.trim() ?? '');
+  return bearer?.[1] === credential;
 }
 
 /** The 429 for an address throttled after failed authentications. */

@@ -26,14 +26,15 @@ const UsageRecords = Type.Array(EndpointUsage, {
 const UsageSummary = Type.Object(
   {
     org_id: Type.String(),
-    key_id: Type.String(),
-    key_kind: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    key_id: Type.Union([Type.String(), Type.Null()], { description: "The caller's API key; null for an identity-provider token." }),
+    key_kind: Type.Union([Type.Literal('live'), Type.Literal('test')], { description: 'The key kind; live for an identity-provider token.' }),
+    subject: Type.Optional(Type.String({ description: "The identity-provider token's subject (sub); absent for an API key." })),
     /** Points and calls since the organization was created, all endpoints. */
     total_points: Type.Integer({ minimum: 0 }),
     call_count: Type.Integer({ minimum: 0 }),
     usage: Type.Array(EndpointUsage, { description: 'One record per endpoint label, zeros included.' }),
   },
-  { description: "The caller's key and its organization's usage, with totals" },
+  { description: "The caller (key, or identity-provider subject) and its organization's usage, with totals" },
 );
 
 const UsageQuery = Type.Object(
@@ -90,6 +91,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<TenancyRoutesOptions> = as
         org_id: usage.orgId,
         key_id: request.auth.keyId,
         key_kind: request.auth.keyKind,
+        ...(request.auth.subject === null ? {} : { subject: request.auth.subject }),
         total_points: usage.points,
         call_count: usage.calls,
         usage: records,

@@ -54,6 +54,8 @@ import type {
   UsageQuery,
 } from '../types.js';
 import { organizationUsage } from '../types.js';
+import type { AuditStore } from '../audit.js';
+import { ClickHouseAuditStore } from './clickhouse-audit.js';
 import { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
 import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey, validateNewOrganization } from './validation.js';
@@ -282,6 +284,7 @@ class ClickHouseStore implements Store {
   private readonly usageInserts: InsertBatcher;
   private readonly detectionInserts: InsertBatcher;
   private readonly keyUseInserts: InsertBatcher;
+  readonly audit: AuditStore;
   private readonly t: Readonly<Record<
     'organizations' | 'claims' | 'keys' | 'usage' | 'usageByKind' | 'machines' | 'baselines' | 'detections',
     string
@@ -309,6 +312,14 @@ class ClickHouseStore implements Store {
     this.usageInserts = batcher('recordUsage', this.t.usageByKind);
     this.detectionInserts = batcher('recordDetection', this.t.detections);
     this.keyUseInserts = batcher('touchApiKey', this.t.keys);
+    this.audit = new ClickHouseAuditStore(
+      {
+        op: (operation, task) => this.op(operation, task),
+        rows: (operation, query) => this.rows(operation, query),
+        insert: (operation, table, values) => this.insert(operation, table, values),
+      },
+      `${database}.store_audit_events`,
+    );
   }
 
   // ---- organizations and keys ------------------------------------------------------------------

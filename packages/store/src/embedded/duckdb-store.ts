@@ -21,6 +21,8 @@ import {
 import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT } from '../constants.js';
 import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
+import type { AuditStore } from '../audit.js';
+import { DuckDBAuditStore } from './duckdb-audit.js';
 import { MIGRATIONS } from './migrations.js';
 import {
   organizationUsage,
@@ -162,6 +164,9 @@ class DuckDBStore implements Store {
   private readonly usageUpserts = new Map<number, DuckDBPreparedStatement>();
   /** The update of one existing (organization, endpoint, day) row: a lone request's flush, the usual case. */
   private usageUpdate: DuckDBPreparedStatement | undefined;
+  readonly audit: AuditStore = new DuckDBAuditStore({
+    run: (operation, task) => this.op(operation, () => task(this.connection)),
+  });
 
   constructor(
     private readonly filePath: string,
@@ -197,6 +202,10 @@ class DuckDBStore implements Store {
     });
   }
 
+  getOrganization(orgId: string): Promise<Organization | null> {
+    return this.op('getOrganization', () => this.organizationById(orgId));
+  }
+
   completeBootstrap(orgId: string, keys: readonly NewApiKey[]): Promise<readonly ApiKeyRecord[] | null> {
     return this.op('completeBootstrap', async () => {
       keys.forEach((key) => validateNewKey('completeBootstrap', key));
@@ -226,10 +235,6 @@ class DuckDBStore implements Store {
 
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     return this.op('findApiKeyByHash', () => this.keyByHash(keyHash));
-  }
-
-  getOrganization(orgId: string): Promise<Organization | null> {
-    return this.op('getOrganization', () => this.organizationById(orgId));
   }
 
   findOrganizationByExternalId(externalId: string): Promise<Organization | null> {

@@ -136,4 +136,22 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE baselines ADD COLUMN channels VARCHAR',
     ],
   },
+  {
+    version: 5,
+    statements: [
+      // The audit log (../audit.ts): append-only, read per organization newest first.
+      `CREATE TABLE audit_events (
+         event_id VARCHAR NOT NULL,
+         org_id VARCHAR NOT NULL,
+         occurred_at TIMESTAMP NOT NULL,
+         actor_kind VARCHAR NOT NULL CHECK (actor_kind IN ('key', 'jwt', 'admin', 'system')),
+         actor_id VARCHAR NOT NULL,
+         action VARCHAR NOT NULL,
+         target VARCHAR NOT NULL,
+         source_ip VARCHAR,
+         PRIMARY KEY (org_id, event_id)
+       )`,
+      'CREATE INDEX audit_events_org_at ON audit_events (org_id, occurred_at)',
+    ],
+  },
 ];
