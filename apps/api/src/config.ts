@@ -101,7 +101,9 @@ export interface ApiConfig {
   readonly modelCallsMaxQueued: number;
   /**
    * `SHUTDOWN_GRACE_MS`: on SIGINT/SIGTERM, how long in-flight requests get to finish before the
-   * process exits anyway, in milliseconds. Default 10000. Range 0 .. 120000.
+   * process exits anyway, in milliseconds. With the embedded worker, the first half of it lets the
+   * worker drain the in-process bus's backlog (what it does not reach stays in the durable log for
+   * the next start). Default 10000. Range 0 .. 120000.
    */
   readonly shutdownGraceMs: number;
   /**

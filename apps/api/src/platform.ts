@@ -1,6 +1,8 @@
 // Everything one API process runs besides listening: the streaming pieces (`openStreaming` picks
-// Kafka, ClickHouse and Redis where their addresses are set, the in-process bus, memory checkpoints
-// and a DuckDB results file under DATA_DIR where not), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
+// Kafka, ClickHouse and Redis where their addresses are set, and where not the durable in-process
+// bus (an fsync'd log under DATA_DIR/bus: a 202 from POST /v1/telemetry means the points are on
+// disk, and a restart hands the worker what it had not stored), and DuckDB files under DATA_DIR
+// for the results and the worker's checkpoints), the platform store (ClickHouse with CLICKHOUSE_URL, else the embedded DuckDB that
 // buildApp opens), the Fastify app, and with EMBEDDED_WORKER the streaming worker in this process,
 // so that POST /v1/telemetry -> worker -> GET /v1/machines/{id}/results works from `npm start`
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
@@ -31,11 +33,18 @@ export interface Platform {
   /** The in-process worker; null when EMBEDDED_WORKER is off. */
   readonly worker: RunningWorker | null;
   /**
-   * Stops everything in order: the worker first (it finishes and commits its batch while the
+   * Stops everything in order: with `drainMs`, first lets the embedded worker consume the bus's
+   * backlog for up to that long (requests are still served; what it does not reach stays in the
+   * durable log for the next start); then the worker (it finishes and commits its batch while the
    * store is open), then the app (in-flight requests finish; it closes its store), then the bus
    * and result store, then the model.
    */
-  close(): Promise<void>;
+  close(options?: PlatformCloseOptions): Promise<void>;
+}
+
+export interface PlatformCloseOptions {
+  /** Longest wait for the embedded worker to catch up with the in-process bus, ms. Default 0. */
+  readonly drainMs?: number;
 }
 
 /** One model instance for the app and the worker: each gets a view whose close() does nothing. */
@@ -65,6 +74,18 @@ function sharedModel(factory: NativeModelFactory): { factory: NativeModelFactory
   };
 }
 
+/** Waits until `backlog()` is 0 or `drainMs` has passed, polling. */
+async function drain(backlog: () => number, drainMs: number, app: FastifyInstance): Promise<void> {
+  const started = Date.now();
+  const before = backlog();
+  if (before === 0) return;
+  app.log.info({ backlog: before, drainMs }, 'draining the telemetry backlog before stopping');
+  while (backlog() > 0 && Date.now() - started < drainMs) await new Promise((resolve) => setTimeout(resolve, 20));
+  const left = backlog();
+  if (left > 0) app.log.warn({ backlog: left }, 'stopping with a telemetry backlog: the durable bus delivers it after the next start');
+  else app.log.info({ drainedMs: Date.now() - started }, 'telemetry backlog drained');
+}
+
 export async function openPlatform(config: ApiConfig, options: OpenPlatformOptions = {}): Promise<Platform> {
   if (config.embeddedWorker && !options.worker) throw new Error('openPlatform: EMBEDDED_WORKER needs the worker settings');
   if (options.worker && options.worker.telemetryTopic !== config.telemetryTopic) {
@@ -74,11 +95,20 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
   }
   const model = sharedModel(options.model ?? loadPackagedModel);
   const tuning = options.worker;
+  // What the bus log repaired at open (a torn tail) is logged once the app's logger exists.
+  const busWarnings: [string, Record<string, unknown>][] = [];
+  let warn = (message: string, detail: Record<string, unknown>): void => {
+    busWarnings.push([message, detail]);
+  };
   const streaming = await openStreaming({
     // The worker's names, so checkpoints and channels match between the API and the workers.
     ...serviceStreamingConfig(config),
     // Without ClickHouse the results go to results.duckdb under DATA_DIR: they survive a restart.
     embeddedResults: 'duckdb',
+    // Without Kafka the telemetry goes through a log under DATA_DIR/bus: accepted points survive a crash.
+    embeddedBus: 'durable',
+    // Without Redis the worker's windows go to checkpoints.duckdb: a restart resumes them.
+    embeddedCheckpoints: 'duckdb',
     kafkaClientId: 'adp-api',
     kafka: {
       ...(tuning?.kafkaSessionTimeoutMs !== undefined ? { sessionTimeoutMs: tuning.kafkaSessionTimeoutMs } : {}),
@@ -87,6 +117,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     },
     inProcess: {
       ...(tuning?.maxBatchMessages !== undefined ? { maxBatchMessages: tuning.maxBatchMessages } : {}),
+      onWarning: (message, detail) => warn(message, detail),
+      onCommitError: (err) => warn('the bus could not record a commit; the batch is delivered again', { err }),
     },
   });
   let app: FastifyInstance;
@@ -110,6 +142,9 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     throw err;
   }
   app.log.info({ streaming: streaming.mode, store: config.clickhouseUrl ? 'clickhouse' : 'embedded' }, 'streaming pieces opened');
+  const busLog = app.log.child({ component: 'bus' });
+  warn = (message, detail) => busLog.warn(detail, message);
+  for (const [message, detail] of busWarnings.splice(0)) warn(message, detail);
 
   let worker: RunningWorker | null = null;
   try {
@@ -149,8 +184,10 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     app,
     streaming,
     worker,
-    close() {
+    close(closeOptions = {}) {
       closing ??= (async () => {
+        const drainMs = closeOptions.drainMs ?? 0;
+        if (worker && streaming.backlog && drainMs > 0) await drain(streaming.backlog, drainMs, app);
         await retention?.stop();
         await worker?.stop();
         await app.close();

@@ -51,7 +51,9 @@ async function main(): Promise<void> {
     }, config.shutdownGraceMs);
     deadline.unref();
     platform
-      .close()
+      // Half the grace period for the worker to catch up with the backlog; whatever it does not
+      // reach (or a hard exit at the deadline) is left in the durable bus for the next start.
+      .close({ drainMs: Math.floor(config.shutdownGraceMs / 2) })
       .then(
         () => 0,
         (err: unknown) => {

@@ -16,7 +16,7 @@ describe('embedded platform: telemetry -> worker -> results in one process', () 
   platformFlowTests(() => {
     let dataDir: Promise<string> | undefined;
     return {
-      mode: { bus: 'in-process', results: 'duckdb', checkpoints: 'memory', notifier: 'memory' },
+      mode: { bus: 'in-process-durable', results: 'duckdb', checkpoints: 'duckdb', notifier: 'memory' },
       settleMs: 20_000,
       async open(env = {}) {
         // The same DATA_DIR on a second open: a restart.

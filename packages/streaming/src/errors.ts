@@ -31,6 +31,12 @@ export const STREAMING_ERROR_CODES = {
   STREAMING_CLOSED: { retriable: false },
   /** Kafka could not be reached, or a produce/commit failed in a way a retry can fix. */
   KAFKA_UNAVAILABLE: { retriable: true },
+  /** The durable in-process bus could not write or read its log files under DATA_DIR (disk full, I/O error). */
+  BUS_LOG_UNAVAILABLE: { retriable: true },
+  /** The durable in-process bus found damage in its log before the last record (not a torn tail): it will not skip acknowledged messages. */
+  BUS_LOG_CORRUPT: { retriable: false },
+  /** The durable in-process bus holds as much unconsumed telemetry for a partition as it may: retry once the worker has caught up. */
+  BUS_FULL: { retriable: true },
   /** Redis could not be reached or a command failed. */
   REDIS_UNAVAILABLE: { retriable: true },
   /** The embedded (DuckDB) result store could not be opened, written or read. */

@@ -2,11 +2,18 @@
 // given, the in-process bus and the in-memory stores otherwise. Everything above this (the API,
 // the worker, the integration tests) sees only the contracts, so one code path serves `npm start`
 // and a scaled-out deployment, and a mix (e.g. Kafka with the embedded stores) works too.
+import path from 'node:path';
 import type { Bus, CheckpointStore, DependencyCheck, Notifier, ResultStore } from './contracts.js';
 import { createClickHouseResultStore } from './clickhouse-results.js';
+import { createDuckDbCheckpointStore } from './duckdb-checkpoints.js';
 import { createDuckDbResultStore } from './duckdb-results.js';
 import { StreamingError } from './errors.js';
-import { createInProcessBus, type InProcessBusOptions } from './in-process-bus.js';
+import {
+  createInProcessBus,
+  openDurableInProcessBus,
+  type DurableInProcessBusOptions,
+  type InProcessBus,
+} from './in-process-bus.js';
 import { createKafkaBus, type KafkaBusOptions } from './kafka-bus.js';
 import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory-stores.js';
 import { createRedisCheckpointStore, createRedisNotifier } from './redis-stores.js';
@@ -20,8 +27,23 @@ export interface StreamingConfig {
   readonly clickhouseDatabase?: string;
   /** `redis://host:6379`; unset = checkpoints and notifications in memory. */
   readonly redisUrl?: string;
-  /** Directory of the embedded deployment: where `embeddedResults: 'duckdb'` keeps `results.duckdb`. */
+  /**
+   * Directory of the embedded deployment: where `embeddedResults: 'duckdb'` keeps `results.duckdb`
+   * and `embeddedBus: 'durable'` its log (`bus/`).
+   */
   readonly dataDir?: string;
+  /**
+   * The bus without Kafka: `memory` (default; what is not consumed is gone on restart) or `durable`
+   * (an fsync'd log per partition and the groups' committed offsets under `<dataDir>/bus`, which
+   * it then requires: a send resolves once its messages are on disk, and a reopened bus delivers
+   * what was not committed).
+   */
+  readonly embeddedBus?: 'memory' | 'durable';
+  /**
+   * Checkpoints without Redis: `memory` (default; a restarted worker starts each series' window
+   * afresh) or `duckdb` (a `checkpoints.duckdb` file under `dataDir`, which it then requires).
+   */
+  readonly embeddedCheckpoints?: 'memory' | 'duckdb';
   /**
    * Results without ClickHouse: `memory` (default; gone on restart, grows with the stream) or
    * `duckdb` (a `results.duckdb` file under `dataDir`, which it then requires; one process per file).
@@ -31,8 +53,8 @@ export interface StreamingConfig {
   readonly kafkaClientId?: string;
   /** Tuning of the Kafka bus (timeouts, batch sizes). */
   readonly kafka?: Omit<KafkaBusOptions, 'brokers' | 'clientId'>;
-  /** Tuning of the in-process bus. */
-  readonly inProcess?: InProcessBusOptions;
+  /** Tuning of the in-process bus (the log's options apply to `embeddedBus: 'durable'`). */
+  readonly inProcess?: Omit<DurableInProcessBusOptions, 'dir'>;
   /** Prefix of checkpoint keys in Redis. Default `adp:checkpoint:`. */
   readonly redisCheckpointPrefix?: string;
   /** Prefix of notification channels in Redis. Default none. */
@@ -72,11 +94,13 @@ export interface Streaming {
   readonly results: ResultStore;
   readonly checkpoints: CheckpointStore;
   readonly notifier: Notifier;
+  /** The in-process bus's backlog (messages its running consumers have not committed); null on Kafka. */
+  readonly backlog: (() => number) | null;
   /** Which implementation each piece is, for logs and health output. */
   readonly mode: {
-    readonly bus: 'kafka' | 'in-process';
+    readonly bus: 'kafka' | 'in-process' | 'in-process-durable';
     readonly results: 'clickhouse' | 'duckdb' | 'memory';
-    readonly checkpoints: 'redis' | 'memory';
+    readonly checkpoints: 'redis' | 'duckdb' | 'memory';
     readonly notifier: 'redis' | 'memory';
   };
   /**
@@ -87,8 +111,8 @@ export interface Streaming {
   close(): Promise<void>;
 }
 
-function requireDataDir(dataDir: string | undefined): string {
-  if (!dataDir) throw new StreamingError('VALUE_INVALID', "openStreaming: embeddedResults 'duckdb' needs dataDir");
+function requireDataDir(dataDir: string | undefined, what: string): string {
+  if (!dataDir) throw new StreamingError('VALUE_INVALID', `openStreaming: ${what} needs dataDir`);
   return dataDir;
 }
 
@@ -96,26 +120,40 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
   const opened: { close(): Promise<void> }[] = [];
   try {
     const brokers = (config.kafkaBrokers ?? []).map((broker) => broker.trim()).filter((broker) => broker !== '');
-    const bus =
-      brokers.length > 0
-        ? createKafkaBus({ ...config.kafka, brokers, clientId: config.kafkaClientId ?? 'adp' })
-        : createInProcessBus(config.inProcess);
-    opened.push(bus);
+    // The embedded stores before the durable bus: their DuckDB files are locked against a second
+    // process on the same data directory, which must not read (or repair) a live bus log.
     const results = config.clickhouseUrl
       ? await createClickHouseResultStore({
           url: config.clickhouseUrl,
           ...(config.clickhouseDatabase !== undefined ? { database: config.clickhouseDatabase } : {}),
         })
       : config.embeddedResults === 'duckdb'
-        ? await createDuckDbResultStore({ dataDir: requireDataDir(config.dataDir) })
+        ? await createDuckDbResultStore({ dataDir: requireDataDir(config.dataDir, "embeddedResults 'duckdb'") })
         : createMemoryResultStore();
     opened.push(results);
     const checkpoints = config.redisUrl
       ? await createRedisCheckpointStore(config.redisUrl, {
           ...(config.redisCheckpointPrefix !== undefined ? { prefix: config.redisCheckpointPrefix } : {}),
         })
-      : createMemoryCheckpointStore();
+      : config.embeddedCheckpoints === 'duckdb'
+        ? await createDuckDbCheckpointStore({ dataDir: requireDataDir(config.dataDir, "embeddedCheckpoints 'duckdb'") })
+        : createMemoryCheckpointStore();
     opened.push(checkpoints);
+    const durableBus = brokers.length === 0 && config.embeddedBus === 'durable';
+    const inProcess: InProcessBus | null =
+      brokers.length > 0
+        ? null
+        : durableBus
+          ? await openDurableInProcessBus({
+              ...config.inProcess,
+              dir: path.join(requireDataDir(config.dataDir, "embeddedBus 'durable'"), 'bus'),
+            })
+          : createInProcessBus(config.inProcess);
+    const bus: Bus =
+      inProcess ??
+      createKafkaBus({ ...config.kafka, brokers, clientId: config.kafkaClientId ?? 'adp' });
+    // Closed first: consumers finish their batches while the stores they write to are still open.
+    opened.unshift(bus);
     const notifier = config.redisUrl
       ? await createRedisNotifier(config.redisUrl, {
           ...(config.redisChannelPrefix !== undefined ? { channelPrefix: config.redisChannelPrefix } : {}),
@@ -131,13 +169,14 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
     }
     return {
       bus,
+      backlog: inProcess ? () => inProcess.backlog() : null,
       results,
       checkpoints,
       notifier,
       mode: {
-        bus: brokers.length > 0 ? 'kafka' : 'in-process',
+        bus: brokers.length > 0 ? 'kafka' : durableBus ? 'in-process-durable' : 'in-process',
         results: config.clickhouseUrl ? 'clickhouse' : config.embeddedResults === 'duckdb' ? 'duckdb' : 'memory',
-        checkpoints: config.redisUrl ? 'redis' : 'memory',
+        checkpoints: config.redisUrl ? 'redis' : config.embeddedCheckpoints === 'duckdb' ? 'duckdb' : 'memory',
         notifier: config.redisUrl ? 'redis' : 'memory',
       },
       checks,

@@ -1,0 +1,155 @@
+// Worker checkpoints that survive a restart without Redis: the series windows in a DuckDB file of
+// their own under the data directory (`checkpoints.duckdb`, beside `results.duckdb`), so the
+// embedded worker of a restarted `npm start` resumes each machine's window instead of starting it
+// afresh. A save is one transaction (all of a batch's windows or none); values are bound, never
+// spliced into SQL. One statement at a time on the one connection.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { CheckpointStore } from './contracts.js';
+import { StreamingError } from './errors.js';
+import { checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
+
+export interface DuckDbCheckpointStoreOptions {
+  /** Directory of the file; created (mode 0700) when absent. */
+  readonly dataDir: string;
+  /** Default `checkpoints.duckdb`. */
+  readonly fileName?: string;
+}
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS checkpoints (
+  key VARCHAR PRIMARY KEY,
+  value BLOB NOT NULL,
+  saved_at_ms BIGINT NOT NULL
+)`;
+
+/** Keys per statement (3 bound values each). */
+const KEYS_PER_STATEMENT = 500;
+
+const openFiles = new Set<string>();
+
+function unavailable(what: string, cause: unknown): StreamingError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new StreamingError('EMBEDDED_STORE_UNAVAILABLE', `${what}${detail}`, {}, { cause });
+}
+
+export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStoreOptions): Promise<CheckpointStore> {
+  const filePath = path.resolve(options.dataDir, options.fileName ?? 'checkpoints.duckdb');
+  if (openFiles.has(filePath)) throw unavailable(`${filePath} is already open in this process`, undefined);
+  openFiles.add(filePath);
+  let instance: DuckDBInstance | undefined;
+  let connection: DuckDBConnection;
+  try {
+    await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
+    instance = await DuckDBInstance.create(filePath);
+    connection = await instance.connect();
+    await connection.run(SCHEMA);
+  } catch (cause) {
+    instance?.closeSync();
+    openFiles.delete(filePath);
+    throw unavailable(`cannot open ${filePath}`, cause);
+  }
+  let queue: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  function serial<T>(operation: () => Promise<T>): Promise<T> {
+    const next = queue.then(operation, operation);
+    queue = next.catch(() => undefined);
+    return next;
+  }
+  function assertOpen(): void {
+    if (closed) throw new StreamingError('STREAMING_CLOSED', 'the checkpoint store is closed');
+  }
+
+  return {
+    async load(keys: readonly string[]): Promise<Map<string, Buffer>> {
+      assertOpen();
+      const found = new Map<string, Buffer>();
+      if (keys.length === 0) return found;
+      return serial(async () => {
+        try {
+          for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
+            const chunk = keys.slice(start, start + KEYS_PER_STATEMENT);
+            const reader = await connection.runAndReadAll(
+              `SELECT key, value FROM checkpoints WHERE key IN (${chunk.map((_, i) => `$${i + 1}`).join(', ')})`,
+              chunk,
+            );
+            for (const row of reader.getRowObjects()) {
+              const value = row['value'];
+              if (value instanceof DuckDBBlobValue) found.set(String(row['key']), Buffer.from(value.bytes));
+            }
+          }
+          return found;
+        } catch (cause) {
+          throw unavailable(`loading ${keys.length} checkpoints from ${filePath}`, cause);
+        }
+      });
+    },
+
+    async save(entries: ReadonlyMap<string, Buffer>): Promise<void> {
+      assertOpen();
+      if (entries.size === 0) return;
+      const all = [...entries];
+      const savedAt = Date.now();
+      await serial(async () => {
+        try {
+          await connection.run('BEGIN TRANSACTION');
+          for (let start = 0; start < all.length; start += KEYS_PER_STATEMENT) {
+            const chunk = all.slice(start, start + KEYS_PER_STATEMENT);
+            const values: DuckDBValue[] = [];
+            const tuples = chunk.map(([key, value], i) => {
+              values.push(key, new DuckDBBlobValue(new Uint8Array(value)), savedAt);
+              return `($${3 * i + 1}, $${3 * i + 2}, CAST($${3 * i + 3} AS BIGINT))`;
+            });
+            await connection.run(
+              `INSERT INTO checkpoints (key, value, saved_at_ms) VALUES ${tuples.join(', ')}
+               ON CONFLICT (key) DO UPDATE SET value = excluded.value, saved_at_ms = excluded.saved_at_ms`,
+              values,
+            );
+          }
+          await connection.run('COMMIT');
+        } catch (cause) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw unavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
+        }
+      });
+    },
+
+    async deleteMachine(orgId: string, machineId: string): Promise<number> {
+      assertOpen();
+      checkMachineRef(orgId, machineId, 'deleteMachine');
+      return serial(async () => {
+        try {
+          // Every group's keys of the organization, then the exact check (series-ids.ts) in code.
+          const reader = await connection.runAndReadAll('SELECT key FROM checkpoints WHERE contains(key, $1)', [`/${orgId}/`]);
+          const keys = reader
+            .getRowObjects()
+            .map((row) => String(row['key']))
+            .filter((key) => isCheckpointOfMachine(key, orgId, machineId));
+          await connection.run('BEGIN TRANSACTION');
+          for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
+            const chunk = keys.slice(start, start + KEYS_PER_STATEMENT);
+            await connection.run(`DELETE FROM checkpoints WHERE key IN (${chunk.map((_, i) => `$${i + 1}`).join(', ')})`, chunk);
+          }
+          await connection.run('COMMIT');
+          return keys.length;
+        } catch (cause) {
+          await connection.run('ROLLBACK').catch(() => undefined);
+          throw unavailable(`deleting the checkpoints of ${machineId}`, cause);
+        }
+      });
+    },
+
+    async ping(): Promise<void> {
+      assertOpen();
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await queue.catch(() => undefined);
+      connection.closeSync();
+      instance?.closeSync();
+      openFiles.delete(filePath);
+    },
+  };
+}
