@@ -36,7 +36,8 @@ type Call =
   | { readonly op: 'detect' | 'baseline' | 'getBaseline' | 'status' | 'delete' | 'results'; readonly org: OrgIndex; readonly kind: KeyKind; readonly machine: Machine }
   | { readonly op: 'telemetry'; readonly org: OrgIndex; readonly kind: KeyKind; readonly machine: Machine; readonly points: number }
   | { readonly op: 'machines' | 'usage' | 'summary' | 'keysList' | 'audit' | 'revokeOthers'; readonly org: OrgIndex; readonly kind: KeyKind }
-  | { readonly op: 'keysCreate'; readonly org: OrgIndex; readonly kind: KeyKind; readonly newKind: KeyKind };
+  | { readonly op: 'keysCreate'; readonly org: OrgIndex; readonly kind: KeyKind; readonly newKind: KeyKind }
+  | { readonly op: 'keysRevoke' | 'keysRotate'; readonly org: OrgIndex; readonly kind: KeyKind; readonly pick: number };
 
 const org = fc.constantFrom<OrgIndex>(0, 1);
 const kind = fc.constantFrom<KeyKind>('live', 'test');
@@ -47,7 +48,11 @@ const callArbitrary: fc.Arbitrary<Call> = fc.oneof(
   fc.record({ op: fc.constant('telemetry' as const), org, kind, machine, points: fc.integer({ min: 1, max: 3 }) }),
   fc.record({ op: fc.constantFrom('machines' as const, 'usage' as const, 'summary' as const, 'keysList' as const, 'audit' as const, 'revokeOthers' as const), org, kind }),
   fc.record({ op: fc.constant('keysCreate' as const), org, kind, newKind: kind }),
+  fc.record({ op: fc.constantFrom('keysRevoke' as const, 'keysRotate' as const), org, kind, pick: fc.nat() }),
 );
+
+/** A key created through /v1/keys: active, rotated (expiring after its grace period) or revoked. */
+type KeyState = 'active' | 'rotated' | 'revoked';
 
 interface UsageCount {
   calls: number;
@@ -59,10 +64,10 @@ interface OrgModel {
   orgId: string;
   keys: Record<KeyKind, string>;
   keyIds: Set<string>;
-  /** Key ids created through /v1/keys (the ones the other organization tries to revoke). */
-  createdKeyIds: string[];
+  /** Keys created through /v1/keys, oldest first: the ones it revokes and rotates itself. */
+  created: { id: string; state: KeyState }[];
   baselines: Set<Machine>;
-  /** Machines it detected on, made a baseline for or sent telemetry for, since it last deleted them. */
+  /** Machines it made a baseline for or sent telemetry for, since it last deleted them. */
   machines: Set<Machine>;
   /** Machines with telemetry since their last deletion (their results are not empty). */
   telemetry: Set<Machine>;
@@ -122,7 +127,7 @@ async function runScenario(calls: readonly Call[]): Promise<void> {
       orgId,
       keys: { live, test },
       keyIds: new Set(keyIds),
-      createdKeyIds: [],
+      created: [],
       baselines: new Set(),
       machines: new Set(),
       telemetry: new Set(),
@@ -215,8 +220,8 @@ async function runScenario(calls: readonly Call[]): Promise<void> {
           expect(response.statusCode, `${where} ${response.body}`).toBe(200);
           // Another organization's baseline of the same name is never used.
           expect(response.json<{ baseline_id: string | null }>().baseline_id !== null, where).toBe(self.baselines.has(call.machine));
+          // Only a detection against a baseline is recorded: one without leaves no machine behind.
           count(self, call.kind, 'v1/detect', DETECT_SERIES.length);
-          self.machines.add(call.machine);
           break;
         }
         case 'baseline': {
@@ -311,8 +316,40 @@ async function runScenario(calls: readonly Call[]): Promise<void> {
           expect(response.statusCode, where).toBe(201);
           const keyId = response.json<{ key_id: string }>().key_id;
           self.keyIds.add(keyId);
-          self.createdKeyIds.push(keyId);
+          self.created.push({ id: keyId, state: 'active' });
           self.audit.push(['key.created', `key:${keyId}`]);
+          break;
+        }
+        case 'keysRevoke':
+        case 'keysRotate': {
+          const target = self.created[call.pick % Math.max(1, self.created.length)];
+          if (!target) break;
+          if (call.op === 'keysRevoke') {
+            const response = await send('DELETE', `/v1/keys/${target.id}`, key);
+            if (call.kind === 'test') {
+              expect(response.statusCode, where).toBe(403);
+              break;
+            }
+            expect(response.statusCode, `${where} ${response.body}`).toBe(200);
+            if (target.state !== 'revoked') self.audit.push(['key.revoked', `key:${target.id}`]);
+            target.state = 'revoked';
+            break;
+          }
+          const response = await send('POST', `/v1/keys/${target.id}/rotate`, key, { grace_seconds: 60 });
+          if (call.kind === 'test') {
+            expect(response.statusCode, where).toBe(403);
+            break;
+          }
+          if (target.state !== 'active') {
+            expect(response.statusCode, `${where} ${response.body}`).toBe(409);
+            break;
+          }
+          expect(response.statusCode, `${where} ${response.body}`).toBe(201);
+          const successor = response.json<{ key_id: string }>().key_id;
+          target.state = 'rotated';
+          self.keyIds.add(successor);
+          self.created.push({ id: successor, state: 'active' });
+          self.audit.push(['key.rotated', `key:${target.id}`], ['key.created', `key:${successor}`]);
           break;
         }
         case 'revokeOthers': {
