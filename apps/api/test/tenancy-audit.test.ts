@@ -77,6 +77,19 @@ describe('audit log', () => {
     expect(usage.find((entry) => entry.endpoint === 'v1/baseline')?.call_count).toBe(1);
   });
 
+  it("records a token caller's key changes as its subject", async () => {
+    const token = await signToken(key, { issuer: provider.issuer, subject: 'bob@example.com' });
+    const created = await call(token, 'POST', '/v1/keys', { kind: 'test', name: 'from-sso' });
+    expect(created.statusCode).toBe(201);
+    const keyId = created.json<{ key_id: string }>().key_id;
+    expect((await call(token, 'DELETE', `/v1/keys/${keyId}`)).statusCode).toBe(200);
+    const { events } = await auditOf(token);
+    expect(events.map((event) => [event.action, event.target, event.actor])).toEqual([
+      ['key.revoked', `key:${keyId}`, { kind: 'jwt', id: 'bob@example.com' }],
+      ['key.created', `key:${keyId}`, { kind: 'jwt', id: 'bob@example.com' }],
+    ]);
+  });
+
   it('records the deletion of a machine without a baseline as machine.deleted', async () => {
     await app.store.recordDetection('org_default', 'seen-only', {
       points: 10,

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Organization, Store } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
+import { audit } from '../tenancy/audit.js';
 import type { ApiKeyAuthenticator } from '../tenancy/authentication.js';
 import type { KeyManager } from '../tenancy/key-management.js';
 import { CreateKeyBody, ErrorBody, IssuedKey, KeyList, KeyView } from '../tenancy/key-schemas.js';
@@ -48,6 +49,9 @@ const CreateOrganizationBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Who the audit log names for an admin API call: whoever holds ADMIN_TOKEN. */
+const ADMIN_ACTOR = { kind: 'admin', id: 'admin' } as const;
 
 const OrgParams = Type.Object({ org_id: Type.String({ maxLength: 128 }) });
 const OrgKeyParams = Type.Object({ org_id: Type.String({ maxLength: 128 }), key_id: Type.String({ maxLength: 128 }) });
@@ -134,6 +138,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       const organization = await store.createOrganization(orgId, name, { plan, externalId: externalId ?? null });
       const live = await keys.create(orgId, 'live', 'initial');
       const test = await keys.create(orgId, 'test', 'initial');
+      const on = { orgId, actor: ADMIN_ACTOR };
+      await audit(request, 'organization.created', `organization:${orgId}`, on);
+      await audit(request, 'key.created', `key:${live.key_id}`, on);
+      await audit(request, 'key.created', `key:${test.key_id}`, on);
       return reply.code(201).send({ ...organizationView(organization), keys: [live, test] });
     },
   );
@@ -159,7 +167,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     async (request) => {
       const orgId = request.params.org_id;
       await requireOrganization(orgId);
-      await store.disableOrganization(orgId);
+      // Disabling a disabled organization changes nothing and records nothing.
+      if (await store.disableOrganization(orgId)) {
+        await audit(request, 'organization.disabled', `organization:${orgId}`, { orgId, actor: ADMIN_ACTOR });
+      }
       // Every replica drops the organization's cached keys; their next use reads the disabled mark.
       await options.authenticator.invalidate((await store.listApiKeys(orgId)).map((key) => key.keyHash));
       return organizationView(await requireOrganization(orgId));
@@ -173,8 +184,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       schema: { summary: "Issue a key for an organization (shown once)", tags: TAGS, security, params: OrgParams, body: CreateKeyBody, response: { 201: IssuedKey, ...errors } },
     },
     async (request, reply) => {
-      await requireEnabled(request.params.org_id);
-      return reply.code(201).send(await keys.create(request.params.org_id, request.body.kind, request.body.name ?? ''));
+      const orgId = request.params.org_id;
+      await requireEnabled(orgId);
+      const issued = await keys.create(orgId, request.body.kind, request.body.name ?? '');
+      await audit(request, 'key.created', `key:${issued.key_id}`, { orgId, actor: ADMIN_ACTOR });
+      return reply.code(201).send(issued);
     },
   );
 
@@ -191,8 +205,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
     '/admin/v1/organizations/:org_id/keys/:key_id',
     { config: publicRoute, schema: { summary: "Revoke an organization's key at once", tags: TAGS, security, params: OrgKeyParams, response: { 200: KeyView, ...errors } } },
     async (request) => {
-      await requireOrganization(request.params.org_id);
-      return keys.revoke(request.params.org_id, request.params.key_id);
+      const orgId = request.params.org_id;
+      await requireOrganization(orgId);
+      const { key, changed } = await keys.revoke(orgId, request.params.key_id);
+      if (changed) await audit(request, 'key.revoked', `key:${key.key_id}`, { orgId, actor: ADMIN_ACTOR });
+      return key;
     },
   );
 

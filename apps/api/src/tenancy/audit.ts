@@ -12,7 +12,7 @@ import { parseIsoTimestamp } from '@adp/detection';
 import { AUDIT_PAGE_MAX, decodeAuditCursor, type AuditActor, type AuditEvent, type AuditStore } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
 
-/** What the platform records. The key and organization actions are recorded by their own routes. */
+/** What the platform records (docs/identity-and-audit.md lists when each is recorded). */
 export type AuditAction =
   | 'baseline.created'
   | 'baseline.updated'

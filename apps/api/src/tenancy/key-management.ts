@@ -70,15 +70,16 @@ export class KeyManager {
   }
 
   /**
-   * Revokes a key of `orgId` on every replica. Revoking a revoked key answers it unchanged.
+   * Revokes a key of `orgId` on every replica. Revoking a revoked key answers it unchanged
+   * (`changed: false`, so the caller records no second revocation).
    * Throws KeyNotFound for another organization's key or an unknown id, LastLiveKey for the
    * organization's last live key that does not expire.
    */
-  async revoke(orgId: string, keyId: string): Promise<KeyView> {
+  async revoke(orgId: string, keyId: string): Promise<{ key: KeyView; changed: boolean }> {
     const keys = await this.store.listApiKeys(orgId);
     const target = keys.find((key) => key.id === keyId);
     if (!target) throw new AppError(ERRORS.KeyNotFound, `This organization has no key ${JSON.stringify(keyId)}.`);
-    if (target.revokedAt !== null) return keyView(target);
+    if (target.revokedAt !== null) return { key: keyView(target), changed: false };
     const now = this.nowMs();
     const lasting = (key: ApiKeyRecord) => key.kind === 'live' && key.revokedAt === null && key.expiresAt === null;
     if (lasting(target) && !keys.some((key) => key.id !== keyId && lasting(key))) {
@@ -89,7 +90,7 @@ export class KeyManager {
     }
     await this.authenticator.revoke(orgId, keyId);
     const revoked = (await this.store.listApiKeys(orgId)).find((key) => key.id === keyId);
-    return keyView(revoked ?? { ...target, revokedAt: new Date(now) });
+    return { key: keyView(revoked ?? { ...target, revokedAt: new Date(now) }), changed: true };
   }
 
   /**

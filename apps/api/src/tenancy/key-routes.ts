@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ERRORS } from '../errors.js';
+import { audit } from './audit.js';
 import type { KeyManager } from './key-management.js';
 import { CreateKeyBody, DEFAULT_GRACE_SECONDS, ErrorBody, IssuedKey, KeyIdParams, KeyList, KeyView, RotateKeyBody, RotatedKey } from './key-schemas.js';
 
@@ -35,6 +36,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRoutesOptions> = async (app
     async (request, reply) => {
       const orgId = requireKeyManagement(request);
       const issued = await keys.create(orgId, request.body.kind, request.body.name ?? '');
+      await audit(request, 'key.created', `key:${issued.key_id}`);
       return reply.code(201).send(issued);
     },
   );
@@ -61,7 +63,11 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRoutesOptions> = async (app
         response: { 200: KeyView, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
-    async (request) => keys.revoke(requireKeyManagement(request), request.params.key_id),
+    async (request) => {
+      const { key, changed } = await keys.revoke(requireKeyManagement(request), request.params.key_id);
+      if (changed) await audit(request, 'key.revoked', `key:${key.key_id}`);
+      return key;
+    },
   );
 
   app.post(
@@ -83,6 +89,9 @@ export const keyRoutes: FastifyPluginAsyncTypebox<KeyRoutesOptions> = async (app
       const orgId = requireKeyManagement(request);
       const graceSeconds = request.body.grace_seconds ?? DEFAULT_GRACE_SECONDS;
       const { successor, previous } = await keys.rotate(orgId, request.params.key_id, graceSeconds);
+      // The old key is the target; the successor is a key like any other, created by the same caller.
+      await audit(request, 'key.rotated', `key:${previous.key_id}`);
+      await audit(request, 'key.created', `key:${successor.key_id}`);
       return reply.code(201).send({ ...successor, previous });
     },
   );
