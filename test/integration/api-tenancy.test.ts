@@ -124,7 +124,7 @@ describe.skipIf(!gate.run)(gateTitle('API tenancy on ClickHouse and Redis', gate
     expect(refused.statusCode).toBe(403);
     expect(refused.headers['x-quota-renews-at']).toBe('2026-04-01T00:00:00.000Z');
     expect((await call(first, 'POST', ENTIRE, org.test, body)).statusCode).toBe(200);
-    const usage = (await call(first, 'GET', '/v1/usage?kind=test', org.live)).json<{ total_points: number }>();
+    const usage = (await call(first, 'GET', '/v1/usage/summary?kind=test', org.live)).json<{ total_points: number }>();
     expect(usage.total_points).toBe(40);
   });
 });
