@@ -7,6 +7,8 @@ import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
 import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
+import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
+import { marketplaceOffRoutes, marketplaceRoutes } from './marketplace/routes.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -83,6 +85,11 @@ export interface BuildAppOptions {
   readonly authFailureThrottle?: FailedAuthThrottle;
   /** The native API's admission gate, instead of one built from MODEL_CALLS_MAX_RUNNING and MODEL_CALLS_MAX_QUEUED. */
   readonly modelCalls?: AdmissionGate;
+  /**
+   * The marketplace metering client, instead of one built from the MARKETPLACE_* variables (tests
+   * pass one with static credentials). Used only with MARKETPLACE_PRODUCT_CODE. The caller owns it.
+   */
+  readonly marketplaceClient?: MarketplaceMeteringClient;
   /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
   readonly nowMs?: () => number;
 }
@@ -284,6 +291,19 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
     await app.register(dashboardRoutes);
     await app.register(auditRoutes, { audit: store.audit });
+    if (config.marketplace) {
+      let client = options.marketplaceClient;
+      if (!client) {
+        const owned = createMeteringClient(config.marketplace);
+        app.addHook('onClose', async () => {
+          owned.destroy();
+        });
+        client = owned;
+      }
+      await app.register(marketplaceRoutes, { config: config.marketplace, client, store, keys });
+    } else {
+      await app.register(marketplaceOffRoutes);
+    }
 
     await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
