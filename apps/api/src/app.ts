@@ -9,6 +9,7 @@ import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
 import { marketplaceOffRoutes, marketplaceRoutes } from './marketplace/routes.js';
+import { meteringAdminRoutes } from './marketplace/admin-routes.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -288,24 +289,35 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(tenancyRoutes, { store });
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });
-    await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
+    let marketplaceClient = options.marketplaceClient;
+    if (config.marketplace && !marketplaceClient) {
+      const owned = createMeteringClient(config.marketplace);
+      app.addHook('onClose', async () => {
+        owned.destroy();
+      });
+      marketplaceClient = owned;
+    }
+    const adminExtensions =
+      config.marketplace && marketplaceClient
+        ? [
+            meteringAdminRoutes(
+              store.metering
+                ? { store, metering: store.metering, client: marketplaceClient, productCode: config.marketplace.productCode, nowMs: options.nowMs ?? Date.now }
+                : null,
+            ),
+          ]
+        : [];
+    await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
     await app.register(dashboardRoutes);
     await app.register(auditRoutes, { audit: store.audit });
-    if (config.marketplace) {
-      let client = options.marketplaceClient;
-      if (!client) {
-        const owned = createMeteringClient(config.marketplace);
-        app.addHook('onClose', async () => {
-          owned.destroy();
-        });
-        client = owned;
-      }
-      await app.register(marketplaceRoutes, { config: config.marketplace, client, store, keys });
+    if (config.marketplace && marketplaceClient) {
+      await app.register(marketplaceRoutes, { config: config.marketplace, client: marketplaceClient, store, keys });
     } else {
       await app.register(marketplaceOffRoutes);
     }
 
-    await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
+    const hourlyCounting = config.marketplace ? { nowMs: options.nowMs ?? Date.now } : undefined;
+    await app.register(vendorRoutes, { onDetected: meterDetections(store, hourlyCounting), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
       store,
       model: options.model ?? loadPackagedModel,

@@ -104,6 +104,8 @@ export const ERRORS = {
   MarketplaceCustomerDisabled: { code: 'MarketplaceCustomerDisabled', statusCode: 403, retriable: false },
   /** The marketplace's metering service could not be reached or failed (throttling, outage, credentials). */
   MarketplaceUnavailable: { code: 'MarketplaceUnavailable', statusCode: 503, retriable: true },
+  /** Metering export: the hour has not ended yet (only finished UTC hours are exported). */
+  MeteringHourNotFinished: { code: 'MeteringHourNotFinished', statusCode: 409, retriable: true },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

@@ -28,6 +28,13 @@ export interface FakeMeteringService {
   readonly expired: Set<string>;
   /** Every request, in arrival order. */
   readonly calls: FakeCall[];
+  /**
+   * What BatchMeterUsage billed, by `customer|dimension|hour ISO`: each distinct record once, as
+   * the marketplace does (an identical resend is a duplicate, not a second bill).
+   */
+  readonly billed: Map<string, number>;
+  /** Records (of the next BatchMeterUsage calls) to answer as unprocessed: decremented per record. */
+  unprocessedToCome: number;
   /** When set, every request is answered with this service error (`__type`) and status. */
   failWith: { readonly type: string; readonly status: number } | null;
   /** A client for this service with static fake credentials. */
@@ -56,6 +63,8 @@ export async function startFakeMeteringService(): Promise<FakeMeteringService> {
     tokens: new Map(),
     expired: new Set(),
     calls: [],
+    billed: new Map(),
+    unprocessedToCome: 0,
     failWith: null,
     client(timeoutMs = 5_000) {
       const client = createMeteringClient({ productCode: PRODUCT_CODE, region: 'us-east-1', endpoint: service.url, timeoutMs }, FAKE_CREDENTIALS);
@@ -100,6 +109,27 @@ export async function startFakeMeteringService(): Promise<FakeMeteringService> {
         const customer = service.tokens.get(token);
         if (!customer) return serviceError(response, 400, 'InvalidTokenException', 'Registration token is invalid');
         return send(response, 200, customer);
+      }
+      if (operation === 'BatchMeterUsage') {
+        if (body['ProductCode'] !== PRODUCT_CODE) return serviceError(response, 400, 'InvalidProductCodeException', 'Unknown product');
+        const records = Array.isArray(body['UsageRecords']) ? (body['UsageRecords'] as Record<string, unknown>[]) : [];
+        if (records.length === 0 || records.length > 25) return serviceError(response, 400, 'ValidationException', 'UsageRecords must hold 1 to 25 records');
+        const results: unknown[] = [];
+        const unprocessed: unknown[] = [];
+        for (const record of records) {
+          if (service.unprocessedToCome > 0) {
+            service.unprocessedToCome -= 1;
+            unprocessed.push(record);
+            continue;
+          }
+          const customer = String(record['CustomerAWSAccountId'] ?? record['CustomerIdentifier']);
+          // JSON 1.1 writes timestamps as epoch seconds.
+          const key = `${customer}|${String(record['Dimension'])}|${new Date(Number(record['Timestamp']) * 1000).toISOString()}`;
+          const duplicate = service.billed.has(key);
+          if (!duplicate) service.billed.set(key, Number(record['Quantity']));
+          results.push({ UsageRecord: record, MeteringRecordId: `mr-${service.billed.size}`, Status: duplicate ? 'DuplicateRecord' : 'Success' });
+        }
+        return send(response, 200, { Results: results, UnprocessedRecords: unprocessed });
       }
       serviceError(response, 400, 'UnknownOperationException', `Unknown operation ${operation}`);
     });
