@@ -262,7 +262,7 @@ export interface Store extends TenancyStore {
   machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null>;
   /** The audit log, in the same database; closed with the store. */
   readonly audit: AuditStore;
-  /** Marketplace metering (hourly call counts and the export ledger); absent on stores without it (ClickHouse, for now). */
+  /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */
   readonly metering?: MeteringStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;

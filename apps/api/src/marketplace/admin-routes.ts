@@ -35,7 +35,7 @@ export function meteringAdminRoutes(options: Omit<MeteringExportOptions, 'log'> 
     const publicRoute = { public: true } as const;
     const schema = { tags: ['admin'], security: [{ adminToken: [] }] };
     const available = () => {
-      if (options === null) throw new AppError(ERRORS.ServiceUnavailable, 'This store keeps no marketplace metering (the embedded store does).');
+      if (options === null) throw new AppError(ERRORS.ServiceUnavailable, 'This store keeps no marketplace metering.');
       return options;
     };
 
