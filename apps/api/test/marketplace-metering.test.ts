@@ -8,6 +8,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { HOUR_MS, StoreError, openEmbeddedStore, type LedgerEntry, type MeteringStore, type Store } from '@adp/store';
+import type { AddressInfo } from 'node:net';
+import { parseAdminCommand, runAdminCli } from '../src/admin/cli.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
@@ -232,5 +234,41 @@ describe('marketplace metering export', () => {
         ['stream_api_calls', 1, 50, 'accepted'],
       ]),
     );
+  });
+
+  it('runs the export and reads the ledger from the admin CLI', async () => {
+    expect(parseAdminCommand(['metering', 'export', '--hour', '2026-03-15T08'])).toEqual({
+      method: 'POST',
+      path: '/admin/v1/metering/export',
+      body: { hour: '2026-03-15T08' },
+    });
+    expect(parseAdminCommand(['metering', 'list', '--from', '2026-03-15T08', '--to', '2026-03-15T10'])).toEqual({
+      method: 'GET',
+      path: '/admin/v1/metering?from=2026-03-15T08&to=2026-03-15T10',
+    });
+    for (const argv of [['metering', 'export'], ['metering', 'list', '--from', '2026-03-15T08'], ['metering', 'export', '--hour', 'h', 'extra']]) {
+      expect(() => parseAdminCommand(argv), argv.join(' ')).toThrow(expect.objectContaining({ name: 'UsageError' }));
+    }
+
+    const a = await subscribe({ CustomerIdentifier: 'cust-A' });
+    await count(a.orgId, 'batch_api_calls', H08, 1_000);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const output: string[] = [];
+    const io = {
+      env: { ADP_URL: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, ADMIN_TOKEN },
+      stdout: (text: string) => output.push(text),
+      stderr: (text: string) => output.push(text),
+      fetch,
+    };
+    expect(await runAdminCli(['metering', 'export', '--hour', '2026-03-15T08'], io)).toBe(0);
+    expect(Object.fromEntries(fake.billed)).toEqual({ 'cust-A|batch_api_calls|2026-03-15T08:00:00.000Z': 1 });
+    output.length = 0;
+    expect(await runAdminCli(['metering', 'list', '--from', '2026-03-15T08', '--to', '2026-03-15T09'], io)).toBe(0);
+    const listed = JSON.parse(output.join('')) as { entries: { dimension: string; status: string }[] };
+    expect(listed.entries.map((entry) => [entry.dimension, entry.status])).toEqual([
+      ['batch_api_calls', 'accepted'],
+      ['monitored_machines', 'accepted'],
+      ['stream_api_calls', 'accepted'],
+    ]);
   });
 });
