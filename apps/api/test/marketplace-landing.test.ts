@@ -187,6 +187,19 @@ describe('marketplace landing page', () => {
         expect(visit.json()).toEqual({ error: { code: 'NotFound', message: `Route ${method} /marketplace/landing not found` } });
       }
       expect(fake.calls).toEqual([]);
+      // Nor are calls counted per hour.
+      const key = app.bootstrap.createdKeys.find((created) => created.kind === 'live')?.key ?? '';
+      const series = Array.from({ length: 24 }, (_, i) => ({ timestamp: new Date(Date.UTC(2025, 0, 1, i)).toISOString(), value: 10 + (i % 3) }));
+      const detected = await off.inject({
+        method: 'POST',
+        url: '/anomalydetector/v1.1/timeseries/entire/detect',
+        headers: { 'ocp-apim-subscription-key': key },
+        payload: { series, granularity: 'hourly' },
+      });
+      expect(detected.statusCode, detected.body).toBe(200);
+      const hourMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+      const counted = [...(await store.metering?.callsInHour(hourMs) ?? []), ...(await store.metering?.callsInHour(hourMs - 3_600_000) ?? [])];
+      expect(counted).toEqual([]);
     } finally {
       await off.close();
     }
