@@ -7,6 +7,9 @@ import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
 import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
+import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
+import { marketplaceOffRoutes, marketplaceRoutes } from './marketplace/routes.js';
+import { meteringAdminRoutes } from './marketplace/admin-routes.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -83,6 +86,11 @@ export interface BuildAppOptions {
   readonly authFailureThrottle?: FailedAuthThrottle;
   /** The native API's admission gate, instead of one built from MODEL_CALLS_MAX_RUNNING and MODEL_CALLS_MAX_QUEUED. */
   readonly modelCalls?: AdmissionGate;
+  /**
+   * The marketplace metering client, instead of one built from the MARKETPLACE_* variables (tests
+   * pass one with static credentials). Used only with MARKETPLACE_PRODUCT_CODE. The caller owns it.
+   */
+  readonly marketplaceClient?: MarketplaceMeteringClient;
   /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
   readonly nowMs?: () => number;
 }
@@ -281,11 +289,35 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(tenancyRoutes, { store });
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });
-    await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator });
+    let marketplaceClient = options.marketplaceClient;
+    if (config.marketplace && !marketplaceClient) {
+      const owned = createMeteringClient(config.marketplace);
+      app.addHook('onClose', async () => {
+        owned.destroy();
+      });
+      marketplaceClient = owned;
+    }
+    const adminExtensions =
+      config.marketplace && marketplaceClient
+        ? [
+            meteringAdminRoutes(
+              store.metering
+                ? { store, metering: store.metering, client: marketplaceClient, productCode: config.marketplace.productCode, nowMs: options.nowMs ?? Date.now }
+                : null,
+            ),
+          ]
+        : [];
+    await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
     await app.register(dashboardRoutes);
     await app.register(auditRoutes, { audit: store.audit });
+    if (config.marketplace && marketplaceClient) {
+      await app.register(marketplaceRoutes, { config: config.marketplace, client: marketplaceClient, store, keys });
+    } else {
+      await app.register(marketplaceOffRoutes);
+    }
 
-    await app.register(vendorRoutes, { onDetected: meterDetections(store), bodyLimitBytes: config.bodyLimitBytes });
+    const hourlyCounting = config.marketplace ? { nowMs: options.nowMs ?? Date.now } : undefined;
+    await app.register(vendorRoutes, { onDetected: meterDetections(store, hourlyCounting), bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
       store,
       model: options.model ?? loadPackagedModel,

@@ -204,6 +204,33 @@ export interface ApiConfig {
    * neither. See docs/identity-and-audit.md.
    */
   readonly oidc: OidcConfig | undefined;
+  /**
+   * The cloud marketplace listing (landing page `/marketplace/landing`), or undefined (default)
+   * when MARKETPLACE_PRODUCT_CODE is unset: then every /marketplace path answers 404. See
+   * docs/marketplace.md.
+   */
+  readonly marketplace: MarketplaceConfig | undefined;
+}
+
+export interface MarketplaceConfig {
+  /**
+   * `MARKETPLACE_PRODUCT_CODE`: our product's code in AWS Marketplace; a registration token that
+   * resolves to another product is refused. 1..255 of A-Z a-z 0-9.
+   */
+  readonly productCode: string;
+  /** `MARKETPLACE_REGION`: the region of the metering service. Default `us-east-1`. */
+  readonly region: string;
+  /**
+   * `MARKETPLACE_ENDPOINT`: the metering service's URL instead of the region's AWS one (a local
+   * stand-in). Default: the SDK's. https, or http on a loopback host only. Credentials always come
+   * the AWS SDK's usual ways (environment, shared files, instance or task role).
+   */
+  readonly endpoint: string | undefined;
+  /**
+   * `MARKETPLACE_TIMEOUT_MS`: longest wait for one answer from the metering service, in
+   * milliseconds; the landing page says "try again" after it. Default 10000. Range 100 .. 60000.
+   */
+  readonly timeoutMs: number;
 }
 
 export interface OidcConfig {
@@ -267,6 +294,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     throw new ConfigError('ADMIN_TOKEN', 'must be 32 to 512 characters without whitespace');
   }
   const oidc = readOidc(read);
+  const marketplace = readMarketplace(read);
 
   return Object.freeze({
     ...servers,
@@ -294,7 +322,23 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     adminToken,
     freeTierPointsPerMonth: read.integer('FREE_TIER_POINTS_PER_MONTH', 10_000, 0, 1_000_000_000),
     oidc,
+    marketplace,
   });
+}
+
+function readMarketplace(read: EnvReader): MarketplaceConfig | undefined {
+  const productCode = read.text('MARKETPLACE_PRODUCT_CODE');
+  if (productCode !== undefined && !/^[A-Za-z0-9]{1,255}$/.test(productCode)) {
+    throw new ConfigError('MARKETPLACE_PRODUCT_CODE', 'must be 1 to 255 of A-Z a-z 0-9');
+  }
+  const region = read.pattern('MARKETPLACE_REGION', 'us-east-1', /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'an AWS region name such as us-east-1');
+  const endpoint = readProviderUrl(read, 'MARKETPLACE_ENDPOINT');
+  const timeoutMs = read.integer('MARKETPLACE_TIMEOUT_MS', 10_000, 100, 60_000);
+  if (productCode === undefined) {
+    if (endpoint !== undefined) throw new ConfigError('MARKETPLACE_PRODUCT_CODE', 'must be set when MARKETPLACE_ENDPOINT is');
+    return undefined;
+  }
+  return Object.freeze({ productCode, region, endpoint, timeoutMs });
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

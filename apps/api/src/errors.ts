@@ -96,6 +96,16 @@ export const ERRORS = {
   UnsupportedMediaType: { code: 'UnsupportedMediaType', statusCode: 415, retriable: false },
   /** The web dashboard's bundle could not be built (a broken install); the log has esbuild's errors. */
   DashboardUnavailable: { code: 'DashboardUnavailable', statusCode: 503, retriable: false },
+  /** Marketplace landing: no registration token, or the marketplace says it is invalid or expired. */
+  MarketplaceTokenInvalid: { code: 'MarketplaceTokenInvalid', statusCode: 400, retriable: false },
+  /** Marketplace landing: the token is a subscription to another product than MARKETPLACE_PRODUCT_CODE. */
+  MarketplaceProductMismatch: { code: 'MarketplaceProductMismatch', statusCode: 400, retriable: false },
+  /** Marketplace landing: the token's customer has a disabled organization here. */
+  MarketplaceCustomerDisabled: { code: 'MarketplaceCustomerDisabled', statusCode: 403, retriable: false },
+  /** The marketplace's metering service could not be reached or failed (throttling, outage, credentials). */
+  MarketplaceUnavailable: { code: 'MarketplaceUnavailable', statusCode: 503, retriable: true },
+  /** Metering export: the hour has not ended yet (only finished UTC hours are exported). */
+  MeteringHourNotFinished: { code: 'MeteringHourNotFinished', statusCode: 409, retriable: true },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

@@ -10,9 +10,15 @@ const KEY_PARAMETER = new RegExp(`([?&;])(${API_KEY_QUERY_PARAMETER.replace('-',
 /** Keys sent under any other name still look like keys (API_KEY_PATTERN, unanchored). */
 const KEY_SHAPED = /svc_(?:live|test)_[A-Za-z0-9_-]+/g;
 
-/** `url` with the key parameter's value and every key-shaped substring replaced. */
+/** The marketplace's registration token (`/marketplace/landing?x-cloud-marketplace-token=`) resolves to a customer. */
+const MARKETPLACE_TOKEN_PARAMETER = /([?&;])(x(?:-|%2D)(?:cloud|amzn)(?:-|%2D)marketplace(?:-|%2D)token)=[^&;#]*/gi;
+
+/** `url` with the key and marketplace-token parameters' values and every key-shaped substring replaced. */
 export function redactUrl(url: string): string {
-  return url.replace(KEY_PARAMETER, `$1$2=${REDACTED}`).replace(KEY_SHAPED, REDACTED);
+  return url
+    .replace(KEY_PARAMETER, `$1$2=${REDACTED}`)
+    .replace(MARKETPLACE_TOKEN_PARAMETER, `$1$2=${REDACTED}`)
+    .replace(KEY_SHAPED, REDACTED);
 }
 
 /** Fastify's request serializer, with the URL redacted. */

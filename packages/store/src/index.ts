@@ -37,6 +37,16 @@ export {
   type AuditPage,
   type AuditStore,
 } from './audit.js';
+export {
+  HOUR_MS,
+  LEDGER_STATUSES,
+  METERING_DIMENSIONS,
+  type HourlyCalls,
+  type LedgerEntry,
+  type LedgerStatus,
+  type MeteringDimension,
+  type MeteringStore,
+} from './metering.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

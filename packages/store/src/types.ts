@@ -1,6 +1,7 @@
 // The platform store's contract. Everything here is plain data so that another implementation
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
+import type { MeteringStore } from './metering.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
 export type ApiKeyKind = 'live' | 'test';
@@ -261,6 +262,8 @@ export interface Store extends TenancyStore {
   machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null>;
   /** The audit log, in the same database; closed with the store. */
   readonly audit: AuditStore;
+  /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */
+  readonly metering?: MeteringStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -13,6 +13,8 @@ export const ADMIN_CLI_USAGE = `Usage: npm run admin -- <command>
   key create --org ORG_ID --kind live|test [--name NAME]
   key list --org ORG_ID
   key revoke --org ORG_ID KEY_ID
+  metering export --hour YYYY-MM-DDTHH
+  metering list --from YYYY-MM-DDTHH --to YYYY-MM-DDTHH
 
 Environment: ADP_URL (default http://127.0.0.1:8080), ADMIN_TOKEN (required).`;
 
@@ -56,6 +58,9 @@ export function parseAdminCommand(argv: readonly string[]): AdminRequest {
         'external-id': { type: 'string' },
         org: { type: 'string' },
         kind: { type: 'string' },
+        hour: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
       },
     });
   } catch (err) {
@@ -104,6 +109,15 @@ export function parseAdminCommand(argv: readonly string[]): AdminRequest {
       return {
         method: 'DELETE',
         path: `/admin/v1/organizations/${segment(required(values.org, '--org'))}/keys/${segment(required(argument, 'KEY_ID'))}`,
+      };
+    case 'metering export':
+      noArgument();
+      return { method: 'POST', path: '/admin/v1/metering/export', body: { hour: required(values.hour, '--hour') } };
+    case 'metering list':
+      noArgument();
+      return {
+        method: 'GET',
+        path: `/admin/v1/metering?${new URLSearchParams({ from: required(values.from, '--from'), to: required(values.to, '--to') }).toString()}`,
       };
     default:
       throw new UsageError(noun === undefined ? 'no command given' : `unknown command ${JSON.stringify(command.trim())}`);

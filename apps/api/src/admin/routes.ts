@@ -4,7 +4,7 @@
 // authentication (`public`) and check the admin token in their own hook.
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Organization, Store } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
@@ -19,6 +19,8 @@ export interface AdminRoutesOptions {
   readonly store: Store;
   readonly keys: KeyManager;
   readonly authenticator: ApiKeyAuthenticator;
+  /** Further admin routes (other capabilities'), registered behind the same token check. */
+  readonly extensions?: readonly FastifyPluginAsync[];
 }
 
 const NAME_MAX_LENGTH = 200;
@@ -212,6 +214,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
       return key;
     },
   );
+
+  for (const extension of options.extensions ?? []) await app.register(extension);
 
   // Anything else under /admin: 404 for a caller with the token, 401 for one without (the hook).
   app.all('/admin/*', { config: publicRoute, schema: { hide: true } }, async (request, reply) =>

@@ -2,18 +2,30 @@
 import type { Store } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
 import type { VendorRoutesOptions } from '../vendor/contract.js';
+import { CALL_DIMENSIONS } from '../marketplace/export.js';
+
+export interface HourlyCallCounting {
+  /** Clock in epoch ms for the hour a call counts in. */
+  readonly nowMs: () => number;
+}
 
 /**
- * The vendor routes' `onDetected`: adds the call and its points to the caller's usage. A call that
+ * The vendor routes' `onDetected`: adds the call and its points to the caller's usage, and with
+ * `hourly` (a marketplace listing) a live call to its hour's count. A call that
  * cannot be counted is refused with a retriable 503 rather than served for free.
  */
-export function meterDetections(store: Store): VendorRoutesOptions['onDetected'] {
+export function meterDetections(store: Store, hourly?: HourlyCallCounting): VendorRoutesOptions['onDetected'] {
   return async (request, endpoint, points) => {
     // `auth` is null only if a route forgot to require a key: a bug, not a client error.
     const auth = request.auth as typeof request.auth | null;
     if (!auth?.orgId) throw new AppError(ERRORS.InternalError, 'Detection ran without an authenticated caller');
     try {
       await store.recordUsage(auth.orgId, endpoint, points, auth.keyKind);
+      // The marketplace bills live calls per hour; usage above is kept per day.
+      const dimension = CALL_DIMENSIONS[endpoint];
+      if (hourly && store.metering && auth.keyKind === 'live' && dimension !== undefined) {
+        await store.metering.countCall(auth.orgId, dimension, new Date(hourly.nowMs()));
+      }
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }

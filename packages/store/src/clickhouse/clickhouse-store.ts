@@ -56,6 +56,8 @@ import type {
 import { organizationUsage } from '../types.js';
 import type { AuditStore } from '../audit.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
+import type { MeteringStore } from '../metering.js';
+import { ClickHouseMeteringStore } from './clickhouse-metering.js';
 import { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
 import { epochMs, requireNonEmpty, validateBaseline, validateDetection, validateNewKey, validateNewOrganization } from './validation.js';
@@ -285,6 +287,8 @@ class ClickHouseStore implements Store {
   private readonly detectionInserts: InsertBatcher;
   private readonly keyUseInserts: InsertBatcher;
   readonly audit: AuditStore;
+  readonly metering: MeteringStore;
+  private readonly meteringCallInserts: InsertBatcher;
   private readonly t: Readonly<Record<
     'organizations' | 'claims' | 'keys' | 'usage' | 'usageByKind' | 'machines' | 'baselines' | 'detections',
     string
@@ -319,6 +323,17 @@ class ClickHouseStore implements Store {
         insert: (operation, table, values) => this.insert(operation, table, values),
       },
       `${database}.store_audit_events`,
+    );
+    this.meteringCallInserts = batcher('countCall', `${database}.store_metering_hourly_calls`);
+    this.metering = new ClickHouseMeteringStore(
+      {
+        op: (operation, task) => this.op(operation, task),
+        rows: (operation, query) => this.rows(operation, query),
+        insert: (operation, table, values) => this.insert(operation, table, values),
+        addCall: (row) => (this.closed ? Promise.reject(closedError('countCall')) : this.meteringCallInserts.add(row)),
+        nextVersion: () => this.clock.next(),
+      },
+      { calls: `${database}.store_metering_hourly_calls`, ledger: `${database}.store_metering_ledger` },
     );
   }
 

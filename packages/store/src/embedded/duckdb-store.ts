@@ -23,6 +23,8 @@ import { StoreError } from '../errors.js';
 import { SerialQueue } from '../serial-queue.js';
 import type { AuditStore } from '../audit.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
+import type { MeteringStore } from '../metering.js';
+import { DuckDBMeteringStore } from './duckdb-metering.js';
 import { MIGRATIONS } from './migrations.js';
 import {
   organizationUsage,
@@ -165,6 +167,9 @@ class DuckDBStore implements Store {
   /** The update of one existing (organization, endpoint, day) row: a lone request's flush, the usual case. */
   private usageUpdate: DuckDBPreparedStatement | undefined;
   readonly audit: AuditStore = new DuckDBAuditStore({
+    run: (operation, task) => this.op(operation, () => task(this.connection)),
+  });
+  readonly metering: MeteringStore = new DuckDBMeteringStore({
     run: (operation, task) => this.op(operation, () => task(this.connection)),
   });
 

@@ -154,4 +154,31 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX audit_events_org_at ON audit_events (org_id, occurred_at)',
     ],
   },
+  {
+    version: 6,
+    statements: [
+      // Marketplace metering (../metering.ts): live calls per organization, dimension and UTC hour
+      // (epoch ms of the hour's start), and the ledger of what was reported for each.
+      `CREATE TABLE metering_hourly_calls (
+         org_id VARCHAR NOT NULL,
+         dimension VARCHAR NOT NULL,
+         hour_ms BIGINT NOT NULL,
+         calls BIGINT NOT NULL,
+         PRIMARY KEY (org_id, dimension, hour_ms)
+       )`,
+      `CREATE TABLE metering_ledger (
+         org_id VARCHAR NOT NULL,
+         customer VARCHAR NOT NULL,
+         dimension VARCHAR NOT NULL,
+         hour_ms BIGINT NOT NULL,
+         used BIGINT NOT NULL,
+         carried_in BIGINT NOT NULL,
+         quantity BIGINT NOT NULL,
+         carried_out BIGINT NOT NULL,
+         status VARCHAR NOT NULL CHECK (status IN ('pending', 'sent', 'accepted', 'rejected')),
+         updated_at TIMESTAMP NOT NULL,
+         PRIMARY KEY (org_id, dimension, hour_ms)
+       )`,
+    ],
+  },
 ];

@@ -1,0 +1,146 @@
+// The hourly metering export: for one finished UTC hour, every marketplace organization's three
+// dimensions are computed, written to the ledger as `pending`, sent with BatchMeterUsage and
+// marked `accepted`. Whatever the moment the process stops, the next run for that hour finds the
+// entries that are not accepted and sends them again with the same quantity, customer, dimension
+// and timestamp: the marketplace treats such a resend as the record it already has, so an hour is
+// never lost and never billed twice. Quantities are never recomputed once written.
+import { BatchMeterUsageCommand, type UsageRecord } from '@aws-sdk/client-marketplace-metering';
+import type { FastifyBaseLogger } from 'fastify';
+import { HOUR_MS, METERING_DIMENSIONS, type LedgerEntry, type MeteringDimension, type MeteringStore, type Organization, type Store } from '@adp/store';
+import { AppError, ERRORS } from '../errors.js';
+import type { MarketplaceMeteringClient } from './client.js';
+
+/** Calls are billed per thousand; the rest is carried into the next hour. */
+export const CALLS_PER_UNIT = 1000;
+/** BatchMeterUsage takes at most this many records a call. */
+export const BATCH_MAX_RECORDS = 25;
+/** Sends of one batch's unprocessed records in one run; what is left stays `sent` for the next run. */
+export const MAX_SEND_ATTEMPTS = 3;
+
+/** Which vendor endpoint's calls count in which dimension. */
+export const CALL_DIMENSIONS: Readonly<Record<string, MeteringDimension>> = {
+  'entire/detect': 'batch_api_calls',
+  'changepoint/detect': 'batch_api_calls',
+  'last/detect': 'stream_api_calls',
+};
+
+const EXTERNAL_ID_PREFIX = 'aws:';
+/** An AWS account id; any other customer string is a marketplace customer identifier. */
+const AWS_ACCOUNT_ID = /^\d{12}$/;
+
+export interface MeteringExportOptions {
+  readonly store: Store;
+  readonly metering: MeteringStore;
+  readonly client: MarketplaceMeteringClient;
+  readonly productCode: string;
+  readonly nowMs: () => number;
+  readonly log: FastifyBaseLogger;
+}
+
+/** `YYYY-MM-DDTHH` (UTC) to the hour's epoch ms; null when malformed. */
+export function parseHour(text: string): number | null {
+  if (!/^\d{4}-\d\d-\d\dT\d\d$/.test(text)) return null;
+  const ms = Date.parse(`${text}:00:00.000Z`);
+  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 13) !== text ? null : ms;
+}
+
+export function formatHour(hourMs: number): string {
+  return new Date(hourMs).toISOString().slice(0, 13);
+}
+
+function entryKey(customer: string, dimension: string): string {
+  return JSON.stringify([customer, dimension]);
+}
+
+/** Runs the export of the hour starting at `hourMs`; answers the hour's ledger afterwards. */
+export async function exportHour(options: MeteringExportOptions, hourMs: number): Promise<readonly LedgerEntry[]> {
+  const { store, metering, nowMs, log } = options;
+  if (hourMs + HOUR_MS > nowMs()) {
+    throw new AppError(ERRORS.MeteringHourNotFinished, `The hour ${formatHour(hourMs)} has not ended yet.`);
+  }
+  const organizations = (await store.listOrganizations()).filter((org) => org.externalId?.startsWith(EXTERNAL_ID_PREFIX));
+  const existing = new Map((await metering.ledger(hourMs, hourMs + HOUR_MS)).map((entry) => [`${entry.orgId}|${entry.dimension}`, entry]));
+  const calls = new Map((await metering.callsInHour(hourMs)).map((count) => [`${count.orgId}|${count.dimension}`, count.calls]));
+
+  const toSend: LedgerEntry[] = [];
+  for (const organization of organizations) {
+    for (const dimension of METERING_DIMENSIONS) {
+      let entry = existing.get(`${organization.id}|${dimension}`);
+      if (entry === undefined) {
+        entry = await computeEntry(options, organization, dimension, hourMs, calls.get(`${organization.id}|${dimension}`) ?? 0);
+        // Nothing to bill is settled at once; the carry still moves on through this entry.
+        if (entry.quantity === 0) entry = { ...entry, status: 'accepted' };
+        await metering.putLedgerEntry(entry);
+      }
+      if (entry.status === 'pending' || entry.status === 'sent') toSend.push(entry);
+    }
+  }
+
+  for (let start = 0; start < toSend.length; start += BATCH_MAX_RECORDS) {
+    await sendBatch(options, hourMs, toSend.slice(start, start + BATCH_MAX_RECORDS));
+  }
+  const ledger = await metering.ledger(hourMs, hourMs + HOUR_MS);
+  const open = ledger.filter((entry) => entry.status === 'pending' || entry.status === 'sent');
+  if (open.length > 0) log.warn({ hour: formatHour(hourMs), open: open.length }, 'marketplace metering: records of the hour not yet accepted');
+  return ledger;
+}
+
+async function computeEntry(
+  options: MeteringExportOptions,
+  organization: Organization,
+  dimension: MeteringDimension,
+  hourMs: number,
+  calls: number,
+): Promise<LedgerEntry> {
+  const customer = (organization.externalId ?? '').slice(EXTERNAL_ID_PREFIX.length);
+  const base = { orgId: organization.id, customer, dimension, hourMs, status: 'pending' as const, updatedAt: new Date(options.nowMs()) };
+  if (dimension === 'monitored_machines') {
+    const hourEnd = hourMs + HOUR_MS;
+    const machines = (await options.store.listMachines(organization.id)).filter(
+      (machine) => machine.baselineCreatedAt !== null && machine.baselineCreatedAt.getTime() < hourEnd,
+    ).length;
+    return { ...base, used: machines, carriedIn: 0, quantity: machines, carriedOut: 0 };
+  }
+  const previous = await options.metering.previousEntry(organization.id, dimension, hourMs);
+  const carriedIn = previous?.carriedOut ?? 0;
+  const total = calls + carriedIn;
+  return { ...base, used: calls, carriedIn, quantity: Math.floor(total / CALLS_PER_UNIT), carriedOut: total % CALLS_PER_UNIT };
+}
+
+function usageRecord(entry: LedgerEntry): UsageRecord {
+  return {
+    Timestamp: new Date(entry.hourMs),
+    Dimension: entry.dimension,
+    Quantity: entry.quantity,
+    ...(AWS_ACCOUNT_ID.test(entry.customer) ? { CustomerAWSAccountId: entry.customer } : { CustomerIdentifier: entry.customer }),
+  };
+}
+
+/** Sends one batch (retrying what the marketplace left unprocessed) and records each answer. */
+async function sendBatch(options: MeteringExportOptions, hourMs: number, entries: readonly LedgerEntry[]): Promise<void> {
+  const { metering, client, productCode, nowMs, log } = options;
+  for (const entry of entries) {
+    if (entry.status !== 'sent') await metering.putLedgerEntry({ ...entry, status: 'sent', updatedAt: new Date(nowMs()) });
+  }
+  let waiting = new Map(entries.map((entry) => [entryKey(entry.customer, entry.dimension), entry]));
+  for (let attempt = 1; attempt <= MAX_SEND_ATTEMPTS && waiting.size > 0; attempt += 1) {
+    let output;
+    try {
+      output = await client.send(new BatchMeterUsageCommand({ ProductCode: productCode, UsageRecords: [...waiting.values()].map(usageRecord) }));
+    } catch (cause) {
+      throw new AppError(ERRORS.MarketplaceUnavailable, `BatchMeterUsage failed for the hour ${formatHour(hourMs)}; its records stay sent and go again on the next run.`, { cause });
+    }
+    for (const result of output.Results ?? []) {
+      const record = result.UsageRecord;
+      const key = entryKey(record?.CustomerAWSAccountId ?? record?.CustomerIdentifier ?? '', record?.Dimension ?? '');
+      const entry = waiting.get(key);
+      if (entry === undefined) continue;
+      waiting.delete(key);
+      const accepted = result.Status === 'Success' || result.Status === 'DuplicateRecord';
+      if (!accepted) log.error({ orgId: entry.orgId, dimension: entry.dimension, hour: formatHour(hourMs), status: result.Status }, 'marketplace metering record refused');
+      await metering.putLedgerEntry({ ...entry, status: accepted ? 'accepted' : 'rejected', updatedAt: new Date(nowMs()) });
+    }
+    const unprocessed = new Set((output.UnprocessedRecords ?? []).map((record) => entryKey(record.CustomerAWSAccountId ?? record.CustomerIdentifier ?? '', record.Dimension ?? '')));
+    waiting = new Map([...waiting].filter(([key]) => unprocessed.has(key)));
+  }
+}

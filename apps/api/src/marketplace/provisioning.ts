@@ -1,0 +1,45 @@
+// A marketplace subscriber's organization: found by its external id, else created under an id
+// derived from it, so that two visits (even at once, even on two replicas) land on one
+// organization.
+import { createHash } from 'node:crypto';
+import type { Organization, Store } from '@adp/store';
+import { AppError, ERRORS } from '../errors.js';
+import type { IssuedKeyView, KeyManager } from '../tenancy/key-management.js';
+import type { MarketplaceCustomer } from './client.js';
+
+export interface Provisioned {
+  readonly organization: Organization;
+  /** The live key issued on this visit (shown once), or null when the organization already had keys. */
+  readonly liveKey: IssuedKeyView | null;
+}
+
+/** `aws:<CustomerIdentifier>`, or `aws:<CustomerAWSAccountId>` when the marketplace gave no identifier. */
+export function marketplaceExternalId(customer: MarketplaceCustomer): string {
+  return `aws:${customer.customerIdentifier ?? customer.customerAwsAccountId ?? ''}`;
+}
+
+/** The org_id a customer's organization is created under: the same on every visit and replica. */
+export function marketplaceOrganizationId(externalId: string): string {
+  return `org_mkt_${createHash('sha256').update(externalId).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The customer's `paid` organization, created when absent, and a live key when it has none yet.
+ * A key is issued only while the organization has no key at all, which also repairs a visit that
+ * failed between creating the organization and issuing its key. Throws MarketplaceCustomerDisabled
+ * for a disabled organization.
+ */
+export async function provisionCustomer(store: Store, keys: KeyManager, customer: MarketplaceCustomer): Promise<Provisioned> {
+  const externalId = marketplaceExternalId(customer);
+  const organization =
+    (await store.findOrganizationByExternalId(externalId)) ??
+    (await store.createOrganization(marketplaceOrganizationId(externalId), `AWS Marketplace customer ${externalId.slice(4)}`, {
+      plan: 'paid',
+      externalId,
+    }));
+  if (organization.disabledAt !== null) {
+    throw new AppError(ERRORS.MarketplaceCustomerDisabled, 'This subscription\'s organization is disabled.');
+  }
+  if ((await store.listApiKeys(organization.id)).length > 0) return { organization, liveKey: null };
+  return { organization, liveKey: await keys.create(organization.id, 'live', 'marketplace') };
+}

@@ -1,0 +1,130 @@
+// Marketplace metering in ClickHouse (schemas/clickhouse/0006_metering.sql). Values reach SQL only
+// through `sqlString` and `sqlInteger`; table names come from the store, whose database name
+// `sqlIdentifier` checked.
+import {
+  HOUR_MS,
+  validateDimension,
+  validateLedgerEntry,
+  type HourlyCalls,
+  type LedgerEntry,
+  type LedgerStatus,
+  type MeteringDimension,
+  type MeteringStore,
+} from '../metering.js';
+import { sqlInteger, sqlString } from './sql.js';
+
+/** What the adapter borrows from the ClickHouse store. */
+export interface ClickHouseMeteringAccess {
+  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
+  rows<T>(operation: string, query: string): Promise<T[]>;
+  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
+  /** Adds a row to the group-committed inserts of the hourly calls; resolves once it is written. */
+  addCall(row: Record<string, unknown>): Promise<void>;
+  /** A ReplacingMergeTree version greater than every one this process issued. */
+  nextVersion(): number;
+}
+
+interface LedgerRow {
+  the_hour_ms: number | string;
+  the_org_id: string;
+  the_dimension: string;
+  the_customer: string;
+  the_used: number | string;
+  the_carried_in: number | string;
+  the_quantity: number | string;
+  the_carried_out: number | string;
+  the_status: string;
+  the_updated_ms: number | string;
+}
+
+export class ClickHouseMeteringStore implements MeteringStore {
+  constructor(
+    private readonly access: ClickHouseMeteringAccess,
+    private readonly tables: { readonly calls: string; readonly ledger: string },
+  ) {}
+
+  countCall(orgId: string, dimension: MeteringDimension, at: Date): Promise<void> {
+    try {
+      validateDimension('countCall', dimension);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.access.addCall({ org_id: orgId, dimension, hour_ms: Math.floor(at.getTime() / HOUR_MS) * HOUR_MS, calls: 1 });
+  }
+
+  callsInHour(hourMs: number): Promise<readonly HourlyCalls[]> {
+    return this.access.op('callsInHour', async (operation) => {
+      const rows = await this.access.rows<{ org_id: string; the_dimension: string; total: number | string }>(
+        operation,
+        `SELECT org_id, dimension AS the_dimension, sum(calls) AS total FROM ${this.tables.calls}
+          WHERE hour_ms = ${sqlInteger(hourMs, operation)} GROUP BY org_id, dimension ORDER BY org_id, the_dimension`,
+      );
+      return rows.map((row) => ({ orgId: row.org_id, dimension: row.the_dimension as MeteringDimension, calls: Number(row.total) }));
+    });
+  }
+
+  ledger(fromMs: number, toMs: number): Promise<readonly LedgerEntry[]> {
+    return this.access.op('ledger', async (operation) =>
+      (await this.access.rows<LedgerRow>(operation, this.latest(`hour_ms >= ${sqlInteger(fromMs, operation)} AND hour_ms < ${sqlInteger(toMs, operation)}`))).map(toEntry),
+    );
+  }
+
+  previousEntry(orgId: string, dimension: MeteringDimension, hourMs: number): Promise<LedgerEntry | null> {
+    return this.access.op('previousEntry', async (operation) => {
+      const condition = `org_id = ${sqlString(orgId, operation)} AND dimension = ${sqlString(dimension, operation)} AND hour_ms < ${sqlInteger(hourMs, operation)}`;
+      const rows = await this.access.rows<LedgerRow>(operation, `${this.latest(condition, 'the_hour_ms DESC')} LIMIT 1`);
+      const row = rows[0];
+      return row === undefined ? null : toEntry(row);
+    });
+  }
+
+  putLedgerEntry(entry: LedgerEntry): Promise<void> {
+    return this.access.op('putLedgerEntry', async (operation) => {
+      validateLedgerEntry(entry);
+      await this.access.insert(operation, this.tables.ledger, [
+        {
+          hour_ms: entry.hourMs,
+          org_id: entry.orgId,
+          dimension: entry.dimension,
+          customer: entry.customer,
+          used: entry.used,
+          carried_in: entry.carriedIn,
+          quantity: entry.quantity,
+          carried_out: entry.carriedOut,
+          status: entry.status,
+          updated_ms: entry.updatedAt.getTime(),
+          version: this.access.nextVersion(),
+        },
+      ]);
+    });
+  }
+
+  /** The latest row of each entry matching `condition`, in `order`. */
+  private latest(condition: string, order = 'hour_ms, org_id, the_dimension'): string {
+    // Aliases differ from the columns' names: the old analyzer would substitute them into the
+    // aggregates and WHERE.
+    return `SELECT hour_ms AS the_hour_ms, org_id AS the_org_id, dimension AS the_dimension,
+              argMax(customer, version) AS the_customer, argMax(used, version) AS the_used,
+              argMax(carried_in, version) AS the_carried_in, argMax(quantity, version) AS the_quantity,
+              argMax(carried_out, version) AS the_carried_out, argMax(status, version) AS the_status,
+              argMax(updated_ms, version) AS the_updated_ms
+         FROM ${this.tables.ledger} WHERE ${condition}
+        GROUP BY hour_ms, org_id, dimension
+        ORDER BY ${order}`;
+  }
+}
+
+function toEntry(row: LedgerRow): LedgerEntry {
+  return {
+    orgId: row.the_org_id,
+    customer: row.the_customer,
+    dimension: row.the_dimension as MeteringDimension,
+    hourMs: Number(row.the_hour_ms),
+    used: Number(row.the_used),
+    carriedIn: Number(row.the_carried_in),
+    quantity: Number(row.the_quantity),
+    carriedOut: Number(row.the_carried_out),
+    status: row.the_status as LedgerStatus,
+    updatedAt: new Date(Number(row.the_updated_ms)),
+  };
+}
