@@ -40,6 +40,11 @@ function startServer(dataDir: string, key: string, env: Record<string, string> =
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/server.ts'], {
     env: {
       ...process.env,
+      // The embedded default, whatever servers the test process knows of (CI exports them for the
+      // integration tier): an empty variable counts as unset.
+      KAFKA_BROKERS: '',
+      CLICKHOUSE_URL: '',
+      REDIS_URL: '',
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: '0',
