@@ -204,9 +204,18 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       if (route.config?.public === true) return;
       const schema = route.schema ?? {};
       const response = (schema.response ?? {}) as Record<string, unknown>;
+      // A route that validates its params, query or body can answer a 400 in our shape (the vendor
+      // routes declare their own); the document says so even where the route does not list it.
+      const validates = schema.params !== undefined || schema.querystring !== undefined || schema.body !== undefined;
+      const badRequest = validates && !route.url.startsWith('/anomalydetector') && !('400' in response) ? { 400: PlatformError } : {};
       route.schema = {
         ...schema,
-        response: { ...response, ...('401' in response ? {} : { 401: PlatformError }), ...('429' in response ? {} : { 429: RateLimited }) },
+        response: {
+          ...response,
+          ...badRequest,
+          ...('401' in response ? {} : { 401: PlatformError }),
+          ...('429' in response ? {} : { 429: RateLimited }),
+        },
       };
     });
 

@@ -77,6 +77,11 @@ describe('platform routes', () => {
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['adminToken', 'bearerKey', 'serviceKey', 'subscriptionKey']);
     expect(document.paths['/healthz']?.['get']?.security).toEqual([]);
     expect(document.paths['/v1/usage']?.['get']?.responses).toHaveProperty('401');
+    // A route that validates its query, params or body documents the 400 it answers in our shape;
+    // a route that takes neither does not.
+    expect(document.paths['/v1/usage']?.['get']?.responses).toHaveProperty('400');
+    expect(document.paths['/v1/keys/{key_id}']?.['delete']?.responses).toHaveProperty('400');
+    expect(document.paths['/v1/keys']?.['get']?.responses).not.toHaveProperty('400');
 
     // Every operation has responses, and every response schema is valid JSON Schema 2020-12
     // (the dialect of OpenAPI 3.1).
