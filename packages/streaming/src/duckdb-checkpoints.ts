@@ -3,11 +3,9 @@
 // embedded worker of a restarted `npm start` resumes each machine's window instead of starting it
 // afresh. A save is one transaction (all of a batch's windows or none); values are bound, never
 // spliced into SQL. One statement at a time on the one connection.
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
 import type { CheckpointStore } from './contracts.js';
-import { StreamingError } from './errors.js';
+import { embeddedUnavailable, openDuckDbFile } from './duckdb-file.js';
 import { checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
 
 export interface DuckDbCheckpointStoreOptions {
@@ -26,39 +24,11 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS checkpoints (
 /** Keys per statement (3 bound values each). */
 const KEYS_PER_STATEMENT = 500;
 
-const openFiles = new Set<string>();
 
-function unavailable(what: string, cause: unknown): StreamingError {
-  const detail = cause instanceof Error ? `: ${cause.message}` : '';
-  return new StreamingError('EMBEDDED_STORE_UNAVAILABLE', `${what}${detail}`, {}, { cause });
-}
 
 export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStoreOptions): Promise<CheckpointStore> {
-  const filePath = path.resolve(options.dataDir, options.fileName ?? 'checkpoints.duckdb');
-  if (openFiles.has(filePath)) throw unavailable(`${filePath} is already open in this process`, undefined);
-  openFiles.add(filePath);
-  let instance: DuckDBInstance | undefined;
-  let connection: DuckDBConnection;
-  try {
-    await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
-    instance = await DuckDBInstance.create(filePath);
-    connection = await instance.connect();
-    await connection.run(SCHEMA);
-  } catch (cause) {
-    instance?.closeSync();
-    openFiles.delete(filePath);
-    throw unavailable(`cannot open ${filePath}`, cause);
-  }
-  let queue: Promise<unknown> = Promise.resolve();
-  let closed = false;
-  function serial<T>(operation: () => Promise<T>): Promise<T> {
-    const next = queue.then(operation, operation);
-    queue = next.catch(() => undefined);
-    return next;
-  }
-  function assertOpen(): void {
-    if (closed) throw new StreamingError('STREAMING_CLOSED', 'the checkpoint store is closed');
-  }
+  const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'checkpoints.duckdb', SCHEMA, 'the checkpoint store');
+  const { filePath, connection, serial, assertOpen } = file;
 
   return {
     async load(keys: readonly string[]): Promise<Map<string, Buffer>> {
@@ -80,7 +50,7 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
           }
           return found;
         } catch (cause) {
-          throw unavailable(`loading ${keys.length} checkpoints from ${filePath}`, cause);
+          throw embeddedUnavailable(`loading ${keys.length} checkpoints from ${filePath}`, cause);
         }
       });
     },
@@ -109,7 +79,7 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
           await connection.run('COMMIT');
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
-          throw unavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
+          throw embeddedUnavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
         }
       });
     },
@@ -134,7 +104,7 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
           return keys.length;
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
-          throw unavailable(`deleting the checkpoints of ${machineId}`, cause);
+          throw embeddedUnavailable(`deleting the checkpoints of ${machineId}`, cause);
         }
       });
     },
@@ -143,13 +113,6 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
       assertOpen();
     },
 
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await queue.catch(() => undefined);
-      connection.closeSync();
-      instance?.closeSync();
-      openFiles.delete(filePath);
-    },
+    close: () => file.close(),
   };
 }

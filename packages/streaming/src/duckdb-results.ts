@@ -3,11 +3,10 @@
 // same contract as ClickHouse's: each point once per (org, machine, ts), the later `writtenAtMs`
 // winning (an upsert here, where ClickHouse merges and reads with FINAL). Every value is bound
 // ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { DOUBLE, DuckDBInstance, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
 import { StreamingError } from './errors.js';
+import { embeddedUnavailable, openDuckDbFile } from './duckdb-file.js';
 import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
 import { channelPrefixOf, checkMachineRef } from './series-ids.js';
 import { REGIMES } from './schemas.js';
@@ -47,12 +46,7 @@ const DOUBLE_COLUMN_INDEXES = (
   ['value', 'expected_value', 'upper_margin', 'lower_margin', 'severity', 'energy', 'z_score'] as const
 ).map((column) => RESULT_COLUMNS.indexOf(column));
 
-const openFiles = new Set<string>();
 
-function unavailable(what: string, cause: unknown): StreamingError {
-  const detail = cause instanceof Error ? `: ${cause.message}` : '';
-  return new StreamingError('EMBEDDED_STORE_UNAVAILABLE', `${what}${detail}`, {}, { cause });
-}
 
 function fromRow(row: Record<string, DuckDBValue>): ResultRow {
   const num = (value: DuckDBValue | undefined) => Number(value);
@@ -78,32 +72,8 @@ function fromRow(row: Record<string, DuckDBValue>): ResultRow {
 }
 
 export async function createDuckDbResultStore(options: DuckDbResultStoreOptions): Promise<ResultStore> {
-  const filePath = path.resolve(options.dataDir, options.fileName ?? 'results.duckdb');
-  if (openFiles.has(filePath)) throw unavailable(`${filePath} is already open in this process`, undefined);
-  openFiles.add(filePath);
-  let instance: DuckDBInstance | undefined;
-  let connection: DuckDBConnection;
-  try {
-    await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
-    instance = await DuckDBInstance.create(filePath);
-    connection = await instance.connect();
-    await connection.run(SCHEMA);
-  } catch (cause) {
-    instance?.closeSync();
-    openFiles.delete(filePath);
-    throw unavailable(`cannot open ${filePath}`, cause);
-  }
-  let queue: Promise<unknown> = Promise.resolve();
-  let closed = false;
-  /** One operation at a time on the connection. */
-  function serial<T>(operation: () => Promise<T>): Promise<T> {
-    const next = queue.then(operation, operation);
-    queue = next.catch(() => undefined);
-    return next;
-  }
-  function assertOpen(): void {
-    if (closed) throw new StreamingError('STREAMING_CLOSED', 'the result store is closed');
-  }
+  const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'results.duckdb', SCHEMA, 'the result store');
+  const { filePath, connection, serial, assertOpen } = file;
 
   const updates = RESULT_COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
     .map((c) => `${c} = excluded.${c}`)
@@ -168,7 +138,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
           await connection.run('COMMIT');
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
-          throw unavailable(`inserting ${unique.length} results into ${filePath}`, cause);
+          throw embeddedUnavailable(`inserting ${unique.length} results into ${filePath}`, cause);
         }
       });
     },
@@ -194,7 +164,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
           );
           return reader.getRowObjects().map(fromRow);
         } catch (cause) {
-          throw unavailable(`reading results of ${query.machineId}`, cause);
+          throw embeddedUnavailable(`reading results of ${query.machineId}`, cause);
         }
       });
     },
@@ -212,7 +182,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
           );
           return reader.getRowObjects().map(machineSummaryFromRow);
         } catch (cause) {
-          throw unavailable('summarising machines', cause);
+          throw embeddedUnavailable('summarising machines', cause);
         }
       });
     },
@@ -233,7 +203,7 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
           const result = await connection.run(`DELETE FROM results WHERE ${where}`, values);
           return result.rowsChanged > 0;
         } catch (cause) {
-          throw unavailable(`deleting the results of ${machineId}`, cause);
+          throw embeddedUnavailable(`deleting the results of ${machineId}`, cause);
         }
       });
     },
@@ -245,18 +215,11 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
         try {
           await connection.run('DELETE FROM results WHERE ts_ms < CAST($1 AS BIGINT)', [beforeMs]);
         } catch (cause) {
-          throw unavailable('deleting results past their retention', cause);
+          throw embeddedUnavailable('deleting results past their retention', cause);
         }
       });
     },
 
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await queue.catch(() => undefined);
-      connection.closeSync();
-      instance?.closeSync();
-      openFiles.delete(filePath);
-    },
+    close: () => file.close(),
   };
 }

@@ -1,0 +1,71 @@
+// One DuckDB file of the embedded configuration (results.duckdb, checkpoints.duckdb): opened once
+// per process, its schema applied, and one operation at a time on its connection. The stores
+// built on it keep only their own queries.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { StreamingError } from './errors.js';
+
+/** Files open in this process: DuckDB allows one writer, and a second open would wait on its own lock. */
+const openFiles = new Set<string>();
+
+export function embeddedUnavailable(what: string, cause: unknown): StreamingError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new StreamingError('EMBEDDED_STORE_UNAVAILABLE', `${what}${detail}`, {}, { cause });
+}
+
+export interface DuckDbFile {
+  readonly filePath: string;
+  readonly connection: DuckDBConnection;
+  /** Runs `operation` after every earlier one on this connection has settled. */
+  serial<T>(operation: () => Promise<T>): Promise<T>;
+  /** Throws STREAMING_CLOSED once close() has been called. */
+  assertOpen(): void;
+  /** Waits for the operations under way, then closes the connection and the file. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `<dataDir>/<fileName>` (creating the folder), applies `schema`, and names the store in
+ * its closed error (`what`, e.g. "the result store").
+ */
+export async function openDuckDbFile(dataDir: string, fileName: string, schema: string, what: string): Promise<DuckDbFile> {
+  const filePath = path.resolve(dataDir, fileName);
+  if (openFiles.has(filePath)) throw embeddedUnavailable(`${filePath} is already open in this process`, undefined);
+  openFiles.add(filePath);
+  let instance: DuckDBInstance | undefined;
+  let connection: DuckDBConnection;
+  try {
+    await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
+    instance = await DuckDBInstance.create(filePath);
+    connection = await instance.connect();
+    await connection.run(schema);
+  } catch (cause) {
+    instance?.closeSync();
+    openFiles.delete(filePath);
+    throw embeddedUnavailable(`cannot open ${filePath}`, cause);
+  }
+  const opened = instance;
+  let queue: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  return {
+    filePath,
+    connection,
+    serial<T>(operation: () => Promise<T>): Promise<T> {
+      const next = queue.then(operation, operation);
+      queue = next.catch(() => undefined);
+      return next;
+    },
+    assertOpen(): void {
+      if (closed) throw new StreamingError('STREAMING_CLOSED', `${what} is closed`);
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await queue.catch(() => undefined);
+      connection.closeSync();
+      opened.closeSync();
+      openFiles.delete(filePath);
+    },
+  };
+}
