@@ -25,8 +25,8 @@ import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DetectOptions, EntireResult, SeriesInput } from '@adp/detection';
 import { engineSourceHash } from './engine.js';
-import { loadNabCorpus, type NabSeries } from './nab-data.js';
-import type { NabWindow } from './nab-scorer.js';
+import { loadNabCorpus, NAB_PROFILE_NAMES, type NabSeries } from './nab-data.js';
+import { scoreCorpus, type NabFileDetections, type NabProfile, type NabWindow } from './nab-scorer.js';
 
 /** Rows one request holds: the vendor API's limit. */
 export const REQUEST_POINTS = 8640;
@@ -95,10 +95,22 @@ export interface BatchRow {
   /** False alerts on the files NAB labels as having no anomaly (artificialNoAnomaly/). */
   readonly falseAlertsNoAnomaly: number;
   readonly flaggedShare: number;
+  /** NAB scores per profile (standard, low FP, low FN), when the corpus has profiles. */
+  readonly nab?: Readonly<Record<string, number>>;
   readonly files: readonly FileOutcome[];
 }
 
-export function batchRow(name: string, files: readonly FileOutcome[]): BatchRow {
+/**
+ * NAB scores of one detector's flags, per profile: the rows scored exactly as the streaming rows
+ * are (nab-scorer.ts: the same windows and probationary rows), so the figures compare.
+ */
+export function nabScores(detections: readonly NabFileDetections[], profiles: readonly NabProfile[]): Record<string, number> {
+  const scores: Record<string, number> = {};
+  for (const p of profiles) scores[p.name] = scoreCorpus(detections, p).score;
+  return scores;
+}
+
+export function batchRow(name: string, files: readonly FileOutcome[], nab?: Readonly<Record<string, number>>): BatchRow {
   const sum = (pick: (f: FileOutcome) => number): number => files.reduce((n, f) => n + pick(f), 0);
   return {
     detector: name,
@@ -107,26 +119,36 @@ export function batchRow(name: string, files: readonly FileOutcome[]): BatchRow 
     falseAlerts: sum((f) => f.falseAlerts),
     falseAlertsNoAnomaly: sum((f) => (f.file.startsWith('artificialNoAnomaly/') ? f.falseAlerts : 0)),
     flaggedShare: sum((f) => f.flagged) / Math.max(1, sum((f) => f.rows)),
+    ...(nab === undefined ? {} : { nab }),
     files,
   };
 }
 
-export function runBatch(corpus: { series: readonly NabSeries[] }, detector: BatchDetector): BatchRow {
+/** Each file's flags from one detector. */
+export function batchDetections(corpus: { series: readonly NabSeries[] }, detector: BatchDetector): NabFileDetections[] {
+  return corpus.series.map((s) => ({ file: s.file, rowCount: s.values.length, windows: s.windows, detections: requestFlags(s.values, detector) }));
+}
+
+export function runBatch(corpus: { series: readonly NabSeries[]; profiles?: readonly NabProfile[] }, detector: BatchDetector): BatchRow {
+  const detections = batchDetections(corpus, detector);
   return batchRow(
     detector.name,
-    corpus.series.map((s) => fileOutcome(s.file, requestFlags(s.values, detector), s.windows)),
+    detections.map((d) => fileOutcome(d.file, d.detections, d.windows)),
+    corpus.profiles === undefined ? undefined : nabScores(detections, corpus.profiles),
   );
 }
 
 type EntireApi = (input: SeriesInput, opts: DetectOptions) => EntireResult;
 
 /**
- * The engine's defaults, its entire-series components off one at a time, the band with both noise
- * scales off (the MAD alone) as it is and widened, and the default band widened.
+ * The engine's defaults, its entire-series components off one at a time, the event rules off
+ * (every point outside the band flagged), the band with both noise scales off (the MAD alone) as
+ * it is and widened, and the band without event rules widened.
  */
 export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): BatchDetector[] {
   const flagsOf = (opts: DetectOptions) => (input: SeriesInput) => detect(input, opts).isAnomaly;
-  const before = { ...OPTIONS, components: { shoulder: false, phaseScale: false } } as const;
+  const noEvents = { ...OPTIONS, components: { routineEvent: false, eventOnset: false } } as const;
+  const before = { ...OPTIONS, components: { ...noEvents.components, shoulder: false, phaseScale: false } } as const;
   // The band of `opts` times `factor`: margins are symmetric before the cap widens any.
   const widened = (opts: DetectOptions, factor: number) => (input: SeriesInput) => {
     const r = detect(input, opts);
@@ -134,23 +156,174 @@ export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): B
   };
   return [
     { name: 'engine: default', flags: flagsOf(OPTIONS) },
+    { name: 'engine: no-routine-event', flags: flagsOf({ ...OPTIONS, components: { routineEvent: false } }) },
+    { name: 'engine: no-event-onset', flags: flagsOf({ ...OPTIONS, components: { eventOnset: false } }) },
+    { name: 'engine: neither event rule (every point outside the band)', flags: flagsOf(noEvents) },
     { name: 'engine: no-phase-scale', flags: flagsOf({ ...OPTIONS, components: { phaseScale: false } }) },
     { name: 'engine: no-shoulder', flags: flagsOf({ ...OPTIONS, components: { shoulder: false } }) },
     { name: 'engine: no-excursion', flags: flagsOf({ ...OPTIONS, components: { excursion: false } }) },
-    { name: 'engine: neither scale (engine 0.10.0: the MAD alone)', flags: flagsOf(before) },
+    { name: 'engine: neither scale nor event rule (engine 0.10.0: the MAD alone)', flags: flagsOf(before) },
     ...[1.5, 2, 3].map((factor) => ({ name: `engine 0.10.0, band x${factor}`, flags: widened(before, factor) })),
-    { name: 'engine: default, band x1.5', flags: widened(OPTIONS, 1.5) },
+    { name: 'engine: no event rules, band x1.5', flags: widened(noEvents, 1.5) },
   ];
+}
+
+/** The folder a NAB file lies in: its category, the unit of the folds. */
+export function categoryOf(file: string): string {
+  const slash = file.indexOf('/');
+  return slash < 0 ? file : file.slice(0, slash);
+}
+
+/** One cell of the event rules' grid: the constants the folds choose among. */
+export interface EventCell {
+  readonly routineCount: number;
+  readonly gapShare: number;
+}
+
+/** The grid the folds search: ROUTINE_EVENT_COUNT × EVENT_GAP_SHARE (Infinity: no routine rule). */
+export const FOLD_GRID: readonly EventCell[] = [2, 4, 6, 8, 10, 12, 16, 24, 32, Number.POSITIVE_INFINITY].flatMap((routineCount) =>
+  [0, 0.0025, 0.005, 0.01, 0.02, 0.04].map((gapShare) => ({ routineCount, gapShare })),
+);
+
+export interface FoldOutcome {
+  /** The held-out category. */
+  readonly heldOut: string;
+  /** The cell the other categories' files chose (their NAB standard score, highest; ties: the earlier cell). */
+  readonly chosen: EventCell;
+  readonly trainStandard: number;
+  /** The held-out category's NAB scores at the chosen cell; null for a category without windows. */
+  readonly heldOutNab: Readonly<Record<string, number>> | null;
+  /** Flagged rows after the probationary rows outside every window, in the held-out category. */
+  readonly heldOutFalsePositiveRows: number;
+  /** The held-out category's NAB scores at the shipped cell. */
+  readonly heldOutNabShipped: Readonly<Record<string, number>> | null;
+  /** The held-out category's NAB scores without the event rules (every point outside the band flagged). */
+  readonly heldOutNabWithoutEvents: Readonly<Record<string, number>> | null;
+}
+
+/**
+ * Leave-one-category-out folds for the event rules' constants: each request's verdicts computed
+ * once with the event rules off, then `reportEvents` applied with every cell of `grid`; for each
+ * category, the cell the other categories score best with (NAB standard) and the held-out
+ * category's scores with it.
+ */
+export function eventFolds(
+  corpus: { series: readonly NabSeries[]; profiles: readonly NabProfile[] },
+  shipped: EventCell,
+  grid: readonly EventCell[] = FOLD_GRID,
+): { folds: FoldOutcome[]; wholeSetChoice: EventCell } {
+  const noEvents = { ...OPTIONS, components: { routineEvent: false, eventOnset: false } } as const;
+  const requests = corpus.series.map((s) => {
+    const parts: { values: number[]; result: EntireResult }[] = [];
+    requestFlags(s.values, {
+      name: 'verdicts',
+      flags: (input) => {
+        const result = engine.detectEntireSeries(input, noEvents);
+        parts.push({ values: [...input.values], result });
+        return result.isAnomaly;
+      },
+    });
+    return parts;
+  });
+  const cells = [...grid, shipped];
+  const detectionsByCell = cells.map((cell) =>
+    corpus.series.map((s, f): NabFileDetections => ({
+      file: s.file,
+      rowCount: s.values.length,
+      windows: s.windows,
+      detections: requests[f]!.flatMap(({ values, result }) => {
+        const verdicts = {
+          upperMargins: [...result.upperMargins],
+          lowerMargins: [...result.lowerMargins],
+          isAnomaly: [...result.isAnomaly],
+          isPositiveAnomaly: [...result.isPositiveAnomaly],
+          isNegativeAnomaly: [...result.isNegativeAnomaly],
+          severity: [...result.severity],
+        };
+        engine.reportEvents(values, result.expectedValues, verdicts, {
+          routineCount: cell.routineCount,
+          gapPoints: Math.round(cell.gapShare * values.length),
+          onsetOnly: true,
+        });
+        return verdicts.isAnomaly;
+      }),
+    })),
+  );
+  const standard = corpus.profiles[0]!;
+  const best = (keep: (file: string) => boolean): number => {
+    let at = 0;
+    let top = Number.NEGATIVE_INFINITY;
+    grid.forEach((_, c) => {
+      const score = scoreCorpus(detectionsByCell[c]!.filter((d) => keep(d.file)), standard).score;
+      if (score > top) [top, at] = [score, c];
+    });
+    return at;
+  };
+  const categories = [...new Set(corpus.series.map((s) => categoryOf(s.file)))];
+  const folds = categories.map((heldOut): FoldOutcome => {
+    const inFold = (file: string): boolean => categoryOf(file) === heldOut;
+    const c = best((file) => !inFold(file));
+    const held = (cell: number) => detectionsByCell[cell]!.filter((d) => inFold(d.file));
+    const windows = held(c).reduce((n, d) => n + d.windows.length, 0);
+    return {
+      heldOut,
+      chosen: grid[c]!,
+      trainStandard: scoreCorpus(detectionsByCell[c]!.filter((d) => !inFold(d.file)), standard).score,
+      heldOutNab: windows === 0 ? null : nabScores(held(c), corpus.profiles),
+      heldOutFalsePositiveRows: scoreCorpus(held(c), standard).files.reduce((n, f) => n + f.falsePositiveRows, 0),
+      heldOutNabShipped: windows === 0 ? null : nabScores(held(cells.length - 1), corpus.profiles),
+      heldOutNabWithoutEvents:
+        windows === 0
+          ? null
+          : nabScores(
+              corpus.series.flatMap((s, f): NabFileDetections[] =>
+                inFold(s.file)
+                  ? [{ file: s.file, rowCount: s.values.length, windows: s.windows, detections: requests[f]!.flatMap((r) => r.result.isAnomaly) }]
+                  : [],
+              ),
+              corpus.profiles,
+            ),
+    };
+  });
+  return { folds, wholeSetChoice: grid[best(() => true)]! };
+}
+
+/** The folds as a table: each held-out category's choice and scores, then the mean and range over the categories with windows. */
+export function foldTable(folds: readonly FoldOutcome[]): string {
+  const cell = (c: EventCell): string => `${c.routineCount} / ${c.gapShare}`;
+  const nab = (r: Readonly<Record<string, number>> | null): string =>
+    r === null ? 'no windows' : NAB_PROFILE_NAMES.map((p) => (r[p] ?? Number.NaN).toFixed(1)).join(' / ');
+  const lines = [
+    '| held-out category | chosen routine count / gap share | others\' standard | held-out NAB standard / low FP / low FN | held-out false-positive rows | without event rules |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...folds.map(
+      (f) =>
+        `| ${f.heldOut} | ${cell(f.chosen)} | ${f.trainStandard.toFixed(1)} | ${nab(f.heldOutNab)} | ${f.heldOutFalsePositiveRows} | ${nab(f.heldOutNabWithoutEvents)} |`,
+    ),
+  ];
+  const spread = (pick: (f: FoldOutcome) => Readonly<Record<string, number>> | null): string => {
+    const scored = folds.flatMap((f) => {
+      const r = pick(f);
+      return r === null ? [] : [r];
+    });
+    return NAB_PROFILE_NAMES.map((p) => {
+      const xs = scored.map((r) => r[p] ?? Number.NaN);
+      return `${(xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)).toFixed(1)} (${Math.min(...xs).toFixed(1)} to ${Math.max(...xs).toFixed(1)})`;
+    }).join(' / ');
+  };
+  lines.push(`| mean (min to max) of the held-out categories with windows | | | ${spread((f) => f.heldOutNab)} | | ${spread((f) => f.heldOutNabWithoutEvents)} |`);
+  return lines.join('\n');
 }
 
 export function batchTable(rows: readonly BatchRow[]): string {
   const lines = [
-    '| detector | windows detected | false alerts | of them on no-anomaly files | rows flagged |',
-    '|---|---:|---:|---:|---:|',
+    '| detector | NAB standard / low FP / low FN | windows detected | false alerts | of them on no-anomaly files | rows flagged |',
+    '|---|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
+    const nab = r.nab === undefined ? '' : NAB_PROFILE_NAMES.map((p) => (r.nab?.[p] ?? Number.NaN).toFixed(1)).join(' / ');
     lines.push(
-      `| ${r.detector} | ${r.windowsDetected} / ${r.windows} | ${r.falseAlerts.toLocaleString('en-US')} | ${r.falseAlertsNoAnomaly} | ${(100 * r.flaggedShare).toFixed(2)} % |`,
+      `| ${r.detector} | ${nab} | ${r.windowsDetected} / ${r.windows} | ${r.falseAlerts.toLocaleString('en-US')} | ${r.falseAlertsNoAnomaly} | ${(100 * r.flaggedShare).toFixed(2)} % |`,
     );
   }
   return lines.join('\n');
@@ -164,8 +337,17 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
   const rows = batchDetectors().map((detector) => runBatch(corpus, detector));
   const table = batchTable(rows);
   console.log(`\nentire-series detection on NAB's 35 dev files (${corpus.series.length} files)\n\n${table}\n`);
+  const shipped = { routineCount: engine.ROUTINE_EVENT_COUNT, gapShare: engine.EVENT_GAP_SHARE };
+  const { folds, wholeSetChoice } = eventFolds(corpus, shipped);
+  const folded = foldTable(folds);
+  console.log(
+    `leave-one-category-out folds for ROUTINE_EVENT_COUNT / EVENT_GAP_SHARE (shipped ${shipped.routineCount} / ${shipped.gapShare}; ` +
+      `the whole set chooses ${wholeSetChoice.routineCount} / ${wholeSetChoice.gapShare})\n\n${folded}\n`,
+  );
   const out = path.join(repoRoot, 'eval/batch.json');
   const { version } = JSON.parse(await readFile(path.join(repoRoot, 'pipelines/detection/package.json'), 'utf8')) as { version: string };
+  // Compact: per-file counts for the default row only.
+  const summary = rows.map(({ files, ...row }, i) => (i === 0 ? { ...row, files } : row));
   await writeFile(
     out,
     `${JSON.stringify(
@@ -175,11 +357,13 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
         options: OPTIONS,
         requestPoints: REQUEST_POINTS,
         elapsedMs: Math.round(performance.now() - started),
-        rows,
+        rows: summary,
+        folds: { shipped, wholeSetChoice, grid: { routineCount: [...new Set(FOLD_GRID.map((c) => c.routineCount))].map(String), gapShare: [...new Set(FOLD_GRID.map((c) => c.gapShare))] }, folds },
         table,
+        foldTable: folded,
       },
       null,
-      2,
+      1,
     )}\n`,
   );
   console.log(`wrote ${path.relative(process.cwd(), out)}`);

@@ -1,6 +1,7 @@
 // The entire-series benchmark's counting (eval/src/batch.ts), by hand.
 import { describe, expect, it } from 'vitest';
-import { alertRuns, batchRow, fileOutcome, REQUEST_POINTS, requestFlags, type BatchDetector } from '../src/batch.js';
+import { alertRuns, batchRow, categoryOf, eventFolds, fileOutcome, nabScores, REQUEST_POINTS, requestFlags, type BatchDetector } from '../src/batch.js';
+import { scoreCorpus, type NabProfile } from '../src/nab-scorer.js';
 
 describe('alertRuns', () => {
   it('joins consecutive flagged rows into one alert', () => {
@@ -59,5 +60,48 @@ describe('requestFlags', () => {
     sizes.length = 0;
     requestFlags(values.slice(0, REQUEST_POINTS), detector);
     expect(sizes).toEqual([REQUEST_POINTS]);
+  });
+});
+
+const PROFILES: NabProfile[] = [
+  { name: 'standard', tpWeight: 1, fnWeight: 1, fpWeight: 0.11 },
+  { name: 'reward_low_FP_rate', tpWeight: 1, fnWeight: 1, fpWeight: 0.22 },
+  { name: 'reward_low_FN_rate', tpWeight: 1, fnWeight: 2, fpWeight: 0.11 },
+];
+
+describe('nabScores and categoryOf', () => {
+  it('scores the flags with every profile as the streaming rows are, and names a file by its folder', () => {
+    const flags = new Array<boolean>(100).fill(false);
+    flags[50] = true;
+    flags[90] = true;
+    const detections = [{ file: 'realX/a.csv', rowCount: 100, windows: [{ startRow: 45, endRow: 55 }], detections: flags }];
+    const scores = nabScores(detections, PROFILES);
+    for (const p of PROFILES) expect(scores[p.name]).toBe(scoreCorpus(detections, p).score);
+    expect(scores.standard).toBeLessThan(100);
+    expect(categoryOf('realKnownCause/nyc_taxi.csv')).toBe('realKnownCause');
+  });
+});
+
+describe('eventFolds', () => {
+  it('chooses each fold on the other categories and scores the held-out one, null where it has no windows', () => {
+    const series = (file: string, spikes: readonly number[]) => {
+      const values = Array.from({ length: 600 }, (_, i) => 50 + Math.sin(i * 1.7) + (spikes.includes(i) ? 40 : 0));
+      return { file, timestampsMs: values.map((_, i) => i * 300_000), values, windows: spikes.map((s) => ({ startRow: s - 10, endRow: s + 10 })) };
+    };
+    const corpus = { series: [series('a/x.csv', [300]), series('b/y.csv', [400]), series('c/z.csv', [])], profiles: PROFILES };
+    const grid = [
+      { routineCount: 1, gapShare: 0 },
+      { routineCount: 4, gapShare: 0.01 },
+    ];
+    const { folds, wholeSetChoice } = eventFolds(corpus, grid[1]!, grid);
+    expect(folds.map((f) => f.heldOut)).toEqual(['a', 'b', 'c']);
+    expect(grid).toContainEqual(wholeSetChoice);
+    for (const f of folds.slice(0, 2)) {
+      expect(grid).toContainEqual(f.chosen);
+      // One spike in its window, nothing else outside the band: every profile scores the detection.
+      expect(f.heldOutNab?.standard).toBeGreaterThan(50);
+      expect(f.heldOutNabWithoutEvents).not.toBeNull();
+    }
+    expect(folds[2]).toMatchObject({ heldOutNab: null, heldOutNabShipped: null, heldOutFalsePositiveRows: 0 });
   });
 });

@@ -2,7 +2,7 @@
 import { decompose, seasonalAt, type Decomposition } from './decomposition.js';
 import { prepareSeries } from './prepare.js';
 import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
-import { anomalyCap, judgePoints, marginMultiplier } from './scoring.js';
+import { anomalyCap, judgePoints, marginMultiplier, type Verdicts } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
 import { rulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
@@ -12,6 +12,8 @@ import { TUNING } from './tuning.js';
  * (`decompose`) and flags the points outside expected ± z(sensitivity) × residual scale, at most
  * maxAnomalyRatio × n of them. Inside a transient level excursion (`excursionLevels`: an outage,
  * a pinned reading) the expected level is the one its surroundings hold, not the excursion's own.
+ * The points outside the band then make events (`reportEvents`): an event as large as many others
+ * of the series is routine and not reported, and a reported event is flagged at its first point.
  * Imputed points shape the fit but are not reported.
  */
 export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): EntireResult {
@@ -46,7 +48,104 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
     for (let i = 0; i < n; i++) margins[i] = Math.max(margin, z * phaseScale[model.phases![prepared.inputIndex[i]!]!]!);
   }
   const verdicts = judgePoints(input.values, expectedValues, margins, anomalyCap(opts.maxAnomalyRatio, n));
+  if (rules.routineEvent || rules.eventOnset) {
+    reportEvents(input.values, expectedValues, verdicts, {
+      routineCount: rules.routineEvent ? ROUTINE_EVENT_COUNT : Number.POSITIVE_INFINITY,
+      gapPoints: Math.round(EVENT_GAP_SHARE * n),
+      onsetOnly: rules.eventOnset,
+    });
+  }
   return { period, expectedValues, ...verdicts };
+}
+
+/**
+ * Other events of the series that must reach an event's peak (in margins) for it to be routine:
+ * a series whose noise has heavier tails than its band allows (a CPU that spikes every few hours,
+ * a counter that bursts) makes such events all along, and one more of them is how the series
+ * works, not something to page anyone for.
+ */
+export const ROUTINE_EVENT_COUNT = TUNING.ROUTINE_EVENT_COUNT.value;
+/**
+ * Share of the request's points that may lie within the band between two flagged points of one
+ * event: flags that close are one burst on any chart of the request, and one page.
+ */
+export const EVENT_GAP_SHARE = TUNING.EVENT_GAP_SHARE.value;
+
+/** How `reportEvents` groups and reports the points outside the band. */
+export interface EventRules {
+  /** An event that at least this many other events reach or pass at their peak is not reported (Infinity: every event is). */
+  readonly routineCount: number;
+  /** Most points within the band between two flagged points of one event. */
+  readonly gapPoints: number;
+  /** Flag a reported event at its first point only. */
+  readonly onsetOnly: boolean;
+}
+
+/**
+ * Turns the points outside the band into events: flagged points at most `gapPoints` points apart
+ * are one event; its peak is its largest deviation in margins. An event that at least
+ * `routineCount` other events reach or pass at their peak is routine and none of its points is
+ * reported. With `onsetOnly`, a reported event is flagged at its first point only, with the
+ * event's largest severity: the points after it belong to the same event, already reported, and a
+ * client paging on flags is paged once per event. A point no longer reported gets its margins
+ * widened to 1.01 × its deviation and severity 0, as the anomaly cap does, so that "outside the
+ * band" and "anomaly" keep meaning the same thing. Mutates `verdicts`. O(n + e log e) for e events.
+ */
+export function reportEvents(values: readonly number[], expected: readonly number[], verdicts: Verdicts, rules: EventRules): void {
+  const { isAnomaly, isPositiveAnomaly, isNegativeAnomaly, severity, upperMargins, lowerMargins } = verdicts;
+  const n = values.length;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const peaks: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!isAnomaly[i]) continue;
+    const excess = Math.abs(values[i]! - expected[i]!) / upperMargins[i]!;
+    const e = ends.length - 1;
+    if (e >= 0 && i - ends[e]! <= rules.gapPoints + 1) {
+      ends[e] = i;
+      if (excess > peaks[e]!) peaks[e] = excess;
+    } else {
+      starts.push(i);
+      ends.push(i);
+      peaks.push(excess);
+    }
+  }
+  // Peaks in descending order: the events at or above a peak are those before the first smaller one.
+  const descending = Float64Array.from(peaks).sort().reverse();
+  const reaching = (peak: number): number => {
+    let lo = 0;
+    let hi = descending.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (descending[mid]! >= peak) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const unflag = (i: number): void => {
+    if (!isAnomaly[i]) return;
+    const widened = Math.abs(values[i]! - expected[i]!) * 1.01;
+    upperMargins[i] = widened;
+    lowerMargins[i] = widened;
+    severity[i] = 0;
+    isAnomaly[i] = false;
+    isPositiveAnomaly[i] = false;
+    isNegativeAnomaly[i] = false;
+  };
+  for (let e = 0; e < starts.length; e++) {
+    const start = starts[e]!;
+    const end = ends[e]!;
+    // `reaching` counts the event itself.
+    if (reaching(peaks[e]!) - 1 >= rules.routineCount) {
+      for (let i = start; i <= end; i++) unflag(i);
+      continue;
+    }
+    if (!rules.onsetOnly) continue;
+    let worst = 0;
+    for (let i = start; i <= end; i++) worst = Math.max(worst, severity[i]!);
+    for (let i = start + 1; i <= end; i++) unflag(i);
+    severity[start] = worst;
+  }
 }
 
 /** Fewest residuals a phase's pool holds: the phase's own across the cycles, and its neighbours' when the cycles are few. */

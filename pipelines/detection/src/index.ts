@@ -13,7 +13,7 @@ export { detectPeriod, granularityPeriods, seasonalFitScore, MIN_SEASONAL_FIT } 
 export { anomalyCap, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 export { MIN_SERIES_POINTS } from './prepare.js';
 export { SHOULDER_QUANTILE, shoulderScale } from './robust.js';
-export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHASE_MIN_CYCLES, PHASE_POOL_MIN_POINTS } from './entire.js';
+export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHASE_MIN_CYCLES, PHASE_POOL_MIN_POINTS, EVENT_GAP_SHARE, reportEvents, ROUTINE_EVENT_COUNT, type EventRules } from './entire.js';
 export {
   bandReportedWithin,
   DEFAULT_WINDOW_WITHOUT_PERIOD,

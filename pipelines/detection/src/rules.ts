@@ -42,6 +42,8 @@ export const ENTIRE_SERIES_RULES = [
   { name: 'excursion', does: 'inside a transient level excursion, expect the level its surroundings hold' },
   { name: 'shoulder', does: "the noise scale also follows the residuals' shoulders (without: the MAD alone)" },
   { name: 'phaseScale', does: "a seasonal phase whose noise is wider than the series' gets its own band" },
+  { name: 'routineEvent', does: 'no report of an excursion beyond the band that ROUTINE_EVENT_COUNT other excursions of the series reach' },
+  { name: 'eventOnset', does: 'an excursion beyond the band (consecutive points outside it) is reported once, at its first point' },
 ] as const satisfies readonly Rule[];
 
 /** The rules of changepoint detection (`detectChangePointSeries`). */

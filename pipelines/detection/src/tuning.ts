@@ -21,6 +21,8 @@ export interface Tuned {
 
 const NAB = 'NAB dev (35 files), whole set';
 const NAB_BATCH = 'NAB dev (35 files), whole set, through entire/detect (npm run eval:batch)';
+const NAB_BATCH_FOLDS =
+  'NAB dev through entire/detect, leave-one-category-out folds over its 4 categories (npm run eval:batch -- --folds: the grid, each fold\'s choice and held-out score)';
 
 export const TUNING = {
   // Last-point detection: the model and the band.
@@ -228,6 +230,16 @@ export const TUNING = {
     value: 0.05,
     does: 'most of the series that candidate excursions may cover together (beyond: none is reported)',
     tunedOn: NAB_BATCH,
+  },
+  ROUTINE_EVENT_COUNT: {
+    value: 12,
+    does: 'an event (flags outside the band) is routine, and not reported, when at least this many other events of the series reach its peak (in margins)',
+    tunedOn: `${NAB_BATCH_FOLDS}, jointly with EVENT_GAP_SHARE`,
+  },
+  EVENT_GAP_SHARE: {
+    value: 0.005,
+    does: "share of the request's points (rounded) that may lie within the band between two flagged points of one event (a burst is one event)",
+    tunedOn: `${NAB_BATCH_FOLDS}, jointly with ROUTINE_EVENT_COUNT`,
   },
   // The model and the margins (every detector).
   NON_SEASONAL_TREND_WINDOW: {

@@ -156,6 +156,10 @@ export interface DetectionComponents {
   readonly shoulder?: boolean;
   /** Entire series: a seasonal phase whose noise is wider than the series' gets its own band (`phaseScales`). */
   readonly phaseScale?: boolean;
+  /** Entire series: no report of an excursion beyond the band that ROUTINE_EVENT_COUNT other excursions reach (`reportEvents`). */
+  readonly routineEvent?: boolean;
+  /** Entire series: an excursion beyond the band is reported once, at its first point (`reportEvents`). */
+  readonly eventOnset?: boolean;
 }
 
 export interface ChangePointOptions {

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { detectEntireSeries, EXCURSION_MAX_SHARE, marginMultiplier, PHASE_MIN_CYCLES, SeriesError, severityOf, type EntireResult } from '../src/index.js';
+import { detectEntireSeries, EVENT_GAP_SHARE, EXCURSION_MAX_SHARE, marginMultiplier, PHASE_MIN_CYCLES, reportEvents, ROUTINE_EVENT_COUNT, SeriesError, severityOf, type EntireResult } from '../src/index.js';
 import { gridInput, indicesWhere, noiseSeries, plainInput, seededRandom, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
 const DEFAULTS = { sensitivity: 95, maxAnomalyRatio: 0.25 };
+/** The event rules off: every point outside the band flagged (what the band tests count). */
+const EVENTS_OFF = { routineEvent: false, eventOnset: false } as const;
+const BAND = { ...DEFAULTS, components: EVENTS_OFF };
 
 function expectConsistent(result: EntireResult, values: readonly number[]): void {
   const n = values.length;
@@ -40,7 +43,7 @@ describe('detectEntireSeries', () => {
     expectConsistent(result, input.values);
   });
 
-  it('finds injected spikes with their direction and nothing else on clean seasonal data', () => {
+  it('finds injected spikes with their direction and nothing else on clean seasonal data, a two-point spike at its first point', () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const values = sineSeries(720, { period: 24, noise: 1, amplitude: 10, seed, trendPerPoint: 0.01 });
       values[100]! += 8;
@@ -49,10 +52,12 @@ describe('detectEntireSeries', () => {
       values[501]! += 15;
       const result = detectEntireSeries(gridInput(values), DEFAULTS);
       expect(result.period, `seed ${seed}`).toBe(24);
-      expect(indicesWhere(result.isAnomaly), `seed ${seed}`).toEqual([100, 300, 500, 501]);
-      expect(indicesWhere(result.isPositiveAnomaly)).toEqual([100, 500, 501]);
+      expect(indicesWhere(result.isAnomaly), `seed ${seed}`).toEqual([100, 300, 500]);
+      expect(indicesWhere(result.isPositiveAnomaly)).toEqual([100, 500]);
       expect(indicesWhere(result.isNegativeAnomaly)).toEqual([300]);
       expectConsistent(result, values);
+      // Every point outside the band, with the event rules off.
+      expect(indicesWhere(detectEntireSeries(gridInput(values), BAND).isAnomaly), `seed ${seed}`).toEqual([100, 300, 500, 501]);
     }
   });
 
@@ -90,7 +95,9 @@ describe('detectEntireSeries', () => {
     while (positions.size < 30) positions.add(1 + Math.floor(random() * 198));
     const spikes = [...positions];
     spikes.forEach((i, k) => (values[i]! += 10 + k));
-    const result = detectEntireSeries(plainInput(values), { sensitivity: 95, maxAnomalyRatio: 0.1, period: 0 });
+    // The cap acts on the points outside the band, before they make events (30 spikes in 200
+    // points are routine for this series: with the event rules, few are reported).
+    const result = detectEntireSeries(plainInput(values), { sensitivity: 95, maxAnomalyRatio: 0.1, period: 0, components: EVENTS_OFF });
     const flagged = indicesWhere(result.isAnomaly);
     expect(flagged).toHaveLength(20);
     // The 20 largest spikes are the last 20 placed.
@@ -180,7 +187,7 @@ describe('detectEntireSeries: the noise scale follows the residuals\' shoulders'
       return u < 0.56 ? 0.066 : u < 0.78 ? 0.068 : u < 0.945 ? 0.134 : 0.132;
     });
     values[1500] = 1.6;
-    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false } });
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { ...EVENTS_OFF, shoulder: false } });
     const result = detectEntireSeries(plainInput(values), DEFAULTS);
     expectConsistent(result, values);
     // The MAD alone sees 0.066 and 0.068 only: every step up is an anomaly.
@@ -196,8 +203,8 @@ describe('detectEntireSeries: the noise scale follows the residuals\' shoulders'
       return high ? 80 + 10 * (random() - 0.5) : 20 + 2 * (random() - 0.5);
     });
     // The shoulders alone (phase scales off, as the phases' own bands would widen it too).
-    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { shoulder: false, phaseScale: false } });
-    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { phaseScale: false } });
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { ...EVENTS_OFF, shoulder: false, phaseScale: false } });
+    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, components: { ...EVENTS_OFF, phaseScale: false } });
     expect(result.period).toBe(288);
     expect(indicesWhere(detectEntireSeries(plainInput(values), DEFAULTS).isAnomaly).length).toBeLessThanOrEqual(2);
     // The MAD alone: 160 of the high phase's ordinary readings.
@@ -229,7 +236,7 @@ describe('detectEntireSeries: phases whose noise is wider get a wider band', () 
 
   it('keeps the ordinary spikes of the noisy phase inside its band, and still reports what is unusual there and elsewhere', () => {
     const values = spiky(100, 3);
-    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12, components: { phaseScale: false } });
+    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12, components: { ...EVENTS_OFF, phaseScale: false } });
     const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 12 });
     expectConsistent(result, values);
     // One band for the series: a share of the regular spikes lies outside it.
@@ -249,13 +256,15 @@ describe('detectEntireSeries: phases whose noise is wider get a wider band', () 
     const random = seededRandom(12);
     const values = Array.from({ length: 480 }, (_, i) => 50 + 20 * Math.sin((2 * Math.PI * i) / 48) + (random() - 0.5));
     for (let i = 300; i < 310; i++) values[i] = 95;
-    const plain = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 48, components: { phaseScale: false } });
-    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 48 });
+    const plain = detectEntireSeries(plainInput(values), { ...BAND, period: 48, components: { ...EVENTS_OFF, phaseScale: false } });
+    const result = detectEntireSeries(plainInput(values), { ...BAND, period: 48 });
     expect(indicesWhere(result.isAnomaly)).toEqual(indicesWhere(plain.isAnomaly));
     expect(indicesWhere(result.isAnomaly).filter((i) => i >= 300 && i < 310)).toHaveLength(10);
+    // With the event rules: one event, reported at its first point.
+    expect(indicesWhere(detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 48 }).isAnomaly)).toEqual([300]);
     // Fewer than PHASE_MIN_CYCLES cycles: one band for all.
     const short = spiky(PHASE_MIN_CYCLES - 1, 4);
-    const margins = detectEntireSeries(plainInput(short), { ...DEFAULTS, period: 12 }).upperMargins;
+    const margins = detectEntireSeries(plainInput(short), { ...BAND, period: 12 }).upperMargins;
     expect(new Set(margins).size).toBe(1);
   });
 });
@@ -279,13 +288,16 @@ describe('detectEntireSeries: transient level excursions', () => {
   const within = (indices: readonly number[], from: number, to: number): number[] => indices.filter((i) => i >= from && i < to);
   const OFF = { ...DEFAULTS, components: { excursion: false } };
 
-  it('reports every point of an hour at 0 and of a pinned reading, which the trend alone takes for level', () => {
+  it('reports an hour at 0 and a pinned reading, which the trend alone takes for level, at their first point', () => {
     // 5,000 points of noise around 50 (sd 1); 60 points at 0 from 3,000, or at 100 from 3,000.
     for (const level of [0, 100]) {
       const values = noiseSeries(5000, 61, 50, 1).map((v, i) => (i >= 3000 && i < 3060 ? level : v));
       const result = detectEntireSeries(plainInput(values), DEFAULTS);
       expectConsistent(result, values);
-      expect(within(flagged(result), 2990, 3070)).toEqual(Array.from({ length: 60 }, (_, k) => 3000 + k));
+      expect(within(flagged(result), 2990, 3070)).toEqual([3000]);
+      // Every point of it is outside the band, with the event rules off.
+      const band = detectEntireSeries(plainInput(values), BAND);
+      expect(within(flagged(band), 2990, 3070)).toEqual(Array.from({ length: 60 }, (_, k) => 3000 + k));
       // Expected there: the level around the excursion, not the excursion's own.
       for (let i = 3000; i < 3060; i++) expect(Math.abs(result.expectedValues[i]! - 50)).toBeLessThan(1);
       expect(result.isNegativeAnomaly[3000]).toBe(level === 0);
@@ -298,7 +310,9 @@ describe('detectEntireSeries: transient level excursions', () => {
     // A reading halfway between the levels at each edge (a partly covered interval) makes the
     // trend step twice at both ends: still one excursion.
     const ramped = noiseSeries(5000, 61, 50, 1).map((v, i) => (i === 2999 || i === 3060 ? 25 : i >= 3000 && i < 3060 ? 0 : v));
-    expect(within(flagged(detectEntireSeries(plainInput(ramped), DEFAULTS)), 3000, 3060)).toHaveLength(60);
+    expect(within(flagged(detectEntireSeries(plainInput(ramped), BAND)), 3000, 3060)).toHaveLength(60);
+    // The event begins at the first edge reading, outside the band too.
+    expect(within(flagged(detectEntireSeries(plainInput(ramped), DEFAULTS)), 2990, 3070)).toEqual([2999]);
   });
 
   it('leaves alone a lasting shift, a wandering level, a slow dip and a machine that cycles on and off', () => {
@@ -333,7 +347,8 @@ describe('detectEntireSeries: transient level excursions', () => {
       base.map((v, i) => (spans.some(([a, b]) => i >= a && i < b) ? 0 : v));
     // Two outages 1,000 points apart: each is the only change in its reference window (±250).
     const apart = outages([[2000, 2060], [3000, 3060]]);
-    expect(within(flagged(detectEntireSeries(plainInput(apart), DEFAULTS)), 1990, 3070).length).toBe(120);
+    expect(within(flagged(detectEntireSeries(plainInput(apart), BAND)), 1990, 3070).length).toBe(120);
+    expect(within(flagged(detectEntireSeries(plainInput(apart), DEFAULTS)), 1990, 3070)).toEqual([2000, 3000]);
     // 100 points apart: each has the other in its reference window, so neither is reported.
     const close = outages([[2000, 2060], [2160, 2220]]);
     expect(detectEntireSeries(plainInput(close), DEFAULTS)).toEqual(detectEntireSeries(plainInput(close), OFF));
@@ -345,6 +360,103 @@ describe('detectEntireSeries: transient level excursions', () => {
     expect(detectEntireSeries(plainInput(many), DEFAULTS)).toEqual(detectEntireSeries(plainInput(many), OFF));
     // Four of them (4.8 %): all reported.
     const four = outages(starts.slice(0, 4).map((a) => [a, a + 60] as const));
-    expect(flagged(detectEntireSeries(plainInput(four), DEFAULTS)).filter((i) => four[i] === 0).length).toBe(240);
+    expect(flagged(detectEntireSeries(plainInput(four), BAND)).filter((i) => four[i] === 0).length).toBe(240);
+    expect(flagged(detectEntireSeries(plainInput(four), DEFAULTS)).filter((i) => four[i] === 0)).toEqual(starts.slice(0, 4));
+  });
+});
+
+describe('detectEntireSeries: events', () => {
+  it('reports a run of points outside the band once, at its first point, with its worst severity', () => {
+    const values = noiseSeries(2000, 81, 50, 1);
+    for (let i = 1000; i < 1005; i++) values[i] = 70 + 5 * (i - 1000); // rising to 90
+    const band = detectEntireSeries(plainInput(values), BAND);
+    expect(indicesWhere(band.isAnomaly)).toEqual([1000, 1001, 1002, 1003, 1004]);
+    const result = detectEntireSeries(plainInput(values), DEFAULTS);
+    expectConsistent(result, values);
+    expect(indicesWhere(result.isAnomaly)).toEqual([1000]);
+    expect(result.severity[1000]).toBeCloseTo(band.severity[1004]!, 12);
+    // The points after it are the same event: inside their (widened) band, not reported again.
+    for (let i = 1001; i < 1005; i++) expect(result.upperMargins[i]).toBeCloseTo(1.01 * Math.abs(values[i]! - result.expectedValues[i]!), 9);
+    expect(result.upperMargins[999]).toBe(band.upperMargins[999]);
+  });
+
+  it('joins flags at most EVENT_GAP_SHARE of the request apart into one event', () => {
+    expect(EVENT_GAP_SHARE).toBe(0.005);
+    // 4,000 points: 20 points within the band may separate two flags of one event.
+    const values = noiseSeries(4000, 82, 50, 1);
+    values[1000] = 80;
+    values[1021] = 80; // 20 points within the band between: one event
+    values[2000] = 80;
+    values[2022] = 80; // 21 between: two
+    expect(indicesWhere(detectEntireSeries(plainInput(values), BAND).isAnomaly)).toEqual([1000, 1021, 2000, 2022]);
+    expect(indicesWhere(detectEntireSeries(plainInput(values), DEFAULTS).isAnomaly)).toEqual([1000, 2000, 2022]);
+    // In a request of 400 points the same spacing makes separate events.
+    const short = noiseSeries(400, 85, 50, 1);
+    short[100] = 80;
+    short[121] = 80;
+    expect(indicesWhere(detectEntireSeries(plainInput(short), DEFAULTS).isAnomaly)).toEqual([100, 121]);
+  });
+
+  it('reports only the largest events of a series that bursts again and again, each once', () => {
+    expect(ROUTINE_EVENT_COUNT).toBe(12);
+    // Noise around 50 with a spike of 70 to 72 every 150 to 250 points (irregularly: no period),
+    // as a CPU that bursts every few hours, and one spike to 120.
+    const random = seededRandom(83);
+    const values = noiseSeries(6000, 84, 50, 1);
+    const bursts: number[] = [];
+    for (let i = 100; i < 5900; i += 150 + Math.floor(random() * 100)) {
+      values[i] = 70 + 2 * random();
+      bursts.push(i);
+    }
+    expect(bursts.length).toBeGreaterThan(ROUTINE_EVENT_COUNT + 1);
+    const band = detectEntireSeries(plainInput(values), { ...BAND, period: 0 });
+    expect(indicesWhere(band.isAnomaly)).toEqual(bursts);
+    // An event that ROUTINE_EVENT_COUNT others reach is routine: the largest ROUTINE_EVENT_COUNT remain.
+    // Largest in margins, as the band without the event rules has them.
+    const largest = (indices: readonly number[], k: number): number[] => {
+      const r = detectEntireSeries(plainInput(values), { ...BAND, period: 0 });
+      const excess = (i: number): number => Math.abs(values[i]! - r.expectedValues[i]!) / r.upperMargins[i]!;
+      return [...indices].sort((x, y) => excess(y) - excess(x)).slice(0, k).sort((x, y) => x - y);
+    };
+    const result = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 0 });
+    expectConsistent(result, values);
+    expect(indicesWhere(result.isAnomaly)).toEqual(largest(bursts, ROUTINE_EVENT_COUNT));
+    // A spike far above the bursts is reported, and the smallest of those ten is not any more.
+    values[3050] = 120;
+    expect(indicesWhere(detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 0 }).isAnomaly)).toEqual(
+      largest([...bursts, 3050], ROUTINE_EVENT_COUNT),
+    );
+    // The routine rule alone off: every burst reported, each once.
+    const noRoutine = detectEntireSeries(plainInput(values), { ...DEFAULTS, period: 0, components: { routineEvent: false } });
+    expect(indicesWhere(noRoutine.isAnomaly)).toEqual([...bursts, 3050].sort((a, b) => a - b));
+  });
+
+  it('counts the events that reach a peak, the event itself aside (reportEvents)', () => {
+    // Five one-point events with peaks 2, 3, 4, 5, 6 margins (margin 1, expected 0).
+    const values = [0, 2, 0, 0, 3, 0, 0, 4, 0, 0, 5, 0, 0, 6, 0];
+    const judge = () => ({
+      upperMargins: values.map(() => 1),
+      lowerMargins: values.map(() => 1),
+      isAnomaly: values.map((v) => v > 1),
+      isPositiveAnomaly: values.map((v) => v > 1),
+      isNegativeAnomaly: values.map(() => false),
+      severity: values.map((v) => (v > 1 ? 1 - 1 / v : 0)),
+    });
+    const expected = values.map(() => 0);
+    const flaggedWith = (routineCount: number): number[] => {
+      const verdicts = judge();
+      reportEvents(values, expected, verdicts, { routineCount, gapPoints: 0, onsetOnly: true });
+      return indicesWhere(verdicts.isAnomaly);
+    };
+    // Routine when at least `routineCount` other events reach its peak.
+    expect(flaggedWith(1)).toEqual([13]);
+    expect(flaggedWith(2)).toEqual([10, 13]);
+    expect(flaggedWith(4)).toEqual([4, 7, 10, 13]);
+    expect(flaggedWith(Number.POSITIVE_INFINITY)).toEqual([1, 4, 7, 10, 13]);
+    // Events two points apart are one with a gap of 2: its peak is 6, reported at its first point.
+    const verdicts = judge();
+    reportEvents(values, expected, verdicts, { routineCount: 1, gapPoints: 2, onsetOnly: true });
+    expect(indicesWhere(verdicts.isAnomaly)).toEqual([1]);
+    expect(verdicts.severity[1]).toBeCloseTo(1 - 1 / 6, 12);
   });
 });
