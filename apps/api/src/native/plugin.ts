@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type EntireResult } from '@adp/detection';
+import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type DetectOptions, type EntireResult } from '@adp/detection';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -24,6 +24,7 @@ import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
 import { machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type ChannelBaseline, type MachinePredictor } from '../machines/service.js';
+import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import {
   isMultivariate,
@@ -201,6 +202,8 @@ interface PreparedDetection {
   readonly seriesId: string | null;
   readonly predictor: MachinePredictor | null;
   readonly entire: EntireResult;
+  /** The sensitivity and cap the engine judged with (a baseline's sensitivity when the request gave none). */
+  readonly options: DetectOptions;
 }
 
 /** A channel's failure names the channel; the code stays. */
@@ -355,7 +358,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     } catch (error) {
       throw toNativeError(error, 'InvalidSeries');
     }
-    return { parsed, seriesId, predictor, entire };
+    return { parsed, seriesId, predictor, entire, options: detectOptions };
   }
 
   /** The learned model's part of a detection and the answer's body. */
@@ -366,9 +369,18 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
     let zScores: Float64Array;
     let regimes: Regime[];
+    let verdicts: Verdicts = entire;
     if (predictor) {
       const { energyMean, energyStd } = predictor.baseline.stats;
       zScores = zScoresOf(energies, energyMean, energyStd);
+      // With a baseline the machine's energies take part in the verdict beside the engine's residual.
+      verdicts = learnedVerdicts({
+        values,
+        entire,
+        zScores,
+        sensitivity: prepared.options.sensitivity,
+        maxAnomalyRatio: prepared.options.maxAnomalyRatio,
+      });
       // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
       const changePoints = changePointsOf(parsed.input, entire.period);
       regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
@@ -380,12 +392,12 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     const body: DetectBody = {
       period: entire.period,
       expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
-      upperMargins: finiteOrFail(entire.upperMargins, 'margin'),
-      lowerMargins: finiteOrFail(entire.lowerMargins, 'margin'),
-      isAnomaly: entire.isAnomaly,
-      isNegativeAnomaly: entire.isNegativeAnomaly,
-      isPositiveAnomaly: entire.isPositiveAnomaly,
-      severity: entire.severity,
+      upperMargins: finiteOrFail(verdicts.upperMargins, 'margin'),
+      lowerMargins: finiteOrFail(verdicts.lowerMargins, 'margin'),
+      isAnomaly: verdicts.isAnomaly,
+      isNegativeAnomaly: verdicts.isNegativeAnomaly,
+      isPositiveAnomaly: verdicts.isPositiveAnomaly,
+      severity: verdicts.severity,
       regimes,
       energies: parsed.includeEnergy ? energies : null,
       z_scores: finiteOrFail(zScores, 'z-score'),

@@ -1,0 +1,89 @@
+// A baselined detection's verdicts: the engine's (the statistical residual against the series'
+// expected values) and the machine's learned model's, joined. The learned side reads the energies
+// against the baseline's statistics, which come from data the predictor was not fitted on
+// (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
+// z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
+// engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
+import { anomalyCap, marginMultiplier, type EntireResult } from '@adp/detection';
+import { WINDOW_POINTS } from '@adp/model';
+
+/** The fields of the answer the verdict decides. */
+export interface Verdicts {
+  readonly upperMargins: number[];
+  readonly lowerMargins: number[];
+  readonly isAnomaly: boolean[];
+  readonly isPositiveAnomaly: boolean[];
+  readonly isNegativeAnomaly: boolean[];
+  readonly severity: number[];
+}
+
+export interface LearnedVerdictInput {
+  readonly values: readonly number[];
+  readonly entire: Pick<EntireResult, 'expectedValues' | keyof Verdicts>;
+  /** The points' z-scores against the baseline's energy statistics. */
+  readonly zScores: ArrayLike<number>;
+  readonly sensitivity: number;
+  readonly maxAnomalyRatio: number;
+}
+
+/**
+ * Severity of a z-score with the band at `band` standard deviations, as the engine's severity of a
+ * deviation with its margin: 1 − band / z above the band, 0 inside.
+ */
+export function learnedSeverity(z: number, band: number): number {
+  if (!(z > band) || !(band > 0)) return 0;
+  return Math.min(1, 1 - band / z);
+}
+
+/**
+ * The joined verdicts: a point is anomalous when the engine or the learned model says so, with the
+ * larger severity. Where the learned severity is the larger, the point's band is the one that gives
+ * the engine's rule (severity = 1 − margin / |deviation|) that severity, so "outside the band",
+ * "anomaly" and the severity still agree for a client drawing the band; its direction is the side its value lies on (a value on its expected
+ * value cannot be outside a band and is left to the engine). Points whose model window is partly
+ * padding (before WINDOW_POINTS) keep the engine's verdict. The request's cap on flagged points
+ * holds for the union: the most severe are kept, and an engine flag the cap drops gets its band
+ * widened past its value as the engine does.
+ */
+export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
+  const { values, entire, zScores } = input;
+  const n = values.length;
+  const upperMargins = [...entire.upperMargins];
+  const lowerMargins = [...entire.lowerMargins];
+  const severity = [...entire.severity];
+  const isAnomaly = [...entire.isAnomaly];
+  const learnedOnly = new Array<boolean>(n).fill(false);
+  const band = marginMultiplier(input.sensitivity);
+  for (let i = WINDOW_POINTS; i < n; i++) {
+    const learned = learnedSeverity(zScores[i] ?? Number.NaN, band);
+    if (learned <= (severity[i] ?? 0)) continue;
+    const deviation = (values[i] ?? 0) - (entire.expectedValues[i] ?? 0);
+    if (deviation === 0 || !Number.isFinite(deviation)) continue;
+    if (!isAnomaly[i]) learnedOnly[i] = true;
+    severity[i] = learned;
+    isAnomaly[i] = true;
+    const margin = Math.abs(deviation) * (1 - learned);
+    upperMargins[i] = margin;
+    lowerMargins[i] = margin;
+  }
+  const flagged = isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
+  const cap = anomalyCap(input.maxAnomalyRatio, n);
+  if (flagged.length > cap) {
+    flagged.sort((a, b) => (severity[b] ?? 0) - (severity[a] ?? 0) || a - b);
+    for (const i of flagged.slice(cap)) {
+      isAnomaly[i] = false;
+      severity[i] = 0;
+      if (learnedOnly[i]) {
+        upperMargins[i] = entire.upperMargins[i] ?? 0;
+        lowerMargins[i] = entire.lowerMargins[i] ?? 0;
+      } else {
+        const widened = Math.abs((values[i] ?? 0) - (entire.expectedValues[i] ?? 0)) * 1.01;
+        upperMargins[i] = widened;
+        lowerMargins[i] = widened;
+      }
+    }
+  }
+  const isPositiveAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) > (entire.expectedValues[i] ?? 0));
+  const isNegativeAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) < (entire.expectedValues[i] ?? 0));
+  return { upperMargins, lowerMargins, isAnomaly, isPositiveAnomaly, isNegativeAnomaly, severity };
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { marginMultiplier } from '@adp/detection';
+import { WINDOW_POINTS } from '@adp/model';
+import { learnedSeverity, learnedVerdicts } from '../src/machines/verdict.js';
+
+const N = WINDOW_POINTS + 20;
+
+/** An engine answer that flags nothing: expected 0, margins 1. */
+function quietEngine(n = N) {
+  return {
+    expectedValues: new Array<number>(n).fill(0),
+    upperMargins: new Array<number>(n).fill(1),
+    lowerMargins: new Array<number>(n).fill(1),
+    isAnomaly: new Array<boolean>(n).fill(false),
+    isPositiveAnomaly: new Array<boolean>(n).fill(false),
+    isNegativeAnomaly: new Array<boolean>(n).fill(false),
+    severity: new Array<number>(n).fill(0),
+  };
+}
+
+const SENSITIVITY = 95;
+const BAND = marginMultiplier(SENSITIVITY);
+
+describe('learned verdicts of a baselined detection', () => {
+  it('learned severity mirrors the engine rule: 0 inside the band, 1 - band / z beyond it', () => {
+    expect(learnedSeverity(BAND, BAND)).toBe(0);
+    expect(learnedSeverity(2 * BAND, BAND)).toBeCloseTo(0.5, 12);
+    expect(learnedSeverity(Number.NaN, BAND)).toBe(0);
+    expect(learnedSeverity(-10, BAND)).toBe(0);
+  });
+
+  it('flags a point the engine passes when its energy is beyond the band, with a band that agrees', () => {
+    const values = new Array<number>(N).fill(0.5);
+    values[70] = -0.5;
+    const z = new Array<number>(N).fill(0);
+    z[70] = 4 * BAND;
+    const out = learnedVerdicts({ values, entire: quietEngine(), zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(out.isAnomaly[70]).toBe(true);
+    expect(out.isNegativeAnomaly[70]).toBe(true);
+    expect(out.isPositiveAnomaly[70]).toBe(false);
+    expect(out.severity[70]).toBeCloseTo(0.75, 12);
+    // The band gives the engine's severity rule the same severity: 1 - margin / |deviation|.
+    expect(1 - (out.lowerMargins[70] ?? 0) / 0.5).toBeCloseTo(0.75, 12);
+    expect(out.isAnomaly.filter(Boolean)).toHaveLength(1);
+    expect(out.upperMargins[69]).toBe(1);
+  });
+
+  it('keeps the engine verdict inside the band, before full windows, and on a value at its expected value', () => {
+    const values = new Array<number>(N).fill(0.5);
+    values[75] = 0;
+    const z = new Array<number>(N).fill(BAND * 0.99);
+    z[WINDOW_POINTS - 1] = 10 * BAND;
+    z[75] = 10 * BAND;
+    const engine = quietEngine();
+    engine.isAnomaly[80] = true;
+    engine.isPositiveAnomaly[80] = true;
+    engine.severity[80] = 0.3;
+    engine.upperMargins[80] = 0.35;
+    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([80]);
+    expect(out.severity[80]).toBe(0.3);
+    expect(out.upperMargins[80]).toBe(0.35);
+  });
+
+  it('takes the larger severity where both flag, and narrows the band to match', () => {
+    const values = new Array<number>(N).fill(0);
+    values[80] = 2;
+    const engine = quietEngine();
+    engine.isAnomaly[80] = true;
+    engine.isPositiveAnomaly[80] = true;
+    engine.severity[80] = 0.5;
+    const z = new Array<number>(N).fill(0);
+    z[80] = 10 * BAND;
+    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(out.severity[80]).toBeCloseTo(0.9, 12);
+    expect(out.upperMargins[80]).toBeCloseTo(0.2, 12);
+    expect(out.isPositiveAnomaly[80]).toBe(true);
+  });
+
+  it('a higher sensitivity flags a lower energy', () => {
+    const values = new Array<number>(N).fill(1);
+    const z = new Array<number>(N).fill(0);
+    z[70] = marginMultiplier(99) + 0.1;
+    const at = (sensitivity: number) =>
+      learnedVerdicts({ values, entire: quietEngine(), zScores: z, sensitivity, maxAnomalyRatio: 0.25 }).isAnomaly[70];
+    expect(at(99)).toBe(true);
+    expect(at(80)).toBe(false);
+  });
+
+  it('keeps the cap on flagged points over both sides, most severe first', () => {
+    const n = 100;
+    const values = new Array<number>(n).fill(1);
+    const engine = quietEngine(n);
+    engine.isAnomaly[90] = true;
+    engine.isPositiveAnomaly[90] = true;
+    engine.severity[90] = 0.1;
+    const z = new Array<number>(n).fill(0);
+    z[70] = 5 * BAND; // severity 0.8
+    z[75] = 2 * BAND; // severity 0.5
+    z[80] = 1.25 * BAND; // severity 0.2
+    // Cap: floor(0.03 x 100) = 3 flags; the engine's weakest goes and its band is widened past its value.
+    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.03 });
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70, 75, 80]);
+    expect(out.severity[90]).toBe(0);
+    expect(out.upperMargins[90]).toBeCloseTo(1.01, 12);
+    expect(out.isPositiveAnomaly[90]).toBe(false);
+    // A learned-only flag the cap drops keeps the engine's band.
+    const tight = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.01 });
+    expect(tight.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70]);
+    expect(tight.upperMargins[75]).toBe(1);
+    expect(tight.severity[75]).toBe(0);
+  });
+});

@@ -1,0 +1,104 @@
+// A baselined detection's flags, severity and margins join the engine's residual verdict with the
+// machine's learned energies (src/machines/verdict.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { marginMultiplier } from '@adp/detection';
+import { WINDOW_POINTS } from '@adp/model';
+import { machineSignal, nativeEnvironment, points, post, sharedRealModel, type NativeEnvironment } from './native-helpers.js';
+
+interface Answer {
+  expectedValues: number[];
+  upperMargins: number[];
+  lowerMargins: number[];
+  isAnomaly: boolean[];
+  isPositiveAnomaly: boolean[];
+  isNegativeAnomaly: boolean[];
+  severity: number[];
+  z_scores: number[];
+  energies: number[] | null;
+  engine: string;
+}
+
+const model = sharedRealModel();
+let env: NativeEnvironment;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  env = await nativeEnvironment(model.factory);
+  app = await env.start();
+  const response = await post(app, '/v1/baseline', { machine_id: 'pump', series: points(machineSignal(1000, 1)), granularity: 'none' });
+  expect(response.statusCode, response.body).toBe(200);
+  // Loading the model and fine-tuning take a while on a busy machine: the bound only guards against a hang.
+}, 300_000);
+
+afterAll(async () => {
+  await env.cleanup();
+  await model.close();
+});
+
+async function detect(body: Record<string, unknown>): Promise<Answer> {
+  const response = await post(app, '/v1/detect', { granularity: 'none', ...body });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json() as Answer;
+}
+
+const flags = (answer: Answer): number[] => answer.isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
+
+/** The machine's signal with its noise tripled for 40 points: within the usual range, a shape the residual alone lets pass. */
+function noisier(): number[] {
+  return machineSignal(600, 2, 1000).map((value, i) => (i >= 300 && i < 340 ? value + 1.2 * Math.sin(i * 2.1) : value));
+}
+
+describe('a baselined detection judges with the machine model', () => {
+  it('flags what the learned energies find and the residual does not, with severity and band that agree', async () => {
+    const series = points(noisier());
+    const plain = await detect({ series });
+    const tuned = await detect({ series, machine_id: 'pump' });
+    expect(tuned.engine).toBe('fine-tuned');
+    expect(flags(plain).filter((i) => i >= 300 && i < 340)).toEqual([]);
+    const added = flags(tuned).filter((i) => !plain.isAnomaly[i]);
+    expect(added.filter((i) => i >= 300 && i < 340).length).toBeGreaterThan(0);
+    // The engine's own flags stay (the cap is far away).
+    expect(flags(plain).every((i) => tuned.isAnomaly[i])).toBe(true);
+    const band = marginMultiplier(95);
+    for (const i of added) {
+      expect(i).toBeGreaterThanOrEqual(WINDOW_POINTS);
+      expect(tuned.z_scores[i]).toBeGreaterThan(band);
+      const z = tuned.z_scores[i] ?? 0;
+      expect(tuned.severity[i]).toBeCloseTo(1 - band / z, 6);
+      const deviation = (series[i]?.value ?? 0) - (tuned.expectedValues[i] ?? 0);
+      expect(1 - (tuned.upperMargins[i] ?? 0) / Math.abs(deviation)).toBeCloseTo(tuned.severity[i] ?? 0, 6);
+      expect(tuned.isPositiveAnomaly[i]).toBe(deviation > 0);
+      expect(tuned.isNegativeAnomaly[i]).toBe(deviation < 0);
+    }
+    // Where the learned side has nothing to add the answer is the engine's.
+    const quiet = flags(tuned).length === 0 ? 0 : Math.min(...flags(tuned));
+    for (let i = 0; i < Math.min(quiet, 250); i++) {
+      expect(tuned.upperMargins[i]).toBeCloseTo(plain.upperMargins[i] ?? 0, 9);
+      expect(tuned.severity[i]).toBe(plain.severity[i]);
+    }
+  });
+
+  it("the request's sensitivity sets the learned band too", async () => {
+    const series = points(noisier());
+    const high = flags(await detect({ series, machine_id: 'pump', sensitivity: 99 }));
+    const low = flags(await detect({ series, machine_id: 'pump', sensitivity: 30 }));
+    expect(low.length).toBeLessThan(high.length);
+    expect(low.every((i) => high.includes(i))).toBe(true);
+  });
+
+  it('a statistics-only baseline joins its generic energies the same way', async () => {
+    const healthy = await detect({ series: points(machineSignal(1000, 1)) });
+    const stored = await post(app, '/v1/baseline', { machine_id: 'pump-stats', energies: (healthy.energies ?? []).slice(WINDOW_POINTS) });
+    expect(stored.statusCode, stored.body).toBe(200);
+    const series = points(noisier());
+    const plain = await detect({ series });
+    const withStats = await detect({ series, machine_id: 'pump-stats' });
+    expect(withStats.engine).toBe('generic');
+    const band = marginMultiplier(95);
+    for (const i of flags(withStats).filter((index) => !plain.isAnomaly[index])) {
+      expect(withStats.z_scores[i]).toBeGreaterThan(band);
+    }
+    expect(flags(plain).every((i) => withStats.isAnomaly[i])).toBe(true);
+  });
+});

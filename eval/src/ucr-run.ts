@@ -1,0 +1,318 @@
+// UCR anomaly archive (dev half) through the product, as a user would call it: the API app built
+// in process on the embedded default (a temporary DATA_DIR, the packaged learned model), called
+// with fastify's inject. Scored with the archive's top-1 / top-3 rule (ucr-scorer.ts).
+//
+//   npm run eval:ucr                       # every row, writes eval/ucr.json
+//   npm run eval:ucr -- --series 2,4,6     # some series; prints, writes nothing without --out
+//   npm run eval:ucr -- --limit 20 --out /tmp/ucr.json
+//   npm run eval:ucr -- --half A --rows tuned --finetune-mode head   # fine-tune depth on half A
+//
+// A request holds at most 8,640 points (the API's limit), so a test part is sent in consecutive
+// requests, each with the 64 points before it as context (the learned model's window; the first
+// request's context is the training part's end): only the new points' answers are ranked. A
+// baseline takes at most 8,640 points, so it is made from the training part's last 8,640.
+//
+// Rows (each ranks the test part's points by one field of the answers):
+//  - generic: POST /v1/detect without a machine; `z_scores` (each request's energies against
+//    their own mean and spread), and `severity` (the engine's flags; ties by z-score);
+//  - generic + baseline statistics: the generic energies of the training part (a detection
+//    without a machine) stored as a statistics-only baseline (POST /v1/baseline `energies`), then
+//    detection for that machine: `z_scores` against the training part's statistics;
+//  - fine-tuned baseline: POST /v1/baseline with the training part, then detection for that
+//    machine: `z_scores` (the fine-tuned energies against the held-out statistics), `severity`.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../apps/api/src/app.js';
+import { loadConfig } from '../../apps/api/src/config.js';
+import { loadPackagedModel, type NativeModel, type NativeModelFactory } from '../../apps/api/src/machines/model.js';
+import type { FineTuneOptions } from '@adp/model';
+import { writeJson } from './harness.js';
+import { listUcrSeries, loadUcrSeries, ucrHalf, type UcrSeries } from './ucr-data.js';
+import { rankedBy, scoreUcrSeries, ucrAccuracy, UCR_EXCLUSION_POINTS, type UcrAccuracy, type UcrSeriesScore } from './ucr-scorer.js';
+
+/** Points one request or one baseline holds: the API's limit. */
+export const UCR_REQUEST_POINTS = 8640;
+/** Points sent before each request's new points: the learned model's window. */
+export const UCR_CONTEXT_POINTS = 64;
+const API_KEY = `svc_test_ucr_eval${'0123456789abcdef'}`;
+
+export const UCR_ANCHORS = [
+  { name: 'TimeVQVAE-AD (published, whole archive)', top1: 0.708, top3: 0.776 },
+  { name: 'Matrix Profile, STUMPY discord (published, whole archive)', top1: 0.512, top3: 0.684 },
+] as const;
+
+/** The ranking a row takes from one series' answers. */
+type RowScores = Record<string, { scores: Float64Array; tiebreak?: Float64Array }>;
+
+interface DetectAnswer {
+  readonly z_scores: number[];
+  readonly severity: number[];
+  readonly energies: number[] | null;
+  readonly engine: string;
+}
+
+async function call(app: FastifyInstance, method: 'POST', url: string, body: unknown): Promise<unknown> {
+  const response = await app.inject({
+    method,
+    url,
+    headers: { 'x-service-key': API_KEY, 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
+  if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body.slice(0, 300)}`);
+  return response.json();
+}
+
+function points(values: ArrayLike<number>, from: number, to: number): { value: number }[] {
+  const out: { value: number }[] = [];
+  for (let index = from; index < to; index++) out.push({ value: values[index] ?? 0 });
+  return out;
+}
+
+/**
+ * Detection over the test part in consecutive requests; each answer's fields land at their
+ * positions (NaN in the training part). `machineId` null: the generic model without a baseline.
+ */
+async function detectTestPart(app: FastifyInstance, series: UcrSeries, machineId: string | null): Promise<{ z: Float64Array; severity: Float64Array; engine: string }> {
+  const n = series.values.length;
+  const z = new Float64Array(n).fill(Number.NaN);
+  const severity = new Float64Array(n).fill(Number.NaN);
+  let engine = '';
+  for (let from = series.trainEnd; from < n; ) {
+    const contextFrom = Math.max(0, from - UCR_CONTEXT_POINTS);
+    const to = Math.min(n, contextFrom + UCR_REQUEST_POINTS);
+    const answer = (await call(app, 'POST', '/v1/detect', {
+      series: points(series.values, contextFrom, to),
+      granularity: 'none',
+      include_energy: false,
+      ...(machineId === null ? {} : { machine_id: machineId }),
+    })) as DetectAnswer;
+    engine = answer.engine;
+    for (let index = from; index < to; index++) {
+      z[index] = answer.z_scores[index - contextFrom] ?? Number.NaN;
+      severity[index] = answer.severity[index - contextFrom] ?? Number.NaN;
+    }
+    from = to;
+  }
+  return { z, severity, engine };
+}
+
+/** The training part's last points (a baseline's limit). */
+function trainingTail(series: UcrSeries): { from: number; to: number } {
+  return { from: Math.max(0, series.trainEnd - UCR_REQUEST_POINTS), to: series.trainEnd };
+}
+
+/** Groups of rows, each with its own requests: `generic`, `stats` (generic + baseline statistics), `tuned`. */
+export const UCR_ROW_GROUPS = ['generic', 'stats', 'tuned'] as const;
+export type UcrRowGroup = (typeof UCR_ROW_GROUPS)[number];
+
+async function seriesRows(app: FastifyInstance, series: UcrSeries, groups: readonly UcrRowGroup[]): Promise<RowScores> {
+  const rows: RowScores = {};
+  if (groups.includes('generic')) {
+    const generic = await detectTestPart(app, series, null);
+    rows['generic: z-score'] = { scores: generic.z };
+    rows['generic: severity'] = { scores: generic.severity, tiebreak: generic.z };
+  }
+  if (groups.includes('stats')) await statsRows(app, series, rows);
+  if (groups.includes('tuned')) await tunedRows(app, series, rows);
+  return rows;
+}
+
+async function statsRows(app: FastifyInstance, series: UcrSeries, rows: RowScores): Promise<void> {
+  const tail = trainingTail(series);
+  const training = (await call(app, 'POST', '/v1/detect', {
+    series: points(series.values, tail.from, tail.to),
+    granularity: 'none',
+    include_energy: true,
+  })) as DetectAnswer;
+  const statsMachine = `ucr-${series.id}-generic`;
+  await call(app, 'POST', '/v1/baseline', {
+    machine_id: statsMachine,
+    // Full windows only: the first ones are partly padding.
+    energies: (training.energies ?? []).slice(UCR_CONTEXT_POINTS),
+  });
+  const withStats = await detectTestPart(app, series, statsMachine);
+  rows['generic + baseline statistics: z-score'] = { scores: withStats.z };
+  rows['generic + baseline statistics: severity'] = { scores: withStats.severity, tiebreak: withStats.z };
+}
+
+async function tunedRows(app: FastifyInstance, series: UcrSeries, rows: RowScores): Promise<void> {
+  const tail = trainingTail(series);
+  const machine = `ucr-${series.id}`;
+  await call(app, 'POST', '/v1/baseline', { machine_id: machine, series: points(series.values, tail.from, tail.to), granularity: 'none' });
+  const tuned = await detectTestPart(app, series, machine);
+  if (tuned.engine !== 'fine-tuned') throw new Error(`${series.file}: the baselined detection ran the ${tuned.engine} model`);
+  rows['fine-tuned baseline: z-score'] = { scores: tuned.z };
+  rows['fine-tuned baseline: severity'] = { scores: tuned.severity, tiebreak: tuned.z };
+}
+
+export interface UcrRowResult {
+  readonly name: string;
+  readonly A: UcrAccuracy;
+  readonly B: UcrAccuracy;
+  readonly all: UcrAccuracy;
+  /** Series numbers whose top-1 location hits. */
+  readonly top1Hits: readonly number[];
+  /** Severity rows: the share of test-part points flagged (each series holds one labelled anomaly); null for z-score rows. */
+  readonly flaggedShare: number | null;
+}
+
+function shareOf(count: { flagged: number; points: number } | undefined): number | null {
+  return count === undefined || count.points === 0 ? null : count.flagged / count.points;
+}
+
+export interface UcrRunOptions {
+  readonly ucrDir: string;
+  readonly seriesIds?: readonly number[];
+  readonly limit?: number;
+  /** How baselines fine-tune (the packaged default when absent): eval-only, to compare training depths. */
+  readonly fineTune?: FineTuneOptions;
+  /** Which rows (default: all). */
+  readonly groups?: readonly UcrRowGroup[];
+  /** Only the series of one half. */
+  readonly half?: 'A' | 'B';
+  readonly progress?: (line: string) => void;
+}
+
+/** A model factory whose fine-tunes take `options` (for comparing fine-tune settings through the API). */
+function modelWith(options: FineTuneOptions | undefined): NativeModelFactory {
+  if (options === undefined) return loadPackagedModel;
+  return async (): Promise<NativeModel> => {
+    const model = await loadPackagedModel();
+    return { ...model, fineTune: (values, given) => model.fineTune(values, { ...given, ...options }) };
+  };
+}
+
+export async function runUcr(options: UcrRunOptions): Promise<{ rows: UcrRowResult[]; elapsedS: number }> {
+  const started = performance.now();
+  let infos = await listUcrSeries(options.ucrDir);
+  if (options.seriesIds) infos = infos.filter((info) => options.seriesIds?.includes(info.id));
+  if (options.half) infos = infos.filter((info) => ucrHalf(info.id) === options.half);
+  if (options.limit !== undefined) infos = infos.slice(0, options.limit);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-ucr-'));
+  const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', EMBEDDED_WORKER: 'false' });
+  const app = await buildApp(config, { model: modelWith(options.fineTune) });
+  const scored = new Map<string, UcrSeriesScore[]>();
+  // Severity rows: flagged points (severity > 0) and points judged, over the test parts.
+  const flagged = new Map<string, { flagged: number; points: number }>();
+  try {
+    for (const info of infos) {
+      const series = await loadUcrSeries(options.ucrDir, info);
+      const rows = await seriesRows(app, series, options.groups ?? UCR_ROW_GROUPS);
+      const line: string[] = [];
+      for (const [name, { scores, tiebreak }] of Object.entries(rows)) {
+        const score = scoreUcrSeries(series.id, rankedBy(scores, tiebreak), series.trainEnd, series);
+        scored.set(name, [...(scored.get(name) ?? []), score]);
+        if (tiebreak !== undefined) {
+          const count = flagged.get(name) ?? { flagged: 0, points: 0 };
+          for (let index = series.trainEnd; index < scores.length; index++) count.flagged += (scores[index] ?? 0) > 0 ? 1 : 0;
+          count.points += scores.length - series.trainEnd;
+          flagged.set(name, count);
+        }
+        line.push(`${score.top1 ? 1 : 0}${score.top3 ? 1 : 0}`);
+      }
+      options.progress?.(`${series.file}: ${line.join(' ')}`);
+    }
+  } finally {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const rows = [...scored.entries()].map(([name, scores]) => ({
+    name,
+    A: ucrAccuracy(scores.filter((score) => ucrHalf(score.id) === 'A')),
+    B: ucrAccuracy(scores.filter((score) => ucrHalf(score.id) === 'B')),
+    all: ucrAccuracy(scores),
+    top1Hits: scores.filter((score) => score.top1).map((score) => score.id),
+    flaggedShare: shareOf(flagged.get(name)),
+  }));
+  return { rows, elapsedS: (performance.now() - started) / 1000 };
+}
+
+export function ucrTable(rows: readonly UcrRowResult[]): string {
+  const f = (x: number): string => x.toFixed(3);
+  const lines = [
+    '| row | top-1 A | top-1 B | top-1 all | top-3 A | top-3 B | top-3 all | flagged | series |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${f(row.A.top1)} | ${f(row.B.top1)} | ${f(row.all.top1)} | ${f(row.A.top3)} | ${f(row.B.top3)} | ${f(row.all.top3)} | ${row.flaggedShare === null ? '' : `${(row.flaggedShare * 100).toFixed(2)} %`} | ${row.all.series} |`,
+    ),
+    ...UCR_ANCHORS.map((anchor) => `| ${anchor.name} | | | ${f(anchor.top1)} | | | ${f(anchor.top3)} | | 250 |`),
+  ];
+  return lines.join('\n');
+}
+
+interface UcrArgs {
+  seriesIds?: number[];
+  limit?: number;
+  out?: string;
+  data?: string;
+  mode?: FineTuneOptions['mode'];
+  groups?: UcrRowGroup[];
+  half?: 'A' | 'B';
+}
+
+function parseArgs(argv: readonly string[]): UcrArgs {
+  const parsed: UcrArgs = {};
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index];
+    const value = argv[index + 1];
+    if (value === undefined) throw new Error(`${flag ?? ''} needs a value`);
+    if (flag === '--series') parsed.seriesIds = value.split(',').map(Number);
+    else if (flag === '--limit') parsed.limit = Number(value);
+    else if (flag === '--out') parsed.out = value;
+    else if (flag === '--data') parsed.data = value;
+    else if (flag === '--rows') parsed.groups = value.split(',').map((group) => {
+      if (!(UCR_ROW_GROUPS as readonly string[]).includes(group)) throw new Error(`--rows: one of ${UCR_ROW_GROUPS.join(', ')}`);
+      return group as UcrRowGroup;
+    });
+    else if (flag === '--half' && (value === 'A' || value === 'B')) parsed.half = value;
+    else if (flag === '--finetune-mode' && (value === 'ridge' || value === 'head' || value === 'full')) parsed.mode = value;
+    else throw new Error(`unknown option ${flag ?? ''}`);
+    index += 1;
+  }
+  return parsed;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const args = parseArgs(argv);
+  const ucrDir = path.resolve(args.data ?? path.join(repoRoot, '..', 'shared', 'datasets', 'ucr_dev'));
+  const filtered = args.seriesIds !== undefined || args.limit !== undefined || args.mode !== undefined || args.groups !== undefined || args.half !== undefined;
+  const { rows, elapsedS } = await runUcr({
+    ucrDir,
+    ...(args.seriesIds ? { seriesIds: args.seriesIds } : {}),
+    ...(args.limit !== undefined ? { limit: args.limit } : {}),
+    ...(args.mode ? { fineTune: { mode: args.mode } } : {}),
+    ...(args.groups ? { groups: args.groups } : {}),
+    ...(args.half ? { half: args.half } : {}),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`${ucrTable(rows)}\n\nelapsed ${elapsedS.toFixed(1)} s\n`);
+  const out = args.out ?? (filtered ? undefined : path.join(repoRoot, 'eval', 'ucr.json'));
+  if (out === undefined) {
+    process.stdout.write('filtered run: results not written (use --out FILE to keep them)\n');
+    return;
+  }
+  await writeJson(out, {
+    date: new Date().toISOString(),
+    dataset: 'ucr_dev (100 even-numbered series of the UCR anomaly archive 2021)',
+    split: 'A: series number mod 4 = 0 (constants chosen here), B: mod 4 = 2',
+    metric: `top-1 / top-3 per ucr_dev/README.md; top-3 locations at least ${UCR_EXCLUSION_POINTS} points apart`,
+    requests: `at most ${UCR_REQUEST_POINTS} points, ${UCR_CONTEXT_POINTS} context points before each; baselines from the training part's last ${UCR_REQUEST_POINTS} points`,
+    fineTune: args.mode ?? 'default',
+    elapsedS: Math.round(elapsedS),
+    rows,
+    anchors: UCR_ANCHORS,
+  });
+  process.stdout.write(`wrote ${path.relative(process.cwd(), out)}\n`);
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
