@@ -10,7 +10,7 @@ import {
   type EnergyFit,
   type EnergyScale,
 } from './energy-settings.js';
-import { ALL_ROWS } from './shipped.js';
+import { SHIPPED_ROWS } from './shipped.js';
 
 export const DETECTOR_IDS = ['engine', 'zscore', 'sr', 'null'] as const;
 export type DetectorId = (typeof DETECTOR_IDS)[number];
@@ -42,8 +42,8 @@ export interface EvalConfig {
   readonly ablation: boolean;
   /**
    * Rows of what ships to run (--row, ids of shipped.ts: shipped:stream, shipped:last-client,
-   * shipped:entire, window:1441, window:suggested, window:8640, and the opt-in
-   * client:at-least-720); undefined = all but the opt-in one, unless --variant is given (then none).
+   * shipped:entire, window:1441, window:suggested, window:8640); undefined = all of them, unless
+   * --variant is given (then none).
    */
   readonly rows: readonly string[] | undefined;
   /** --sweep: run the NAB sensitivity sweep instead of the evaluation. */
@@ -86,7 +86,7 @@ export const USAGE = `Usage: npm run eval -- [options]
 
   --only nab|tcpd          run one benchmark
   --detector LIST          comma-separated: ${DETECTOR_IDS.join(', ')} (default: all)
-  --row LIST               comma-separated rows of what ships: ${ALL_ROWS.map((r) => r.id).join(', ')} (default: all but client:at-least-720; none with --variant)
+  --row LIST               comma-separated rows of what ships: ${SHIPPED_ROWS.map((r) => r.id).join(', ')} (default: all; none with --variant)
   --variant LIST           comma-separated engine variants on the harness window (default: default; all with --ablation)
   --ablation               run every engine variant (the ablation; about 25 s of one core each)
   --sweep                  NAB precision/recall over sensitivities -> eval/sweep.json, docs/sensitivity-sweep.png
@@ -151,7 +151,7 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
   const detectors = list(parsed.detector)?.map((d) => oneOf(d, DETECTOR_IDS, '--detector')) ?? [...DETECTOR_IDS];
   if (detectors.length === 0) throw new UsageError('--detector: empty list');
   const variants = list(parsed.variant);
-  const rows = list(parsed.row)?.map((r) => oneOf(r, ALL_ROWS.map((row) => row.id), '--row'));
+  const rows = list(parsed.row)?.map((r) => oneOf(r, SHIPPED_ROWS.map((row) => row.id), '--row'));
   if (rows !== undefined && rows.length === 0) throw new UsageError('--row: empty list');
   const sweepSensitivities = list(parsed.sensitivities)?.map((s) => {
     const v = Number(s);

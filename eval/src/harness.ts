@@ -26,7 +26,7 @@ import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
 import { runSweep, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
-import { ALL_ROWS, HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, windowRowId } from './shipped.js';
+import { HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, windowRowId } from './shipped.js';
 import { markdownTable, type TableRow } from './table.js';
 import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
 import { runTcpd, type TcpdDetectorResult } from './tcpd-run.js';
@@ -112,6 +112,20 @@ export interface EvalResults {
   readonly tcpd: unknown;
   readonly anchors: typeof ANCHORS;
   readonly table: string;
+  /** The ablation's figures (--ablation), also written to eval/ablation.json; null without it. */
+  readonly ablation: AblationSummary | null;
+}
+
+/** The ablation in short (eval/ablation.json): each variant's NAB and TCPD figures. */
+export interface AblationSummary {
+  readonly engine: { readonly package: '@adp/detection'; readonly version: string; readonly sourceSha256: string };
+  readonly date: string;
+  readonly base: string;
+  readonly variants: readonly {
+    readonly variant: string;
+    readonly nab: Readonly<Record<string, number>> | null;
+    readonly tcpd: { readonly f1: number; readonly cover: number } | null;
+  }[];
 }
 
 function selectedVariants(config: EvalConfig): EngineVariant[] {
@@ -147,9 +161,7 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
   if (engine.kind === 'missing') io.progress(`engine ${engineStatus(engine)}; running the rest`);
   const variants = config.detectors.includes('engine') ? selectedVariants(config) : [];
   const shippedRows = config.detectors.includes('engine')
-    ? config.rows === undefined
-      ? SHIPPED_ROWS
-      : ALL_ROWS.filter((r) => config.rows?.includes(r.id))
+    ? SHIPPED_ROWS.filter((r) => config.rows === undefined || config.rows.includes(r.id))
     : [];
   const notReady = engine.kind === 'missing' ? { note: 'engine not ready' } : {};
   const entries: Entry[] = [];
@@ -349,6 +361,23 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
       : null,
     anchors: ANCHORS,
     table,
+    ablation:
+      variants.length > 1
+        ? {
+            engine: { package: '@adp/detection', version: engine.version, sourceSha256 },
+            date: new Date().toISOString(),
+            base: 'harness window (first 15 % of each file, not shipped)',
+            variants: variants.map((v) => {
+              const e = entries.find((x) => x.id === `engine:${v.name}`);
+              const nab = e?.nab;
+              return {
+                variant: v.name,
+                nab: nab === undefined ? null : Object.fromEntries(NAB_PROFILE_NAMES.map((p) => [p, nab.profiles[p]?.score ?? Number.NaN])),
+                tcpd: e?.tcpd === undefined ? null : { f1: e.tcpd.f1, cover: e.tcpd.cover },
+              };
+            }),
+          }
+        : null,
   };
 }
 

@@ -17,8 +17,6 @@ export interface LastClientSettings {
   readonly minPoints: number;
   /** Most points a request may carry (the API answers 400 above it). */
   readonly maxPoints: number;
-  /** Fewest points sent once the client holds them, whatever the suggestion; absent: the suggestion. */
-  readonly floorPoints?: number;
 }
 
 /** What the client sent for one point: the window's first row and the past range. */
@@ -31,8 +29,8 @@ export interface LastClientRequest {
 /**
  * The request the client sends for row `i`. It starts at the first row where it holds
  * `minPoints` points and sends all it holds (up to `maxPoints`); from then on it sends the newest
- * `suggested` points (the previous answer's suggestedWindow; at least `floorPoints` when set),
- * never more than it holds nor fewer than `minPoints`, and the lowest and highest of the points it keeps older than that window
+ * `suggested` points (the previous answer's suggestedWindow), never more than it holds nor fewer
+ * than `minPoints`, and the lowest and highest of the points it keeps older than that window
  * (the newest `memoryPoints` up to row i) as `pastRange`, when there are any.
  */
 export function lastClientRequest(
@@ -43,8 +41,7 @@ export function lastClientRequest(
 ): LastClientRequest | undefined {
   const held = i + 1;
   if (held < settings.minPoints) return undefined;
-  const wanted = Math.max(suggested ?? held, settings.floorPoints ?? 0);
-  const points = Math.max(settings.minPoints, Math.min(wanted, held, settings.maxPoints));
+  const points = Math.max(settings.minPoints, Math.min(suggested ?? held, held, settings.maxPoints));
   const from = i - points + 1;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;

@@ -65,20 +65,8 @@ export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w) 
   }),
 );
 
-/**
- * Opt-in (--row only): the client of row (b) sending at least the worker's default window, to
- * measure what a suggestedWindow never below it would give (docs/api.md, "Last-point detection").
- */
-export const CLIENT_FLOOR_ROW: ShippedRow = {
-  id: 'client:at-least-720',
-  name: `last/detect client, max(suggestedWindow, ${STREAM_DEFAULTS.windowPoints}) + pastRange (not default)`,
-  description: `row (b) with at least ${STREAM_DEFAULTS.windowPoints} points sent once the client holds them`,
-};
-
 export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS];
 
-/** Every row --row accepts: the default ones and the opt-in ones. */
-export const ALL_ROWS: readonly ShippedRow[] = [...SHIPPED_ROWS, CLIENT_FLOOR_ROW];
 
 /** The streaming settings of a window row. */
 export function windowSettings(window: RobustnessWindow): StreamSettings {
@@ -93,9 +81,9 @@ export function windowSettings(window: RobustnessWindow): StreamSettings {
 
 /** The detector of a shipped row, with a per-file plan for results.json where there is one. */
 export function shippedDetector(api: EngineApi, id: string): { detector: StreamingDetector; planOf?: () => unknown } {
-  const row = ALL_ROWS.find((r) => r.id === id);
+  const row = SHIPPED_ROWS.find((r) => r.id === id);
   if (row === undefined) throw new RangeError(`unknown row ${id}`);
-  if (id === 'shipped:last-client' || id === CLIENT_FLOOR_ROW.id) {
+  if (id === 'shipped:last-client') {
     const detect = api.detectLastPoint;
     if (detect === undefined) throw new TypeError('this engine has no detectLastPoint');
     const detector = lastDetectClient(
@@ -106,7 +94,6 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
         memoryPoints: STREAM_DEFAULTS.memoryPoints,
         minPoints: 12,
         maxPoints: REQUEST_POINTS,
-        ...(id === CLIENT_FLOOR_ROW.id ? { floorPoints: STREAM_DEFAULTS.windowPoints } : {}),
       },
       row.name,
     );
