@@ -10,6 +10,7 @@ import {
   type EnergyFit,
   type EnergyScale,
 } from './energy-settings.js';
+import { SHIPPED_ROWS } from './shipped.js';
 
 export const DETECTOR_IDS = ['engine', 'zscore', 'sr', 'null'] as const;
 export type DetectorId = (typeof DETECTOR_IDS)[number];
@@ -29,8 +30,22 @@ export interface EvalConfig {
   readonly benchmarks: readonly Benchmark[];
   /** Detectors to run (--detector); `engine` runs every selected variant. */
   readonly detectors: readonly DetectorId[];
-  /** Engine variants to run (--variant); undefined = all. */
+  /**
+   * Engine variants to run on the harness window (--variant); undefined = `default` alone, or
+   * all of them with --ablation; none when only --row is given.
+   */
   readonly variants: readonly string[] | undefined;
+  /**
+   * --ablation: every engine variant (the ablation, on the harness window; opt-in: each is a
+   * NAB pass of about 25 s of one core). Default false.
+   */
+  readonly ablation: boolean;
+  /**
+   * Rows of what ships to run (--row, ids of shipped.ts: shipped:stream, shipped:last-client,
+   * shipped:entire, window:1441, window:suggested, window:8640); undefined = all of them, unless
+   * --variant is given (then none).
+   */
+  readonly rows: readonly string[] | undefined;
   /** --sweep: run the NAB sensitivity sweep instead of the evaluation. */
   readonly sweep: boolean;
   readonly sweepSensitivities: readonly number[];
@@ -71,7 +86,9 @@ export const USAGE = `Usage: npm run eval -- [options]
 
   --only nab|tcpd          run one benchmark
   --detector LIST          comma-separated: ${DETECTOR_IDS.join(', ')} (default: all)
-  --variant LIST           comma-separated engine variants (default: all)
+  --row LIST               comma-separated rows of what ships: ${SHIPPED_ROWS.map((r) => r.id).join(', ')} (default: all; none with --variant)
+  --variant LIST           comma-separated engine variants on the harness window (default: default; all with --ablation)
+  --ablation               run every engine variant (the ablation; about 25 s of one core each)
   --sweep                  NAB precision/recall over sensitivities -> eval/sweep.json, docs/sensitivity-sweep.png
   --sensitivities LIST     sweep sensitivities (default: ${DEFAULT_SWEEP_SENSITIVITIES.join(',')})
   --energy                 add the learned energy's NAB rows (energy alone, engine+energy, engine confirmed by energy)
@@ -109,6 +126,8 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
         only: { type: 'string' },
         detector: { type: 'string' },
         variant: { type: 'string' },
+        row: { type: 'string' },
+        ablation: { type: 'boolean', default: false },
         sweep: { type: 'boolean', default: false },
         sensitivities: { type: 'string' },
         data: { type: 'string' },
@@ -132,6 +151,8 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
   const detectors = list(parsed.detector)?.map((d) => oneOf(d, DETECTOR_IDS, '--detector')) ?? [...DETECTOR_IDS];
   if (detectors.length === 0) throw new UsageError('--detector: empty list');
   const variants = list(parsed.variant);
+  const rows = list(parsed.row)?.map((r) => oneOf(r, SHIPPED_ROWS.map((row) => row.id), '--row'));
+  if (rows !== undefined && rows.length === 0) throw new UsageError('--row: empty list');
   const sweepSensitivities = list(parsed.sensitivities)?.map((s) => {
     const v = Number(s);
     if (!(Number.isFinite(v) && v >= 0 && v <= 100)) throw new UsageError(`--sensitivities: ${s} is not in 0..100`);
@@ -166,7 +187,8 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) {
     throw new UsageError(`--threads: ${parsed.threads} is not an integer from 1 to 64`);
   }
-  const filtered = parsed.only !== undefined || parsed.detector !== undefined || parsed.variant !== undefined;
+  const filtered =
+    parsed.only !== undefined || parsed.detector !== undefined || parsed.variant !== undefined || parsed.row !== undefined;
   const resultsPath =
     parsed.out !== undefined
       ? path.resolve(parsed.out)
@@ -178,7 +200,10 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     datasetsDir: path.resolve(parsed.data ?? path.join(repoRoot, '..', 'shared', 'datasets')),
     benchmarks: Object.freeze(benchmarks),
     detectors: Object.freeze(detectors),
-    variants: variants === undefined ? undefined : Object.freeze(variants),
+    // --row alone runs those rows only; --variant alone those variants only.
+    variants: variants === undefined ? (rows === undefined || parsed.ablation === true ? undefined : Object.freeze([])) : Object.freeze(variants),
+    ablation: parsed.ablation === true,
+    rows: rows === undefined ? (variants === undefined ? undefined : Object.freeze([])) : Object.freeze(rows),
     sweep: parsed.sweep === true,
     sweepSensitivities: Object.freeze([...sweepSensitivities].sort((a, b) => a - b)),
     resultsPath,

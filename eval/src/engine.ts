@@ -10,6 +10,7 @@ import type {
   ChangePointOptions,
   ChangePointResult,
   DetectOptions,
+  EntireResult,
   Granularity,
   LastResult,
   SeriesInput,
@@ -18,6 +19,7 @@ import type { ChangePointDetector, StreamingDetector } from './detectors.js';
 import { probationaryRows } from './nab-scorer.js';
 import type { EngineVariant } from './variants.js';
 import type * as detection from '@adp/detection';
+import { STREAM_DEFAULTS as SHIPPED } from '@adp/detection';
 
 export type StreamOptions = DetectOptions & { windowPoints: number; minHistory?: number };
 
@@ -27,6 +29,10 @@ export interface EngineApi {
   detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
   suggestedWindow(period: number, n: number): number;
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
+  /** Last-point detection, what POST .../last/detect calls (the headline's client row). */
+  detectLastPoint?(input: SeriesInput, opts: DetectOptions): LastResult;
+  /** Entire-series detection, what POST .../entire/detect calls (the headline's batch row). */
+  detectEntireSeries?(input: SeriesInput, opts: DetectOptions): EntireResult;
   /** The incremental streaming judge over a series without timestamps (absent from older engines). */
   judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
   /** The anomaly detectors' rules by name, which a variant removes from (absent from older engines). */
@@ -94,8 +100,9 @@ export async function loadEngine(repoRoot: string): Promise<LoadedEngine> {
 
 /**
  * How the harness streams a series through the engine: the same rule for every file. The
- * trailing window comes from the period detected on the series' learning prefix (NAB's
- * probationary rows), so nothing is taken from the points being judged or later ones.
+ * shipped rows (`SHIPPED_STREAM`) judge as the streaming worker does with its defaults; the
+ * harness window (`HARNESS_STREAM`, not shipped) takes the window from the period detected on
+ * the series' learning prefix (NAB's probationary rows).
  */
 export interface StreamSettings {
   /** The service's default, 95. */
@@ -106,11 +113,15 @@ export interface StreamSettings {
    * `suggested`: engine.suggestedWindow(period, learning prefix length), at least `minPoints`,
    * and with `atLeastLearning` never fewer points than the learning prefix (a client sends all
    * the history it has learnt from; the suggested window is the least the model needs);
-   * `fixed`: this many trailing points for every file.
+   * `fixed`: this many trailing points for every file;
+   * `suggested-at`: engine.suggestedWindow(period, points) for the period the engine detects in
+   * the series' first `points` rows as a request without timestamps (granularity none), at least
+   * 12: the size the service suggests once a client holds that many points.
    */
   readonly window:
     | { readonly kind: 'suggested'; readonly minPoints: number; readonly atLeastLearning?: boolean }
-    | { readonly kind: 'fixed'; readonly points: number };
+    | { readonly kind: 'fixed'; readonly points: number }
+    | { readonly kind: 'suggested-at'; readonly points: number };
   /**
    * `prefix`: the period detected once on the learning prefix is passed to the engine;
    * `engine`: no period is passed, the engine detects it in each trailing window.
@@ -131,9 +142,30 @@ export interface StreamSettings {
   readonly memoryPoints: number;
 }
 
-export const STREAM_DEFAULTS: StreamSettings = {
-  sensitivity: 95,
-  maxAnomalyRatio: 0.25,
+/**
+ * The streaming worker with its defaults (`STREAM_DEFAULTS` of @adp/detection, which the
+ * worker's WORKER_WINDOW_POINTS and WORKER_MEMORY_POINTS default to): the incremental judge over
+ * the trailing 720 points, the range of the 8,640 points kept as the past range, no period given
+ * (detected in the window), every point judged from the 12th on (the judge's least history), as
+ * the worker's judge does for a new series.
+ */
+export const SHIPPED_STREAM: StreamSettings = {
+  sensitivity: SHIPPED.sensitivity,
+  maxAnomalyRatio: SHIPPED.maxAnomalyRatio,
+  window: { kind: 'fixed', points: SHIPPED.windowPoints },
+  period: 'engine',
+  judge: { kind: 'incremental' },
+  memoryPoints: SHIPPED.memoryPoints,
+};
+
+/**
+ * The harness window (not shipped, kept as a reference and as the ablation's base): exact
+ * last-point detection over a window taken from the file's first 15 % (NAB's probationary
+ * length), which no client has.
+ */
+export const HARNESS_STREAM: StreamSettings = {
+  sensitivity: SHIPPED.sensitivity,
+  maxAnomalyRatio: SHIPPED.maxAnomalyRatio,
   // At least the learning prefix: the suggested 4 periods + 1 is what the model needs, not all
   // it can use (with 49 points for a 12-point period, its noise scale and refractory stretch
   // rest on a few dozen points).
@@ -142,7 +174,7 @@ export const STREAM_DEFAULTS: StreamSettings = {
   period: 'engine',
   // A client keeps as many points as one request may carry (the API's 8,640) and sends the range
   // of those older than its window as the past range (the no-past-range variant measures it).
-  memoryPoints: 8640,
+  memoryPoints: SHIPPED.memoryPoints,
 };
 
 /**
@@ -185,11 +217,13 @@ export function granularityOfSpacing(timestampsMs: readonly number[] | undefined
 
 /** What the engine was asked for one series: recorded in results.json. */
 export interface StreamPlan {
+  /** NAB's probationary rows when the window or the period comes from them, else 0. */
   readonly learningPoints: number;
   /** Granularity of the rows' spacing, for the period detection of the window rule only. */
   readonly granularity: Granularity;
   readonly customInterval: number;
-  readonly period: number;
+  /** The period the window rule detected; null when none was (the engine detects it per window). */
+  readonly period: number | null;
   readonly windowPoints: number;
 }
 
@@ -199,16 +233,26 @@ export function planStream(
   timestampsMs: readonly number[] | undefined,
   settings: StreamSettings,
 ): StreamPlan {
+  const window = settings.window;
+  if (window.kind === 'suggested-at') {
+    const head = values.slice(0, window.points);
+    const period = api.detectPeriod(head, 'none', 1);
+    const windowPoints = Math.max(api.suggestedWindow(period, head.length), 12);
+    return { learningPoints: 0, granularity: 'none', customInterval: 1, period, windowPoints };
+  }
+  if (window.kind === 'fixed' && settings.period === 'engine') {
+    return { learningPoints: 0, granularity: 'none', customInterval: 1, period: null, windowPoints: window.points };
+  }
   const learningPoints = probationaryRows(values.length);
   const { granularity, customInterval } = granularityOfSpacing(timestampsMs?.slice(0, learningPoints));
   const period = api.detectPeriod(values.slice(0, learningPoints), granularity, customInterval);
   const windowPoints =
-    settings.window.kind === 'fixed'
-      ? settings.window.points
+    window.kind === 'fixed'
+      ? window.points
       : Math.max(
           api.suggestedWindow(period, learningPoints),
-          settings.window.minPoints,
-          settings.window.atLeastLearning === true ? learningPoints : 0,
+          window.minPoints,
+          window.atLeastLearning === true ? learningPoints : 0,
         );
   return { learningPoints, granularity, customInterval, period, windowPoints };
 }
@@ -221,12 +265,13 @@ export interface EngineStreamingDetector extends StreamingDetector {
 export function engineStreamingDetector(
   api: EngineApi,
   variant: EngineVariant,
-  settings: StreamSettings = STREAM_DEFAULTS,
+  settings: StreamSettings = HARNESS_STREAM,
+  name = `engine: ${variant.name}`,
 ): EngineStreamingDetector {
   let plan: StreamPlan | undefined;
   const effective: StreamSettings = { ...settings, ...variant.stream };
   return {
-    name: `engine: ${variant.name}`,
+    name,
     lastPlan: () => plan,
     flags(values, timestampsMs) {
       plan = planStream(api, values, timestampsMs, effective);
@@ -235,7 +280,7 @@ export function engineStreamingDetector(
         maxAnomalyRatio: effective.maxAnomalyRatio,
         windowPoints: plan.windowPoints,
         ...(effective.memoryPoints > 0 ? { memoryPoints: effective.memoryPoints } : {}),
-        ...(effective.period === 'prefix' ? { period: plan.period } : {}),
+        ...(effective.period === 'prefix' && plan.period !== null ? { period: plan.period } : {}),
         ...rulesWithout(api.DETECTION_RULE_NAMES, variant.removeRules),
         ...variant.detect,
       } as StreamOptions;

@@ -3,6 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { STREAM_DEFAULTS } from '@adp/detection';
 import { ANCHORS } from './anchors.js';
 import type { EvalConfig } from './config.js';
 import type { ChangePointDetector, StreamingDetector } from './detectors.js';
@@ -13,15 +14,19 @@ import {
   engineStreamingDetector,
   type LoadedEngine,
   loadEngine,
-  STREAM_DEFAULTS,
+  HARNESS_STREAM,
+  SHIPPED_STREAM,
 } from './engine.js';
+import { type FoldSummary, foldCell, leaveOneCategoryOut } from './folds.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
+import type { NabProfile } from './nab-scorer.js';
 import { type NabDetectorResult, runNab, scoreNab } from './nab-run.js';
-import { detectVariantsInThreads, runKey } from './nab-threads.js';
+import { detectVariantsInThreads, type NabThreadRequest, runKey } from './nab-threads.js';
 import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
 import { runSweep, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
+import { HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, windowRowId } from './shipped.js';
 import { markdownTable, type TableRow } from './table.js';
 import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
 import { runTcpd, type TcpdDetectorResult } from './tcpd-run.js';
@@ -39,8 +44,56 @@ interface Entry {
   readonly id: string;
   readonly name: string;
   nab?: NabDetectorResult;
+  /** Leave-one-category-out folds of the NAB figures, per profile. */
+  folds?: Readonly<Record<string, FoldSummary>>;
   tcpd?: TcpdDetectorResult;
   note?: string;
+}
+
+/** The NAB result's leave-one-category-out folds under every profile. */
+export function nabFolds(nab: NabDetectorResult, profiles: readonly NabProfile[]): Record<string, FoldSummary> {
+  const folds: Record<string, FoldSummary> = {};
+  for (const p of profiles) folds[p.name] = leaveOneCategoryOut(nab.files, p);
+  return folds;
+}
+
+/**
+ * Rough cost of a NAB pass in one core's seconds on the 2-core machine, to start the slowest
+ * first: the last/detect client calls the engine afresh for every row.
+ */
+function runCost(run: NabThreadRequest): number {
+  if (!('row' in run)) return 30;
+  return { 'shipped:last-client': 120, 'window:8640': 60, 'shipped:entire': 5 }[run.row] ?? 15;
+}
+
+/** NAB standard of the streaming judge per window of the robustness row, with the spread. */
+export interface WindowRobustness {
+  readonly windows: readonly { readonly window: RobustnessWindow; readonly id: string; readonly standard: number; readonly folds?: FoldSummary }[];
+  /** Largest minus smallest standard score over the windows. */
+  readonly spread: number;
+}
+
+/** The robustness row from the entries, when every window ran. */
+export function windowRobustness(entries: readonly { id: string; nab?: NabDetectorResult; folds?: Readonly<Record<string, FoldSummary>> }[]): WindowRobustness | undefined {
+  const windows = ROBUSTNESS_WINDOWS.map((window) => {
+    const entry = entries.find((e) => e.id === windowRowId(window));
+    const standard = entry?.nab?.profiles['standard']?.score;
+    if (entry === undefined || standard === undefined) return undefined;
+    const folds = entry.folds?.['standard'];
+    return { window, id: entry.id, standard, ...(folds === undefined ? {} : { folds }) };
+  });
+  if (windows.some((w) => w === undefined)) return undefined;
+  const present = windows as NonNullable<(typeof windows)[number]>[];
+  const scores = present.map((w) => w.standard);
+  return { windows: present, spread: Math.max(...scores) - Math.min(...scores) };
+}
+
+export function robustnessTable(r: WindowRobustness): string {
+  const header = ['streaming worker, NAB standard', ...r.windows.map((w) => `window ${w.window}`), 'spread'];
+  const cells = ['by window', ...r.windows.map((w) => w.standard.toFixed(1)), r.spread.toFixed(1)];
+  const folds = ['folds: mean (min–max)', ...r.windows.map((w) => foldCell(w.folds)), ''];
+  const line = (c: readonly string[]): string => `| ${c.join(' | ')} |`;
+  return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), line(cells), line(folds)].join('\n');
 }
 
 export interface EvalResults {
@@ -59,14 +112,38 @@ export interface EvalResults {
   readonly tcpd: unknown;
   readonly anchors: typeof ANCHORS;
   readonly table: string;
+  /** The ablation's figures (--ablation), also written to eval/ablation.json; null without it. */
+  readonly ablation: AblationSummary | null;
+}
+
+/** The ablation in short (eval/ablation.json): each variant's NAB and TCPD figures. */
+export interface AblationSummary {
+  readonly engine: { readonly package: '@adp/detection'; readonly version: string; readonly sourceSha256: string };
+  readonly date: string;
+  readonly base: string;
+  readonly variants: readonly {
+    readonly variant: string;
+    readonly nab: Readonly<Record<string, number>> | null;
+    readonly tcpd: { readonly f1: number; readonly cover: number } | null;
+  }[];
 }
 
 function selectedVariants(config: EvalConfig): EngineVariant[] {
-  if (config.variants === undefined) return [...ENGINE_VARIANTS];
+  if (config.variants === undefined) {
+    return config.ablation || config.sweep ? [...ENGINE_VARIANTS] : ENGINE_VARIANTS.filter((v) => v.name === 'default');
+  }
   const unknown = config.variants.filter((v) => !ENGINE_VARIANTS.some((e) => e.name === v));
   if (unknown.length > 0) throw new RangeError(`unknown variant(s): ${unknown.join(', ')}`);
   return ENGINE_VARIANTS.filter((v) => config.variants?.includes(v.name));
 }
+
+/** The default variant is the harness window's row (not shipped); the others its ablation. */
+function variantRowName(v: EngineVariant): string {
+  return v.name === 'default' ? HARNESS_ROW_NAME : `engine: ${v.name}`;
+}
+
+/** The table's label of the harness window (the default variant): a reference, not what ships. */
+export const HARNESS_ROW_NAME = 'harness window (not shipped): first 15 % of each file';
 
 function engineStatus(engine: LoadedEngine): string {
   return engine.kind === 'loaded' ? 'loaded' : `not ready: missing ${engine.missing.join(', ')}`;
@@ -83,10 +160,17 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
   const engine = await loadEngine(config.repoRoot);
   if (engine.kind === 'missing') io.progress(`engine ${engineStatus(engine)}; running the rest`);
   const variants = config.detectors.includes('engine') ? selectedVariants(config) : [];
+  const shippedRows = config.detectors.includes('engine')
+    ? SHIPPED_ROWS.filter((r) => config.rows === undefined || config.rows.includes(r.id))
+    : [];
+  const notReady = engine.kind === 'missing' ? { note: 'engine not ready' } : {};
   const entries: Entry[] = [];
-  for (const v of variants) {
-    entries.push({ id: `engine:${v.name}`, name: `engine: ${v.name}`, ...(engine.kind === 'missing' ? { note: 'engine not ready' } : {}) });
+  for (const r of shippedRows) entries.push({ id: r.id, name: r.name, ...notReady });
+  // The changepoint endpoint's defaults on TCPD (no streaming: one row, whatever the window).
+  if (config.detectors.includes('engine') && config.benchmarks.includes('tcpd')) {
+    entries.push({ id: 'changepoint', name: 'changepoint/detect, defaults', ...notReady });
   }
+  for (const v of variants) entries.push({ id: `engine:${v.name}`, name: variantRowName(v), ...notReady });
   if (config.detectors.includes('zscore')) entries.push({ id: 'zscore', name: 'rolling z-score (reference)' });
   if (config.detectors.includes('sr')) entries.push({ id: 'sr', name: 'spectral residual (reference)' });
   if (config.detectors.includes('null')) entries.push({ id: 'null', name: 'null / zero (never fires)' });
@@ -100,7 +184,7 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     if (engine.kind !== 'loaded') return undefined;
     if (engineDefault === undefined) {
       const variant = ENGINE_VARIANTS.find((v) => v.name === 'default') as EngineVariant;
-      const detector = engineStreamingDetector(engine.api, variant, STREAM_DEFAULTS);
+      const detector = engineStreamingDetector(engine.api, variant, HARNESS_STREAM);
       engineDefault = {
         detector: energyModule === undefined ? detector : energyModule.memoisedDetector(detector),
         planOf: () => detector.lastPlan(),
@@ -110,11 +194,14 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
   };
 
   const streamingFor = (entry: Entry): { detector: StreamingDetector; planOf?: () => unknown } | undefined => {
+    if (shippedRows.some((r) => r.id === entry.id)) {
+      return engine.kind === 'loaded' ? shippedDetector(engine.api, entry.id) : undefined;
+    }
     if (entry.id.startsWith('engine:')) {
       if (engine.kind !== 'loaded') return undefined;
       const variant = variants.find((v) => `engine:${v.name}` === entry.id) as EngineVariant;
       if (variant.name === 'default') return engineDefaultRun();
-      const detector = engineStreamingDetector(engine.api, variant, STREAM_DEFAULTS);
+      const detector = engineStreamingDetector(engine.api, variant, HARNESS_STREAM);
       return { detector, planOf: () => detector.lastPlan() };
     }
     if (entry.id === 'zscore') return { detector: rollingZScore() };
@@ -128,7 +215,12 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     return undefined;
   };
   const changePointFor = (entry: Entry): ChangePointDetector | undefined => {
-    if (entry.id.startsWith('engine:')) {
+    if (entry.id === 'changepoint') {
+      if (engine.kind !== 'loaded') return undefined;
+      return engineChangePointDetector(engine.api, ENGINE_VARIANTS.find((v) => v.name === 'default') as EngineVariant);
+    }
+    // The changepoint variants are the ablation's, beside the default variant's figures.
+    if (entry.id.startsWith('engine:') && variants.length > 1) {
       if (engine.kind !== 'loaded') return undefined;
       return engineChangePointDetector(engine.api, variants.find((v) => `engine:${v.name}` === entry.id) as EngineVariant);
     }
@@ -142,20 +234,25 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     if (energyModule !== undefined && energy.length > 0) {
       energyTraces = await energyModule.prepareEnergy(nabCorpus, config.energy.fits, io.progress);
     }
-    // The engine variants in threads (the energy rows reuse the default variant's in-process pass).
+    // The shipped rows and the engine variants in threads (the energy rows reuse the default
+    // variant's in-process pass). The slowest runs go first, so the threads finish together.
+    const runs: NabThreadRequest[] = [
+      ...shippedRows.map((r) => ({ row: r.id })),
+      ...(energyModule === undefined ? variants.map((v) => ({ variant: v.name })) : []),
+    ].sort((a, b) => runCost(b) - runCost(a));
     const threaded =
-      engine.kind === 'loaded' && energyModule === undefined && config.threads > 1 && variants.length > 1
+      engine.kind === 'loaded' && config.threads > 1 && runs.length > 1
         ? await detectVariantsInThreads({
             repoRoot: config.repoRoot,
             nabDir: path.join(config.datasetsDir, 'nab_dev'),
             corpus: nabCorpus,
-            runs: variants.map((v) => v.name),
+            runs,
             threads: config.threads,
-            onFile: (run, file, ms, error) => fileProgress(io, `engine: ${run}`)(file, ms, error),
+            onFile: (run, file, ms, error) => fileProgress(io, run)(file, ms, error),
           })
         : undefined;
     for (const entry of entries) {
-      const detected = entry.id.startsWith('engine:') ? threaded?.get(entry.id.slice('engine:'.length)) : undefined;
+      const detected = threaded?.get(entry.id.startsWith('engine:') ? entry.id.slice('engine:'.length) : entry.id);
       if (detected !== undefined) {
         entry.nab = scoreNab(nabCorpus, entry.name, detected);
         io.progress(`NAB · ${entry.name} · ${(entry.nab.elapsedMs / 1000).toFixed(1)} s of one thread`);
@@ -166,9 +263,12 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
       io.progress(`NAB · ${entry.name}`);
       entry.nab = runNab(nabCorpus, run.detector, {
         ...(run.planOf === undefined ? {} : { planOf: run.planOf }),
-        ...(entry.id.startsWith('engine:') ? { onFile: fileProgress(io, entry.name) } : {}),
+        ...(entry.id.includes(':') ? { onFile: fileProgress(io, entry.name) } : {}),
       });
       io.progress(`NAB · ${entry.name} · ${(entry.nab.elapsedMs / 1000).toFixed(1)} s`);
+    }
+    for (const entry of entries) {
+      if (entry.nab !== undefined) entry.folds = nabFolds(entry.nab, nabCorpus.profiles);
     }
   }
   if (config.benchmarks.includes('tcpd')) {
@@ -195,13 +295,18 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
         nab === undefined
           ? undefined
           : (NAB_PROFILE_NAMES.map((p) => nab.profiles[p]?.score ?? Number.NaN) as [number, number, number]),
+      folds: e.folds === undefined ? undefined : foldCell(e.folds.standard),
       tcpdF1: e.tcpd?.f1,
       tcpdCover: e.tcpd?.cover,
       note: notes.join('; '),
     };
   });
   for (const a of ANCHORS) rows.push({ name: a.name, nab: a.nab, tcpdF1: a.tcpdF1, tcpdCover: a.tcpdCover, note: 'anchor' });
-  const table = markdownTable(rows);
+  const robustness = windowRobustness(entries);
+  const table = [
+    markdownTable(rows),
+    ...(robustness === undefined ? [] : ['', robustnessTable(robustness)]),
+  ].join('\n');
   const elapsedMs = Math.round(performance.now() - started);
 
   return {
@@ -211,10 +316,11 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
     machine: { node: process.version, cpus: os.cpus().length },
     settings: {
       nab: {
-        stream: STREAM_DEFAULTS,
+        shipped: { stream: SHIPPED_STREAM, defaults: STREAM_DEFAULTS, rows: SHIPPED_ROWS },
+        harnessWindow: { stream: HARNESS_STREAM, learningPrefix: 'NAB probationary rows: min(floor(0.15 N), 750)' },
         granularity: 'none (each CSV row is one point)',
-        learningPrefix: 'NAB probationary rows: min(floor(0.15 N), 750)',
         detections: "the engine's isAnomaly flags; no threshold sweep",
+        folds: "leave one category (folder of nab_dev/data) out: normalised NAB score over the other categories' files",
       },
       tcpd: {
         granularity: 'none',
@@ -233,7 +339,19 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
             files: nabCorpus.series.length,
             windows: nabCorpus.series.reduce((n, s) => n + s.windows.length, 0),
             profiles: nabCorpus.profiles,
-            detectors: entries.flatMap((e) => (e.nab === undefined ? [] : [{ id: e.id, name: e.name, ...e.nab }])),
+            headline: HEADLINE_ROWS.flatMap((r) => {
+              const e = entries.find((x) => x.id === r.id);
+              if (e?.nab === undefined) return [];
+              const scores = Object.fromEntries(NAB_PROFILE_NAMES.map((p) => [p, e.nab!.profiles[p]?.score ?? null]));
+              const folds = Object.fromEntries(
+                NAB_PROFILE_NAMES.map((p) => [p, e.folds?.[p] === undefined ? null : { mean: e.folds[p].mean, min: e.folds[p].min, max: e.folds[p].max }]),
+              );
+              return [{ id: r.id, name: r.name, scores, folds }];
+            }),
+            windowRobustness: robustness ?? null,
+            detectors: entries.flatMap((e) =>
+              e.nab === undefined ? [] : [{ id: e.id, name: e.name, ...e.nab, folds: e.folds ?? null }],
+            ),
           },
     tcpd: config.benchmarks.includes('tcpd')
       ? {
@@ -243,6 +361,23 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
       : null,
     anchors: ANCHORS,
     table,
+    ablation:
+      variants.length > 1
+        ? {
+            engine: { package: '@adp/detection', version: engine.version, sourceSha256 },
+            date: new Date().toISOString(),
+            base: 'harness window (first 15 % of each file, not shipped)',
+            variants: variants.map((v) => {
+              const e = entries.find((x) => x.id === `engine:${v.name}`);
+              const nab = e?.nab;
+              return {
+                variant: v.name,
+                nab: nab === undefined ? null : Object.fromEntries(NAB_PROFILE_NAMES.map((p) => [p, nab.profiles[p]?.score ?? Number.NaN])),
+                tcpd: e?.tcpd === undefined ? null : { f1: e.tcpd.f1, cover: e.tcpd.cover },
+              };
+            }),
+          }
+        : null,
   };
 }
 
@@ -302,7 +437,7 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
       precision: 'detected rows inside windows / all detected rows, after each file\'s probationary period; null without detections',
       recall: 'windows holding at least one detection (after probation) / all 55 windows',
     },
-    settings: STREAM_DEFAULTS,
+    settings: HARNESS_STREAM,
     points,
   });
   const chart = path.join(config.repoRoot, 'docs', 'sensitivity-sweep.png');

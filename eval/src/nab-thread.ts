@@ -1,11 +1,14 @@
-// A NAB detection thread: streams every NAB file through one engine variant per request, exactly
-// as the in-process run does (`detectNab` with `engineStreamingDetector`), and sends back the
-// flags, the timings, the errors and the plans. The corpus and the engine load once per thread.
+// A NAB detection thread: streams every NAB file through one engine variant or shipped row per
+// request, exactly as the in-process run does (`detectNab` with `engineStreamingDetector` or
+// `shippedDetector`), and sends back the flags, the timings, the errors and the plans. The corpus
+// and the engine load once per thread.
 import { parentPort, workerData } from 'node:worker_threads';
-import { engineStreamingDetector, loadEngine, STREAM_DEFAULTS } from './engine.js';
+import type { StreamingDetector } from './detectors.js';
+import { engineStreamingDetector, loadEngine, HARNESS_STREAM } from './engine.js';
 import { loadNabCorpus } from './nab-data.js';
 import { detectNab } from './nab-run.js';
 import { type NabThreadData, type NabThreadMessage, type NabThreadRequest, runKey } from './nab-threads.js';
+import { shippedDetector } from './shipped.js';
 import { ENGINE_VARIANTS } from './variants.js';
 
 const { repoRoot, nabDir } = workerData as NabThreadData;
@@ -19,12 +22,18 @@ port.on('message', (request: NabThreadRequest) => {
     try {
       const [engine, corpus] = await loading;
       if (engine.kind !== 'loaded') throw new Error(`engine not ready: missing ${engine.missing.join(', ')}`);
-      const variant = ENGINE_VARIANTS.find((v) => v.name === request.variant);
-      if (variant === undefined) throw new RangeError(`unknown variant ${request.variant}`);
-      const settings = request.sensitivity === undefined ? STREAM_DEFAULTS : { ...STREAM_DEFAULTS, sensitivity: request.sensitivity };
-      const detector = engineStreamingDetector(engine.api, variant, settings);
-      const run = detectNab(corpus, detector, {
-        planOf: () => detector.lastPlan(),
+      let built: { detector: StreamingDetector; planOf?: () => unknown };
+      if ('row' in request) {
+        built = shippedDetector(engine.api, request.row);
+      } else {
+        const variant = ENGINE_VARIANTS.find((v) => v.name === request.variant);
+        if (variant === undefined) throw new RangeError(`unknown variant ${request.variant}`);
+        const settings = request.sensitivity === undefined ? HARNESS_STREAM : { ...HARNESS_STREAM, sensitivity: request.sensitivity };
+        const detector = engineStreamingDetector(engine.api, variant, settings);
+        built = { detector, planOf: () => detector.lastPlan() };
+      }
+      const run = detectNab(corpus, built.detector, {
+        ...(built.planOf === undefined ? {} : { planOf: built.planOf }),
         onFile: (file, ms, error) => send({ kind: 'file', run: key, file, ms, error }),
       });
       send({

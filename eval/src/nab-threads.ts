@@ -11,14 +11,17 @@ export interface NabThreadData {
   readonly nabDir: string;
 }
 
-/** One NAB pass: an engine variant, at the streaming defaults or another sensitivity. */
-export interface NabThreadRequest {
-  readonly variant: string;
-  readonly sensitivity?: number;
-}
+/**
+ * One NAB pass: an engine variant on the harness window, at its sensitivity or another; or a
+ * row of what ships (shipped.ts), by its id.
+ */
+export type NabThreadRequest =
+  | { readonly variant: string; readonly sensitivity?: number }
+  | { readonly row: string };
 
-/** The key a run's results are filed under: the variant, and `@<sensitivity>` when given. */
+/** The key a run's results are filed under: the row's id, or the variant and `@<sensitivity>` when given. */
 export function runKey(run: NabThreadRequest): string {
+  if ('row' in run) return run.row;
   return run.sensitivity === undefined ? run.variant : `${run.variant}@${run.sensitivity}`;
 }
 
@@ -36,7 +39,7 @@ export type NabThreadMessage =
 
 export interface NabThreadOptions extends NabThreadData {
   readonly corpus: NabCorpus;
-  /** The runs: variant names, or variants at a sensitivity. */
+  /** The runs: variant names, variants at a sensitivity, or shipped rows. */
   readonly runs: readonly (string | NabThreadRequest)[];
   readonly threads: number;
   /** Progress: the run's key (`runKey`), the file, its time and error. */

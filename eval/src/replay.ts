@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DecisionInputs } from '@adp/detection';
-import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS, type StreamSettings } from './engine.js';
+import { type EngineApi, engineStreamingDetector, HARNESS_STREAM, type StreamSettings } from './engine.js';
 import { loadNabCorpus, type NabCorpus } from './nab-data.js';
 import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus } from './nab-scorer.js';
 
@@ -51,7 +51,7 @@ export const engineRule: DecisionRule = (d) => decide(d, engine.SUSTAINED_QUIET_
  * rule of `settings`) and records each judged row's decision inputs. Throws if the recorded
  * verdicts are not the flags `detectStream` returned (the hook and the records must agree).
  */
-export function recordDecisions(corpus: NabCorpus, settings: StreamSettings = STREAM_DEFAULTS): RecordedFile[] {
+export function recordDecisions(corpus: NabCorpus, settings: StreamSettings = HARNESS_STREAM): RecordedFile[] {
   let inputs: DecisionInputs[] = [];
   // The harness's own default engine row, with the hook as one more detectStream option.
   const detector = engineStreamingDetector(

@@ -31,6 +31,11 @@ async function main(argv: readonly string[]): Promise<number> {
     if (config.resultsPath !== undefined) {
       await writeJson(config.resultsPath, results);
       io.out(`wrote ${path.relative(process.cwd(), config.resultsPath) || config.resultsPath}`);
+      if (results.ablation !== null) {
+        const ablationPath = path.join(path.dirname(config.resultsPath), 'ablation.json');
+        await writeJson(ablationPath, results.ablation);
+        io.out(`wrote ${path.relative(process.cwd(), ablationPath)}`);
+      }
     } else {
       io.out('filtered run: results not written (use --out FILE to keep them)');
     }

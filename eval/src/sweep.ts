@@ -1,7 +1,7 @@
 // The sensitivity sweep: the engine's default variant over NAB at several sensitivities, with
 // window-level precision and recall (see nab-scorer windowPrecisionRecall) and the NAB scores.
 import { lineChartPng } from './chart.js';
-import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS } from './engine.js';
+import { type EngineApi, engineStreamingDetector, HARNESS_STREAM } from './engine.js';
 import type { NabCorpus } from './nab-data.js';
 import { type NabDetectorResult, runNab } from './nab-run.js';
 import type { EngineVariant } from './variants.js';
@@ -30,7 +30,7 @@ export function runSweep(
   onPoint: (p: SweepPoint) => void = () => {},
 ): SweepPoint[] {
   return sensitivities.map((sensitivity) => {
-    const detector = engineStreamingDetector(api, variant, { ...STREAM_DEFAULTS, sensitivity });
+    const detector = engineStreamingDetector(api, variant, { ...HARNESS_STREAM, sensitivity });
     const point = sweepPoint(sensitivity, runNab(corpus, detector));
     onPoint(point);
     return point;

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as detection from '@adp/detection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineApi, engineStreamingDetector, STREAM_DEFAULTS } from '../src/engine.js';
+import { type EngineApi, engineStreamingDetector, HARNESS_STREAM } from '../src/engine.js';
 import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { detectNab } from '../src/nab-run.js';
 import { detectVariantsInThreads, runKey } from '../src/nab-threads.js';
+import { shippedDetector } from '../src/shipped.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -50,7 +51,7 @@ describe('NAB detection threads', () => {
     expect([...threaded.keys()].sort()).toEqual([...keys].sort());
     for (const run of runs) {
       const variant = ENGINE_VARIANTS.find((v) => v.name === run.variant)!;
-      const settings = run.sensitivity === undefined ? STREAM_DEFAULTS : { ...STREAM_DEFAULTS, sensitivity: run.sensitivity };
+      const settings = run.sensitivity === undefined ? HARNESS_STREAM : { ...HARNESS_STREAM, sensitivity: run.sensitivity };
       const detector = engineStreamingDetector(detection as unknown as EngineApi, variant, settings);
       const here = detectNab(corpus, detector, { planOf: () => detector.lastPlan() });
       const there = threaded.get(runKey(run))!;
@@ -64,6 +65,19 @@ describe('NAB detection threads', () => {
     expect(count('default@80')).toBeLessThan(count('default'));
     // Every file of every run reported its progress.
     expect(progress.sort()).toEqual(keys.flatMap((k) => FILES.map((f) => `${k} ${f}`)).sort());
+  }, 120_000);
+
+  it('runs the shipped rows in threads with the flags of the in-process run', async () => {
+    const rows = ['shipped:stream', 'shipped:entire', 'window:suggested'];
+    const threaded = await detectVariantsInThreads({ repoRoot: REPO, nabDir: dir, corpus, runs: rows.map((row) => ({ row })), threads: 2 });
+    for (const row of rows) {
+      const built = shippedDetector(detection as unknown as EngineApi, row);
+      const here = detectNab(corpus, built.detector, built.planOf === undefined ? {} : { planOf: built.planOf });
+      const there = threaded.get(runKey({ row }))!;
+      expect(there.detections, row).toEqual(here.detections);
+      expect(there.plans, row).toEqual(here.plans);
+      expect(there.errors, row).toEqual([undefined, undefined]);
+    }
   }, 120_000);
 
   it('fails with the variant named when a thread cannot run it', async () => {

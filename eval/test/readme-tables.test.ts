@@ -1,6 +1,7 @@
-// The evaluation and ablation tables of docs/evaluation.md (the README's detection quality page) against the committed eval/results.json: every
-// figure printed there is the committed run's, rounded as printed, the engine row names the
-// version that run measured, and every engine variant of the run has exactly one ablation row.
+// The tables of docs/evaluation.md (the README's detection quality page) against the committed
+// results: every figure printed there is the committed run's (eval/results.json), rounded as
+// printed; the ablation table is the last --ablation run's (eval/ablation.json), one row per
+// variant. A re-run that moves a figure fails until the page says so.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -13,27 +14,58 @@ interface Profiles {
   readonly reward_low_FP_rate: { readonly score: number };
   readonly reward_low_FN_rate: { readonly score: number };
 }
+interface FoldSummary {
+  readonly mean: number;
+  readonly min: number;
+  readonly max: number;
+}
 interface Results {
   readonly engine: { readonly version: string };
-  readonly nab: { readonly detectors: readonly { readonly name: string; readonly profiles: Profiles }[] };
-  readonly tcpd: { readonly detectors: readonly { readonly name: string; readonly f1: number; readonly cover: number }[] };
+  readonly nab: {
+    readonly detectors: readonly {
+      readonly id: string;
+      readonly name: string;
+      readonly profiles: Profiles;
+      readonly folds: { readonly standard: FoldSummary };
+    }[];
+    readonly windowRobustness: { readonly windows: readonly { readonly window: number | string; readonly standard: number }[]; readonly spread: number };
+  };
+  readonly tcpd: { readonly detectors: readonly { readonly id: string; readonly f1: number; readonly cover: number }[] };
   readonly anchors: readonly { readonly name: string; readonly nab?: readonly number[]; readonly tcpdF1?: number; readonly tcpdCover?: number }[];
 }
+interface Ablation {
+  readonly engine: { readonly version: string };
+  readonly variants: readonly {
+    readonly variant: string;
+    readonly nab: { readonly standard: number; readonly reward_low_FP_rate: number; readonly reward_low_FN_rate: number } | null;
+    readonly tcpd: { readonly f1: number; readonly cover: number } | null;
+  }[];
+}
 const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as Results;
+const ablation = JSON.parse(readFileSync(fileURLToPath(new URL('../ablation.json', import.meta.url)), 'utf8')) as Ablation;
+
+function detector(id: string): Results['nab']['detectors'][number] {
+  const found = results.nab.detectors.find((d) => d.id === id);
+  if (found === undefined) throw new Error(`no NAB detector ${id} in eval/results.json`);
+  return found;
+}
 
 /** NAB's three normalised scores as the page prints them (one decimal). */
-function nabCells(name: string): string[] {
-  const detector = results.nab.detectors.find((d) => d.name === name);
-  if (detector === undefined) throw new Error(`no NAB detector ${name} in eval/results.json`);
-  const { standard, reward_low_FP_rate: lowFp, reward_low_FN_rate: lowFn } = detector.profiles;
+function nabCells(id: string): string[] {
+  const { standard, reward_low_FP_rate: lowFp, reward_low_FN_rate: lowFn } = detector(id).profiles;
   return [standard.score, lowFp.score, lowFn.score].map((score) => score.toFixed(1));
 }
 
+/** The standard profile's folds as the page prints them. */
+function foldCell(folds: FoldSummary): string {
+  return `${folds.mean.toFixed(1)} (${folds.min.toFixed(1)}–${folds.max.toFixed(1)})`;
+}
+
 /** TCPD's F1 and cover as the page prints them (three decimals). */
-function tcpdCells(name: string): string[] {
-  const detector = results.tcpd.detectors.find((d) => d.name === name);
-  if (detector === undefined) throw new Error(`no TCPD detector ${name} in eval/results.json`);
-  return [detector.f1, detector.cover].map((value) => value.toFixed(3));
+function tcpdCells(id: string): string[] {
+  const found = results.tcpd.detectors.find((d) => d.id === id);
+  if (found === undefined) throw new Error(`no TCPD detector ${id} in eval/results.json`);
+  return [found.f1, found.cover].map((value) => value.toFixed(3));
 }
 
 function anchor(name: string): Results['anchors'][number] {
@@ -42,7 +74,7 @@ function anchor(name: string): Results['anchors'][number] {
   return found;
 }
 
-// The page's row label (up to its first " (" explanation) -> the run's engine variant.
+// The page's row label (up to its first " (" explanation) -> the ablation's engine variant.
 const ABLATION_ROWS: Readonly<Record<string, string>> = {
   default: 'default',
   'no score calibration': 'no-calibration',
@@ -66,14 +98,36 @@ const ABLATION_ROWS: Readonly<Record<string, string>> = {
   'changepoints: split test without trend': 'cp-no-split-trend',
 };
 
-describe("the evaluation tables of docs/evaluation.md", () => {
-  it('print the committed run: the engine at its version, the references and the anchors', () => {
-    const rows = markdownTableRows(PAGE, '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
+describe('the evaluation tables of docs/evaluation.md', () => {
+  it('print the headline rows of the committed run, what ships, with their folds', () => {
+    const rows = markdownTableRows(PAGE, '| what ships (engine');
+    const expected = new Map<string, string[]>(
+      [
+        ['(a) streaming worker, its defaults', 'shipped:stream'],
+        ['(b) last/detect client, suggestedWindow + pastRange', 'shipped:last-client'],
+        ['(c) entire/detect, each file', 'shipped:entire'],
+      ].map(([label, id]) => [label!, [...nabCells(id!), foldCell(detector(id!).folds.standard)]]),
+    );
+    expect(new Map(rows.map(([label, ...cells]) => [label!, cells]))).toEqual(expected);
+    expect(PAGE).toContain(`| what ships (engine ${results.engine.version}) |`);
+  });
+
+  it('print the window row of the committed run', () => {
+    const rows = markdownTableRows(PAGE, '| streaming worker, NAB standard |');
+    const r = results.nab.windowRobustness;
+    expect(rows[0]).toEqual(['by window', ...r.windows.map((w) => w.standard.toFixed(1)), r.spread.toFixed(1)]);
+    const ids = ['shipped:stream', 'window:1441', 'window:suggested', 'window:8640'];
+    expect(rows[1]).toEqual(['folds: mean (min–max)', ...ids.map((id) => foldCell(detector(id).folds.standard)), '']);
+  });
+
+  it('print the references of the committed run: the harness window, the changepoints, the reference detectors and the anchors', () => {
+    const rows = markdownTableRows(PAGE, '| reference | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover |');
     const expected = new Map<string, string[]>([
-      [`engine ${results.engine.version}, service defaults`, [...nabCells('engine: default'), ...tcpdCells('engine: default')]],
-      ['rolling z-score (reference)', [...nabCells('rolling z-score (reference)'), '', '']],
-      ['spectral residual (reference)', [...nabCells('spectral residual (reference)'), '', '']],
-      ['never fires (NAB null, TCPD zero)', [...nabCells('null / zero (never fires)'), ...tcpdCells('null / zero (never fires)')]],
+      ['harness window: first 15 % of each file (not shipped)', [...nabCells('engine:default'), '', '']],
+      ['changepoint/detect, defaults', ['', '', '', ...tcpdCells('changepoint')]],
+      ['rolling z-score (reference)', [...nabCells('zscore'), '', '']],
+      ['spectral residual (reference)', [...nabCells('sr'), '', '']],
+      ['never fires (NAB null, TCPD zero)', [...nabCells('null'), ...tcpdCells('null')]],
       ['ARTime (published, 35 dev files)', [...anchor('ARTime (published)').nab!.map((s) => s.toFixed(1)), '', '']],
       ['Numenta HTM (published, 35 dev files)', [...anchor('Numenta HTM (published)').nab!.map((s) => s.toFixed(1)), '', '']],
       ['binseg, default (published, 25 series)', ['', '', '', anchor('binseg default (published)').tcpdF1!.toFixed(3), anchor('binseg default (published)').tcpdCover!.toFixed(3)]],
@@ -82,7 +136,7 @@ describe("the evaluation tables of docs/evaluation.md", () => {
     expect(new Map(rows.map(([label, ...cells]) => [label!, cells]))).toEqual(expected);
   });
 
-  it('give every engine variant of the run one ablation row with its figures', () => {
+  it('give every variant of the last --ablation run one ablation row with its figures', () => {
     const rows = markdownTableRows(PAGE, '| variant | NAB standard / low FP / low FN | TCPD F1 / cover |');
     const variants = rows.map(([label]) => {
       const key = label!.split(' (')[0]!;
@@ -90,14 +144,14 @@ describe("the evaluation tables of docs/evaluation.md", () => {
       if (variant === undefined) throw new Error(`an ablation row the test does not know: ${label}`);
       return variant;
     });
-    const run = results.nab.detectors.filter((d) => d.name.startsWith('engine: ')).map((d) => d.name.slice('engine: '.length));
-    expect([...variants].sort()).toEqual([...run].sort());
+    expect([...variants].sort()).toEqual(ablation.variants.map((v) => v.variant).sort());
     rows.forEach(([, nab, tcpd], index) => {
-      const name = `engine: ${variants[index]}`;
-      const isChangepointVariant = variants[index]!.startsWith('cp-');
-      expect(nab, name).toBe(isChangepointVariant ? '' : nabCells(name).join(' / '));
-      const showsTcpd = name === 'engine: default' || isChangepointVariant;
-      expect(tcpd, name).toBe(showsTcpd ? tcpdCells(name).join(' / ') : '');
+      const v = ablation.variants.find((x) => x.variant === variants[index])!;
+      const isChangepointVariant = v.variant.startsWith('cp-');
+      const nabText = v.nab === null ? '' : [v.nab.standard, v.nab.reward_low_FP_rate, v.nab.reward_low_FN_rate].map((s) => s.toFixed(1)).join(' / ');
+      expect(nab, v.variant).toBe(isChangepointVariant ? '' : nabText);
+      const showsTcpd = v.variant === 'default' || isChangepointVariant;
+      expect(tcpd, v.variant).toBe(showsTcpd && v.tcpd !== null ? [v.tcpd.f1, v.tcpd.cover].map((x) => x.toFixed(3)).join(' / ') : '');
     });
   });
 });

@@ -8,7 +8,7 @@ import {
   type EngineApi,
   engineStreamingDetector,
   granularityOfSpacing,
-  STREAM_DEFAULTS,
+  HARNESS_STREAM,
 } from '../src/engine.js';
 import { markdownTable } from '../src/table.js';
 
@@ -27,6 +27,21 @@ describe('command line', () => {
     expect(only.resultsPath).toBeUndefined();
     expect(parseConfig(['--only', 'nab', '--out', '/tmp/r.json'], ROOT).resultsPath).toBe('/tmp/r.json');
     expect(Object.isFrozen(full)).toBe(true);
+  });
+
+  it('runs the shipped rows and the harness window by default, the ablation only with --ablation', () => {
+    const full = parseConfig([], ROOT);
+    expect(full.ablation).toBe(false);
+    expect(full.rows).toBeUndefined();
+    expect(full.variants).toBeUndefined();
+    expect(parseConfig(['--ablation'], ROOT)).toMatchObject({ ablation: true, variants: undefined, rows: undefined });
+    expect(parseConfig(['--ablation'], ROOT).resultsPath).toBe(path.join(ROOT, 'eval', 'results.json'));
+    // --row alone: those rows, no variant; --variant alone: those variants, no row.
+    const rows = parseConfig(['--row', 'shipped:stream,window:8640'], ROOT);
+    expect(rows).toMatchObject({ rows: ['shipped:stream', 'window:8640'], variants: [] });
+    expect(rows.resultsPath).toBeUndefined();
+    expect(parseConfig(['--variant', 'default'], ROOT)).toMatchObject({ rows: [], variants: ['default'] });
+    expect(() => parseConfig(['--row', 'shipped:nope'], ROOT)).toThrow(UsageError);
   });
 
   it('sweep sensitivities default and parse', () => {
@@ -111,7 +126,7 @@ describe('engine adapter', () => {
     });
     expect(calls.input).toMatchObject({ timestampsMs: null, granularity: 'none', customInterval: 1 });
     expect(detector.lastPlan()).toEqual({ learningPoints: 150, granularity: 'none', customInterval: 1, period: 24, windowPoints: 150 });
-    expect(STREAM_DEFAULTS).toMatchObject({ sensitivity: 95, maxAnomalyRatio: 0.25 });
+    expect(HARNESS_STREAM).toMatchObject({ sensitivity: 95, maxAnomalyRatio: 0.25 });
   });
 
   it('reads the granularity for period detection from the rows spacing in the learning prefix', () => {
@@ -173,10 +188,11 @@ describe('table', () => {
       { name: 'b', tcpdCover: 0.5 },
     ]);
     expect(t.split('\n')).toEqual([
-      '| detector | NAB standard | NAB low FP | NAB low FN | TCPD F1 | TCPD cover | note |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
-      '| a | 1.2 | 2.0 | 3.0 | 0.647 | — | n |',
-      '| b | — | — | — | — | 0.500 |  |',
+      '| detector | NAB standard | NAB low FP | NAB low FN | NAB standard folds: mean (min–max) | TCPD F1 | TCPD cover | note |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+      '| a | 1.2 | 2.0 | 3.0 | — | 0.647 | — | n |',
+      '| b | — | — | — | — | — | 0.500 |  |',
     ]);
+    expect(markdownTable([{ name: 'c', nab: [1, 2, 3], folds: '1.0 (0.5–1.5)' }]).split('\n')[2]).toBe('| c | 1.0 | 2.0 | 3.0 | 1.0 (0.5–1.5) | — | — |  |');
   });
 });

@@ -1,5 +1,5 @@
 // Command-line parsing: argv in, a validated command out. No I/O here, so every rule is testable.
-import { GRANULARITIES, IMPUTE_MODES, type Granularity, type ImputeMode } from '@adp/detection';
+import { GRANULARITIES, IMPUTE_MODES, STREAM_DEFAULTS, type Granularity, type ImputeMode } from '@adp/detection';
 import { CliError } from './errors.js';
 
 export const MODES = ['entire', 'last', 'changepoint', 'stream'] as const;
@@ -19,8 +19,11 @@ export interface DetectCommand {
   readonly customInterval: number;
   readonly imputeMode: ImputeMode;
   readonly imputeFixedValue: number | undefined;
-  /** stream only: trailing window in points, the judged point included; undefined = suggested window. */
-  readonly windowPoints: number | undefined;
+  /**
+   * stream only: trailing window in points, the judged point included (default the streaming
+   * worker's, `STREAM_DEFAULTS.windowPoints`); `suggested`: the suggested window of the file's period.
+   */
+  readonly windowPoints: number | 'suggested';
   /** stream only: points of history needed before a point is judged; undefined = engine default. */
   readonly minHistory: number | undefined;
   /**
@@ -45,8 +48,10 @@ export const DEFAULTS = {
   granularity: 'none',
   customInterval: 1,
   imputeMode: 'auto',
-  // As the streaming worker's WORKER_MEMORY_POINTS: the most points one last/detect request carries.
-  memoryPoints: 8640,
+  // The streaming worker's defaults (WORKER_WINDOW_POINTS, WORKER_MEMORY_POINTS), so the CLI's
+  // stream mode judges as the worker does.
+  windowPoints: STREAM_DEFAULTS.windowPoints,
+  memoryPoints: STREAM_DEFAULTS.memoryPoints,
 } as const satisfies Partial<DetectCommand>;
 
 type FlagKey = Exclude<keyof DetectCommand, 'kind' | 'file' | 'strict'>;
@@ -90,6 +95,15 @@ function oneOf(choices: readonly string[]) {
       : { ok: false as const, expected: `one of ${choices.join(', ')}` };
 }
 
+function windowPoints() {
+  const points = numberIn(12, Infinity, { integer: true });
+  return (raw: string) => {
+    if (raw === 'suggested') return { ok: true as const, value: raw };
+    const parsed = points(raw);
+    return parsed.ok ? parsed : { ok: false as const, expected: `${parsed.expected}, or suggested` };
+  };
+}
+
 export const FLAGS: readonly FlagSpec[] = [
   { flag: '--mode', key: 'mode', valueName: 'MODE', parse: oneOf(MODES),
     help: `entire (default): every point judged with the whole series; last: the last point only, judged from the points before it; changepoint: entire plus isChangePoint and confidenceScore; stream: every point judged from the trailing window before it` },
@@ -107,8 +121,8 @@ export const FLAGS: readonly FlagSpec[] = [
     help: `how gaps are filled when granularity is not none: ${IMPUTE_MODES.join(', ')} (default ${DEFAULTS.imputeMode})` },
   { flag: '--impute-fixed-value', key: 'imputeFixedValue', valueName: 'V', parse: numberIn(-Infinity, Infinity, {}),
     help: 'the value gaps get with --impute-mode fixed' },
-  { flag: '--window', key: 'windowPoints', valueName: 'N', modes: ['stream'], parse: numberIn(12, Infinity, { integer: true }),
-    help: 'stream: trailing window in points, judged point included, >= 12 (default: the suggested window, period*4+1; 1441 without a period)' },
+  { flag: '--window', key: 'windowPoints', valueName: 'N', modes: ['stream'], parse: windowPoints(),
+    help: `stream: trailing window in points, judged point included, >= 12, or suggested (the suggested window of the file's period, period*4+1; 1441 without a period) (default ${DEFAULTS.windowPoints}, as the streaming worker)` },
   { flag: '--min-history', key: 'minHistory', valueName: 'N', modes: ['stream'], parse: numberIn(12, Infinity, { integer: true }),
     help: 'stream: points a window must hold, judged point included, before its point is judged, >= 12 (default 12); earlier points are reported as not anomalous' },
   { flag: '--memory', key: 'memoryPoints', valueName: 'N', modes: ['stream'], parse: numberIn(0, Infinity, { integer: true }),
@@ -207,7 +221,7 @@ export function parseArgs(argv: readonly string[]): Command {
     customInterval: (values.get('customInterval') as number | undefined) ?? DEFAULTS.customInterval,
     imputeMode,
     imputeFixedValue,
-    windowPoints: values.get('windowPoints') as number | undefined,
+    windowPoints: (values.get('windowPoints') as number | 'suggested' | undefined) ?? DEFAULTS.windowPoints,
     minHistory: values.get('minHistory') as number | undefined,
     memoryPoints: (values.get('memoryPoints') as number | undefined) ?? DEFAULTS.memoryPoints,
     threshold: values.get('threshold') as number | undefined,

@@ -48,8 +48,8 @@ export interface PointRecord {
 export const NON_SEASONAL_STREAM_WINDOW = 1441;
 
 /**
- * The stream window when --window is not given: the suggested window, period*4+1, but never
- * fewer than the 12 points a window needs to be judged at all.
+ * The stream window of `--window suggested`: the suggested window, period*4+1, but never fewer
+ * than the 12 points a window needs to be judged at all.
  */
 export function defaultStreamWindow(period: number, seriesLength: number): number {
   if (period <= 0) return Math.min(seriesLength, NON_SEASONAL_STREAM_WINDOW);
@@ -146,10 +146,12 @@ function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
       ];
     }
     case 'stream': {
-      // The default window comes from the period of the whole file; each window then detects
+      // The suggested window comes from the period of the whole file; each window then detects
       // its own period (as a client sending no period would get), unless --period fixes it.
-      const period = command.period ?? detectPeriod(series.values, command.granularity, command.customInterval);
-      const windowPoints = command.windowPoints ?? defaultStreamWindow(period, n);
+      const windowPoints =
+        command.windowPoints === 'suggested'
+          ? defaultStreamWindow(command.period ?? detectPeriod(series.values, command.granularity, command.customInterval), n)
+          : command.windowPoints;
       if (command.minHistory !== undefined && command.minHistory > windowPoints) {
         throw new CliError(
           'BadFlagValue',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { STREAM_DEFAULTS } from '@adp/detection';
 import { FLAGS, parseArgs, usage, type DetectCommand } from '../src/args.js';
 import { CLI_ERRORS, CliError, EXIT_DATA, EXIT_USAGE } from '../src/errors.js';
 
@@ -31,13 +32,20 @@ describe('parseArgs', () => {
       customInterval: 1,
       imputeMode: 'auto',
       imputeFixedValue: undefined,
-      windowPoints: undefined,
+      windowPoints: STREAM_DEFAULTS.windowPoints,
       minHistory: undefined,
-      memoryPoints: 8640,
+      memoryPoints: STREAM_DEFAULTS.memoryPoints,
       threshold: undefined,
       stableTrendWindow: undefined,
       strict: false,
     });
+  });
+
+  it('stream mode defaults to the streaming worker\'s window and memory; --window suggested keeps the suggested one', () => {
+    expect(STREAM_DEFAULTS).toMatchObject({ windowPoints: 720, memoryPoints: 8640 });
+    expect(detect(['x.csv', '--mode', 'stream'])).toMatchObject({ windowPoints: 720, memoryPoints: 8640 });
+    expect(detect(['x.csv', '--mode', 'stream', '--window', 'suggested']).windowPoints).toBe('suggested');
+    expect(detect(['x.csv', '--mode', 'stream', '--window=97']).windowPoints).toBe(97);
   });
 
   it('reads --strict, a flag without a value, in every mode', () => {
@@ -88,6 +96,7 @@ describe('parseArgs', () => {
     [['x.csv', '--custom-interval', '0'], 'BadFlagValue', /--custom-interval/],
     [['x.csv', '--mode', 'stream', '--window', '5'], 'BadFlagValue', /--window.*>= 12/],
     [['x.csv', '--mode', 'stream', '--window', ''], 'BadFlagValue', /--window/],
+    [['x.csv', '--mode', 'stream', '--window', 'suggest'], 'BadFlagValue', /--window.*or suggested/],
     [['x.csv', '--mode', 'changepoint', '--threshold', '1'], 'BadFlagValue', /--threshold/],
     [['x.csv', '--frobnicate'], 'UnknownFlag', /unknown option --frobnicate/],
     [['x.csv', '-x'], 'UnknownFlag', /unknown option -x/],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { STREAM_DEFAULTS } from '@adp/detection';
 import { runCli } from '../src/cli.js';
 import { MAX_BATCH_POINTS, NON_SEASONAL_STREAM_WINDOW, defaultStreamWindow } from '../src/detect.js';
 import { memoryIo } from './memory-io.js';
@@ -121,7 +122,21 @@ describe('modes', () => {
     expect(lines[SPIKE]?.isAnomaly).toBe(true);
   });
 
-  it('stream defaults to the suggested window, at least 12 points, capped without a period', () => {
+  it("stream judges with the streaming worker's window by default; --window suggested uses the suggested one", async () => {
+    const lines = async (extra: string[]) => {
+      const r = await run(['spiky.csv', '--mode', 'stream', ...extra]);
+      expect(r.code, r.stderr()).toBe(0);
+      return r.lines();
+    };
+    const byDefault = await lines([]);
+    expect(byDefault).toEqual(await lines(['--window', String(STREAM_DEFAULTS.windowPoints)]));
+    const suggested = await lines(['--window', 'suggested']);
+    // 96 points with a 12-point period: the suggested window is 49 points, the default the whole file.
+    expect(suggested).toEqual(await lines(['--window', String(PERIOD * 4 + 1)]));
+    expect(suggested.map((l) => l.upperMargin)).not.toEqual(byDefault.map((l) => l.upperMargin));
+  });
+
+  it('--window suggested is the suggested window, at least 12 points, capped without a period', () => {
     expect(defaultStreamWindow(24, 1000)).toBe(97);
     expect(defaultStreamWindow(2, 1000)).toBe(12);
     expect(defaultStreamWindow(0, 20_000)).toBe(NON_SEASONAL_STREAM_WINDOW);

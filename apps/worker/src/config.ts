@@ -1,5 +1,6 @@
 // The worker's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the worker reads process.env. An empty variable counts as unset.
+import { STREAM_DEFAULTS } from '@adp/detection';
 import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 
 export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
@@ -11,7 +12,8 @@ export const DEFAULT_LIVE_JUDGES = 1024;
 export interface DetectionConfig {
   /**
    * `WORKER_WINDOW_POINTS`: trailing window per machine, the judged point included: each point is
-   * judged from the points before it in this window (last-point semantics). Default 720. Range
+   * judged from the points before it in this window (last-point semantics). Default 720
+   * (`STREAM_DEFAULTS` of @adp/detection, which the CLI's stream mode and the evaluation share). Range
    * 64 .. 8640. The engine's cost per point grows with it (about 0.17 ms at 720, 0.3 ms at 1441).
    */
   readonly windowPoints: number;
@@ -19,7 +21,7 @@ export interface DetectionConfig {
    * `WORKER_MEMORY_POINTS`: points of a machine's past the new-level alarm remembers, the judged
    * one included: the lowest and highest of those older than the window are its past range
    * (`pastRange` of last/detect), so a level the machine has been at within them is not new.
-   * Default 8640 (the most one last/detect request may carry); 0, or at most the window: none.
+   * Default 8640 (`STREAM_DEFAULTS`: the most one last/detect request may carry); 0, or at most the window: none.
    * Range 0 .. 1,000,000. Costs two monotonic queues a machine (17 (point, value) pairs at the
    * median of NAB's dev files, 171 at most; in memory and in the checkpoint).
    */
@@ -148,10 +150,10 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
 
   return Object.freeze({
     ...readServiceServers(read),
-    windowPoints: read.integer('WORKER_WINDOW_POINTS', 720, 64, 8640),
-    memoryPoints: read.integer('WORKER_MEMORY_POINTS', 8640, 0, 1_000_000),
-    sensitivity: read.integer('WORKER_SENSITIVITY', 95, 0, 99),
-    maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', 0.25),
+    windowPoints: read.integer('WORKER_WINDOW_POINTS', STREAM_DEFAULTS.windowPoints, 64, 8640),
+    memoryPoints: read.integer('WORKER_MEMORY_POINTS', STREAM_DEFAULTS.memoryPoints, 0, 1_000_000),
+    sensitivity: read.integer('WORKER_SENSITIVITY', STREAM_DEFAULTS.sensitivity, 0, 99),
+    maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', STREAM_DEFAULTS.maxAnomalyRatio),
     changePoints: read.boolean('WORKER_CHANGEPOINTS', true),
     predictorCacheSize: read.integer('WORKER_PREDICTOR_CACHE_SIZE', 256, 1, 100_000),
     baselineRefreshMs: read.integer('WORKER_BASELINE_REFRESH_MS', 60_000, 1_000, 3_600_000),

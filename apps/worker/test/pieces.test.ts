@@ -1,3 +1,4 @@
+import { STREAM_DEFAULTS } from '@adp/detection';
 import { createModelRuntime } from '@adp/model';
 import type { ResultRow } from '@adp/streaming';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +31,13 @@ describe('loadWorkerConfig', () => {
       partitionsConcurrently: 12,
       liveJudges: 1024,
       logLevel: 'info',
+    });
+    // The shipped streaming defaults, shared with the CLI's stream mode and the evaluation.
+    expect(config).toMatchObject({
+      windowPoints: STREAM_DEFAULTS.windowPoints,
+      memoryPoints: STREAM_DEFAULTS.memoryPoints,
+      sensitivity: STREAM_DEFAULTS.sensitivity,
+      maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio,
     });
     expect(loadWorkerConfig({ WORKER_LIVE_JUDGES: '0' }).liveJudges).toBe(0);
     expect(loadWorkerConfig({ WORKER_MEMORY_POINTS: '0' }).memoryPoints).toBe(0);

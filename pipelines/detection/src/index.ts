@@ -65,6 +65,7 @@ export {
   type StreamJudgeModelState,
   type StreamJudgeState,
 } from './stream-judge.js';
+export { STREAM_DEFAULTS, type StreamDefaults } from './stream-defaults.js';
 export {
   DEFAULT_STABLE_TREND_WINDOW,
   defaultChangePointThreshold,

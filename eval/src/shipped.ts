@@ -1,0 +1,116 @@
+// The rows of `npm run eval` that measure what ships, each with the product's defaults
+// (`STREAM_DEFAULTS` of @adp/detection) and nothing taken from NAB's scoring rules:
+//
+//  (a) `shipped:stream`: the streaming worker's judge as the worker runs it (judgeStream, window
+//      720, past range over 8,640 points, every point judged from the 12th on);
+//  (b) `shipped:last-client`: a client of last/detect sending the suggested window and the past
+//      range (last-client.ts), judged by the function the route calls;
+//  (c) `shipped:entire`: entire-series detection per file, in requests of at most 8,640 rows
+//      (batch.ts), as a batch user of entire/detect gets it;
+//
+// and the window rows: the streaming judge of (a) with other windows, so the table shows how far
+// the figure moves with the window alone.
+import { STREAM_DEFAULTS } from '@adp/detection';
+import { REQUEST_POINTS, requestFlags } from './batch.js';
+import type { StreamingDetector } from './detectors.js';
+import { type EngineApi, engineStreamingDetector, SHIPPED_STREAM, type StreamSettings } from './engine.js';
+import { lastDetectClient } from './last-client.js';
+
+export interface ShippedRow {
+  readonly id: string;
+  /** The table's row label. */
+  readonly name: string;
+  readonly description: string;
+}
+
+/** The headline rows, in table order. */
+export const HEADLINE_ROWS: readonly ShippedRow[] = [
+  {
+    id: 'shipped:stream',
+    name: `(a) streaming worker, defaults (window ${STREAM_DEFAULTS.windowPoints}, past ${STREAM_DEFAULTS.memoryPoints})`,
+    description:
+      "the worker's incremental judge (judgeStream) with the worker's default window and memory, sensitivity and maxAnomalyRatio; no period given; points judged from the 12th on",
+  },
+  {
+    id: 'shipped:last-client',
+    name: '(b) last/detect client (suggestedWindow + pastRange)',
+    description:
+      'one detectLastPoint call per row: the first at the 12th row with all 12 points, then the newest suggestedWindow points of the previous answer (at least 12, at most 8,640 and what the client holds), with pastRange over the kept 8,640 points older than that window',
+  },
+  {
+    id: 'shipped:entire',
+    name: '(c) entire-series detection per file',
+    description: `detectEntireSeries with the endpoint's defaults on each file, cut into equal consecutive requests of at most ${REQUEST_POINTS} rows`,
+  },
+];
+
+/** The window robustness row: the judge of (a) with these windows (720 is row (a) itself). */
+export const ROBUSTNESS_WINDOWS = [STREAM_DEFAULTS.windowPoints, 1441, 'suggested', 8640] as const;
+export type RobustnessWindow = (typeof ROBUSTNESS_WINDOWS)[number];
+
+/** The row id of a robustness window (the default window is row (a)). */
+export function windowRowId(window: RobustnessWindow): string {
+  return window === STREAM_DEFAULTS.windowPoints ? 'shipped:stream' : `window:${window}`;
+}
+
+/** The window rows besides row (a). */
+export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w) => w !== STREAM_DEFAULTS.windowPoints).map(
+  (window) => ({
+    id: windowRowId(window),
+    name: `streaming worker, window ${window === 'suggested' ? 'suggested' : window}`,
+    description:
+      window === 'suggested'
+        ? `row (a) with the window the service suggests for the period it detects in the file's first ${STREAM_DEFAULTS.windowPoints} points (suggestedWindow: 4 periods + 1, or ${STREAM_DEFAULTS.windowPoints} without a period)`
+        : `row (a) with a window of ${window} points`,
+  }),
+);
+
+export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS];
+
+
+/** The streaming settings of a window row. */
+export function windowSettings(window: RobustnessWindow): StreamSettings {
+  return {
+    ...SHIPPED_STREAM,
+    window:
+      window === 'suggested'
+        ? { kind: 'suggested-at', points: STREAM_DEFAULTS.windowPoints }
+        : { kind: 'fixed', points: window },
+  };
+}
+
+/** The detector of a shipped row, with a per-file plan for results.json where there is one. */
+export function shippedDetector(api: EngineApi, id: string): { detector: StreamingDetector; planOf?: () => unknown } {
+  const row = SHIPPED_ROWS.find((r) => r.id === id);
+  if (row === undefined) throw new RangeError(`unknown row ${id}`);
+  if (id === 'shipped:last-client') {
+    const detect = api.detectLastPoint;
+    if (detect === undefined) throw new TypeError('this engine has no detectLastPoint');
+    const detector = lastDetectClient(
+      detect,
+      {
+        sensitivity: STREAM_DEFAULTS.sensitivity,
+        maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio,
+        memoryPoints: STREAM_DEFAULTS.memoryPoints,
+        minPoints: 12,
+        maxPoints: REQUEST_POINTS,
+      },
+      row.name,
+    );
+    return { detector, planOf: () => detector.lastPlan() };
+  }
+  if (id === 'shipped:entire') {
+    const detect = api.detectEntireSeries;
+    if (detect === undefined) throw new TypeError('this engine has no detectEntireSeries');
+    const options = { sensitivity: STREAM_DEFAULTS.sensitivity, maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio };
+    return {
+      detector: {
+        name: row.name,
+        flags: (values) => requestFlags(values, { name: row.name, flags: (input) => detect(input, options).isAnomaly }),
+      },
+    };
+  }
+  const window = ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as RobustnessWindow;
+  const detector = engineStreamingDetector(api, { name: 'default', description: row.description }, windowSettings(window), row.name);
+  return { detector, planOf: () => detector.lastPlan() };
+}
