@@ -27,7 +27,7 @@ export type StreamOptions = DetectOptions & { windowPoints: number; minHistory?:
 export interface EngineApi {
   detectStream(input: SeriesInput, opts: StreamOptions): readonly LastResult[];
   detectChangePointSeries(input: SeriesInput, opts: ChangePointOptions): ChangePointResult;
-  suggestedWindow(period: number, n: number): number;
+  suggestedWindow(period: number, granularity: Granularity): number;
   detectPeriod(values: readonly number[], granularity: Granularity, customInterval: number): number;
   /** Last-point detection, what POST .../last/detect calls (the headline's client row). */
   detectLastPoint?(input: SeriesInput, opts: DetectOptions): LastResult;
@@ -110,11 +110,11 @@ export interface StreamSettings {
   /** The service's default, 0.25. */
   readonly maxAnomalyRatio: number;
   /**
-   * `suggested`: engine.suggestedWindow(period, learning prefix length), at least `minPoints`,
+   * `suggested`: engine.suggestedWindow(period, the prefix's granularity), at least `minPoints`,
    * and with `atLeastLearning` never fewer points than the learning prefix (a client sends all
    * the history it has learnt from; the suggested window is the least the model needs);
    * `fixed`: this many trailing points for every file;
-   * `suggested-at`: engine.suggestedWindow(period, points) for the period the engine detects in
+   * `suggested-at`: engine.suggestedWindow(period, 'none') for the period the engine detects in
    * the series' first `points` rows as a request without timestamps (granularity none), at least
    * 12: the size the service suggests once a client holds that many points.
    */
@@ -237,7 +237,7 @@ export function planStream(
   if (window.kind === 'suggested-at') {
     const head = values.slice(0, window.points);
     const period = api.detectPeriod(head, 'none', 1);
-    const windowPoints = Math.max(api.suggestedWindow(period, head.length), 12);
+    const windowPoints = Math.max(api.suggestedWindow(period, 'none'), 12);
     return { learningPoints: 0, granularity: 'none', customInterval: 1, period, windowPoints };
   }
   if (window.kind === 'fixed' && settings.period === 'engine') {
@@ -250,7 +250,7 @@ export function planStream(
     window.kind === 'fixed'
       ? window.points
       : Math.max(
-          api.suggestedWindow(period, learningPoints),
+          api.suggestedWindow(period, granularity),
           window.minPoints,
           window.atLeastLearning === true ? learningPoints : 0,
         );

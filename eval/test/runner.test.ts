@@ -80,15 +80,15 @@ function record(isAnomaly: boolean): LastResult {
 
 /** A fake engine that records what the harness asks of it. */
 function fakeEngine() {
-  const calls: { granularity?: [string, number]; periodOn?: number; suggested?: [number, number]; stream?: unknown; changePoint?: unknown; input?: SeriesInput } = {};
+  const calls: { granularity?: [string, number]; periodOn?: number; suggested?: [number, string]; stream?: unknown; changePoint?: unknown; input?: SeriesInput } = {};
   const api: EngineApi = {
     detectPeriod(values, granularity, customInterval) {
       calls.periodOn = values.length;
       calls.granularity = [granularity, customInterval];
       return 24;
     },
-    suggestedWindow(period, n) {
-      calls.suggested = [period, n];
+    suggestedWindow(period, granularity) {
+      calls.suggested = [period, granularity];
       return 4 * period + 1;
     },
     detectStream(input, opts) {
@@ -113,7 +113,7 @@ describe('engine adapter', () => {
     expect(flags.flatMap((f, i) => (f ? [i] : []))).toEqual([900]);
     // Probation of 1000 rows = 150: the period and the window come from those rows only.
     expect(calls.periodOn).toBe(150);
-    expect(calls.suggested).toEqual([24, 150]);
+    expect(calls.suggested).toEqual([24, 'none']);
     // No period: as a last/detect request, the engine detects it in each window.
     // The window: the suggested 97 points (4 × 24 + 1), raised to the 150 learning rows.
     // The client keeps 8,640 points and sends the range of those before its window.

@@ -35,7 +35,7 @@ function recordingEngine() {
     entire: [] as number[],
   };
   const api: EngineApi = {
-    suggestedWindow: (period, n) => (period > 0 ? 4 * period + 1 : Math.max(29, n)),
+    suggestedWindow: (period) => (period > 0 ? 4 * period + 1 : 1441),
     detectPeriod(values, granularity) {
       calls.period.push([values.length, granularity]);
       return 24;

@@ -53,7 +53,7 @@ export const NON_SEASONAL_STREAM_WINDOW = 1441;
  */
 export function defaultStreamWindow(period: number, seriesLength: number): number {
   if (period <= 0) return Math.min(seriesLength, NON_SEASONAL_STREAM_WINDOW);
-  return Math.max(MIN_POINTS, suggestedWindow(period, seriesLength));
+  return Math.max(MIN_POINTS, suggestedWindow(period, 'none'));
 }
 
 function seriesInput(series: CsvSeries, command: DetectCommand, from = 0): SeriesInput {

@@ -1035,7 +1035,7 @@ function judgeLast(
       isAnomaly,
     });
   }
-  return lastResult(period, window, forecast.expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
+  return lastResult(period, ctx.granularity, forecast.expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
 }
 
 /**
@@ -1049,7 +1049,7 @@ function judgeLast(
  */
 export function lastResult(
   period: number,
-  length: number,
+  granularity: Granularity,
   expected: number,
   upperMargin: number,
   lowerMargin: number,
@@ -1063,7 +1063,7 @@ export function lastResult(
   const direction = outside || drift > 0 ? deviation : level !== 0 ? level : stuck;
   return {
     period,
-    suggestedWindow: suggestedWindow(period, length),
+    suggestedWindow: suggestedWindow(period, granularity),
     expectedValue: expected,
     upperMargin,
     lowerMargin,
@@ -1164,13 +1164,13 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
     const from = Math.max(0, i - window + 1);
     const length = i - from + 1;
     if (length < minPoints || i < firstJudged) {
-      results[i] = notJudged(input.values[i]!, opts.period ?? cachedPeriod, length);
+      results[i] = notJudged(input.values[i]!, opts.period ?? cachedPeriod, ctx.granularity);
       continue;
     }
     let model: ModelInput;
     if (opts.period !== undefined) {
       if (rangePeriodProblem(ctx, from, i + 1, opts.period) !== null) {
-        results[i] = notJudged(input.values[i]!, opts.period, length);
+        results[i] = notJudged(input.values[i]!, opts.period, ctx.granularity);
         continue;
       }
       model = prepareRange(ctx, from, i, opts.period);
@@ -1207,32 +1207,15 @@ export function rangeOf(values: ArrayLike<number>, from: number, to: number): Pa
   return min <= max ? { min, max } : null;
 }
 
-/**
- * The vendor's window for last detection without a period (BEHAVIOUR.md §7): what a streaming
- * client should use when suggestedWindow (the whole series, under the issue's rule) would make
- * every streamed point re-read everything before it.
- */
-export const DEFAULT_WINDOW_WITHOUT_PERIOD: Readonly<Record<Granularity, number>> = {
-  yearly: 13,
-  monthly: 13,
-  weekly: 13,
-  daily: 29,
-  hourly: 169,
-  minutely: 1441,
-  secondly: 1441,
-  microsecond: 1001,
-  none: 1441,
-};
-
 /** Trailing window for streaming: four periods and one point, else the granularity default. */
 export function defaultStreamWindow(period: number, granularity: Granularity): number {
-  return period > 0 ? period * 4 + 1 : DEFAULT_WINDOW_WITHOUT_PERIOD[granularity];
+  return suggestedWindow(period, granularity);
 }
 
-export function notJudged(value: number, period: number, length: number): LastResult {
+export function notJudged(value: number, period: number, granularity: Granularity): LastResult {
   return {
     period,
-    suggestedWindow: suggestedWindow(period, length),
+    suggestedWindow: suggestedWindow(period, granularity),
     expectedValue: value,
     upperMargin: 0,
     lowerMargin: 0,

@@ -2,6 +2,7 @@
 // not, and the cap on how many points one request may flag.
 
 import { TUNING } from './tuning.js';
+import type { Granularity } from './types.js';
 
 /** Margin multiplier at sensitivity 100: the narrowest band, 2.5 robust standard deviations. */
 const NARROWEST_Z = TUNING.NARROWEST_Z.value;
@@ -102,9 +103,26 @@ export function judgePoints(
 }
 
 /**
- * Window a client should send to last-point detection: four periods and one point, or, without
- * a period, the whole series but never fewer than 29 points.
+ * Points a client should send to last-point detection without a period: a cycle of the
+ * granularity's usual season and one point (the vendor's rule, BEHAVIOUR.md section 7).
  */
-export function suggestedWindow(period: number, seriesLength: number): number {
-  return period > 0 ? period * 4 + 1 : Math.max(29, seriesLength);
+export const DEFAULT_WINDOW_WITHOUT_PERIOD: Readonly<Record<Granularity, number>> = {
+  yearly: 13,
+  monthly: 13,
+  weekly: 13,
+  daily: 29,
+  hourly: 169,
+  minutely: 1441,
+  secondly: 1441,
+  microsecond: 1001,
+  none: 1441,
+};
+
+/**
+ * Window a client should send to last-point detection: four periods and one point, or, without
+ * a period, the granularity's default. It does not depend on how many points the request held,
+ * so a client that follows it grows its window to the same size whatever it started with.
+ */
+export function suggestedWindow(period: number, granularity: Granularity): number {
+  return period > 0 ? period * 4 + 1 : DEFAULT_WINDOW_WITHOUT_PERIOD[granularity];
 }

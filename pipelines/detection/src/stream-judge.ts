@@ -767,7 +767,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     // point's own model too.
     nearDecision =
       Math.abs(deviation) > NEAR_BAND_SHARE * margin || (scored && scores.now > NEAR_SUSTAINED_Z) || excess !== 0 || run !== 0;
-    return lastResult(fitted.period, length, expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
+    return lastResult(fitted.period, 'none', expected, upperMargin, lowerMargin, deviation, outside, drift, level, stuck);
   }
 
   function push(value: number): LastResult {
@@ -776,11 +776,11 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const length = end - start + 1;
     let result: LastResult;
     if (length < minPoints) {
-      result = notJudged(value, opts.period ?? cachedPeriod, length);
+      result = notJudged(value, opts.period ?? cachedPeriod, 'none');
     } else if (opts.period !== undefined) {
       const ctx = seriesContext({ timestampsMs: null, values: [], granularity: 'none', customInterval: 1, imputeMode: 'auto' });
       if (rangePeriodProblem(ctx, 0, length, opts.period) !== null) {
-        result = notJudged(value, opts.period, length);
+        result = notJudged(value, opts.period, 'none');
       } else {
         if (model === null || index - model.refitAt >= refitEvery) refit(index, opts.period);
         result = judge(index, value);

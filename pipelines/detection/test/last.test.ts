@@ -133,9 +133,9 @@ describe('detectLastPoint', () => {
     expect(three.isAnomaly).toBe(true);
   });
 
-  it('suggests max(29, n) without a period', () => {
-    expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(29);
-    expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(50);
+  it("suggests the granularity's default without a period, whatever the request held", () => {
+    expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(1441);
+    expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(1441);
   });
 
   it('validates the whole series and the given period', () => {

@@ -97,10 +97,15 @@ describe('detectPeriod', () => {
 });
 
 describe('suggestedWindow', () => {
-  it('is four periods and one point, or the series length but at least 29', () => {
-    expect(suggestedWindow(12, 48)).toBe(49);
-    expect(suggestedWindow(0, 12)).toBe(29);
-    expect(suggestedWindow(0, 500)).toBe(500);
+  it("is four periods and one point, or the granularity's default without a period (the vendor's rule)", () => {
+    expect(suggestedWindow(12, 'none')).toBe(49);
+    expect(suggestedWindow(12, 'daily')).toBe(49);
+    expect(suggestedWindow(0, 'none')).toBe(1441);
+    expect(suggestedWindow(0, 'minutely')).toBe(1441);
+    expect(suggestedWindow(0, 'hourly')).toBe(169);
+    expect(suggestedWindow(0, 'daily')).toBe(29);
+    expect(suggestedWindow(0, 'monthly')).toBe(13);
+    expect(suggestedWindow(0, 'microsecond')).toBe(1001);
   });
 });
 
