@@ -133,28 +133,6 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
     expect(await first.listMachines(org.id)).toEqual([]);
   });
 
-  it('keeps organizations apart: keys, usage, machines and counters', async () => {
-    const store = await open();
-    await store.createOrganization('org_a', 'A');
-    await store.createOrganization('org_b', 'B');
-    const { key } = await store.createApiKey('org_a', newKey('svc_test_onlyfororga00000'));
-    await store.recordUsage('org_a', 'entire/detect', 5);
-    await store.upsertBaseline('org_a', baselineFor('m1'));
-    await store.recordDetection('org_a', 'm1', { points: 3, withBaseline: true, regimeCounts: regimes({ HEALTHY: 3 }) });
-
-    expect(await store.listApiKeys('org_a')).toEqual([key]);
-    expect(await store.listApiKeys('org_b')).toEqual([]);
-    expect((await store.usageFor('org_b')).byEndpoint).toEqual([]);
-    expect(await store.listMachines('org_b')).toEqual([]);
-    expect(await store.machineStatus('org_b', 'm1')).toBeNull();
-    expect(await store.getBaseline('org_b', 'm1')).toBeNull();
-    expect(await store.deleteMachine('org_b', 'm1')).toEqual({ deleted: false, baselineDeleted: false });
-    // org_b seeing the same machine id makes a machine of its own; org_a's counters do not move.
-    await store.recordDetection('org_b', 'm1', { points: 100, withBaseline: false, regimeCounts: regimes({ UNKNOWN: 100 }) });
-    expect(await store.machineStatus('org_a', 'm1')).toMatchObject({ detectionsSince: 1, pointsSince: 3 });
-    expect(await store.machineStatus('org_b', 'm1')).toMatchObject({ detectionsSince: 1, pointsSince: 100, baseline: null });
-  });
-
   it('stores hostile machine ids, labels, organizations and endpoints verbatim and harmlessly', async () => {
     const store = await open();
     let everyByte = '';
