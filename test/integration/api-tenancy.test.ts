@@ -3,20 +3,13 @@
 // notifier on Redis pub/sub. A revocation, a rotation's end and a disabled organization are refused
 // on the other replica within a second; the free tier's count is shared through ClickHouse. Each
 // test has its own database, Redis key prefix and channel prefix.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createClient as createClickHouseClient, ClickHouseLogLevel } from '@clickhouse/client';
-import { createClient } from 'redis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { openClickHouseStore } from '@adp/store';
-import { createRedisNotifier, type Notifier } from '@adp/streaming';
 import { buildApp } from '../../apps/api/src/app.js';
-import { loadConfig } from '../../apps/api/src/config.js';
 import { ADMIN_TOKEN, call, eventually } from '../../apps/api/test/tenancy-helpers.js';
 import { dailySeries } from '../../apps/api/test/fixtures/vendor/harness.js';
-import { gateTitle, isolatedName, serverGate } from './servers.js';
+import { scaleOut, type ScaleOut } from './scale-out.js';
+import { gateTitle, serverGate } from './servers.js';
 
 const clickhouseGate = await serverGate('clickhouse');
 const redisGate = await serverGate('redis');
@@ -26,44 +19,26 @@ const ENTIRE = '/anomalydetector/v1.1/timeseries/entire/detect';
 describe.skipIf(!gate.run)(gateTitle('API tenancy on ClickHouse and Redis', gate), () => {
   const clickhouseUrl = clickhouseGate.address.value;
   const redisUrl = redisGate.address.value;
-  let database: string;
-  let prefix: string;
-  let dataDir: string;
+  let shared: ScaleOut;
   let nowMs: number;
   const apps: FastifyInstance[] = [];
-  const notifiers: Notifier[] = [];
 
   beforeEach(async () => {
-    database = isolatedName('tenancy_it');
-    prefix = `${isolatedName('it_tenancy')}:`;
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-tenancy-it-'));
+    shared = await scaleOut(clickhouseUrl, redisUrl);
     nowMs = Date.parse('2026-03-15T12:00:00.000Z');
   });
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
-    await Promise.all(notifiers.splice(0).map((notifier) => notifier.close()));
-    const redis = createClient({ url: redisUrl });
-    await redis.connect();
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(keys);
-    await redis.close();
-    const clickhouse = createClickHouseClient({ url: clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
-    await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-    await clickhouse.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await shared.cleanup();
   });
 
   /** A replica: its own store and notifier on the shared database, Redis and channels. */
   async function replica(): Promise<FastifyInstance> {
-    const store = await openClickHouseStore({ url: clickhouseUrl, database, now: () => new Date(nowMs), minInsertIntervalMs: 0 });
-    const notifier = await createRedisNotifier(redisUrl, { channelPrefix: prefix });
-    notifiers.push(notifier);
-    const config = loadConfig({
-      DATA_DIR: dataDir,
+    const store = await shared.openStore(() => new Date(nowMs));
+    const notifier = await shared.notifier();
+    const config = shared.config({
       LOG_LEVEL: 'silent',
       ADMIN_TOKEN,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: prefix,
       AUTH_CACHE_TTL_MS: '300000',
       FREE_TIER_POINTS_PER_MONTH: '50',
     });

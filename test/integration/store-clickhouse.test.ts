@@ -1,5 +1,5 @@
 // The ClickHouse Store against the real server (18.16 here, a current release in docker-compose):
-// the same contract the embedded store passes (packages/store/test/contract.ts), then what only a
+// the same port contracts the embedded store passes (packages/store/test/contract/), then what only a
 // shared, scale-out store has to prove: a second replica on the same database sees the first one's
 // keys, revocations, usage and baselines; hostile strings stay values; real numbers and weights read
 // back exactly; an unreachable server is a retriable StoreError. Every test gets its own database,
@@ -12,12 +12,11 @@ import {
   DEFAULT_ORGANIZATION_ID,
   StoreError,
   openClickHouseStore,
+  openStores,
   type ClickHouseStoreOptions,
-  type RegimeCounts,
   type Store,
 } from '@adp/store';
-import { describeAuditContract } from '../../packages/store/test/audit-contract.js';
-import { baselineFor, describeStoreContract, newKey, sha256 } from '../../packages/store/test/contract.js';
+import { baselineFor, describeStoreContracts, newKey, regimes, sha256 } from '../../packages/store/test/contract/index.js';
 import { sqlString } from '../../packages/store/src/clickhouse/sql.js';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
 
@@ -34,15 +33,6 @@ const STORE_TABLES = [
   'store_organizations',
   'store_usage_daily',
 ];
-
-const regimes = (counts: Partial<RegimeCounts>): RegimeCounts => ({
-  HEALTHY: 0,
-  ACTIVE: 0,
-  TRANSITION: 0,
-  SHOCK: 0,
-  UNKNOWN: 0,
-  ...counts,
-});
 
 let admin: ClickHouseClient | undefined;
 function adminClient(): ClickHouseClient {
@@ -69,23 +59,13 @@ afterAll(async () => {
 let contractDatabase = '';
 
 describe.skipIf(!gate.run)(gateTitle('ClickHouse store', gate), () => {
-  describeStoreContract('ClickHouse', {
+  // Through openStores with ClickHouse configured: the embedded folder is never touched.
+  describeStoreContracts('ClickHouse', {
     async setUp() {
       contractDatabase = isolatedName('store_it');
     },
-    open: (options = {}) => openClickHouseStore({ url, database: contractDatabase, ...options }),
-    async tearDown() {
-      await dropDatabase(contractDatabase);
-    },
-  });
-});
-
-describe.skipIf(!gate.run)(gateTitle('ClickHouse audit log', gate), () => {
-  describeAuditContract('ClickHouse', {
-    async setUp() {
-      contractDatabase = isolatedName('audit_it');
-    },
-    open: (options = {}) => openClickHouseStore({ url, database: contractDatabase, ...options }),
+    open: (options = {}) =>
+      openStores({ dataDir: '/nonexistent/adp-store-unused', clickhouse: { url, database: contractDatabase }, ...options }),
     async tearDown() {
       await dropDatabase(contractDatabase);
     },
@@ -151,28 +131,6 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
     expect(await first.getBaseline(org.id, 'pump-7')).toBeNull();
     expect(await first.machineStatus(org.id, 'pump-7')).toBeNull();
     expect(await first.listMachines(org.id)).toEqual([]);
-  });
-
-  it('keeps organizations apart: keys, usage, machines and counters', async () => {
-    const store = await open();
-    await store.createOrganization('org_a', 'A');
-    await store.createOrganization('org_b', 'B');
-    const { key } = await store.createApiKey('org_a', newKey('svc_test_onlyfororga00000'));
-    await store.recordUsage('org_a', 'entire/detect', 5);
-    await store.upsertBaseline('org_a', baselineFor('m1'));
-    await store.recordDetection('org_a', 'm1', { points: 3, withBaseline: true, regimeCounts: regimes({ HEALTHY: 3 }) });
-
-    expect(await store.listApiKeys('org_a')).toEqual([key]);
-    expect(await store.listApiKeys('org_b')).toEqual([]);
-    expect((await store.usageFor('org_b')).byEndpoint).toEqual([]);
-    expect(await store.listMachines('org_b')).toEqual([]);
-    expect(await store.machineStatus('org_b', 'm1')).toBeNull();
-    expect(await store.getBaseline('org_b', 'm1')).toBeNull();
-    expect(await store.deleteMachine('org_b', 'm1')).toEqual({ deleted: false, baselineDeleted: false });
-    // org_b seeing the same machine id makes a machine of its own; org_a's counters do not move.
-    await store.recordDetection('org_b', 'm1', { points: 100, withBaseline: false, regimeCounts: regimes({ UNKNOWN: 100 }) });
-    expect(await store.machineStatus('org_a', 'm1')).toMatchObject({ detectionsSince: 1, pointsSince: 3 });
-    expect(await store.machineStatus('org_b', 'm1')).toMatchObject({ detectionsSince: 1, pointsSince: 100, baseline: null });
   });
 
   it('stores hostile machine ids, labels, organizations and endpoints verbatim and harmlessly', async () => {

@@ -3,7 +3,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
-import { isStoreError, openEmbeddedStore, type Store } from '@adp/store';
+import { isStoreError, openStores, type Store } from '@adp/store';
 import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
@@ -115,7 +115,7 @@ const OpenApiDocument = Type.Object(
 );
 
 export async function buildApp(config: ApiConfig, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const store = options.store ?? (await openEmbeddedStore({ dataDir: config.dataDir }));
+  const store = options.store ?? (await openStores({ dataDir: config.dataDir }));
   let bootstrap: BootstrapResult;
   let app: FastifyInstance;
   try {

@@ -7,7 +7,7 @@
 // so that POST /v1/telemetry -> worker -> GET /v1/machines/{id}/results works from `npm start`
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { openClickHouseStore, type Store } from '@adp/store';
+import { openStores } from '@adp/store';
 import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/streaming';
 import { startWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/worker';
 import { buildApp } from './app.js';
@@ -123,13 +123,14 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
   });
   let app: FastifyInstance;
   try {
-    const store: Store | undefined = config.clickhouseUrl
-      ? await openClickHouseStore({ url: config.clickhouseUrl, database: config.clickhouseDatabase })
-      : undefined;
+    const store = await openStores({
+      dataDir: config.dataDir,
+      ...(config.clickhouseUrl ? { clickhouse: { url: config.clickhouseUrl, database: config.clickhouseDatabase } } : {}),
+    });
     // buildApp owns the store from here (it closes it, also when building fails).
     app = await buildApp(config, {
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
-      ...(store ? { store } : {}),
+      store,
       model: model.factory,
       bus: streaming.bus,
       results: streaming.results,

@@ -8,7 +8,7 @@
 //
 // OpenTelemetry: run with `--import ./apps/worker/src/instrumentation.ts` (see that file).
 import { createModelRuntime } from '@adp/model';
-import { openClickHouseStore, openEmbeddedStore, type Store } from '@adp/store';
+import { openStores, type Store } from '@adp/store';
 import { openStreaming, serviceStreamingConfig } from '@adp/streaming';
 import { pino } from 'pino';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from './config.js';
@@ -43,9 +43,10 @@ async function main(): Promise<void> {
   });
   let store: Store;
   try {
-    store = config.clickhouseUrl
-      ? await openClickHouseStore({ url: config.clickhouseUrl, database: config.clickhouseDatabase })
-      : await openEmbeddedStore({ dataDir: config.dataDir });
+    store = await openStores({
+      dataDir: config.dataDir,
+      ...(config.clickhouseUrl ? { clickhouse: { url: config.clickhouseUrl, database: config.clickhouseDatabase } } : {}),
+    });
   } catch (error) {
     await streaming.close();
     throw error;

@@ -1,6 +1,7 @@
-// @adp/store: the platform's persistent state (organizations, API keys, usage, baselines, machines)
-// behind one narrow, async interface. The embedded DuckDB implementation is the default; the
-// ClickHouse one is the scale-out configuration's, shared by every API replica and worker.
+// @adp/store: the platform's persistent state behind narrow, async ports cut by capability
+// (tenancy, usage, baselines, machines, audit, metering). `openStores` picks the backend: the
+// embedded DuckDB one by default, the ClickHouse one in the scale-out configuration, shared by every
+// API replica and worker.
 export type {
   ApiKeyKind,
   ApiKeyRecord,
@@ -24,7 +25,11 @@ export type {
   Organization,
   OrganizationUsage,
   Store,
+  UsageStore,
+  BaselineStore,
+  MachineStore,
 } from './types.js';
+export { openStores, type StoresConfig } from './open-stores.js';
 export { PLANS, REGIME_NAMES } from './types.js';
 export {
   AUDIT_ACTOR_KINDS,

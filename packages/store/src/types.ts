@@ -69,10 +69,31 @@ export interface UsageQuery {
 }
 
 /**
- * Organizations and their keys beyond what first-start bootstrap needs: the operator's and the
- * organizations' own key management.
+ * The tenancy port: organizations and their API keys (first-start bootstrap, the operator's and the
+ * organizations' own key management, authentication's lookups).
  */
 export interface TenancyStore {
+  /**
+   * Creates an organization (already bootstrapped: its keys come from `createApiKey`), or returns
+   * the existing one of that id unchanged. Idempotent. Plan default `paid`.
+   */
+  createOrganization(id: string, name: string, options?: NewOrganization): Promise<Organization>;
+  /** Returns the default organization, creating it when absent. Idempotent. */
+  ensureDefaultOrganization(): Promise<Organization>;
+  /**
+   * Atomically records the first-start keys of `orgId` and marks it bootstrapped. Returns the new
+   * records, or `null` (and records nothing) when the organization was already bootstrapped.
+   */
+  completeBootstrap(orgId: string, keys: readonly NewApiKey[]): Promise<readonly ApiKeyRecord[] | null>;
+  /** Records a key for `orgId` unless a key with the same hash exists (then returns that one). */
+  createApiKey(orgId: string, key: NewApiKey): Promise<CreateApiKeyResult>;
+  /** The key with this SHA-256 hex hash, revoked or not; `null` when unknown. */
+  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(orgId: string): Promise<readonly ApiKeyRecord[]>;
+  /** Marks the key revoked. Returns false when no such key exists or it was already revoked. */
+  revokeApiKey(keyId: string): Promise<boolean>;
+  /** Sets `last_used_at`. Callers throttle this; it is a write. */
+  touchApiKey(keyId: string, at: Date): Promise<void>;
   /** The organization, disabled or not; null when unknown. */
   getOrganization(orgId: string): Promise<Organization | null>;
   /** The organization whose external id this is; null when none. */
@@ -216,28 +237,8 @@ export interface DeleteMachineResult {
   readonly baselineDeleted: boolean;
 }
 
-export interface Store extends TenancyStore {
-  /**
-   * Creates an organization (already bootstrapped: its keys come from `createApiKey`), or returns
-   * the existing one of that id unchanged. Idempotent. Plan default `paid`.
-   */
-  createOrganization(id: string, name: string, options?: NewOrganization): Promise<Organization>;
-  /** Returns the default organization, creating it when absent. Idempotent. */
-  ensureDefaultOrganization(): Promise<Organization>;
-  /**
-   * Atomically records the first-start keys of `orgId` and marks it bootstrapped. Returns the new
-   * records, or `null` (and records nothing) when the organization was already bootstrapped.
-   */
-  completeBootstrap(orgId: string, keys: readonly NewApiKey[]): Promise<readonly ApiKeyRecord[] | null>;
-  /** Records a key for `orgId` unless a key with the same hash exists (then returns that one). */
-  createApiKey(orgId: string, key: NewApiKey): Promise<CreateApiKeyResult>;
-  /** The key with this SHA-256 hex hash, revoked or not; `null` when unknown. */
-  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
-  listApiKeys(orgId: string): Promise<readonly ApiKeyRecord[]>;
-  /** Marks the key revoked. Returns false when no such key exists or it was already revoked. */
-  revokeApiKey(keyId: string): Promise<boolean>;
-  /** Sets `last_used_at`. Callers throttle this; it is a write. */
-  touchApiKey(keyId: string, at: Date): Promise<void>;
+/** The usage port: data points and calls per organization, endpoint, key kind and UTC day. */
+export interface UsageStore {
   /**
    * Adds one call carrying `points` points (a non-negative integer) to the organization's usage for
    * `endpoint`, made with a key of `keyKind` (default `live`). Resolves once the increment is durable.
@@ -245,6 +246,10 @@ export interface Store extends TenancyStore {
   recordUsage(orgId: string, endpoint: string, points: number, keyKind?: ApiKeyKind): Promise<void>;
   /** The organization's usage, all of it or what `query` selects. */
   usageFor(orgId: string, query?: UsageQuery): Promise<OrganizationUsage>;
+}
+
+/** The baselines port: a machine's baseline (statistics and fine-tuned weights). */
+export interface BaselineStore {
   /**
    * Creates or replaces the baseline of `baseline.machineId` in `orgId`, creating the machine when
    * absent, and restarts its detection counters. Returns the stored record (with its weights).
@@ -252,6 +257,10 @@ export interface Store extends TenancyStore {
   upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord>;
   /** The machine's baseline with its weights, or null. Machines are visible to their organization only. */
   getBaseline(orgId: string, machineId: string): Promise<BaselineRecord | null>;
+}
+
+/** The machines port: an organization's machines and their detection counters. */
+export interface MachineStore {
   /** The organization's machines, sorted by machine id. */
   listMachines(orgId: string): Promise<readonly MachineSummary[]>;
   /** Removes the machine, its baseline, weights and counters. */
@@ -260,6 +269,17 @@ export interface Store extends TenancyStore {
   recordDetection(orgId: string, machineId: string, detection: MachineDetection): Promise<void>;
   /** Counters, baseline and recent detections of a machine, or null when the organization has no such machine. */
   machineStatus(orgId: string, machineId: string): Promise<MachineStatusRecord | null>;
+}
+
+/**
+ * Every port on one database, as `openStores` returns them: each port by name, and their methods
+ * on the object itself for callers that take several.
+ */
+export interface Store extends TenancyStore, UsageStore, BaselineStore, MachineStore {
+  readonly tenancy: TenancyStore;
+  readonly usage: UsageStore;
+  readonly baselines: BaselineStore;
+  readonly machines: MachineStore;
   /** The audit log, in the same database; closed with the store. */
   readonly audit: AuditStore;
   /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */

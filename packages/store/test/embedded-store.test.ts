@@ -2,29 +2,19 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, type Store } from '@adp/store';
+import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, openStores, type Store } from '@adp/store';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MIGRATIONS } from '../src/embedded/migrations.js';
-import { describeAuditContract } from './audit-contract.js';
-import { describeStoreContract, newKey, sha256 } from './contract.js';
+import { describeStoreContracts, newKey, sha256 } from './contract/index.js';
 
 let dataDir = '';
 
-describeStoreContract('embedded DuckDB', {
+// Through openStores with no ClickHouse configured: the embedded backend is what it picks.
+describeStoreContracts('embedded DuckDB', {
   async setUp() {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
   },
-  open: (options = {}) => openEmbeddedStore({ dataDir, ...options }),
-  async tearDown() {
-    await rm(dataDir, { recursive: true, force: true });
-  },
-});
-
-describeAuditContract('embedded DuckDB', {
-  async setUp() {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
-  },
-  open: (options = {}) => openEmbeddedStore({ dataDir, ...options }),
+  open: (options = {}) => openStores({ dataDir, ...options }),
   async tearDown() {
     await rm(dataDir, { recursive: true, force: true });
   },

@@ -19,6 +19,7 @@ import {
 } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { audit } from '../tenancy/audit.js';
+import { usageMeter } from '../tenancy/metering.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
@@ -244,6 +245,7 @@ function roundedEmbeddings(embeddings: readonly Float32Array[]): number[][] {
 export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const store = options.store;
+  const usage = usageMeter(store);
   const holder = new ModelHolder(options.model);
   const notifier = options.notifier;
   const replicaId = randomUUID();
@@ -279,7 +281,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
   async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
     try {
-      await store.recordUsage(orgOf(request), endpoint, points, request.auth.keyKind);
+      await usage.count(orgOf(request), request.auth.keyKind, endpoint, points);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }

@@ -44,6 +44,7 @@ import {
 import { AppError, ERRORS } from '../errors.js';
 import { NativeError } from '../native/schemas.js';
 import { parseMachineId } from '../native/request.js';
+import { usageMeter } from '../tenancy/metering.js';
 import { encodeCursor, parseResultsQuery, parseTelemetryRequest } from './request.js';
 import {
   ResultsParams,
@@ -143,6 +144,7 @@ function rowBody(row: ResultRow): ResultRowBody {
 export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, bus, results } = options;
+  const usage = usageMeter(store);
   const codecs = loadStreamingCodecs();
   // Bodies and queries are checked by ./request.ts (coded errors, fixed order).
   app.setValidatorCompiler(() => () => true);
@@ -221,7 +223,7 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
           // second publishes (the worker's replay rule absorbs it) rather than meter twice.
           if (!pendingUsage.take(batchId)) await publish();
           try {
-            await store.recordUsage(orgId, TELEMETRY_ENDPOINT, pointCount, request.auth.keyKind);
+            await usage.count(orgId, request.auth.keyKind, TELEMETRY_ENDPOINT, pointCount);
           } catch (cause) {
             pendingUsage.add(batchId);
             request.log.error(

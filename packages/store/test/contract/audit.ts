@@ -1,8 +1,8 @@
-// The behaviour every AuditStore adapter must have. Each adapter's test file calls
-// describeAuditContract with a backend whose stores get a fresh, isolated database per test.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AUDIT_PAGE_MAX, StoreError, type AuditEvent, type Store } from '@adp/store';
-import type { StoreBackend } from './contract.js';
+// The audit port's contract (events by organization, newest first, paged with an opaque cursor),
+// for every backend.
+import { describe, expect, it } from 'vitest';
+import { AUDIT_PAGE_MAX, StoreError, type AuditEvent } from '@adp/store';
+import { useBackend, type StoreBackend } from './backend.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
 
@@ -21,20 +21,7 @@ function event(overrides: Partial<AuditEvent> = {}): AuditEvent {
 
 export function describeAuditContract(name: string, backend: StoreBackend): void {
   describe(`${name}: AuditStore contract`, () => {
-    const opened: Store[] = [];
-    const open = async (): Promise<Store> => {
-      const store = await backend.open();
-      opened.push(store);
-      return store;
-    };
-
-    beforeEach(async () => {
-      await backend.setUp();
-    });
-    afterEach(async () => {
-      await Promise.all(opened.splice(0).map((store) => store.close()));
-      await backend.tearDown();
-    });
+    const open = useBackend(backend);
 
     it('records events and reads them back exactly, newest first', async () => {
       const { audit } = await open();
