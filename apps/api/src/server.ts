@@ -80,6 +80,19 @@ async function main(): Promise<void> {
     throw err;
   }
   printBootstrap(app.bootstrap);
+  if (app.bootstrapAccount !== null) {
+    const { email, password, file } = app.bootstrapAccount;
+    const lines = [
+      '',
+      `  Dashboard: http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}/dashboard/`,
+      `  First start: created the dashboard account ${email} with the password`,
+      `    ${password}`,
+      `  Saved in ${file} (mode 0600). Shown only this once; create more accounts with`,
+      '  POST /admin/v1/organizations/{org_id}/users (docs/identity-and-audit.md).',
+      '',
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
 }
 
 /** Prints the keys created on this start, once; later starts name the file they are saved in while it exists. */

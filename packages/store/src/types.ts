@@ -2,6 +2,7 @@
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
 import type { MeteringStore } from './metering.js';
+import type { AccountStore } from './accounts.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
 export type ApiKeyKind = 'live' | 'test';
@@ -264,6 +265,8 @@ export interface Store extends TenancyStore {
   readonly audit: AuditStore;
   /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */
   readonly metering?: MeteringStore;
+  /** Dashboard accounts and sessions. Both stores have it; optional for stand-ins in tests (then sign-in answers 503). */
+  readonly accounts?: AccountStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, type Store } from '@adp/store';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MIGRATIONS } from '../src/embedded/migrations.js';
+import { describeAccountsContract } from './accounts-contract.js';
 import { describeAuditContract } from './audit-contract.js';
 import { describeStoreContract, newKey, sha256 } from './contract.js';
 
@@ -21,6 +22,16 @@ describeStoreContract('embedded DuckDB', {
 });
 
 describeAuditContract('embedded DuckDB', {
+  async setUp() {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
+  },
+  open: (options = {}) => openEmbeddedStore({ dataDir, ...options }),
+  async tearDown() {
+    await rm(dataDir, { recursive: true, force: true });
+  },
+});
+
+describeAccountsContract('embedded DuckDB', {
   async setUp() {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-store-'));
   },

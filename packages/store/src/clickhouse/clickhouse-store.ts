@@ -56,6 +56,7 @@ import type {
 import { organizationUsage } from '../types.js';
 import type { AuditStore } from '../audit.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
+import { ClickHouseAccountStore } from './clickhouse-accounts.js';
 import type { MeteringStore } from '../metering.js';
 import { ClickHouseMeteringStore } from './clickhouse-metering.js';
 import { InsertBatcher } from './insert-batcher.js';
@@ -288,6 +289,7 @@ class ClickHouseStore implements Store {
   private readonly keyUseInserts: InsertBatcher;
   readonly audit: AuditStore;
   readonly metering: MeteringStore;
+  readonly accounts: ClickHouseAccountStore;
   private readonly meteringCallInserts: InsertBatcher;
   private readonly t: Readonly<Record<
     'organizations' | 'claims' | 'keys' | 'usage' | 'usageByKind' | 'machines' | 'baselines' | 'detections',
@@ -323,6 +325,10 @@ class ClickHouseStore implements Store {
         insert: (operation, table, values) => this.insert(operation, table, values),
       },
       `${database}.store_audit_events`,
+    );
+    this.accounts = new ClickHouseAccountStore(
+      { op: (o, task) => this.op(o, task), rows: (o, query) => this.rows(o, query), insert: (o, table, values) => this.insert(o, table, values), nextVersion: () => this.clock.next() },
+      { users: `${database}.store_user_accounts`, sessions: `${database}.store_dashboard_sessions` },
     );
     this.meteringCallInserts = batcher('countCall', `${database}.store_metering_hourly_calls`);
     this.metering = new ClickHouseMeteringStore(
