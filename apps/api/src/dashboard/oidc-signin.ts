@@ -53,7 +53,8 @@ export class OidcSignIn {
   }
 
   private redirectUri(request: FastifyRequest): string {
-    return this.client.redirectUrl ?? `${ownOrigin(request)}${OIDC_CALLBACK_PATH}`;
+    // Normalised as a URL (default port dropped): the token request repeats it from the callback's URL.
+    return new URL(this.client.redirectUrl ?? `${ownOrigin(request)}${OIDC_CALLBACK_PATH}`).href;
   }
 
   /** Sends the browser to the provider's authorize endpoint. */
@@ -138,8 +139,10 @@ function readFlow(cookie: string | undefined): FlowState | null {
 /** The library's reason, for the user: its error codes and messages name the check that failed. */
 function describe(error: unknown): string {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}`.slice(0, 300);
+    // A provider's error response carries its OAuth error code (invalid_grant, ...) apart from the message.
+    const { code, error: oauthError } = error as { code?: unknown; error?: unknown };
+    const prefix = typeof oauthError === 'string' ? `${oauthError}: ` : typeof code === 'string' ? `${code}: ` : '';
+    return `${prefix}${error.message}`.slice(0, 300);
   }
   return 'unknown error';
 }
