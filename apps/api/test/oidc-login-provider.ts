@@ -3,7 +3,7 @@
 // a code, a token endpoint that checks the code, the redirect URI, the client and the PKCE verifier
 // and issues an RS256 id_token, and the JWKS. What it was asked is kept for the test to inspect.
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, type JWTPayload } from 'jose';
 import { signingKey, type SigningKey } from './oidc-helpers.js';
@@ -48,7 +48,7 @@ export async function startLoginProvider(clientId = 'adp-dashboard'): Promise<Lo
     tokenRequests: [],
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-  const json = (response: import('node:http').ServerResponse, status: number, value: unknown): void => {
+  const json = (response: ServerResponse, status: number, value: unknown): void => {
     response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     response.end(JSON.stringify(value));
   };
