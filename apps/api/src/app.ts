@@ -29,6 +29,7 @@ import { loadPackagedModel, type NativeModelFactory } from './machines/model.js'
 import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
 import { tenancyRoutes } from './tenancy/routes.js';
+import { dailyUsageRoutes } from './tenancy/usage-daily-routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { KeyManager } from './tenancy/key-management.js';
 import { keyRoutes } from './tenancy/key-routes.js';
@@ -301,6 +302,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       async () => app.swagger(),
     );
     await app.register(tenancyRoutes, { store });
+    await app.register(dailyUsageRoutes, { store, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });
     let marketplaceClient = options.marketplaceClient;

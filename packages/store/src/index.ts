@@ -58,6 +58,7 @@ export {
   type SessionMethod,
   type UserAccount,
 } from './accounts.js';
+export { type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from './usage-daily.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

@@ -57,6 +57,7 @@ import { organizationUsage } from '../types.js';
 import type { AuditStore } from '../audit.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
 import { ClickHouseAccountStore } from './clickhouse-accounts.js';
+import { ClickHouseDailyUsageStore } from './clickhouse-usage-daily.js';
 import type { MeteringStore } from '../metering.js';
 import { ClickHouseMeteringStore } from './clickhouse-metering.js';
 import { InsertBatcher } from './insert-batcher.js';
@@ -290,6 +291,7 @@ class ClickHouseStore implements Store {
   readonly audit: AuditStore;
   readonly metering: MeteringStore;
   readonly accounts: ClickHouseAccountStore;
+  readonly dailyUsage: ClickHouseDailyUsageStore;
   private readonly meteringCallInserts: InsertBatcher;
   private readonly t: Readonly<Record<
     'organizations' | 'claims' | 'keys' | 'usage' | 'usageByKind' | 'machines' | 'baselines' | 'detections',
@@ -330,6 +332,7 @@ class ClickHouseStore implements Store {
       { op: (o, task) => this.op(o, task), rows: (o, query) => this.rows(o, query), insert: (o, table, values) => this.insert(o, table, values), nextVersion: () => this.clock.next() },
       { users: `${database}.store_user_accounts`, sessions: `${database}.store_dashboard_sessions` },
     );
+    this.dailyUsage = new ClickHouseDailyUsageStore({ op: (o, task) => this.op(o, task), rows: (o, query) => this.rows(o, query) }, this.t);
     this.meteringCallInserts = batcher('countCall', `${database}.store_metering_hourly_calls`);
     this.metering = new ClickHouseMeteringStore(
       {

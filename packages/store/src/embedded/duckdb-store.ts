@@ -24,6 +24,7 @@ import { SerialQueue } from '../serial-queue.js';
 import type { AuditStore } from '../audit.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
 import { DuckDBAccountStore } from './duckdb-accounts.js';
+import { DuckDBDailyUsageStore } from './duckdb-usage-daily.js';
 import type { MeteringStore } from '../metering.js';
 import { DuckDBMeteringStore } from './duckdb-metering.js';
 import { MIGRATIONS } from './migrations.js';
@@ -170,6 +171,7 @@ class DuckDBStore implements Store {
   readonly audit: AuditStore = new DuckDBAuditStore({
     run: (operation, task) => this.op(operation, () => task(this.connection)),
   });
+  readonly dailyUsage = new DuckDBDailyUsageStore({ run: (operation, task) => this.op(operation, () => task(this.connection)) });
   readonly accounts = new DuckDBAccountStore({ run: (operation, task) => this.op(operation, () => task(this.connection)) });
   readonly metering: MeteringStore = new DuckDBMeteringStore({
     run: (operation, task) => this.op(operation, () => task(this.connection)),
