@@ -41,7 +41,7 @@ export async function renderUsage(main: HTMLElement): Promise<void> {
             el(
               'tbody',
               {},
-              ...[...daily.days].reverse().map((record) =>
+              ...[...daily.days].sort((a, b) => (a.day === b.day ? a.endpoint.localeCompare(b.endpoint) : b.day.localeCompare(a.day))).map((record) =>
                 el(
                   'tr',
                   { 'data-day': record.day, 'data-endpoint': record.endpoint },
