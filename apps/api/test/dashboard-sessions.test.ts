@@ -122,6 +122,21 @@ describe('dashboard sessions', () => {
     expect(session.json()).toMatchObject({ signed_in: true, csrf_token: csrf });
   });
 
+  it('authenticates the vendor paths the detect page calls, with the same CSRF rule', async () => {
+    const { cookie, csrf } = await signIn('admin@localhost', app.bootstrapAccount?.password ?? '');
+    const series = Array.from({ length: 24 }, (_, i) => ({ timestamp: new Date(Date.UTC(2025, 0, 1, i)).toISOString(), value: 10 + (i % 3) }));
+    const detect = (headers: Record<string, string>) =>
+      app.inject({
+        method: 'POST',
+        url: '/anomalydetector/v1.1/timeseries/entire/detect',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify({ series, granularity: 'hourly' }),
+      });
+    expect((await detect({})).statusCode).toBe(403);
+    const answered = await detect({ 'x-csrf-token': csrf });
+    expect(answered.statusCode, answered.body).toBe(200);
+  });
+
   it('never accepts the cookie on the admin API', async () => {
     const { cookie } = await signIn('admin@localhost', app.bootstrapAccount?.password ?? '');
     const response = await app.inject({ method: 'GET', url: '/admin/v1/organizations', headers: { cookie } });
