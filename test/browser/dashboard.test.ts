@@ -1,7 +1,8 @@
 // The dashboard in real Chromium against the platform `npm start` opens (embedded store, bus and
-// worker) on a loopback port: sign in, create a baseline from a CSV, detect on a CSV and compare
-// what the chart and table flag with the API's own answer, download the results, list the
-// machines, read usage, sign out. Saves the main pages to docs/screenshots/ for the README.
+// worker) on a loopback port: sign in with the first-start account, create baselines from a
+// univariate and a multivariate CSV, detect on a CSV and compare what the chart and table flag with
+// the API's own answer, download the results, list the machines, read usage, sign out. With
+// SCREENSHOTS=1 it saves the main pages to docs/screenshots/ for the README.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,18 +15,22 @@ import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
 import { randomTestKey } from '../e2e/server.js';
 import { chromiumPresent, launchChromium } from './chromium.js';
-import { cycleCsv } from './series.js';
+import { cycleCsv, multivariateCsv } from './series.js';
 
 const inCi = process.env['CI'] === 'true';
 if (!chromiumPresent && !inCi) console.warn('Skipping the browser tests: /usr/bin/chromium not found (bash infra/chromium.sh installs it)');
 
 const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+/** Rewrite docs/screenshots/*.png only when asked: they are committed, and a run should not dirty the tree. */
+const TAKE_SCREENSHOTS = process.env['SCREENSHOTS'] === '1';
 const MACHINE = 'pump-18';
 /** Waits on the page: generous, for a loaded CI machine (each wait ends as soon as its condition holds). */
 const WAIT = { timeout: 60_000, interval: 100 };
 const healthy = cycleCsv(1000, { seed: 4 });
 const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
 const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
+const press = multivariateCsv(200, { seed: 5 });
+const PRESS = 'press-2';
 
 describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   let platform: Platform | undefined;
@@ -33,6 +38,8 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   let page: Page;
   let baseUrl: string;
   let key: string;
+  let email: string;
+  let password: string;
   let dataDir: string;
   let workDir: string;
 
@@ -48,6 +55,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   }
 
   async function screenshot(name: string): Promise<void> {
+    if (!TAKE_SCREENSHOTS) return;
     await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
   }
 
@@ -69,6 +77,11 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
     await platform.app.listen({ host: config.host, port: config.port });
     baseUrl = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`;
+    const account = platform.app.bootstrapAccount;
+    if (account === null) throw new Error('the first start created no dashboard account');
+    ({ email, password } = account);
+    await writeFile(join(workDir, 'press.csv'), press.csv);
+    await writeFile(join(workDir, 'press-broken.csv'), 'timestamp,temp,rpm\n2025-06-01T10:00:00Z,20.5,1500\n2025-06-01T10:01:00Z,20.7,\n');
     await writeFile(join(workDir, 'healthy.csv'), healthy.csv);
     await writeFile(join(workDir, 'suspect.csv'), suspect.csv);
     await writeFile(join(workDir, 'shifted.csv'), shifted.csv);
@@ -86,17 +99,29 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('refuses a wrong key, then signs in with the right one', async () => {
-    await page.goto(`${baseUrl}/dashboard/`);
-    await page.getByLabel('API key').fill(`svc_test_${'x'.repeat(32)}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('The key was not accepted');
-    expect(await page.evaluate('sessionStorage.length')).toBe(0);
-
-    await page.getByLabel('API key').fill(key);
+  async function signInWithPassword(): Promise<void> {
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByTestId('who').waitFor();
-    expect(await page.getByTestId('who').textContent()).toBe(`Signed in with svc_test_…${key.slice(-4)}`);
+  }
+
+  it('refuses a wrong password, then signs in with the first-start account', async () => {
+    await page.goto(`${baseUrl}/dashboard/`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('Not signed in: The email or the password is wrong.');
+    expect(await page.context().cookies()).toEqual([]);
+
+    await signInWithPassword();
+    expect(await page.getByTestId('who').textContent()).toBe(`Signed in as ${email}`);
+    const [cookie] = await page.context().cookies();
+    expect(cookie).toMatchObject({ name: 'adp_session', httpOnly: true, sameSite: 'Lax' });
+    // The session survives a reload: the page asks the server, the script never sees the cookie.
+    await page.reload();
+    await page.getByTestId('who').waitFor();
+    expect(await page.evaluate('document.cookie')).toBe('');
   });
 
   it('creates a baseline from a univariate CSV and shows its statistics', async () => {
@@ -117,6 +142,24 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(stored.stats.num_windows).toBeGreaterThan(0);
     expect(text).toContain(`windows${stored.stats.num_windows}`);
     await screenshot('baseline');
+  });
+
+  it('creates a baseline from a multivariate CSV: one per channel', async () => {
+    await page.goto(`${baseUrl}/dashboard/#/baseline`);
+    await page.getByLabel('Machine id').fill(PRESS);
+    await page.getByLabel('Label').fill('');
+    await page.getByLabel('CSV of healthy data').setInputFiles(join(workDir, 'press-broken.csv'));
+    await page.getByRole('button', { name: 'Create baseline' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe(
+      'press-broken.csv: Line 3, column 3 (rpm): the value is empty (every row needs every channel)',
+    );
+    await page.getByLabel('CSV of healthy data').setInputFiles(join(workDir, 'press.csv'));
+    await page.getByRole('button', { name: 'Create baseline' }).click();
+    const stats = page.getByTestId('baseline-stats');
+    await expect.poll(async () => stats.textContent(), { ...WAIT, timeout: 180_000 }).toContain(`Baseline of ${PRESS}`);
+    const stored = await api<{ channels?: { channel: string }[] }>('GET', `/v1/baseline?machine_id=${PRESS}`);
+    expect(stored.channels?.map((channel) => channel.channel)).toEqual(['temp', 'rpm']);
+    expect(await stats.textContent()).toContain('channelstemp, rpm');
   });
 
   it('explains a bad file by line and column', async () => {
@@ -229,26 +272,39 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
 
   it('shows usage per endpoint', async () => {
     await page.goto(`${baseUrl}/dashboard/#/usage`);
-    const baselineRow = page.locator('tr[data-endpoint="v1/baseline"]');
+    const baselineRow = page.locator('[data-testid="usage"] tr[data-endpoint="v1/baseline"]');
     await baselineRow.waitFor();
-    expect(await baselineRow.locator('td').allTextContents()).toEqual(['v1/baseline', '1', '1,000']);
+    // Two baselines: the univariate one's 1,000 points and the multivariate one's, as the API counts them.
+    const usage = await api<{ endpoint: string; call_count: number; total_points: number }[]>('GET', '/v1/usage');
+    const baselines = usage.find((record) => record.endpoint === 'v1/baseline');
+    expect(baselines?.call_count).toBe(2);
+    const points = (baselines?.total_points ?? 0).toLocaleString('en-US');
+    expect(await baselineRow.locator('td').allTextContents()).toEqual(['v1/baseline', '2', points]);
+    // The day the server counted them on (its `to` is its today), not this process's clock.
+    const today = (await api<{ to: string }>('GET', '/v1/usage/daily')).to;
+    const dayRow = page.locator(`[data-testid="usage-daily"] tr[data-day="${today}"][data-endpoint="v1/baseline"]`);
+    expect(await dayRow.locator('td').allTextContents()).toEqual([today, 'v1/baseline', '2', points]);
     await screenshot('usage');
   });
 
-  it('returns to the sign-in page when the service refuses the kept key', async () => {
-    await page.evaluate(`sessionStorage.setItem('adp.dashboard.apiKey', 'svc_test_${'y'.repeat(32)}')`);
+  it('returns to the sign-in page when the session ends elsewhere', async () => {
+    const [cookie] = await page.context().cookies();
+    // Signed out from another tab: the server forgets the session; this tab learns at its next call.
+    await fetch(`${baseUrl}/dashboard/api/logout`, { method: 'POST', headers: { cookie: `adp_session=${cookie?.value ?? ''}` } });
+    await page.getByRole('link', { name: 'Machines' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('The session has ended (401). Sign in again.');
+    await signInWithPassword();
     await page.goto(`${baseUrl}/dashboard/#/machines`);
-    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('The service refused the key (401). Sign in again.');
-    expect(await page.evaluate('sessionStorage.length')).toBe(0);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator(`tr[data-machine-id="${MACHINE}"]`).waitFor();
   });
 
-  it('signs out: the key is gone and the pages ask for one again', async () => {
+  it('signs out: the session ends on the server and the pages ask to sign in again', async () => {
+    const [cookie] = await page.context().cookies();
     await page.getByTestId('sign-out').click();
     await page.getByTestId('signin').waitFor();
-    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(await page.context().cookies()).toEqual([]);
+    const replayed = await fetch(`${baseUrl}/v1/usage`, { headers: { cookie: `adp_session=${cookie?.value ?? ''}` } });
+    expect(replayed.status).toBe(401);
     await page.goto(`${baseUrl}/dashboard/#/machines`);
     await page.getByTestId('signin').waitFor();
     expect(await page.locator('tr[data-machine-id]').count()).toBe(0);

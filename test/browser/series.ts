@@ -31,3 +31,15 @@ export function cycleCsv(
   }));
   return { points, csv: `timestamp,value\n${points.map((p) => `${p.timestamp.replace('.000Z', 'Z')},${p.value}`).join('\n')}\n` };
 }
+
+/** `count` minutely rows of two channels (`temp`, `rpm`) on cycles of their own, as a multivariate CSV. */
+export function multivariateCsv(count: number, options: { seed?: number } = {}): { readonly csv: string } {
+  const next = random(options.seed ?? 5);
+  const start = Date.UTC(2025, 5, 1, 10, 0);
+  const rows = Array.from({ length: count }, (_, i) => {
+    const temp = Math.round((60 + 3 * Math.sin((2 * Math.PI * i) / 45) + (next() - 0.5) * 0.4) * 100) / 100;
+    const rpm = Math.round(1500 + 40 * Math.cos((2 * Math.PI * i) / 30) + (next() - 0.5) * 6);
+    return `${new Date(start + i * 60_000).toISOString().replace('.000Z', 'Z')},${temp},${rpm}`;
+  });
+  return { csv: `timestamp,temp,rpm\n${rows.join('\n')}\n` };
+}

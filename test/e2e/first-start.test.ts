@@ -118,6 +118,9 @@ describe('the first start, as npm start runs it', () => {
     expect(server.stdout()).not.toContain('svc_');
     expect(server.stdout()).not.toContain('First start: created');
     expect(await readdir(dataDir)).not.toContain(KEYS_FILE);
+    // The dashboard's first account is made either way: its password is printed once and saved.
+    await printed(server, 'Dashboard account created for the default organization: admin@localhost, password');
+    expect(await readdir(dataDir)).toContain('bootstrap-account.json');
     const usage = await fetch(`http://127.0.0.1:${port}/v1/usage`, { headers: { 'x-service-key': key } });
     expect(usage.status).toBe(200);
     expect(await stop(server)).toBe(0);

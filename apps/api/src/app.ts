@@ -13,13 +13,14 @@ import { meteringAdminRoutes } from './marketplace/admin-routes.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
+import { installDashboardAuth } from './dashboard/install.js';
 import { healthRoutes } from './health/routes.js';
 import { withKeyRedaction } from './logging.js';
 import { MemoryApiKeyCache, RedisApiKeyCache, type ApiKeyCache } from './tenancy/api-key-cache.js';
 import { auditRoutes } from './tenancy/audit.js';
 import { installAuthentication } from './tenancy/authentication.js';
 import { IdentityTokenVerifier } from './tenancy/identity-provider.js';
-import { MemoryRateLimiter, RedisRateLimiter, type FailedAuthThrottle, type RateLimiter } from './tenancy/rate-limit.js';
+import { FailedAuthThrottle, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
@@ -28,6 +29,7 @@ import { loadPackagedModel, type NativeModelFactory } from './machines/model.js'
 import { nativeRoutes } from './native/plugin.js';
 import { meterDetections } from './tenancy/metering.js';
 import { tenancyRoutes } from './tenancy/routes.js';
+import { dailyUsageRoutes } from './tenancy/usage-daily-routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { KeyManager } from './tenancy/key-management.js';
 import { keyRoutes } from './tenancy/key-routes.js';
@@ -259,6 +261,9 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         ? new RedisRateLimiter(redis, config.redisKeyPrefix, config.rateLimitPerMinute)
         : new MemoryRateLimiter(config.rateLimitPerMinute);
     }
+    const failureThrottle =
+      options.authFailureThrottle ?? (config.authFailuresPerMinute > 0 ? new FailedAuthThrottle(config.authFailuresPerMinute, undefined, options.nowMs) : undefined);
+    const dashboardAuth = await installDashboardAuth(app, config, store, failureThrottle ?? null, options.nowMs);
     const identityTokens = config.oidc ? { verifier: new IdentityTokenVerifier(config.oidc), orgClaim: config.oidc.orgClaim } : undefined;
     const authenticator = installAuthentication(app, {
       store,
@@ -266,7 +271,8 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       cache: authCache,
       negativeCacheTtlMs: config.authNegativeCacheTtlMs,
       failuresPerMinute: config.authFailuresPerMinute,
-      ...(options.authFailureThrottle ? { failureThrottle: options.authFailureThrottle } : {}),
+      ...(failureThrottle ? { failureThrottle } : {}),
+      ...(dashboardAuth ? { sessions: dashboardAuth.sessions } : {}),
       rateLimiter,
       rateLimitPerMinute: config.rateLimitPerMinute,
       ...(options.notifier ? { notifier: options.notifier } : {}),
@@ -296,6 +302,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       async () => app.swagger(),
     );
     await app.register(tenancyRoutes, { store });
+    await app.register(dailyUsageRoutes, { store, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });
     let marketplaceClient = options.marketplaceClient;
@@ -316,8 +323,10 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
             ),
           ]
         : [];
+    if (dashboardAuth) adminExtensions.push(dashboardAuth.adminRoutes);
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
     await app.register(dashboardRoutes);
+    if (dashboardAuth) await app.register(dashboardAuth.routes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {
       await app.register(marketplaceRoutes, { config: config.marketplace, client: marketplaceClient, store, keys });

@@ -210,6 +210,53 @@ export interface ApiConfig {
    * docs/marketplace.md.
    */
   readonly marketplace: MarketplaceConfig | undefined;
+  /** Dashboard sign-in: sessions, the first account, OIDC sign-in. See docs/identity-and-audit.md. */
+  readonly dashboard: DashboardAuthConfig;
+}
+
+export interface DashboardAuthConfig {
+  /**
+   * `SESSION_TTL_MS`: how long a dashboard session lasts from sign-in, in milliseconds; then the
+   * user signs in again. Default 28800000 (8 hours). Range 60000 (1 minute) .. 2592000000 (30 days).
+   */
+  readonly sessionTtlMs: number;
+  /**
+   * `SESSION_COOKIE_SECURE`: `auto` (default), `true` or `false`. The session cookie carries the
+   * Secure attribute unless this is `false`, or `auto` and the request came over plain http to a
+   * loopback host (127.0.0.1, localhost, [::1]): the quick start's http://127.0.0.1:8080, where a
+   * browser would not send a Secure cookie back. Behind a TLS-terminating proxy keep `auto` or
+   * `true` (the request reaches us as http from a non-loopback Host, so `auto` marks it Secure).
+   */
+  readonly sessionCookieSecure: 'auto' | 'true' | 'false';
+  /**
+   * `BOOTSTRAP_ACCOUNT_EMAIL`: the email of the dashboard account created at the first start for
+   * the default organization (its random password is printed once and saved in
+   * `<DATA_DIR>/bootstrap-account.json`, mode 0600). Default `admin@localhost`. Nothing is created
+   * once the default organization has an account.
+   */
+  readonly bootstrapAccountEmail: string;
+  /**
+   * Dashboard sign-in through the identity provider (authorization code with PKCE), or undefined
+   * (default) unless OIDC_ISSUER, OIDC_AUDIENCE and OIDC_CLIENT_ID are set.
+   */
+  readonly oidcSignIn: OidcSignInConfig | undefined;
+}
+
+export interface OidcSignInConfig {
+  /** `OIDC_CLIENT_ID`: this dashboard's client id at the provider. */
+  readonly clientId: string;
+  /**
+   * `OIDC_CLIENT_SECRET`: the client's secret for a confidential client (sent as client_secret_basic).
+   * Unset (default): a public client, PKCE only. Secret: never logged.
+   */
+  readonly clientSecret: string | undefined;
+  /**
+   * `OIDC_REDIRECT_URL`: the callback URL registered at the provider. Default: this server's own
+   * `<scheme>://<host>/dashboard/api/oidc/callback`, from the request's Host header.
+   */
+  readonly redirectUrl: string | undefined;
+  /** `OIDC_SCOPES`: scopes asked for, space separated. Default `openid email profile`. */
+  readonly scopes: string;
 }
 
 export interface MarketplaceConfig {
@@ -295,6 +342,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   }
   const oidc = readOidc(read);
   const marketplace = readMarketplace(read);
+  const dashboard = readDashboardAuth(read, oidc);
 
   return Object.freeze({
     ...servers,
@@ -323,7 +371,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     freeTierPointsPerMonth: read.integer('FREE_TIER_POINTS_PER_MONTH', 10_000, 0, 1_000_000_000),
     oidc,
     marketplace,
+    dashboard,
   });
+}
+
+function readDashboardAuth(read: EnvReader, oidc: OidcConfig | undefined): DashboardAuthConfig {
+  const sessionTtlMs = read.integer('SESSION_TTL_MS', 8 * 3_600_000, 60_000, 30 * 86_400_000);
+  const sessionCookieSecure = read.pattern('SESSION_COOKIE_SECURE', 'auto', /^(auto|true|false)$/, 'auto, true or false') as 'auto' | 'true' | 'false';
+  const bootstrapAccountEmail = read.pattern('BOOTSTRAP_ACCOUNT_EMAIL', 'admin@localhost', /^[^\sA-Z@]{1,64}@[^\sA-Z@]{1,189}$/, 'a lower-case email address');
+  const clientId = read.text('OIDC_CLIENT_ID');
+  const clientSecret = read.text('OIDC_CLIENT_SECRET');
+  const redirectUrl = read.url('OIDC_REDIRECT_URL', ['https:', 'http:']);
+  const scopes = read.pattern('OIDC_SCOPES', 'openid email profile', /^openid( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'space-separated scopes starting with openid');
+  if (clientId !== undefined && oidc === undefined) throw new ConfigError('OIDC_ISSUER', 'must be set when OIDC_CLIENT_ID is (dashboard sign-in needs the provider)');
+  const oidcSignIn = clientId === undefined ? undefined : Object.freeze({ clientId, clientSecret, redirectUrl, scopes });
+  return Object.freeze({ sessionTtlMs, sessionCookieSecure, bootstrapAccountEmail, oidcSignIn });
 }
 
 function readMarketplace(read: EnvReader): MarketplaceConfig | undefined {

@@ -106,6 +106,16 @@ export const ERRORS = {
   MarketplaceUnavailable: { code: 'MarketplaceUnavailable', statusCode: 503, retriable: true },
   /** Metering export: the hour has not ended yet (only finished UTC hours are exported). */
   MeteringHourNotFinished: { code: 'MeteringHourNotFinished', statusCode: 409, retriable: true },
+  /** Admin API: an account with this email exists (in any organization). */
+  AccountExists: { code: 'AccountExists', statusCode: 409, retriable: false },
+  /** Dashboard sign-in: unknown email or wrong password (which one is not said). */
+  InvalidCredentials: { code: 'InvalidCredentials', statusCode: 401, retriable: false },
+  /** A dashboard session cookie that is unknown, signed out, expired, or of a disabled organization. */
+  InvalidSession: { code: 'InvalidSession', statusCode: 401, retriable: false },
+  /** A state-changing call with the session cookie but without the session's X-CSRF-Token, or from another origin. */
+  CsrfRejected: { code: 'CsrfRejected', statusCode: 403, retriable: false },
+  /** Dashboard OIDC sign-in: not configured, or the provider's answer was refused (state, code, token, organization claim). */
+  OidcSignInFailed: { code: 'OidcSignInFailed', statusCode: 400, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

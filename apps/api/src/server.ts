@@ -80,6 +80,24 @@ async function main(): Promise<void> {
     throw err;
   }
   printBootstrap(app.bootstrap);
+  if (app.bootstrapAccount !== null) {
+    const { email, password, file } = app.bootstrapAccount;
+    const lines = [
+      '',
+      `  Dashboard: http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listeningPort(app.server.address(), config.port)}/dashboard/ (sign in as below)`,
+      `  Dashboard account created for the default organization: ${email}, password`,
+      `    ${password}`,
+      `  Saved in ${file} (mode 0600). Shown only this once; create more accounts with`,
+      '  POST /admin/v1/organizations/{org_id}/users (docs/identity-and-audit.md).',
+      '',
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+}
+
+/** The port the server listens on (PORT=0 picks one). */
+function listeningPort(address: string | { port: number } | null, configured: number): number {
+  return typeof address === 'object' && address !== null ? address.port : configured;
 }
 
 /** Prints the keys created on this start, once; later starts name the file they are saved in while it exists. */

@@ -49,7 +49,32 @@ describe('loadConfig', () => {
       adminToken: undefined,
       freeTierPointsPerMonth: 10_000,
       oidc: undefined,
+      dashboard: { sessionTtlMs: 28_800_000, sessionCookieSecure: 'auto', bootstrapAccountEmail: 'admin@localhost', oidcSignIn: undefined },
     });
+  });
+
+  it('reads the dashboard sign-in variables and refuses bad ones', () => {
+    const oidc = { OIDC_ISSUER: 'http://127.0.0.1:9999', OIDC_AUDIENCE: 'adp' };
+    const config = loadConfig({ ...oidc, OIDC_CLIENT_ID: 'dashboard', SESSION_TTL_MS: '60000', SESSION_COOKIE_SECURE: 'true' });
+    expect(config.dashboard).toEqual({
+      sessionTtlMs: 60_000,
+      sessionCookieSecure: 'true',
+      bootstrapAccountEmail: 'admin@localhost',
+      oidcSignIn: { clientId: 'dashboard', clientSecret: undefined, redirectUrl: undefined, scopes: 'openid email profile' },
+    });
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        return err instanceof ConfigError ? err.variable : 'other error';
+      }
+      return 'accepted';
+    };
+    expect(refused({ SESSION_TTL_MS: '59999' })).toBe('SESSION_TTL_MS');
+    expect(refused({ SESSION_COOKIE_SECURE: 'yes' })).toBe('SESSION_COOKIE_SECURE');
+    expect(refused({ BOOTSTRAP_ACCOUNT_EMAIL: 'Admin' })).toBe('BOOTSTRAP_ACCOUNT_EMAIL');
+    expect(refused({ OIDC_CLIENT_ID: 'dashboard' })).toBe('OIDC_ISSUER');
+    expect(refused({ ...oidc, OIDC_CLIENT_ID: 'dashboard', OIDC_SCOPES: 'email' })).toBe('OIDC_SCOPES');
   });
 
   it('reads the streaming variables; the worker leaves the process with Kafka', () => {

@@ -15,6 +15,14 @@ export type MachinesResponse = Static<typeof MachinesSchema>;
 export type MachineSummary = MachinesResponse['machines'][number];
 export type MachineStatusResponse = Static<typeof MachineStatusSchema>;
 
+/** GET /v1/usage/daily: the organization's calls and points per UTC day and endpoint, newest last. */
+export interface DailyUsageResponse {
+  readonly org_id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly days: readonly { readonly day: string; readonly endpoint: string; readonly total_points: number; readonly call_count: number }[];
+}
+
 /** One record of GET /v1/usage. */
 export interface UsageRecord {
   readonly endpoint: string;

@@ -1,4 +1,4 @@
-// Calls the JSON API with the signed-in key. Errors come back as ApiError with the API's own code
+// Calls the JSON API with the signed-in session (the cookie goes by itself; auth.ts adds the CSRF header). Errors come back as ApiError with the API's own code
 // (native `{"error":{code,message}}` or the vendor's `{code,message}`), never a bare string.
 import { authHeaders } from './auth.js';
 
@@ -21,7 +21,7 @@ export function setUnauthorizedHandler(handler: (error: ApiError) => void): void
 }
 
 export interface RequestOptions {
-  /** Leave a 401 to the caller (the sign-in page checking a new key) instead of signing out. */
+  /** Leave a 401 to the caller (the sign-in page) instead of returning to the sign-in page. */
   readonly handleUnauthorized?: boolean;
 }
 
@@ -30,7 +30,7 @@ export async function apiRequest<T>(method: 'GET' | 'POST' | 'DELETE', path: str
   try {
     response = await fetch(path, {
       method,
-      headers: { ...authHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...authHeaders(method), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {

@@ -1,27 +1,36 @@
-// The one place that knows how the dashboard authenticates: every API call takes its headers from
-// authHeaders(). Today an API key the user pastes, kept for the browser tab (sessionStorage) and
-// sent as X-Service-Key; a cookie session would change only this module.
-const STORAGE_KEY = 'adp.dashboard.apiKey';
+// The one place that knows how the dashboard authenticates: a session cookie the browser keeps
+// (HttpOnly: this script never sees it) and, for state-changing calls, the session's CSRF token in
+// X-CSRF-Token. The token lives in this module's memory only and is read again from
+// GET /dashboard/api/session after a reload.
 
-export function currentKey(): string | null {
-  return sessionStorage.getItem(STORAGE_KEY);
+/** GET /dashboard/api/session and POST /dashboard/api/login. */
+export interface SessionView {
+  readonly signed_in: boolean;
+  /** Whether "Sign in with your identity provider" is offered. */
+  readonly oidc: boolean;
+  readonly org_id?: string;
+  readonly name?: string;
+  readonly method?: 'password' | 'oidc';
+  readonly expires_at?: string;
+  readonly csrf_token?: string;
 }
 
-export function signIn(key: string): void {
-  sessionStorage.setItem(STORAGE_KEY, key);
+let session: SessionView = { signed_in: false, oidc: false };
+
+export function currentSession(): SessionView {
+  return session;
 }
 
-export function signOut(): void {
-  sessionStorage.removeItem(STORAGE_KEY);
+export function setSession(view: SessionView): void {
+  session = view;
 }
 
-export function authHeaders(): Record<string, string> {
-  const key = currentKey();
-  return key === null ? {} : { 'X-Service-Key': key };
+/** Forgets the session here; the server forgets it on POST /dashboard/api/logout. */
+export function forgetSession(): void {
+  session = { signed_in: false, oidc: session.oidc };
 }
 
-/** The key as the header shows it: its kind prefix and last four characters, never the whole secret. */
-export function maskedKey(key: string): string {
-  const prefix = /^[a-z]+_[a-z]+_/.exec(key)?.[0] ?? '';
-  return `${prefix}…${key.slice(-4)}`;
+export function authHeaders(method: string): Record<string, string> {
+  const token = session.csrf_token;
+  return method === 'GET' || token === undefined ? {} : { 'X-CSRF-Token': token };
 }

@@ -40,7 +40,7 @@ export const DETECT_LIMITS: CsvLimits = { minPoints: 12, maxPoints: 8_640 };
 export const BASELINE_LIMITS: CsvLimits = { minPoints: 100, maxPoints: 8_640 };
 
 /** The API refuses values beyond this magnitude. */
-const MAX_ABS_VALUE = 1e100;
+export const MAX_ABS_VALUE = 1e100;
 
 // ISO 8601 date, optional time (T or a space), optional fraction and zone; no zone means UTC.
 const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -83,7 +83,7 @@ export function parseSeriesCsv(text: string, limits: CsvLimits = DETECT_LIMITS):
         return fail(
           lineNumber,
           null,
-          `${fields.length} columns; expected "timestamp,value" or one value per line (a multivariate file has more columns, which this page does not take yet)`,
+          `${fields.length} columns; expected "timestamp,value" or one value per line`,
         );
       }
       columns = fields.length;
@@ -201,7 +201,7 @@ function gcd(a: number, b: number): number {
 }
 
 /** Splits on commas, trimming each field and one pair of surrounding double quotes. */
-function splitFields(line: string): string[] {
+export function splitFields(line: string): string[] {
   return line.split(',').map((field) => {
     const trimmed = field.trim();
     return trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1).trim() : trimmed;
@@ -209,7 +209,7 @@ function splitFields(line: string): string[] {
 }
 
 /** A finite decimal number (no hex, no "Infinity", no empty string), else null. */
-function readNumber(text: string): number | null {
+export function readNumber(text: string): number | null {
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null;
   const value = Number(text);
   return Number.isFinite(value) ? value : null;

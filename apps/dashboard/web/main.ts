@@ -1,7 +1,7 @@
 // The dashboard's entry point: sign-in first, then a page per hash route (#/detect, #/baseline,
 // #/machines, #/machines/<id>, #/usage). Plain DOM, no framework.
-import { setUnauthorizedHandler } from './api.js';
-import { currentKey, maskedKey, signOut } from './auth.js';
+import { apiRequest, setUnauthorizedHandler } from './api.js';
+import { currentSession, forgetSession, setSession, type SessionView } from './auth.js';
 import { el } from './dom.js';
 import { renderBaseline } from './pages/baseline.js';
 import { renderDetect } from './pages/detect.js';
@@ -19,22 +19,28 @@ const PAGES = [
 const root = document.getElementById('root') ?? document.body;
 
 setUnauthorizedHandler(() => {
-  signOut();
-  renderSignIn(root, show, 'The service refused the key (401). Sign in again.');
+  forgetSession();
+  renderSignIn(root, show, 'The session has ended (401). Sign in again.');
 });
 
 function show(): void {
-  const key = currentKey();
-  if (key === null) {
+  const session = currentSession();
+  if (!session.signed_in) {
     renderSignIn(root, show);
     return;
   }
   const [route = 'detect', ...rest] = location.hash.replace(/^#\/?/, '').split('/');
   const signOutButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'sign-out' }, 'Sign out');
   signOutButton.addEventListener('click', () => {
-    signOut();
-    location.hash = '';
-    renderSignIn(root, show);
+    signOutButton.disabled = true;
+    // The server ends the session whatever this tab does next; the page returns to sign-in either way.
+    void apiRequest('POST', '/dashboard/api/logout', undefined, { handleUnauthorized: false })
+      .catch(() => undefined)
+      .then(() => {
+        forgetSession();
+        location.hash = '';
+        renderSignIn(root, show);
+      });
   });
   const main = el('main', { 'data-page': route });
   root.replaceChildren(
@@ -43,7 +49,7 @@ function show(): void {
       {},
       el('h1', {}, 'Anomaly detection'),
       el('nav', {}, ...PAGES.map((page) => el('a', { href: `#/${page.route}`, class: page.route === route ? 'active' : undefined }, page.title))),
-      el('span', { class: 'who', 'data-testid': 'who' }, `Signed in with ${maskedKey(key)}`),
+      el('span', { class: 'who', 'data-testid': 'who' }, `Signed in as ${session.name ?? ''}`),
       signOutButton,
     ),
     main,
@@ -65,4 +71,8 @@ function show(): void {
 }
 
 window.addEventListener('hashchange', show);
-show();
+// A session from before a reload (or from the identity provider's redirect) is the cookie's.
+apiRequest<SessionView>('GET', '/dashboard/api/session', undefined, { handleUnauthorized: false })
+  .then(setSession)
+  .catch(() => undefined)
+  .then(show);

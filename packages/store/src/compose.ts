@@ -1,8 +1,10 @@
 // The one place the ports become a Store: each port by name, and their methods on the store
 // itself, so that the embedded and the ClickHouse backends cannot disagree on the shape.
+import type { AccountStore } from './accounts.js';
 import type { AuditStore } from './audit.js';
 import type { MeteringStore } from './metering.js';
 import type { BaselineStore, MachineStore, Store, TenancyStore, UsageStore } from './types.js';
+import type { DailyUsageStore } from './usage-daily.js';
 
 export interface StorePorts {
   readonly tenancy: TenancyStore;
@@ -11,6 +13,8 @@ export interface StorePorts {
   readonly machines: MachineStore;
   readonly audit: AuditStore;
   readonly metering: MeteringStore;
+  readonly accounts: AccountStore;
+  readonly dailyUsage: DailyUsageStore;
 }
 
 /** What the database under the ports does itself. */

@@ -52,6 +52,18 @@ export {
   type MeteringDimension,
   type MeteringStore,
 } from './metering.js';
+export {
+  MAX_EMAIL_LENGTH,
+  SESSION_METHODS,
+  isValidEmail,
+  normaliseEmail,
+  type AccountStore,
+  type DashboardSession,
+  type NewUserAccount,
+  type SessionMethod,
+  type UserAccount,
+} from './accounts.js';
+export { type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from './usage-daily.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

@@ -2,6 +2,8 @@
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
 import type { MeteringStore } from './metering.js';
+import type { AccountStore } from './accounts.js';
+import type { DailyUsageStore } from './usage-daily.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
 export type ApiKeyKind = 'live' | 'test';
@@ -284,6 +286,10 @@ export interface Store extends TenancyStore, UsageStore, BaselineStore, MachineS
   readonly audit: AuditStore;
   /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */
   readonly metering?: MeteringStore;
+  /** Usage per UTC day. Both stores have it; optional for stand-ins in tests (then GET /v1/usage/daily answers 503). */
+  readonly dailyUsage?: DailyUsageStore;
+  /** Dashboard accounts and sessions. Both stores have it; optional for stand-ins in tests (then sign-in answers 503). */
+  readonly accounts?: AccountStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -22,7 +22,9 @@ export type AuditAction =
   | 'key.revoked'
   | 'key.rotated'
   | 'organization.created'
-  | 'organization.disabled';
+  | 'organization.disabled'
+  | 'user.created'
+  | 'session.created';
 
 export interface AuditOptions {
   /** The organization the event belongs to. Default: the caller's (`request.auth.orgId`). */
@@ -38,7 +40,9 @@ export interface AuditOptions {
 export function auditActorOf(request: FastifyRequest): AuditActor | null {
   const auth = (request.auth as typeof request.auth | null) ?? null;
   if (auth === null) return null;
-  return auth.via === 'jwt' ? { kind: 'jwt', id: auth.subject } : { kind: 'key', id: auth.keyId };
+  // A dashboard session is a person signed in: recorded as an identity (`jwt`), its id the
+  // provider's subject or the local account's user id, as the audit log's kinds have no other.
+  return auth.via === 'key' ? { kind: 'key', id: auth.keyId } : { kind: 'jwt', id: auth.subject };
 }
 
 /**

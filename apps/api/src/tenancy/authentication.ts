@@ -33,6 +33,10 @@
 // and no store lookup, unless they carry a key the cache already holds as valid (so a shared
 // address, such as a proxy's, does not lock out callers with good keys).
 //
+// Dashboard sessions (../dashboard/sessions.ts): with no key presented, the session cookie
+// authenticates /v1/ and the vendor paths (never /admin/), CSRF-checked for state-changing calls;
+// a refused cookie counts as a failed authentication.
+//
 // After the key, the rate limit (RATE_LIMIT_PER_MINUTE per organization, all its keys together):
 // over it, a 429 with Retry-After. Both 429s use the vendor gateway's shape on vendor paths and the
 // platform's shape elsewhere. A limiter that fails (Redis down) lets the request through and logs why.
@@ -45,6 +49,7 @@ import { signInWithToken, looksLikeJwt, type IdentityTokenVerifier } from './ide
 import { API_KEY_PATTERN, hashApiKey } from './keys.js';
 import { FailedAuthThrottle, type RateLimiter } from './rate-limit.js';
 import { TtlCache } from './ttl-cache.js';
+import { sessionCookie, sessionPath, type DashboardSessions } from '../dashboard/sessions.js';
 
 /** Notifier channel of key revocations; the message is the revoked key's SHA-256 hex hash. */
 export const API_KEY_REVOKED_CHANNEL = 'adp:api-key-revoked';
@@ -59,7 +64,9 @@ const FAILURE_LOG_INTERVAL_MS = 10_000;
  */
 export type AuthContext =
   | { readonly via: 'key'; readonly orgId: string; readonly keyId: string; readonly keyKind: ApiKeyKind; readonly subject: null }
-  | { readonly via: 'jwt'; readonly orgId: string; readonly keyId: null; readonly keyKind: 'live'; readonly subject: string };
+  | { readonly via: 'jwt'; readonly orgId: string; readonly keyId: null; readonly keyKind: 'live'; readonly subject: string }
+  /** A dashboard session: `subject` is the local account's user id or the provider's `sub`. */
+  | { readonly via: 'session'; readonly orgId: string; readonly keyId: null; readonly keyKind: 'live'; readonly subject: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -154,6 +161,8 @@ export interface AuthenticationOptions {
   readonly notifier?: Notifier;
   /** Identity-provider tokens on /v1/ routes; absent: API keys only. */
   readonly identityTokens?: { readonly verifier: IdentityTokenVerifier; readonly orgClaim: string };
+  /** Dashboard sessions (the cookie) on /v1/ and vendor paths; absent: no cookie is looked at. */
+  readonly sessions?: DashboardSessions;
 }
 
 /**
@@ -337,6 +346,26 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
         return sendJson(reply, 401, { error: { code: ERRORS.InvalidIdentityToken.code, message: signIn.reason } });
       }
       request.auth = { via: 'jwt', orgId: signIn.orgId, keyId: null, keyKind: 'live', subject: signIn.subject };
+      return rateLimit(request, reply);
+    }
+    const cookie = key === undefined && options.sessions && sessionPath(request.url) ? sessionCookie(request) : undefined;
+    if (cookie !== undefined && options.sessions) {
+      if (blockedMs > 0) return sendThrottled(request, reply, blockedMs);
+      let verdict;
+      try {
+        verdict = await options.sessions.authenticate(request, cookie);
+      } catch (err) {
+        request.log.error({ err }, 'session lookup failed');
+        reply.header('retry-after', '1');
+        return sendJson(reply, 503, { error: { code: ERRORS.ServiceUnavailable.code, message: 'The service cannot check sessions right now. Retry shortly.' } });
+      }
+      if (!verdict.ok) {
+        if (verdict.status === 401) failures?.recordFailure(address);
+        request.log.info({ code: verdict.code }, 'request with a refused dashboard session');
+        return sendJson(reply, verdict.status, { error: { code: verdict.code, message: verdict.message } });
+      }
+      const { orgId, subject } = verdict.session;
+      request.auth = { via: 'session', orgId, keyId: null, keyKind: 'live', subject };
       return rateLimit(request, reply);
     }
     if (key === undefined) {

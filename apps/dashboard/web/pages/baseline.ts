@@ -1,9 +1,11 @@
-// Create a baseline from a CSV of healthy data (univariate): POST /v1/baseline fine-tunes the
-// machine's predictor, which takes seconds, so the page shows the time running.
+// Create a baseline from a CSV of healthy data, univariate (timestamp,value) or multivariate
+// (timestamp then one column per channel): POST /v1/baseline fine-tunes the machine's predictor
+// (each channel's, for a multivariate machine), which takes seconds, so the page shows the time running.
 import { apiRequest, describeError } from '../api.js';
 import type { BaselineResponse } from '../api-types.js';
 import { BASELINE_LIMITS, describeProblem, inferGranularity, parseSeriesCsv } from '../csv.js';
 import { el, errorBox, formatNumber } from '../dom.js';
+import { looksMultivariate, parseMultivariateCsv } from '../multivariate-csv.js';
 
 const MACHINE_ID = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
 
@@ -34,12 +36,14 @@ export function renderBaseline(main: HTMLElement): void {
     output.replaceChildren();
     const chosen = file.files?.[0];
     if (!chosen) return;
-    const parsed = parseSeriesCsv(await chosen.text(), BASELINE_LIMITS);
+    const text = await chosen.text();
+    const parsed = looksMultivariate(text) ? parseMultivariateCsv(text, BASELINE_LIMITS) : parseSeriesCsv(text, BASELINE_LIMITS);
     if (!parsed.ok) {
       status.replaceChildren(errorBox(`${chosen.name}: ${describeProblem(parsed.problem)}`));
       return;
     }
     const { granularity, customInterval } = inferGranularity(parsed.series.timestampsMs);
+    const channels = 'channels' in parsed.series ? parsed.series.channels : null;
     const request = {
       machine_id: machine.value.trim(),
       series: parsed.series.points,
@@ -52,7 +56,7 @@ export function renderBaseline(main: HTMLElement): void {
     const started = performance.now();
     const elapsed = el('span', {}, '0 s');
     status.replaceChildren(
-      el('p', { class: 'progress', 'data-testid': 'baseline-progress' }, el('progress', {}), `Learning ${request.machine_id}'s normal behaviour from ${parsed.series.points.length.toLocaleString('en-US')} points… `, elapsed, ' (up to 30 s)'),
+      el('p', { class: 'progress', 'data-testid': 'baseline-progress' }, el('progress', {}), `Learning ${request.machine_id}'s normal behaviour from ${parsed.series.points.length.toLocaleString('en-US')} points${channels === null ? '' : ` of ${channels.length} channels`}… `, elapsed, ' (up to 30 s)'),
     );
     const timer = setInterval(() => {
       elapsed.textContent = `${Math.round((performance.now() - started) / 1000)} s`;
@@ -74,7 +78,7 @@ export function renderBaseline(main: HTMLElement): void {
       'section',
       { class: 'card' },
       el('h2', {}, 'Create a baseline from a CSV'),
-      el('p', { class: 'notice' }, '100 to 8,640 rows of healthy data, timestamp,value or one value per line. A machine that has a baseline gets its own fine-tuned model; creating it again replaces it.'),
+      el('p', { class: 'notice' }, '100 to 8,640 rows of healthy data: timestamp,value or one value per line; or, for a multivariate machine, a header timestamp,<channel>,<channel>,… and one column per channel (up to 16). A machine that has a baseline gets its own fine-tuned model; creating it again replaces it.'),
       form,
       status,
     ),
@@ -100,6 +104,7 @@ export function baselineCard(baseline: BaselineResponse): HTMLElement {
       stat('fine-tuning', baseline.finetune_stats.status),
       stat('final loss', formatNumber(baseline.finetune_stats.final_loss, 6)),
       stat('fine-tuning time', `${formatNumber(baseline.finetune_stats.duration_seconds, 2)} s`),
+      ...(baseline.channels ? [stat('channels', baseline.channels.map((channel) => channel.channel).join(', '))] : []),
       stat('granularity', baseline.granularity ?? '—'),
       stat('sensitivity', baseline.sensitivity === null ? 'default' : String(baseline.sensitivity)),
       stat('updated', baseline.updated_at),

@@ -1,12 +1,12 @@
 import { apiRequest, describeError } from '../api.js';
-import type { UsageRecord } from '../api-types.js';
+import type { DailyUsageResponse, UsageRecord } from '../api-types.js';
 import { el, errorBox } from '../dom.js';
 
 export async function renderUsage(main: HTMLElement): Promise<void> {
   const card = el('section', { class: 'card' }, el('h2', {}, 'Usage'), el('p', { class: 'notice' }, 'Loading…'));
   main.replaceChildren(card);
   try {
-    const usage = await apiRequest<UsageRecord[]>('GET', '/v1/usage');
+    const [usage, daily] = await Promise.all([apiRequest<UsageRecord[]>('GET', '/v1/usage'), apiRequest<DailyUsageResponse>('GET', '/v1/usage/daily')]);
     const totalPoints = usage.reduce((sum, record) => sum + record.total_points, 0);
     const totalCalls = usage.reduce((sum, record) => sum + record.call_count, 0);
     card.replaceChildren(
@@ -31,6 +31,28 @@ export async function renderUsage(main: HTMLElement): Promise<void> {
           el('tr', {}, el('th', {}, 'total'), el('th', { class: 'num' }, totalCalls.toLocaleString('en-US')), el('th', { class: 'num' }, totalPoints.toLocaleString('en-US'))),
         ),
       ),
+      el('h3', {}, `Per day, ${daily.from} to ${daily.to} (UTC)`),
+      daily.days.length === 0
+        ? el('p', { class: 'notice', 'data-testid': 'usage-daily' }, 'No calls in these days.')
+        : el(
+            'table',
+            { 'data-testid': 'usage-daily' },
+            el('thead', {}, el('tr', {}, el('th', {}, 'day'), el('th', {}, 'endpoint'), el('th', {}, 'calls'), el('th', {}, 'points'))),
+            el(
+              'tbody',
+              {},
+              ...[...daily.days].sort((a, b) => (a.day === b.day ? a.endpoint.localeCompare(b.endpoint) : b.day.localeCompare(a.day))).map((record) =>
+                el(
+                  'tr',
+                  { 'data-day': record.day, 'data-endpoint': record.endpoint },
+                  el('td', {}, record.day),
+                  el('td', {}, record.endpoint),
+                  el('td', { class: 'num' }, record.call_count.toLocaleString('en-US')),
+                  el('td', { class: 'num' }, record.total_points.toLocaleString('en-US')),
+                ),
+              ),
+            ),
+          ),
     );
   } catch (error) {
     card.replaceChildren(el('h2', {}, 'Usage'), errorBox(describeError(error)));

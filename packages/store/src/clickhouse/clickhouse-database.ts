@@ -155,7 +155,9 @@ export class ClickHouseDatabase extends StoreDatabase {
     | 'detections'
     | 'audit'
     | 'meteringCalls'
-    | 'meteringLedger',
+    | 'meteringLedger'
+    | 'users'
+    | 'sessions',
     string
   >>;
 
@@ -179,6 +181,8 @@ export class ClickHouseDatabase extends StoreDatabase {
       audit: `${database}.store_audit_events`,
       meteringCalls: `${database}.store_metering_hourly_calls`,
       meteringLedger: `${database}.store_metering_ledger`,
+      users: `${database}.store_user_accounts`,
+      sessions: `${database}.store_dashboard_sessions`,
     };
   }
 

@@ -2,6 +2,7 @@
 // client, migrations and group commit they share, and what having no transactions means).
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
+import { ClickHouseAccountStore } from './clickhouse-accounts.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
 import { ClickHouseBaselineStore } from './clickhouse-baselines.js';
 import { closedError } from '../database.js';
@@ -9,6 +10,7 @@ import { openClickHouseDatabase, type ClickHouseStoreOptions } from './clickhous
 import { ClickHouseMachineStore } from './clickhouse-machines.js';
 import { ClickHouseMeteringStore } from './clickhouse-metering.js';
 import { ClickHouseTenancyStore } from './clickhouse-tenancy.js';
+import { ClickHouseDailyUsageStore } from './clickhouse-usage-daily.js';
 import { ClickHouseUsageStore } from './clickhouse-usage.js';
 
 export type { ClickHouseStoreOptions };
@@ -38,6 +40,11 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
         },
         { calls: db.t.meteringCalls, ledger: db.t.meteringLedger },
       ),
+      accounts: new ClickHouseAccountStore(
+        { ...access, nextVersion: () => db.clock.next() },
+        { users: db.t.users, sessions: db.t.sessions },
+      ),
+      dailyUsage: new ClickHouseDailyUsageStore(access, db.t),
     },
     db,
   );

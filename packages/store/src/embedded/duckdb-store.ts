@@ -3,12 +3,14 @@
 import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_KEPT } from '../constants.js';
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
+import { DuckDBAccountStore } from './duckdb-accounts.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
 import { DuckDBBaselineStore } from './duckdb-baselines.js';
 import { EMBEDDED_STORE_FILE_NAME, openEmbeddedDatabase, type EmbeddedStoreOptions } from './duckdb-database.js';
 import { DuckDBMachineStore } from './duckdb-machines.js';
 import { DuckDBMeteringStore } from './duckdb-metering.js';
 import { DuckDBTenancyStore } from './duckdb-tenancy.js';
+import { DuckDBDailyUsageStore } from './duckdb-usage-daily.js';
 import { DuckDBUsageStore } from './duckdb-usage.js';
 
 export { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, EMBEDDED_STORE_FILE_NAME, RECENT_DETECTIONS_KEPT, type EmbeddedStoreOptions };
@@ -25,6 +27,8 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
       machines: new DuckDBMachineStore(db),
       audit: new DuckDBAuditStore(access),
       metering: new DuckDBMeteringStore(access),
+      accounts: new DuckDBAccountStore(access),
+      dailyUsage: new DuckDBDailyUsageStore(access),
     },
     db,
   );

@@ -181,4 +181,27 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 7,
+    statements: [
+      // Dashboard accounts and sessions (../accounts.ts). An email signs in without naming its
+      // organization, so it is unique across organizations. A session is found by its token's hash.
+      `CREATE TABLE user_accounts (
+         user_id VARCHAR PRIMARY KEY,
+         org_id VARCHAR NOT NULL,
+         email VARCHAR NOT NULL UNIQUE,
+         password_hash VARCHAR NOT NULL,
+         created_at TIMESTAMP NOT NULL
+       )`,
+      `CREATE TABLE dashboard_sessions (
+         token_hash VARCHAR PRIMARY KEY,
+         org_id VARCHAR NOT NULL,
+         subject VARCHAR NOT NULL,
+         display_name VARCHAR NOT NULL,
+         method VARCHAR NOT NULL CHECK (method IN ('password', 'oidc')),
+         created_at TIMESTAMP NOT NULL,
+         expires_at TIMESTAMP NOT NULL
+       )`,
+    ],
+  },
 ];

@@ -1,5 +1,6 @@
 // Every port's contract, for one backend: the embedded store's test file and the ClickHouse
 // integration test call this, so both backends pass the same suites.
+import { describeAccountsContract } from './accounts.js';
 import { describeAuditContract } from './audit.js';
 import type { StoreBackend } from './backend.js';
 import { describeBaselineContract } from './baselines.js';
@@ -18,5 +19,6 @@ export function describeStoreContracts(name: string, backend: StoreBackend): voi
   describeMachineContract(name, backend);
   describeAuditContract(name, backend);
   describeMeteringContract(name, backend);
+  describeAccountsContract(name, backend);
   describeLifecycleContract(name, backend);
 }
