@@ -10,6 +10,9 @@ import { limitConnections } from './connections.js';
 import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
 import { marketplaceOffRoutes, marketplaceRoutes } from './marketplace/routes.js';
 import { meteringAdminRoutes } from './marketplace/admin-routes.js';
+import { RedisExportLease, StoreExportLease, type ExportLease } from './marketplace/lease.js';
+import { createMarketplaceMetrics, type MarketplaceMetrics } from './marketplace/metrics.js';
+import { MeteringScheduler } from './marketplace/scheduler.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -91,6 +94,10 @@ export interface BuildAppOptions {
    * pass one with static credentials). Used only with MARKETPLACE_PRODUCT_CODE. The caller owns it.
    */
   readonly marketplaceClient?: MarketplaceMeteringClient;
+  /** The hourly export's lease, instead of Redis (REDIS_URL) or the store's. */
+  readonly meteringLease?: ExportLease;
+  /** The marketplace metric, instead of the global meter's (tests). */
+  readonly marketplaceMetrics?: MarketplaceMetrics;
   /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
   readonly nowMs?: () => number;
 }
@@ -242,7 +249,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
 
     // Redis (REDIS_URL) backs the key cache and the rate limiter unless the caller brought its own.
-    const needsRedis = options.authCache === undefined || (options.rateLimiter === undefined && config.rateLimitPerMinute > 0);
+    const scheduledExport = config.marketplace?.exportSchedule === true && store.metering !== undefined;
+    const needsRedis =
+      options.authCache === undefined ||
+      (options.rateLimiter === undefined && config.rateLimitPerMinute > 0) ||
+      (scheduledExport && options.meteringLease === undefined);
     const redis = config.redisUrl !== undefined && needsRedis ? await openRedis({ url: config.redisUrl, log: app.log }) : null;
     if (redis) {
       app.addHook('onClose', async () => {
@@ -317,6 +328,26 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
           ]
         : [];
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
+    if (config.marketplace && marketplaceClient && store.metering && scheduledExport) {
+      const nowMs = options.nowMs ?? Date.now;
+      let lease = options.meteringLease ?? null;
+      if (lease === null && redis) lease = new RedisExportLease(redis, `${config.redisKeyPrefix}lease:metering-export`);
+      if (lease === null && store.leases) lease = new StoreExportLease(store.leases, 'metering-export', nowMs);
+      if (lease === null) {
+        // Every replica then exports each hour: still billed once (see export.ts), at the cost of duplicate sends.
+        app.log.warn('marketplace metering: no lease (set REDIS_URL); every replica runs the hourly export');
+        lease = { acquire: () => Promise.resolve({ release: () => Promise.resolve() }) };
+      }
+      const scheduler = new MeteringScheduler({
+        export: { store, metering: store.metering, client: marketplaceClient, productCode: config.marketplace.productCode, nowMs, log: app.log },
+        lease,
+        delayMs: config.marketplace.exportDelayMs,
+        metrics: options.marketplaceMetrics ?? createMarketplaceMetrics(),
+        log: app.log,
+      });
+      app.addHook('onReady', async () => scheduler.start());
+      app.addHook('preClose', async () => scheduler.stop());
+    }
     await app.register(dashboardRoutes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {

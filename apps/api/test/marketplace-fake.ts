@@ -67,7 +67,7 @@ export async function startFakeMeteringService(): Promise<FakeMeteringService> {
     unprocessedToCome: 0,
     failWith: null,
     client(timeoutMs = 5_000) {
-      const client = createMeteringClient({ productCode: PRODUCT_CODE, region: 'us-east-1', endpoint: service.url, timeoutMs }, FAKE_CREDENTIALS);
+      const client = createMeteringClient({ region: 'us-east-1', endpoint: service.url, timeoutMs }, FAKE_CREDENTIALS);
       clients.push(client);
       return client;
     },

@@ -48,7 +48,7 @@ describe('marketplace metering export', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-metering-'));
     store = await openEmbeddedStore({ dataDir, now: () => new Date(nowMs) });
     const metering = meteringWithCrashes(store.metering as MeteringStore);
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url });
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url, MARKETPLACE_EXPORT_SCHEDULE: 'false' });
     app = await buildApp(config, {
       store: new Proxy(store, {
         get(target, property, receiver) {

@@ -47,6 +47,7 @@ export {
   type MeteringDimension,
   type MeteringStore,
 } from './metering.js';
+export { type LeaseStore } from './leases.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

@@ -1,6 +1,7 @@
 // The platform store's contract. Everything here is plain data so that another implementation
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
+import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
@@ -264,6 +265,8 @@ export interface Store extends TenancyStore {
   readonly audit: AuditStore;
   /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */
   readonly metering?: MeteringStore;
+  /** Named leases between replicas (the embedded store; ClickHouse has none). */
+  readonly leases?: LeaseStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -24,7 +24,7 @@ export const MAX_TOKEN_LENGTH = 4096;
  * A client for MARKETPLACE_REGION (and MARKETPLACE_ENDPOINT when set). Credentials come the SDK's
  * usual ways unless given. One retry only: a subscriber is waiting on the landing page.
  */
-export function createMeteringClient(config: MarketplaceConfig, credentials?: MarketplaceCredentials): MarketplaceMeteringClient {
+export function createMeteringClient(config: Pick<MarketplaceConfig, 'region' | 'endpoint' | 'timeoutMs'>, credentials?: MarketplaceCredentials): MarketplaceMeteringClient {
   return new MarketplaceMeteringClient({
     region: config.region,
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),

@@ -37,6 +37,11 @@ export interface MeteringExportOptions {
   readonly log: FastifyBaseLogger;
 }
 
+/** Organizations a marketplace subscription created (the only ones metered). */
+export function isMarketplaceOrganization(organization: Organization): boolean {
+  return organization.externalId?.startsWith(EXTERNAL_ID_PREFIX) ?? false;
+}
+
 /** `YYYY-MM-DDTHH` (UTC) to the hour's epoch ms; null when malformed. */
 export function parseHour(text: string): number | null {
   if (!/^\d{4}-\d\d-\d\dT\d\d$/.test(text)) return null;
@@ -58,7 +63,7 @@ export async function exportHour(options: MeteringExportOptions, hourMs: number)
   if (hourMs + HOUR_MS > nowMs()) {
     throw new AppError(ERRORS.MeteringHourNotFinished, `The hour ${formatHour(hourMs)} has not ended yet.`);
   }
-  const organizations = (await store.listOrganizations()).filter((org) => org.externalId?.startsWith(EXTERNAL_ID_PREFIX));
+  const organizations = (await store.listOrganizations()).filter(isMarketplaceOrganization);
   const existing = new Map((await metering.ledger(hourMs, hourMs + HOUR_MS)).map((entry) => [`${entry.orgId}|${entry.dimension}`, entry]));
   const calls = new Map((await metering.callsInHour(hourMs)).map((count) => [`${count.orgId}|${count.dimension}`, count.calls]));
 

@@ -25,6 +25,8 @@ import type { AuditStore } from '../audit.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
 import type { MeteringStore } from '../metering.js';
 import { DuckDBMeteringStore } from './duckdb-metering.js';
+import { DuckDBLeaseStore } from './duckdb-leases.js';
+import type { LeaseStore } from '../leases.js';
 import { MIGRATIONS } from './migrations.js';
 import {
   organizationUsage,
@@ -170,6 +172,9 @@ class DuckDBStore implements Store {
     run: (operation, task) => this.op(operation, () => task(this.connection)),
   });
   readonly metering: MeteringStore = new DuckDBMeteringStore({
+    run: (operation, task) => this.op(operation, () => task(this.connection)),
+  });
+  readonly leases: LeaseStore = new DuckDBLeaseStore({
     run: (operation, task) => this.op(operation, () => task(this.connection)),
   });
 

@@ -181,4 +181,15 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 7,
+    statements: [
+      // Named leases between replicas (../leases.ts), e.g. the hourly metering export's.
+      `CREATE TABLE leases (
+         name VARCHAR PRIMARY KEY,
+         holder VARCHAR NOT NULL,
+         expires_ms BIGINT NOT NULL
+       )`,
+    ],
+  },
 ];
