@@ -31,7 +31,7 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse metering store', gate), () => {
   });
 
   const entry = (overrides: Partial<LedgerEntry> = {}): LedgerEntry => ({
-    orgId: 'org_a', customer: 'cust-a', dimension: 'batch_api_calls', hourMs: H, used: 1200, carriedIn: 0, quantity: 1, carriedOut: 200,
+    orgId: 'org_a', customer: 'cust-a', licenseArn: null, dimension: 'batch_api_calls', hourMs: H, used: 1200, carriedIn: 0, quantity: 1, carriedOut: 200,
     status: 'pending', updatedAt: new Date(H + 2 * HOUR_MS), ...overrides,
   });
 
@@ -60,6 +60,20 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse metering store', gate), () => {
     expect(await metering.previousEntry('org_a', 'batch_api_calls', H + 2 * HOUR_MS)).toEqual(entry({ status: 'accepted' }));
     expect(await metering.previousEntry('org_a', 'batch_api_calls', H + 5 * HOUR_MS)).toEqual(entry({ hourMs: H + 2 * HOUR_MS, carriedIn: 200, status: 'sent' }));
     expect(await metering.previousEntry('org_a', 'batch_api_calls', H)).toBeNull();
+  });
+
+  it('keeps the license an entry was sent under, and one subscriber record per organization', async () => {
+    const licensed = entry({ customer: '123456789012', licenseArn: 'arn:aws:license-manager::294406891311:license:l-abc' });
+    await metering.putLedgerEntry(licensed);
+    expect(await metering.ledger(H, H + HOUR_MS)).toEqual([licensed]);
+    const record = { orgId: 'org_a', customerIdentifier: 'cust-a', awsAccountId: null, licenseArn: null, updatedAt: new Date(H) };
+    await metering.putCustomer(record);
+    const renewed = { ...record, awsAccountId: '123456789012', licenseArn: 'arn:aws:license-manager::294406891311:license:l-new', updatedAt: new Date(H + 1_000) };
+    await metering.putCustomer(renewed);
+    await metering.putCustomer({ ...record, orgId: 'org_b', customerIdentifier: null, awsAccountId: '210987654321' });
+    expect(await metering.customers()).toEqual([renewed, { ...record, orgId: 'org_b', customerIdentifier: null, awsAccountId: '210987654321' }]);
+    await expect(metering.putCustomer({ ...record, customerIdentifier: null })).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+    await expect(metering.putLedgerEntry(entry({ licenseArn: '' }))).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
   });
 
   it('refuses an entry off the hour or with a negative count', async () => {

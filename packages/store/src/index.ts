@@ -44,6 +44,7 @@ export {
   type HourlyCalls,
   type LedgerEntry,
   type LedgerStatus,
+  type MarketplaceCustomerRecord,
   type MeteringDimension,
   type MeteringStore,
 } from './metering.js';

@@ -40,6 +40,14 @@ export async function provisionCustomer(store: Store, keys: KeyManager, customer
   if (organization.disabledAt !== null) {
     throw new AppError(ERRORS.MarketplaceCustomerDisabled, 'This subscription\'s organization is disabled.');
   }
+  // Every visit: a renewed subscription may come with a new license, used from the next hour computed.
+  await store.metering?.putCustomer({
+    orgId: organization.id,
+    customerIdentifier: customer.customerIdentifier,
+    awsAccountId: customer.customerAwsAccountId,
+    licenseArn: customer.licenseArn,
+    updatedAt: new Date(),
+  });
   if ((await store.listApiKeys(organization.id)).length > 0) return { organization, liveKey: null };
   return { organization, liveKey: await keys.create(organization.id, 'live', 'marketplace') };
 }

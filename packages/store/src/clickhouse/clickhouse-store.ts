@@ -333,7 +333,11 @@ class ClickHouseStore implements Store {
         addCall: (row) => (this.closed ? Promise.reject(closedError('countCall')) : this.meteringCallInserts.add(row)),
         nextVersion: () => this.clock.next(),
       },
-      { calls: `${database}.store_metering_hourly_calls`, ledger: `${database}.store_metering_ledger` },
+      {
+        calls: `${database}.store_metering_hourly_calls`,
+        ledger: `${database}.store_metering_ledger`,
+        customers: `${database}.store_marketplace_customers`,
+      },
     );
   }
 

@@ -190,6 +190,16 @@ export const MIGRATIONS: readonly Migration[] = [
          holder VARCHAR NOT NULL,
          expires_ms BIGINT NOT NULL
        )`,
+      // The license a ledger entry was sent under, and what ResolveCustomer said of each
+      // marketplace subscriber (../metering.ts).
+      'ALTER TABLE metering_ledger ADD COLUMN license_arn VARCHAR',
+      `CREATE TABLE marketplace_customers (
+         org_id VARCHAR PRIMARY KEY,
+         customer_identifier VARCHAR,
+         aws_account_id VARCHAR,
+         license_arn VARCHAR,
+         updated_at TIMESTAMP NOT NULL
+       )`,
     ],
   },
 ];
