@@ -13,6 +13,7 @@ import { meteringAdminRoutes } from './marketplace/admin-routes.js';
 import { RedisExportLease, StoreExportLease, type ExportLease } from './marketplace/lease.js';
 import { createMarketplaceMetrics, type MarketplaceMetrics } from './marketplace/metrics.js';
 import { MeteringScheduler } from './marketplace/scheduler.js';
+import { SnsVerifier } from './marketplace/sns.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -351,7 +352,21 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     await app.register(dashboardRoutes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {
-      await app.register(marketplaceRoutes, { config: config.marketplace, client: marketplaceClient, store, keys });
+      const marketplace = config.marketplace;
+      const nowMs = options.nowMs ?? Date.now;
+      const notifications =
+        marketplace.snsTopicArn === undefined
+          ? undefined
+          : {
+              topicArn: marketplace.snsTopicArn,
+              productCode: marketplace.productCode,
+              verifier: new SnsVerifier({ hostPattern: marketplace.snsHostPattern, timeoutMs: marketplace.timeoutMs, nowMs }),
+              hostPattern: marketplace.snsHostPattern,
+              timeoutMs: marketplace.timeoutMs,
+              metering: store.metering ? { store, metering: store.metering, client: marketplaceClient, productCode: marketplace.productCode, nowMs } : null,
+              authenticator,
+            };
+      await app.register(marketplaceRoutes, { config: marketplace, client: marketplaceClient, store, keys, ...(notifications ? { notifications } : {}) });
     } else {
       await app.register(marketplaceOffRoutes);
     }

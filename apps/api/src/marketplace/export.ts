@@ -77,13 +77,17 @@ function recordKey(record: UsageRecord | undefined): string {
   return entryKey(record?.CustomerAWSAccountId ?? record?.CustomerIdentifier ?? '', record?.LicenseArn, record?.Dimension ?? '');
 }
 
-/** Runs the export of the hour starting at `hourMs`; answers the hour's ledger afterwards. */
-export async function exportHour(options: MeteringExportOptions, hourMs: number): Promise<readonly LedgerEntry[]> {
+/**
+ * Runs the export of the hour starting at `hourMs`; answers the hour's ledger afterwards. With
+ * `orgId`, only that organization's entries, and the hour may be the current one (a final
+ * metering: its entries are fixed with the calls counted so far).
+ */
+export async function exportHour(options: MeteringExportOptions, hourMs: number, orgId?: string): Promise<readonly LedgerEntry[]> {
   const { store, metering, nowMs, log } = options;
-  if (hourMs + HOUR_MS > nowMs()) {
+  if (hourMs + (orgId === undefined ? HOUR_MS : 0) > nowMs()) {
     throw new AppError(ERRORS.MeteringHourNotFinished, `The hour ${formatHour(hourMs)} has not ended yet.`);
   }
-  const organizations = (await store.listOrganizations()).filter(isMarketplaceOrganization);
+  const organizations = (await store.listOrganizations()).filter((org) => isMarketplaceOrganization(org) && (orgId === undefined || org.id === orgId));
   const existing = new Map((await metering.ledger(hourMs, hourMs + HOUR_MS)).map((entry) => [`${entry.orgId}|${entry.dimension}`, entry]));
   const calls = new Map((await metering.callsInHour(hourMs)).map((count) => [`${count.orgId}|${count.dimension}`, count.calls]));
   const customers = new Map((await metering.customers()).map((record) => [record.orgId, record]));

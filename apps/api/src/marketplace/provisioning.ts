@@ -25,7 +25,7 @@ export function marketplaceOrganizationId(externalId: string): string {
 
 /**
  * The customer's `paid` organization, created when absent, and a live key when it has none yet.
- * A key is issued only while the organization has no key at all, which also repairs a visit that
+ * A key is issued only while the organization has no unrevoked key, which also repairs a visit that
  * failed between creating the organization and issuing its key. Throws MarketplaceCustomerDisabled
  * for a disabled organization.
  */
@@ -48,6 +48,7 @@ export async function provisionCustomer(store: Store, keys: KeyManager, customer
     licenseArn: customer.licenseArn,
     updatedAt: new Date(),
   });
-  if ((await store.listApiKeys(organization.id)).length > 0) return { organization, liveKey: null };
+  // All keys revoked (the subscription ended, then the customer subscribed again): a new one.
+  if ((await store.listApiKeys(organization.id)).some((key) => key.revokedAt === null)) return { organization, liveKey: null };
   return { organization, liveKey: await keys.create(organization.id, 'live', 'marketplace') };
 }

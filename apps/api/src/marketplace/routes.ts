@@ -7,6 +7,7 @@ import type { MarketplaceConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
 import type { KeyManager } from '../tenancy/key-management.js';
 import { MAX_TOKEN_LENGTH, resolveCustomer, type MarketplaceMeteringClient } from './client.js';
+import { notificationRoutes, type NotificationOptions } from './notifications.js';
 import { existingPage, problemPage, welcomePage } from './page.js';
 import { provisionCustomer } from './provisioning.js';
 
@@ -20,6 +21,8 @@ export interface MarketplaceRoutesOptions {
   readonly client: MarketplaceMeteringClient;
   readonly store: Store;
   readonly keys: KeyManager;
+  /** `POST /marketplace/notifications`, when MARKETPLACE_SNS_TOPIC_ARN is set. */
+  readonly notifications?: NotificationOptions;
 }
 
 /** The token from the form body or the query; null when neither has one. */
@@ -74,6 +77,7 @@ export async function marketplaceOffRoutes(app: FastifyInstance): Promise<void> 
 
 export async function marketplaceRoutes(app: FastifyInstance, options: MarketplaceRoutesOptions): Promise<void> {
   const { config, client, store, keys } = options;
+  if (options.notifications) await notificationRoutes(app, options.notifications);
 
   // The marketplace posts an HTML form; only this plugin's routes read that content type.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 2 * MAX_TOKEN_LENGTH }, (_request, body, done) => {
