@@ -254,7 +254,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     const needsRedis =
       options.authCache === undefined ||
       (options.rateLimiter === undefined && config.rateLimitPerMinute > 0) ||
-      (scheduledExport && options.meteringLease === undefined);
+      (config.marketplace !== undefined && options.meteringLease === undefined);
     const redis = config.redisUrl !== undefined && needsRedis ? await openRedis({ url: config.redisUrl, log: app.log }) : null;
     if (redis) {
       app.addHook('onClose', async () => {
@@ -329,11 +329,14 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
           ]
         : [];
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
+    // Leases between replicas (the hourly export, a subscriber's first key): Redis, else the store.
+    const leaseNamed = (name: string): ExportLease | null => {
+      if (redis) return new RedisExportLease(redis, `${config.redisKeyPrefix}lease:${name}`);
+      return store.leases ? new StoreExportLease(store.leases, name, options.nowMs ?? Date.now) : null;
+    };
     if (config.marketplace && marketplaceClient && store.metering && scheduledExport) {
       const nowMs = options.nowMs ?? Date.now;
-      let lease = options.meteringLease ?? null;
-      if (lease === null && redis) lease = new RedisExportLease(redis, `${config.redisKeyPrefix}lease:metering-export`);
-      if (lease === null && store.leases) lease = new StoreExportLease(store.leases, 'metering-export', nowMs);
+      let lease = options.meteringLease ?? leaseNamed('metering-export');
       if (lease === null) {
         // Every replica then exports each hour: still billed once (see export.ts), at the cost of duplicate sends.
         app.log.warn('marketplace metering: no lease (set REDIS_URL); every replica runs the hourly export');
@@ -366,7 +369,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
               metering: store.metering ? { store, metering: store.metering, client: marketplaceClient, productCode: marketplace.productCode, nowMs } : null,
               authenticator,
             };
-      await app.register(marketplaceRoutes, { config: marketplace, client: marketplaceClient, store, keys, ...(notifications ? { notifications } : {}) });
+      await app.register(marketplaceRoutes, { config: marketplace, client: marketplaceClient, store, keys, leaseNamed, ...(notifications ? { notifications } : {}) });
     } else {
       await app.register(marketplaceOffRoutes);
     }
