@@ -30,7 +30,7 @@ import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
 import { AdmissionGate } from './machines/admission.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
 import { nativeRoutes } from './native/plugin.js';
-import { meterDetections } from './tenancy/metering.js';
+import { countHourlyCall, meterDetections } from './tenancy/metering.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { KeyManager } from './tenancy/key-management.js';
@@ -384,6 +384,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
       ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
+      ...(hourlyCounting ? { onDetectionMetered: (request, endpoint) => countHourlyCall(store, hourlyCounting, request.auth.orgId, request.auth.keyKind, endpoint) } : {}),
     });
     await app.register(telemetryRoutes, {
       store,

@@ -121,6 +121,24 @@ describe('marketplace metering export', () => {
     ]);
   });
 
+  it('counts native detections as batch calls (live keys only), never baselines', async () => {
+    nowMs = H08 + 10 * 60_000;
+    const { orgId, key } = await subscribe({ CustomerIdentifier: 'cust-N' });
+    const testKey = (
+      await app.inject({ method: 'POST', url: '/v1/keys', headers: { 'x-service-key': key, 'content-type': 'application/json' }, payload: { kind: 'test' } })
+    ).json<{ key: string }>().key;
+    const series = Array.from({ length: 120 }, (_, i) => ({ value: 10 + Math.sin(i / 3) }));
+    const call = async (url: string, serviceKey: string, payload: Record<string, unknown>) => {
+      const response = await app.inject({ method: 'POST', url, headers: { 'x-service-key': serviceKey, 'content-type': 'application/json' }, payload });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+    };
+    await call('/v1/baseline', key, { machine_id: 'm1', series });
+    await call('/v1/detect', key, { series });
+    await call('/v1/detect', key, { machine_id: 'm1', series });
+    await call('/v1/detect', testKey, { series });
+    expect(await store.metering?.callsInHour(H08)).toEqual([{ orgId, dimension: 'batch_api_calls', calls: 2 }]);
+  });
+
   it('reports whole thousands per hour and carries the remainder into the next hour', async () => {
     const a = await subscribe({ CustomerIdentifier: 'cust-A' });
     const b = await subscribe({ CustomerAWSAccountId: '123456789012' });

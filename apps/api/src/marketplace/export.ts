@@ -38,6 +38,8 @@ export const CALL_DIMENSIONS: Readonly<Record<string, MeteringDimension>> = {
   'entire/detect': 'batch_api_calls',
   'changepoint/detect': 'batch_api_calls',
   'last/detect': 'stream_api_calls',
+  // The native API's detection judges a whole series a call, like the vendor's batch endpoints.
+  'v1/detect': 'batch_api_calls',
 };
 
 const EXTERNAL_ID_PREFIX = 'aws:';

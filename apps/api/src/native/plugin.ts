@@ -85,6 +85,8 @@ export interface NativeRoutesOptions {
   readonly results?: Pick<ResultStore, 'machines' | 'deleteMachine'>;
   /** The workers' checkpoints: DELETE /v1/machines/{machine_id} removes the machine's. The caller owns it. */
   readonly checkpoints?: Pick<CheckpointStore, 'deleteMachine'>;
+  /** Called after a detection's usage is recorded (the marketplace's hourly call count). */
+  readonly onDetectionMetered?: (request: FastifyRequest, endpoint: NativeEndpoint) => Promise<void>;
 }
 
 /**
@@ -277,6 +279,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
   async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
     try {
       await store.recordUsage(orgOf(request), endpoint, points, request.auth.keyKind);
+      await options.onDetectionMetered?.(request, endpoint);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }

@@ -14,6 +14,17 @@ export interface HourlyCallCounting {
  * `hourly` (a marketplace listing) a live call to its hour's count. A call that
  * cannot be counted is refused with a retriable 503 rather than served for free.
  */
+/**
+ * Adds a live call of a metered endpoint to the organization's hourly count (marketplace only).
+ * Endpoints without a dimension (e.g. `v1/baseline`) are not counted.
+ */
+export async function countHourlyCall(store: Store, hourly: HourlyCallCounting | undefined, orgId: string, keyKind: string, endpoint: string): Promise<void> {
+  const dimension = CALL_DIMENSIONS[endpoint];
+  if (hourly && store.metering && keyKind === 'live' && dimension !== undefined) {
+    await store.metering.countCall(orgId, dimension, new Date(hourly.nowMs()));
+  }
+}
+
 export function meterDetections(store: Store, hourly?: HourlyCallCounting): VendorRoutesOptions['onDetected'] {
   return async (request, endpoint, points) => {
     // `auth` is null only if a route forgot to require a key: a bug, not a client error.
@@ -22,10 +33,7 @@ export function meterDetections(store: Store, hourly?: HourlyCallCounting): Vend
     try {
       await store.recordUsage(auth.orgId, endpoint, points, auth.keyKind);
       // The marketplace bills live calls per hour; usage above is kept per day.
-      const dimension = CALL_DIMENSIONS[endpoint];
-      if (hourly && store.metering && auth.keyKind === 'live' && dimension !== undefined) {
-        await store.metering.countCall(auth.orgId, dimension, new Date(hourly.nowMs()));
-      }
+      await countHourlyCall(store, hourly, auth.orgId, auth.keyKind, endpoint);
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, 'Usage could not be recorded; retry the request.', { cause });
     }
