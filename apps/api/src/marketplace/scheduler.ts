@@ -69,6 +69,7 @@ export class MeteringScheduler {
   private nextDueMs = Number.NEGATIVE_INFINITY;
   private readonly failedRuns = new Map<number, number>();
   private readonly flagged = new Set<string>();
+  private readonly lateChecked = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<TickOutcome> | null = null;
 
@@ -158,9 +159,11 @@ export class MeteringScheduler {
   private async exportDue(nowMs: number): Promise<TickOutcome> {
     const { log } = this.options;
     const hours = await this.hoursToSettle(nowMs);
-    const late = hours.filter((hourMs) => !withinWindow(hourMs, nowMs));
+    // Each hour out of the window is looked at once per process: it cannot change any more.
+    const late = hours.filter((hourMs) => !withinWindow(hourMs, nowMs) && !this.lateChecked.has(hourMs));
     for (const hourMs of late) {
       if (await this.hadUsage(hourMs)) this.flag(hourMs, 'outside_window');
+      this.lateChecked.add(hourMs);
     }
     const exported: number[] = [];
     const open: number[] = [];
