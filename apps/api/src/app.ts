@@ -10,6 +10,10 @@ import { limitConnections } from './connections.js';
 import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
 import { marketplaceOffRoutes, marketplaceRoutes } from './marketplace/routes.js';
 import { meteringAdminRoutes } from './marketplace/admin-routes.js';
+import { RedisExportLease, StoreExportLease, type ExportLease } from './marketplace/lease.js';
+import { createMarketplaceMetrics, type MarketplaceMetrics } from './marketplace/metrics.js';
+import { MeteringScheduler } from './marketplace/scheduler.js';
+import { SnsVerifier } from './marketplace/sns.js';
 import { AppError, ERRORS, definitionForStatus } from './errors.js';
 import { answerClientError, answerFrameworkError, RouteMethods, sendMethodNotAllowed, unsupportedMediaTypeMessage } from './http-errors.js';
 import { dashboardRoutes } from './dashboard/plugin.js';
@@ -93,6 +97,10 @@ export interface BuildAppOptions {
    * pass one with static credentials). Used only with MARKETPLACE_PRODUCT_CODE. The caller owns it.
    */
   readonly marketplaceClient?: MarketplaceMeteringClient;
+  /** The hourly export's lease, instead of Redis (REDIS_URL) or the store's. */
+  readonly meteringLease?: ExportLease;
+  /** The marketplace metric, instead of the global meter's (tests). */
+  readonly marketplaceMetrics?: MarketplaceMetrics;
   /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
   readonly nowMs?: () => number;
 }
@@ -244,7 +252,11 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
 
     // Redis (REDIS_URL) backs the key cache and the rate limiter unless the caller brought its own.
-    const needsRedis = options.authCache === undefined || (options.rateLimiter === undefined && config.rateLimitPerMinute > 0);
+    const scheduledExport = config.marketplace?.exportSchedule === true && store.metering !== undefined;
+    const needsRedis =
+      options.authCache === undefined ||
+      (options.rateLimiter === undefined && config.rateLimitPerMinute > 0) ||
+      (config.marketplace !== undefined && options.meteringLease === undefined);
     const redis = config.redisUrl !== undefined && needsRedis ? await openRedis({ url: config.redisUrl, log: app.log }) : null;
     if (redis) {
       app.addHook('onClose', async () => {
@@ -325,11 +337,48 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
         : [];
     if (dashboardAuth) adminExtensions.push(dashboardAuth.adminRoutes);
     await app.register(adminRoutes, { adminToken: config.adminToken, store, keys, authenticator, extensions: adminExtensions });
+    // Leases between replicas (the hourly export, a subscriber's first key): Redis, else the store.
+    const leaseNamed = (name: string): ExportLease | null => {
+      if (redis) return new RedisExportLease(redis, `${config.redisKeyPrefix}lease:${name}`);
+      return store.leases ? new StoreExportLease(store.leases, name, options.nowMs ?? Date.now) : null;
+    };
+    if (config.marketplace && marketplaceClient && store.metering && scheduledExport) {
+      const nowMs = options.nowMs ?? Date.now;
+      let lease = options.meteringLease ?? leaseNamed('metering-export');
+      if (lease === null) {
+        // Every replica then exports each hour: still billed once (see export.ts), at the cost of duplicate sends.
+        app.log.warn('marketplace metering: no lease (set REDIS_URL); every replica runs the hourly export');
+        lease = { acquire: () => Promise.resolve({ release: () => Promise.resolve() }) };
+      }
+      const scheduler = new MeteringScheduler({
+        export: { store, metering: store.metering, client: marketplaceClient, productCode: config.marketplace.productCode, nowMs, log: app.log },
+        lease,
+        delayMs: config.marketplace.exportDelayMs,
+        metrics: options.marketplaceMetrics ?? createMarketplaceMetrics(),
+        log: app.log,
+      });
+      app.addHook('onReady', async () => scheduler.start());
+      app.addHook('preClose', async () => scheduler.stop());
+    }
     await app.register(dashboardRoutes);
     if (dashboardAuth) await app.register(dashboardAuth.routes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {
-      await app.register(marketplaceRoutes, { config: config.marketplace, client: marketplaceClient, store, keys });
+      const marketplace = config.marketplace;
+      const nowMs = options.nowMs ?? Date.now;
+      const notifications =
+        marketplace.snsTopicArn === undefined
+          ? undefined
+          : {
+              topicArn: marketplace.snsTopicArn,
+              productCode: marketplace.productCode,
+              verifier: new SnsVerifier({ hostPattern: marketplace.snsHostPattern, timeoutMs: marketplace.timeoutMs, nowMs }),
+              hostPattern: marketplace.snsHostPattern,
+              timeoutMs: marketplace.timeoutMs,
+              metering: store.metering ? { store, metering: store.metering, client: marketplaceClient, productCode: marketplace.productCode, nowMs } : null,
+              authenticator,
+            };
+      await app.register(marketplaceRoutes, { config: marketplace, client: marketplaceClient, store, keys, leaseNamed, ...(notifications ? { notifications } : {}) });
     } else {
       await app.register(marketplaceOffRoutes);
     }
@@ -344,6 +393,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       ...(options.notifier ? { notifier: options.notifier } : {}),
       ...(options.results ? { results: options.results } : {}),
       ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
+      ...(hourlyCounting ? { hourlyCounting } : {}),
     });
     await app.register(telemetryRoutes, {
       store,

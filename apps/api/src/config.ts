@@ -278,6 +278,30 @@ export interface MarketplaceConfig {
    * milliseconds; the landing page says "try again" after it. Default 10000. Range 100 .. 60000.
    */
   readonly timeoutMs: number;
+  /**
+   * `MARKETPLACE_EXPORT_SCHEDULE`: export every finished hour automatically (one replica at a
+   * time, through a lease); false leaves it to `POST /admin/v1/metering/export`. Default true.
+   */
+  readonly exportSchedule: boolean;
+  /**
+   * `MARKETPLACE_EXPORT_DELAY_S`, read in seconds and kept in milliseconds: how long after an
+   * hour ends its export starts, so that calls in flight at the boundary are counted. Default 300
+   * (5 minutes). Range 30 .. 1800 seconds.
+   */
+  readonly exportDelayMs: number;
+  /**
+   * `MARKETPLACE_SNS_TOPIC_ARN`: the marketplace's SNS topic for subscription notifications;
+   * `POST /marketplace/notifications` refuses messages of any other topic. Default unset: the
+   * route answers 404 (notifications off).
+   */
+  readonly snsTopicArn: string | undefined;
+  /**
+   * `MARKETPLACE_SNS_HOST_PATTERN`: a regular expression the host (with `:port` when given) of
+   * SNS signing-certificate and subscription-confirmation URLs must match in full, instead of
+   * `sns.<topic region>.amazonaws.com` (a local stand-in in tests). Such URLs are https, or http
+   * on a loopback host only. Default unset.
+   */
+  readonly snsHostPattern: RegExp | undefined;
 }
 
 export interface OidcConfig {
@@ -396,11 +420,32 @@ function readMarketplace(read: EnvReader): MarketplaceConfig | undefined {
   const region = read.pattern('MARKETPLACE_REGION', 'us-east-1', /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'an AWS region name such as us-east-1');
   const endpoint = readProviderUrl(read, 'MARKETPLACE_ENDPOINT');
   const timeoutMs = read.integer('MARKETPLACE_TIMEOUT_MS', 10_000, 100, 60_000);
+  const exportSchedule = read.boolean('MARKETPLACE_EXPORT_SCHEDULE', true);
+  const exportDelayMs = read.integer('MARKETPLACE_EXPORT_DELAY_S', 300, 30, 1800) * 1000;
+  const snsTopicArn = read.pattern('MARKETPLACE_SNS_TOPIC_ARN', '', /^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN');
+  const hostPattern = read.text('MARKETPLACE_SNS_HOST_PATTERN');
+  let snsHostPattern: RegExp | undefined;
+  if (hostPattern !== undefined) {
+    try {
+      snsHostPattern = new RegExp(`^(?:${hostPattern})$`);
+    } catch {
+      throw new ConfigError('MARKETPLACE_SNS_HOST_PATTERN', 'must be a regular expression');
+    }
+  }
   if (productCode === undefined) {
     if (endpoint !== undefined) throw new ConfigError('MARKETPLACE_PRODUCT_CODE', 'must be set when MARKETPLACE_ENDPOINT is');
     return undefined;
   }
-  return Object.freeze({ productCode, region, endpoint, timeoutMs });
+  return Object.freeze({
+    productCode,
+    region,
+    endpoint,
+    timeoutMs,
+    exportSchedule,
+    exportDelayMs,
+    snsTopicArn: snsTopicArn === '' ? undefined : snsTopicArn,
+    snsHostPattern,
+  });
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

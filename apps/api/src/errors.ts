@@ -104,6 +104,10 @@ export const ERRORS = {
   MarketplaceCustomerDisabled: { code: 'MarketplaceCustomerDisabled', statusCode: 403, retriable: false },
   /** The marketplace's metering service could not be reached or failed (throttling, outage, credentials). */
   MarketplaceUnavailable: { code: 'MarketplaceUnavailable', statusCode: 503, retriable: true },
+  /** Marketplace notifications: the body is not an SNS message we handle (malformed, missing fields). */
+  SnsMessageInvalid: { code: 'SnsMessageInvalid', statusCode: 400, retriable: false },
+  /** Marketplace notifications: the SNS signature, its certificate URL or the topic is not one we trust. */
+  SnsSignatureInvalid: { code: 'SnsSignatureInvalid', statusCode: 403, retriable: false },
   /** Metering export: the hour has not ended yet (only finished UTC hours are exported). */
   MeteringHourNotFinished: { code: 'MeteringHourNotFinished', statusCode: 409, retriable: true },
   /** Admin API: an account with this email exists (in any organization). */

@@ -25,6 +25,10 @@ describe('marketplace configuration', () => {
       region: 'us-east-1',
       endpoint: undefined,
       timeoutMs: 10_000,
+      exportSchedule: true,
+      exportDelayMs: 300_000,
+      snsTopicArn: undefined,
+      snsHostPattern: undefined,
     });
   });
 
@@ -34,8 +38,21 @@ describe('marketplace configuration', () => {
       MARKETPLACE_REGION: 'eu-central-1',
       MARKETPLACE_ENDPOINT: 'http://127.0.0.1:4566',
       MARKETPLACE_TIMEOUT_MS: '100',
+      MARKETPLACE_EXPORT_SCHEDULE: 'false',
+      MARKETPLACE_EXPORT_DELAY_S: '30',
+      MARKETPLACE_SNS_TOPIC_ARN: 'arn:aws:sns:us-east-1:123456789012:aws-mp-subscription-notification-prod',
+      MARKETPLACE_SNS_HOST_PATTERN: '127\\.0\\.0\\.1:\\d+',
     });
-    expect(config.marketplace).toEqual({ productCode: 'abc123prod', region: 'eu-central-1', endpoint: 'http://127.0.0.1:4566', timeoutMs: 100 });
+    expect(config.marketplace).toEqual({
+      productCode: 'abc123prod',
+      region: 'eu-central-1',
+      endpoint: 'http://127.0.0.1:4566',
+      timeoutMs: 100,
+      exportSchedule: false,
+      exportDelayMs: 30_000,
+      snsTopicArn: 'arn:aws:sns:us-east-1:123456789012:aws-mp-subscription-notification-prod',
+      snsHostPattern: /^(?:127\.0\.0\.1:\d+)$/,
+    });
     expect(loadConfig({ MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_ENDPOINT: 'https://metering.example.com' }).marketplace?.endpoint).toBe(
       'https://metering.example.com',
     );
@@ -52,6 +69,11 @@ describe('marketplace configuration', () => {
     ['MARKETPLACE_ENDPOINT', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_ENDPOINT: 'http://10.0.0.1:4566' }],
     ['MARKETPLACE_TIMEOUT_MS', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_TIMEOUT_MS: '99' }],
     ['MARKETPLACE_TIMEOUT_MS', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_TIMEOUT_MS: '60001' }],
+    ['MARKETPLACE_EXPORT_SCHEDULE', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_EXPORT_SCHEDULE: 'yes' }],
+    ['MARKETPLACE_EXPORT_DELAY_S', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_EXPORT_DELAY_S: '29' }],
+    ['MARKETPLACE_EXPORT_DELAY_S', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_EXPORT_DELAY_S: '1801' }],
+    ['MARKETPLACE_SNS_TOPIC_ARN', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_SNS_TOPIC_ARN: 'arn:aws:sqs:us-east-1:123456789012:q' }],
+    ['MARKETPLACE_SNS_HOST_PATTERN', { MARKETPLACE_PRODUCT_CODE: 'p', MARKETPLACE_SNS_HOST_PATTERN: '(' }],
   ])('refuses a bad %s', (variable, env) => {
     expect(configError(env).variable).toBe(variable);
   });

@@ -11,6 +11,7 @@ export const FAKE_CREDENTIALS = { accessKeyId: 'AKIAFAKEFAKEFAKEFAKE', secretAcc
 export interface FakeCustomer {
   readonly CustomerIdentifier?: string;
   readonly CustomerAWSAccountId?: string;
+  readonly LicenseArn?: string;
   readonly ProductCode: string;
 }
 
@@ -67,7 +68,7 @@ export async function startFakeMeteringService(): Promise<FakeMeteringService> {
     unprocessedToCome: 0,
     failWith: null,
     client(timeoutMs = 5_000) {
-      const client = createMeteringClient({ productCode: PRODUCT_CODE, region: 'us-east-1', endpoint: service.url, timeoutMs }, FAKE_CREDENTIALS);
+      const client = createMeteringClient({ region: 'us-east-1', endpoint: service.url, timeoutMs }, FAKE_CREDENTIALS);
       clients.push(client);
       return client;
     },
@@ -111,8 +112,16 @@ export async function startFakeMeteringService(): Promise<FakeMeteringService> {
         return send(response, 200, customer);
       }
       if (operation === 'BatchMeterUsage') {
-        if (body['ProductCode'] !== PRODUCT_CODE) return serviceError(response, 400, 'InvalidProductCodeException', 'Unknown product');
         const records = Array.isArray(body['UsageRecords']) ? (body['UsageRecords'] as Record<string, unknown>[]) : [];
+        // License records (CustomerAWSAccountId and LicenseArn) go without ProductCode; the older
+        // form (CustomerIdentifier) needs it. The marketplace refuses a request mixing them.
+        const licensed = records.some((record) => record['LicenseArn'] !== undefined);
+        if (licensed) {
+          if (body['ProductCode'] !== undefined) return serviceError(response, 400, 'ValidationException', 'ProductCode with LicenseArn records');
+          if (records.some((record) => typeof record['LicenseArn'] !== 'string' || typeof record['CustomerAWSAccountId'] !== 'string' || record['CustomerIdentifier'] !== undefined)) {
+            return serviceError(response, 400, 'ValidationException', 'Every record of a license request needs CustomerAWSAccountId and LicenseArn');
+          }
+        } else if (body['ProductCode'] !== PRODUCT_CODE) return serviceError(response, 400, 'InvalidProductCodeException', 'Unknown product');
         if (records.length === 0 || records.length > 25) return serviceError(response, 400, 'ValidationException', 'UsageRecords must hold 1 to 25 records');
         const results: unknown[] = [];
         const unprocessed: unknown[] = [];

@@ -100,11 +100,15 @@ describe('marketplace landing page', () => {
     expect(fake.calls.map((call) => call.body['RegistrationToken'])).toEqual(['token-1', 'token-2', 'token-1']);
   });
 
-  it('lands two concurrent first visits of one customer on one organization', async () => {
+  it('lands simultaneous first visits of one customer on one organization, one key shown', async () => {
     fake.tokens.set('token-1', { CustomerIdentifier: 'cust-B', ProductCode: PRODUCT_CODE });
-    const visits = await Promise.all([visitWithQuery('token-1'), visitWithQuery('token-1')]);
+    fake.tokens.set('token-2', { CustomerIdentifier: 'cust-B', ProductCode: PRODUCT_CODE });
+    const visits = await Promise.all([visitWithQuery('token-1'), visitWithForm('token-2'), visitWithQuery('token-1')]);
     for (const visit of visits) expectPage(visit, 200);
-    expect(await marketplaceOrganizations()).toHaveLength(1);
+    const organizations = await marketplaceOrganizations();
+    expect(organizations).toHaveLength(1);
+    expect(visits.filter((visit) => LIVE_KEY.test(visit.body))).toHaveLength(1);
+    expect(await store.listApiKeys(organizations[0]?.id ?? '')).toHaveLength(1);
   });
 
   it('names the organization by the AWS account id when the marketplace gives no customer identifier', async () => {

@@ -32,6 +32,8 @@ describe('marketplace metering export', () => {
     callsInHour: (hourMs) => metering.callsInHour(hourMs),
     ledger: (fromMs, toMs) => metering.ledger(fromMs, toMs),
     previousEntry: (...args) => metering.previousEntry(...args),
+    putCustomer: (record) => metering.putCustomer(record),
+    customers: () => metering.customers(),
     putLedgerEntry: (entry) => {
       if (crashAt?.(entry)) {
         crashAt = null;
@@ -48,7 +50,7 @@ describe('marketplace metering export', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-metering-'));
     store = await openEmbeddedStore({ dataDir, now: () => new Date(nowMs) });
     const metering = meteringWithCrashes(store.metering as MeteringStore);
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url });
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url, MARKETPLACE_EXPORT_SCHEDULE: 'false' });
     app = await buildApp(config, {
       store: new Proxy(store, {
         get(target, property, receiver) {
@@ -70,7 +72,7 @@ describe('marketplace metering export', () => {
   });
 
   /** Provisions a subscriber through the landing page; answers its org_id and live key. */
-  const subscribe = async (customer: { CustomerIdentifier?: string; CustomerAWSAccountId?: string }) => {
+  const subscribe = async (customer: { CustomerIdentifier?: string; CustomerAWSAccountId?: string; LicenseArn?: string }) => {
     const token = `token-${Math.random().toString(36).slice(2)}`;
     fake.tokens.set(token, { ...customer, ProductCode: PRODUCT_CODE });
     const page = await app.inject({ method: 'GET', url: `/marketplace/landing?x-cloud-marketplace-token=${token}` });
@@ -119,6 +121,24 @@ describe('marketplace metering export', () => {
     ]);
   });
 
+  it('counts native detections as batch calls (live keys only), never baselines', async () => {
+    nowMs = H08 + 10 * 60_000;
+    const { orgId, key } = await subscribe({ CustomerIdentifier: 'cust-N' });
+    const testKey = (
+      await app.inject({ method: 'POST', url: '/v1/keys', headers: { 'x-service-key': key, 'content-type': 'application/json' }, payload: { kind: 'test' } })
+    ).json<{ key: string }>().key;
+    const series = Array.from({ length: 120 }, (_, i) => ({ value: 10 + Math.sin(i / 3) }));
+    const call = async (url: string, serviceKey: string, payload: Record<string, unknown>) => {
+      const response = await app.inject({ method: 'POST', url, headers: { 'x-service-key': serviceKey, 'content-type': 'application/json' }, payload });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+    };
+    await call('/v1/baseline', key, { machine_id: 'm1', series });
+    await call('/v1/detect', key, { series });
+    await call('/v1/detect', key, { machine_id: 'm1', series });
+    await call('/v1/detect', testKey, { series });
+    expect(await store.metering?.callsInHour(H08)).toEqual([{ orgId, dimension: 'batch_api_calls', calls: 2 }]);
+  });
+
   it('reports whole thousands per hour and carries the remainder into the next hour', async () => {
     const a = await subscribe({ CustomerIdentifier: 'cust-A' });
     const b = await subscribe({ CustomerAWSAccountId: '123456789012' });
@@ -163,6 +183,35 @@ describe('marketplace metering export', () => {
     expect(batchCalls()).toHaveLength(before);
   });
 
+  it('names a licensed subscriber by account id and license without the product code, an older one by identifier with it', async () => {
+    const licenseArn = 'arn:aws:license-manager::294406891311:license:l-0123456789abcdef';
+    const licensed = await subscribe({ CustomerIdentifier: 'cust-new', CustomerAWSAccountId: '123456789012', LicenseArn: licenseArn });
+    const legacy = await subscribe({ CustomerIdentifier: 'cust-old' });
+    expect(await store.metering?.customers()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ orgId: licensed.orgId, customerIdentifier: 'cust-new', awsAccountId: '123456789012', licenseArn })]),
+    );
+    await count(licensed.orgId, 'batch_api_calls', H08, 2_000);
+    await count(legacy.orgId, 'batch_api_calls', H08, 3_000);
+    expect((await exportHour('2026-03-15T08')).statusCode).toBe(200);
+    const requests = batchCalls().map((call) => call.body);
+    expect(requests).toHaveLength(2);
+    const withLicense = requests.find((body) => body['ProductCode'] === undefined);
+    const withProduct = requests.find((body) => body['ProductCode'] === PRODUCT_CODE);
+    expect(withLicense?.['UsageRecords']).toEqual([
+      expect.objectContaining({ CustomerAWSAccountId: '123456789012', LicenseArn: licenseArn, Dimension: 'batch_api_calls', Quantity: 2 }),
+    ]);
+    expect(JSON.stringify(withLicense)).not.toContain('CustomerIdentifier');
+    expect(withProduct?.['UsageRecords']).toEqual([expect.objectContaining({ CustomerIdentifier: 'cust-old', Dimension: 'batch_api_calls', Quantity: 3 })]);
+    expect(JSON.stringify(withProduct)).not.toContain('LicenseArn');
+    const entries = await ledger('2026-03-15T08', '2026-03-15T09');
+    expect(entries.filter((entry) => entry['dimension'] === 'batch_api_calls').map((entry) => [entry['customer'], entry['license_arn'], entry['status']])).toEqual(
+      expect.arrayContaining([
+        ['123456789012', licenseArn, 'accepted'],
+        ['cust-old', null, 'accepted'],
+      ]),
+    );
+  });
+
   it('refuses an hour that has not ended and a malformed hour', async () => {
     nowMs = H09 + 59 * 60_000;
     const unfinished = await exportHour('2026-03-15T09');
@@ -198,7 +247,7 @@ describe('marketplace metering export', () => {
       await store.createOrganization(orgId, `bulk ${i}`, { plan: 'paid', externalId: `aws:bulk-${i}` });
       for (const dimension of ['batch_api_calls', 'stream_api_calls', 'monitored_machines'] as const) {
         await store.metering?.putLedgerEntry({
-          orgId, customer: `bulk-${i}`, dimension, hourMs: H08, used: 1000, carriedIn: 0, quantity: 1, carriedOut: 0, status: 'pending', updatedAt: new Date(nowMs),
+          orgId, customer: `bulk-${i}`, licenseArn: null, dimension, hourMs: H08, used: 1000, carriedIn: 0, quantity: 1, carriedOut: 0, status: 'pending', updatedAt: new Date(nowMs),
         });
       }
     }

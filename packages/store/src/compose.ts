@@ -2,6 +2,7 @@
 // itself, so that the embedded and the ClickHouse backends cannot disagree on the shape.
 import type { AccountStore } from './accounts.js';
 import type { AuditStore } from './audit.js';
+import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 import type { BaselineStore, MachineStore, Store, TenancyStore, UsageStore } from './types.js';
 import type { DailyUsageStore } from './usage-daily.js';
@@ -15,6 +16,8 @@ export interface StorePorts {
   readonly metering: MeteringStore;
   readonly accounts: AccountStore;
   readonly dailyUsage: DailyUsageStore;
+  /** Named leases between replicas: the embedded store only (ClickHouse has no compare-and-set). */
+  readonly leases?: LeaseStore;
 }
 
 /** What the database under the ports does itself. */

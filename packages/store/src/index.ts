@@ -49,6 +49,7 @@ export {
   type HourlyCalls,
   type LedgerEntry,
   type LedgerStatus,
+  type MarketplaceCustomerRecord,
   type MeteringDimension,
   type MeteringStore,
 } from './metering.js';
@@ -64,6 +65,7 @@ export {
   type UserAccount,
 } from './accounts.js';
 export { type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from './usage-daily.js';
+export { type LeaseStore } from './leases.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';
 export {
   DEFAULT_ORGANIZATION_ID,

@@ -19,8 +19,14 @@ export const HOUR_MS = 3_600_000;
 
 export interface LedgerEntry {
   readonly orgId: string;
-  /** The marketplace's customer identifier (or AWS account id) the record names. */
+  /** The customer the record names: the AWS account id with a license, else the customer identifier (or account id). */
   readonly customer: string;
+  /**
+   * The license (agreement) the record is sent under: the record then names the customer by
+   * `CustomerAWSAccountId` and the request carries no product code. Null: the older form
+   * (`CustomerIdentifier` and the product code). Fixed once written, like the quantity.
+   */
+  readonly licenseArn: string | null;
   readonly dimension: MeteringDimension;
   /** Start of the UTC hour, epoch ms. */
   readonly hourMs: number;
@@ -42,6 +48,15 @@ export interface HourlyCalls {
   readonly calls: number;
 }
 
+/** What the marketplace told us of a subscriber (ResolveCustomer), kept for the export. */
+export interface MarketplaceCustomerRecord {
+  readonly orgId: string;
+  readonly customerIdentifier: string | null;
+  readonly awsAccountId: string | null;
+  readonly licenseArn: string | null;
+  readonly updatedAt: Date;
+}
+
 export interface MeteringStore {
   /** Adds one live call of `dimension` to the organization's count for the UTC hour of `at`. */
   countCall(orgId: string, dimension: MeteringDimension, at: Date): Promise<void>;
@@ -53,6 +68,30 @@ export interface MeteringStore {
   previousEntry(orgId: string, dimension: MeteringDimension, hourMs: number): Promise<LedgerEntry | null>;
   /** Writes the entry, replacing the one of the same (organization, dimension, hour); durable on return. */
   putLedgerEntry(entry: LedgerEntry): Promise<void>;
+  /** Writes the organization's subscriber record, replacing an earlier one; durable on return. */
+  putCustomer(record: MarketplaceCustomerRecord): Promise<void>;
+  /** Every subscriber record, by organization. */
+  customers(): Promise<readonly MarketplaceCustomerRecord[]>;
+}
+
+/** Longest identifier, account id or license ARN kept. */
+const MAX_CUSTOMER_FIELD = 2048;
+
+function optionalField(value: string | null): boolean {
+  return value === null || (typeof value === 'string' && value.length > 0 && value.length <= MAX_CUSTOMER_FIELD);
+}
+
+export function validateCustomerRecord(record: MarketplaceCustomerRecord): void {
+  if (
+    !record.orgId ||
+    !optionalField(record.customerIdentifier) ||
+    !optionalField(record.awsAccountId) ||
+    !optionalField(record.licenseArn) ||
+    (record.customerIdentifier === null && record.awsAccountId === null) ||
+    Number.isNaN(record.updatedAt.getTime())
+  ) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', 'putCustomer', 'a subscriber record needs an organization, a customer identifier or account id, and non-empty values up to 2048 characters');
+  }
 }
 
 /** Refuses what neither adapter may store. */
@@ -61,6 +100,7 @@ export function validateLedgerEntry(entry: LedgerEntry): void {
   if (
     !entry.orgId ||
     !entry.customer ||
+    !optionalField(entry.licenseArn) ||
     !METERING_DIMENSIONS.includes(entry.dimension) ||
     !LEDGER_STATUSES.includes(entry.status) ||
     !Number.isSafeInteger(entry.hourMs) ||

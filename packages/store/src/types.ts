@@ -1,6 +1,7 @@
 // The platform store's contract. Everything here is plain data so that another implementation
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
+import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 import type { AccountStore } from './accounts.js';
 import type { DailyUsageStore } from './usage-daily.js';
@@ -290,6 +291,8 @@ export interface Store extends TenancyStore, UsageStore, BaselineStore, MachineS
   readonly dailyUsage?: DailyUsageStore;
   /** Dashboard accounts and sessions. Both stores have it; optional for stand-ins in tests (then sign-in answers 503). */
   readonly accounts?: AccountStore;
+  /** Named leases between replicas (the embedded store; ClickHouse has none). */
+  readonly leases?: LeaseStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
   /** Flushes pending writes and releases the database. Idempotent; later calls reject with STORE_CLOSED. */

@@ -12,6 +12,7 @@ function entryView(entry: LedgerEntry) {
   return {
     org_id: entry.orgId,
     customer: entry.customer,
+    license_arn: entry.licenseArn,
     dimension: entry.dimension,
     hour: formatHour(entry.hourMs),
     used: entry.used,

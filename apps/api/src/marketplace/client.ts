@@ -24,7 +24,7 @@ export const MAX_TOKEN_LENGTH = 4096;
  * A client for MARKETPLACE_REGION (and MARKETPLACE_ENDPOINT when set). Credentials come the SDK's
  * usual ways unless given. One retry only: a subscriber is waiting on the landing page.
  */
-export function createMeteringClient(config: MarketplaceConfig, credentials?: MarketplaceCredentials): MarketplaceMeteringClient {
+export function createMeteringClient(config: Pick<MarketplaceConfig, 'region' | 'endpoint' | 'timeoutMs'>, credentials?: MarketplaceCredentials): MarketplaceMeteringClient {
   return new MarketplaceMeteringClient({
     region: config.region,
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
@@ -39,6 +39,8 @@ export interface MarketplaceCustomer {
   readonly customerIdentifier: string | null;
   /** The subscriber's AWS account id, which newer metering calls identify the customer by. */
   readonly customerAwsAccountId: string | null;
+  /** The subscriber's license (agreement), which newer metering calls send instead of the product code. */
+  readonly licenseArn: string | null;
   readonly productCode: string;
 }
 
@@ -63,7 +65,7 @@ export async function resolveCustomer(client: MarketplaceMeteringClient, token: 
   if ((customerIdentifier === null && customerAwsAccountId === null) || productCode === null) {
     throw new AppError(ERRORS.MarketplaceUnavailable, 'The marketplace answered without a customer or product.');
   }
-  return { customerIdentifier, customerAwsAccountId, productCode };
+  return { customerIdentifier, customerAwsAccountId, licenseArn: nonEmpty(output.LicenseArn), productCode };
 }
 
 function nonEmpty(value: string | undefined): string | null {

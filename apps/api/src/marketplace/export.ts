@@ -4,9 +4,25 @@
 // entries that are not accepted and sends them again with the same quantity, customer, dimension
 // and timestamp: the marketplace treats such a resend as the record it already has, so an hour is
 // never lost and never billed twice. Quantities are never recomputed once written.
+//
+// The customer's form follows BatchMeterUsage's current rules (AWS SDK v3 reference, "Concurrent
+// Agreements"): a subscriber whose ResolveCustomer answer carried an AWS account id and a license
+// ARN is metered by `CustomerAWSAccountId` and `LicenseArn`, in requests without `ProductCode`
+// (the license names the product and agreement; both on one customer's hour would bill twice).
+// Older subscribers, known only by `CustomerIdentifier`, keep the legacy form with `ProductCode`.
+// Which form an entry uses is written with it, so a resend is always identical.
 import { BatchMeterUsageCommand, type UsageRecord } from '@aws-sdk/client-marketplace-metering';
 import type { FastifyBaseLogger } from 'fastify';
-import { HOUR_MS, METERING_DIMENSIONS, type LedgerEntry, type MeteringDimension, type MeteringStore, type Organization, type Store } from '@adp/store';
+import {
+  HOUR_MS,
+  METERING_DIMENSIONS,
+  type LedgerEntry,
+  type MarketplaceCustomerRecord,
+  type MeteringDimension,
+  type MeteringStore,
+  type Organization,
+  type Store,
+} from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
 import type { MarketplaceMeteringClient } from './client.js';
 
@@ -22,6 +38,8 @@ export const CALL_DIMENSIONS: Readonly<Record<string, MeteringDimension>> = {
   'entire/detect': 'batch_api_calls',
   'changepoint/detect': 'batch_api_calls',
   'last/detect': 'stream_api_calls',
+  // The native API's detection judges a whole series a call, like the vendor's batch endpoints.
+  'v1/detect': 'batch_api_calls',
 };
 
 const EXTERNAL_ID_PREFIX = 'aws:';
@@ -37,6 +55,11 @@ export interface MeteringExportOptions {
   readonly log: FastifyBaseLogger;
 }
 
+/** Organizations a marketplace subscription created (the only ones metered). */
+export function isMarketplaceOrganization(organization: Organization): boolean {
+  return organization.externalId?.startsWith(EXTERNAL_ID_PREFIX) ?? false;
+}
+
 /** `YYYY-MM-DDTHH` (UTC) to the hour's epoch ms; null when malformed. */
 export function parseHour(text: string): number | null {
   if (!/^\d{4}-\d\d-\d\dT\d\d$/.test(text)) return null;
@@ -48,26 +71,36 @@ export function formatHour(hourMs: number): string {
   return new Date(hourMs).toISOString().slice(0, 13);
 }
 
-function entryKey(customer: string, dimension: string): string {
-  return JSON.stringify([customer, dimension]);
+function entryKey(customer: string, licenseArn: string | null | undefined, dimension: string): string {
+  return JSON.stringify([customer, licenseArn ?? '', dimension]);
 }
 
-/** Runs the export of the hour starting at `hourMs`; answers the hour's ledger afterwards. */
-export async function exportHour(options: MeteringExportOptions, hourMs: number): Promise<readonly LedgerEntry[]> {
+function recordKey(record: UsageRecord | undefined): string {
+  return entryKey(record?.CustomerAWSAccountId ?? record?.CustomerIdentifier ?? '', record?.LicenseArn, record?.Dimension ?? '');
+}
+
+/**
+ * Runs the export of the hour starting at `hourMs`; answers the hour's ledger afterwards. With
+ * `orgId`, only that organization's entries, and the hour may be the current one (a final
+ * metering: its entries are fixed with the calls counted so far).
+ */
+export async function exportHour(options: MeteringExportOptions, hourMs: number, orgId?: string): Promise<readonly LedgerEntry[]> {
   const { store, metering, nowMs, log } = options;
-  if (hourMs + HOUR_MS > nowMs()) {
+  if (hourMs + (orgId === undefined ? HOUR_MS : 0) > nowMs()) {
     throw new AppError(ERRORS.MeteringHourNotFinished, `The hour ${formatHour(hourMs)} has not ended yet.`);
   }
-  const organizations = (await store.listOrganizations()).filter((org) => org.externalId?.startsWith(EXTERNAL_ID_PREFIX));
+  const organizations = (await store.listOrganizations()).filter((org) => isMarketplaceOrganization(org) && (orgId === undefined || org.id === orgId));
   const existing = new Map((await metering.ledger(hourMs, hourMs + HOUR_MS)).map((entry) => [`${entry.orgId}|${entry.dimension}`, entry]));
   const calls = new Map((await metering.callsInHour(hourMs)).map((count) => [`${count.orgId}|${count.dimension}`, count.calls]));
+  const customers = new Map((await metering.customers()).map((record) => [record.orgId, record]));
 
   const toSend: LedgerEntry[] = [];
   for (const organization of organizations) {
     for (const dimension of METERING_DIMENSIONS) {
       let entry = existing.get(`${organization.id}|${dimension}`);
       if (entry === undefined) {
-        entry = await computeEntry(options, organization, dimension, hourMs, calls.get(`${organization.id}|${dimension}`) ?? 0);
+        const identity = customerIdentity(organization, customers.get(organization.id));
+        entry = await computeEntry(options, organization, identity, dimension, hourMs, calls.get(`${organization.id}|${dimension}`) ?? 0);
         // Nothing to bill is settled at once; the carry still moves on through this entry.
         if (entry.quantity === 0) entry = { ...entry, status: 'accepted' };
         await metering.putLedgerEntry(entry);
@@ -76,8 +109,11 @@ export async function exportHour(options: MeteringExportOptions, hourMs: number)
     }
   }
 
-  for (let start = 0; start < toSend.length; start += BATCH_MAX_RECORDS) {
-    await sendBatch(options, hourMs, toSend.slice(start, start + BATCH_MAX_RECORDS));
+  // One request never mixes the two forms: license records go without a product code.
+  for (const group of [toSend.filter((entry) => entry.licenseArn !== null), toSend.filter((entry) => entry.licenseArn === null)]) {
+    for (let start = 0; start < group.length; start += BATCH_MAX_RECORDS) {
+      await sendBatch(options, hourMs, group.slice(start, start + BATCH_MAX_RECORDS));
+    }
   }
   const ledger = await metering.ledger(hourMs, hourMs + HOUR_MS);
   const open = ledger.filter((entry) => entry.status === 'pending' || entry.status === 'sent');
@@ -85,15 +121,21 @@ export async function exportHour(options: MeteringExportOptions, hourMs: number)
   return ledger;
 }
 
+/** How the organization's records name the customer: by account id and license when known. */
+function customerIdentity(organization: Organization, record: MarketplaceCustomerRecord | undefined): { customer: string; licenseArn: string | null } {
+  if (record?.awsAccountId != null && record.licenseArn !== null) return { customer: record.awsAccountId, licenseArn: record.licenseArn };
+  return { customer: (organization.externalId ?? '').slice(EXTERNAL_ID_PREFIX.length), licenseArn: null };
+}
+
 async function computeEntry(
   options: MeteringExportOptions,
   organization: Organization,
+  identity: { customer: string; licenseArn: string | null },
   dimension: MeteringDimension,
   hourMs: number,
   calls: number,
 ): Promise<LedgerEntry> {
-  const customer = (organization.externalId ?? '').slice(EXTERNAL_ID_PREFIX.length);
-  const base = { orgId: organization.id, customer, dimension, hourMs, status: 'pending' as const, updatedAt: new Date(options.nowMs()) };
+  const base = { orgId: organization.id, ...identity, dimension, hourMs, status: 'pending' as const, updatedAt: new Date(options.nowMs()) };
   if (dimension === 'monitored_machines') {
     const hourEnd = hourMs + HOUR_MS;
     const machines = (await options.store.listMachines(organization.id)).filter(
@@ -108,12 +150,13 @@ async function computeEntry(
 }
 
 function usageRecord(entry: LedgerEntry): UsageRecord {
-  return {
-    Timestamp: new Date(entry.hourMs),
-    Dimension: entry.dimension,
-    Quantity: entry.quantity,
-    ...(AWS_ACCOUNT_ID.test(entry.customer) ? { CustomerAWSAccountId: entry.customer } : { CustomerIdentifier: entry.customer }),
-  };
+  const customer =
+    entry.licenseArn !== null
+      ? { CustomerAWSAccountId: entry.customer, LicenseArn: entry.licenseArn }
+      : AWS_ACCOUNT_ID.test(entry.customer)
+        ? { CustomerAWSAccountId: entry.customer }
+        : { CustomerIdentifier: entry.customer };
+  return { Timestamp: new Date(entry.hourMs), Dimension: entry.dimension, Quantity: entry.quantity, ...customer };
 }
 
 /** Sends one batch (retrying what the marketplace left unprocessed) and records each answer. */
@@ -122,17 +165,18 @@ async function sendBatch(options: MeteringExportOptions, hourMs: number, entries
   for (const entry of entries) {
     if (entry.status !== 'sent') await metering.putLedgerEntry({ ...entry, status: 'sent', updatedAt: new Date(nowMs()) });
   }
-  let waiting = new Map(entries.map((entry) => [entryKey(entry.customer, entry.dimension), entry]));
+  let waiting = new Map(entries.map((entry) => [entryKey(entry.customer, entry.licenseArn, entry.dimension), entry]));
+  const licensed = entries.some((entry) => entry.licenseArn !== null);
   for (let attempt = 1; attempt <= MAX_SEND_ATTEMPTS && waiting.size > 0; attempt += 1) {
     let output;
     try {
-      output = await client.send(new BatchMeterUsageCommand({ ProductCode: productCode, UsageRecords: [...waiting.values()].map(usageRecord) }));
+      const records = [...waiting.values()].map(usageRecord);
+      output = await client.send(new BatchMeterUsageCommand(licensed ? { UsageRecords: records } : { ProductCode: productCode, UsageRecords: records }));
     } catch (cause) {
       throw new AppError(ERRORS.MarketplaceUnavailable, `BatchMeterUsage failed for the hour ${formatHour(hourMs)}; its records stay sent and go again on the next run.`, { cause });
     }
     for (const result of output.Results ?? []) {
-      const record = result.UsageRecord;
-      const key = entryKey(record?.CustomerAWSAccountId ?? record?.CustomerIdentifier ?? '', record?.Dimension ?? '');
+      const key = recordKey(result.UsageRecord);
       const entry = waiting.get(key);
       if (entry === undefined) continue;
       waiting.delete(key);
@@ -140,7 +184,7 @@ async function sendBatch(options: MeteringExportOptions, hourMs: number, entries
       if (!accepted) log.error({ orgId: entry.orgId, dimension: entry.dimension, hour: formatHour(hourMs), status: result.Status }, 'marketplace metering record refused');
       await metering.putLedgerEntry({ ...entry, status: accepted ? 'accepted' : 'rejected', updatedAt: new Date(nowMs()) });
     }
-    const unprocessed = new Set((output.UnprocessedRecords ?? []).map((record) => entryKey(record.CustomerAWSAccountId ?? record.CustomerIdentifier ?? '', record.Dimension ?? '')));
+    const unprocessed = new Set((output.UnprocessedRecords ?? []).map(recordKey));
     waiting = new Map([...waiting].filter(([key]) => unprocessed.has(key)));
   }
 }

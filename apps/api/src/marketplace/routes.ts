@@ -7,6 +7,8 @@ import type { MarketplaceConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
 import type { KeyManager } from '../tenancy/key-management.js';
 import { MAX_TOKEN_LENGTH, resolveCustomer, type MarketplaceMeteringClient } from './client.js';
+import type { ExportLease } from './lease.js';
+import { notificationRoutes, type NotificationOptions } from './notifications.js';
 import { existingPage, problemPage, welcomePage } from './page.js';
 import { provisionCustomer } from './provisioning.js';
 
@@ -20,6 +22,10 @@ export interface MarketplaceRoutesOptions {
   readonly client: MarketplaceMeteringClient;
   readonly store: Store;
   readonly keys: KeyManager;
+  /** A lease between replicas by name; null where there is none (ClickHouse without Redis). */
+  readonly leaseNamed?: (name: string) => ExportLease | null;
+  /** `POST /marketplace/notifications`, when MARKETPLACE_SNS_TOPIC_ARN is set. */
+  readonly notifications?: NotificationOptions;
 }
 
 /** The token from the form body or the query; null when neither has one. */
@@ -74,6 +80,7 @@ export async function marketplaceOffRoutes(app: FastifyInstance): Promise<void> 
 
 export async function marketplaceRoutes(app: FastifyInstance, options: MarketplaceRoutesOptions): Promise<void> {
   const { config, client, store, keys } = options;
+  if (options.notifications) await notificationRoutes(app, options.notifications);
 
   // The marketplace posts an HTML form; only this plugin's routes read that content type.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 2 * MAX_TOKEN_LENGTH }, (_request, body, done) => {
@@ -98,7 +105,7 @@ export async function marketplaceRoutes(app: FastifyInstance, options: Marketpla
       if (customer.productCode !== config.productCode) {
         throw new AppError(ERRORS.MarketplaceProductMismatch, `The token is for product ${JSON.stringify(customer.productCode)}.`);
       }
-      const { organization, liveKey } = await provisionCustomer(store, keys, customer);
+      const { organization, liveKey } = await provisionCustomer(store, keys, customer, options.leaseNamed);
       request.log.info({ orgId: organization.id, externalId: organization.externalId, keyIssued: liveKey !== null }, 'marketplace subscriber landed');
       return await reply.code(200).send(liveKey === null ? existingPage(organization) : welcomePage(organization, liveKey));
     } catch (err) {
@@ -108,7 +115,8 @@ export async function marketplaceRoutes(app: FastifyInstance, options: Marketpla
         return reply.code(err.statusCode).send(problemPage(problem.title, problem.explanation));
       }
       // The marketplace, the store or a bug: the subscriber can only retry, and the log says why.
-      const expected = (err instanceof AppError && err.code === ERRORS.MarketplaceUnavailable.code) || isStoreError(err);
+      const expected =
+        (err instanceof AppError && (err.code === ERRORS.MarketplaceUnavailable.code || err.code === ERRORS.ServiceUnavailable.code)) || isStoreError(err);
       request.log[expected ? 'warn' : 'error']({ err }, 'marketplace registration failed');
       return reply.code(503).header('retry-after', '5').send(problemPage(UNAVAILABLE.title, UNAVAILABLE.explanation));
     }

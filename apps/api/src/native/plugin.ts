@@ -19,7 +19,7 @@ import {
 } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { audit } from '../tenancy/audit.js';
-import { usageMeter } from '../tenancy/metering.js';
+import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
@@ -87,6 +87,8 @@ export interface NativeRoutesOptions {
   readonly results?: Pick<ResultStore, 'machines' | 'deleteMachine'>;
   /** The workers' checkpoints: DELETE /v1/machines/{machine_id} removes the machine's. The caller owns it. */
   readonly checkpoints?: Pick<CheckpointStore, 'deleteMachine'>;
+  /** With a marketplace listing: live detections also count toward their hour's billed calls. */
+  readonly hourlyCounting?: HourlyCallCounting;
 }
 
 /**
@@ -245,7 +247,7 @@ function roundedEmbeddings(embeddings: readonly Float32Array[]): number[][] {
 export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const store = options.store;
-  const usage = usageMeter(store);
+  const usage = usageMeter(store, options.hourlyCounting);
   const holder = new ModelHolder(options.model);
   const notifier = options.notifier;
   const replicaId = randomUUID();

@@ -157,7 +157,8 @@ export class ClickHouseDatabase extends StoreDatabase {
     | 'meteringCalls'
     | 'meteringLedger'
     | 'users'
-    | 'sessions',
+    | 'sessions'
+    | 'marketplaceCustomers',
     string
   >>;
 
@@ -183,6 +184,7 @@ export class ClickHouseDatabase extends StoreDatabase {
       meteringLedger: `${database}.store_metering_ledger`,
       users: `${database}.store_user_accounts`,
       sessions: `${database}.store_dashboard_sessions`,
+      marketplaceCustomers: `${database}.store_marketplace_customers`,
     };
   }
 

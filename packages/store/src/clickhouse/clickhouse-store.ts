@@ -38,7 +38,7 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
           addCall: (row) => (db.closed ? Promise.reject(closedError('countCall')) : meteringCallInserts.add(row)),
           nextVersion: () => db.clock.next(),
         },
-        { calls: db.t.meteringCalls, ledger: db.t.meteringLedger },
+        { calls: db.t.meteringCalls, ledger: db.t.meteringLedger, customers: db.t.marketplaceCustomers },
       ),
       accounts: new ClickHouseAccountStore(
         { ...access, nextVersion: () => db.clock.next() },

@@ -4,10 +4,12 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import {
   HOUR_MS,
   validateDimension,
+  validateCustomerRecord,
   validateLedgerEntry,
   type HourlyCalls,
   type LedgerEntry,
   type LedgerStatus,
+  type MarketplaceCustomerRecord,
   type MeteringDimension,
   type MeteringStore,
 } from '../metering.js';
@@ -17,7 +19,7 @@ export interface EmbeddedMeteringAccess {
   run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
 }
 
-const LEDGER_COLUMNS = 'org_id, customer, dimension, hour_ms, used, carried_in, quantity, carried_out, status, epoch_ms(updated_at) AS updated_ms';
+const LEDGER_COLUMNS = 'org_id, customer, license_arn, dimension, hour_ms, used, carried_in, quantity, carried_out, status, epoch_ms(updated_at) AS updated_ms';
 
 export class DuckDBMeteringStore implements MeteringStore {
   constructor(private readonly access: EmbeddedMeteringAccess) {}
@@ -128,8 +130,8 @@ export class DuckDBMeteringStore implements MeteringStore {
     }
     return this.access.run('putLedgerEntry', async (connection) => {
       await connection.run(
-        `INSERT OR REPLACE INTO metering_ledger (org_id, customer, dimension, hour_ms, used, carried_in, quantity, carried_out, status, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, epoch_ms(CAST($10 AS BIGINT)))`,
+        `INSERT OR REPLACE INTO metering_ledger (org_id, customer, dimension, hour_ms, used, carried_in, quantity, carried_out, status, updated_at, license_arn)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, epoch_ms(CAST($10 AS BIGINT)), $11)`,
         [
           entry.orgId,
           entry.customer,
@@ -141,16 +143,52 @@ export class DuckDBMeteringStore implements MeteringStore {
           BigInt(entry.carriedOut),
           entry.status,
           BigInt(entry.updatedAt.getTime()),
+          entry.licenseArn,
         ],
       );
     });
   }
+
+  putCustomer(record: MarketplaceCustomerRecord): Promise<void> {
+    try {
+      validateCustomerRecord(record);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.access.run('putCustomer', async (connection) => {
+      await connection.run(
+        `INSERT OR REPLACE INTO marketplace_customers (org_id, customer_identifier, aws_account_id, license_arn, updated_at)
+           VALUES ($1, $2, $3, $4, epoch_ms(CAST($5 AS BIGINT)))`,
+        [record.orgId, record.customerIdentifier, record.awsAccountId, record.licenseArn, BigInt(record.updatedAt.getTime())],
+      );
+    });
+  }
+
+  customers(): Promise<readonly MarketplaceCustomerRecord[]> {
+    return this.access.run('customers', async (connection) => {
+      const reader = await connection.runAndReadAll(
+        'SELECT org_id, customer_identifier, aws_account_id, license_arn, epoch_ms(updated_at) AS updated_ms FROM marketplace_customers ORDER BY org_id',
+      );
+      return reader.getRowObjects().map((row) => ({
+        orgId: String(row['org_id']),
+        customerIdentifier: nullableText(row['customer_identifier']),
+        awsAccountId: nullableText(row['aws_account_id']),
+        licenseArn: nullableText(row['license_arn']),
+        updatedAt: new Date(Number(row['updated_ms'])),
+      }));
+    });
+  }
+}
+
+function nullableText(value: DuckDBValue | undefined): string | null {
+  return value === null || value === undefined ? null : String(value);
 }
 
 function toEntry(row: Record<string, DuckDBValue>): LedgerEntry {
   return {
     orgId: String(row['org_id']),
     customer: String(row['customer']),
+    licenseArn: nullableText(row['license_arn']),
     dimension: String(row['dimension']) as MeteringDimension,
     hourMs: Number(row['hour_ms']),
     used: Number(row['used']),

@@ -11,6 +11,7 @@ import { DuckDBMachineStore } from './duckdb-machines.js';
 import { DuckDBMeteringStore } from './duckdb-metering.js';
 import { DuckDBTenancyStore } from './duckdb-tenancy.js';
 import { DuckDBDailyUsageStore } from './duckdb-usage-daily.js';
+import { DuckDBLeaseStore } from './duckdb-leases.js';
 import { DuckDBUsageStore } from './duckdb-usage.js';
 
 export { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, EMBEDDED_STORE_FILE_NAME, RECENT_DETECTIONS_KEPT, type EmbeddedStoreOptions };
@@ -29,6 +30,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
       metering: new DuckDBMeteringStore(access),
       accounts: new DuckDBAccountStore(access),
       dailyUsage: new DuckDBDailyUsageStore(access),
+      leases: new DuckDBLeaseStore(access),
     },
     db,
   );

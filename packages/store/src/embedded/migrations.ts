@@ -204,4 +204,25 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 8,
+    statements: [
+      // Named leases between replicas (../leases.ts), e.g. the hourly metering export's.
+      `CREATE TABLE leases (
+         name VARCHAR PRIMARY KEY,
+         holder VARCHAR NOT NULL,
+         expires_ms BIGINT NOT NULL
+       )`,
+      // The license a ledger entry was sent under, and what ResolveCustomer said of each
+      // marketplace subscriber (../metering.ts).
+      'ALTER TABLE metering_ledger ADD COLUMN license_arn VARCHAR',
+      `CREATE TABLE marketplace_customers (
+         org_id VARCHAR PRIMARY KEY,
+         customer_identifier VARCHAR,
+         aws_account_id VARCHAR,
+         license_arn VARCHAR,
+         updated_at TIMESTAMP NOT NULL
+       )`,
+    ],
+  },
 ];

@@ -7,7 +7,7 @@ import { useBackend, type StoreBackend } from './backend.js';
 const H = Date.parse('2026-03-15T08:00:00.000Z');
 
 const entry = (overrides: Partial<LedgerEntry> = {}): LedgerEntry => ({
-  orgId: 'org_a', customer: 'cust-a', dimension: 'batch_api_calls', hourMs: H, used: 1200, carriedIn: 0, quantity: 1, carriedOut: 200,
+  orgId: 'org_a', customer: 'cust-a', licenseArn: null, dimension: 'batch_api_calls', hourMs: H, used: 1200, carriedIn: 0, quantity: 1, carriedOut: 200,
   status: 'pending', updatedAt: new Date(H + 2 * HOUR_MS), ...overrides,
 });
 
@@ -47,6 +47,21 @@ export function describeMeteringContract(name: string, backend: StoreBackend): v
       expect(await metering.previousEntry('org_a', 'batch_api_calls', H + 5 * HOUR_MS)).toEqual(entry({ hourMs: H + 2 * HOUR_MS, carriedIn: 200, status: 'sent' }));
       expect(await metering.previousEntry('org_a', 'batch_api_calls', H)).toBeNull();
       expect(await metering.previousEntry('org_a', 'stream_api_calls', H + 5 * HOUR_MS)).toBeNull();
+    });
+
+    it('keeps the license an entry was sent under, and one subscriber record per organization', async () => {
+      const { metering } = await open();
+      const licensed = entry({ customer: '123456789012', licenseArn: 'arn:aws:license-manager::294406891311:license:l-abc' });
+      await metering.putLedgerEntry(licensed);
+      expect(await metering.ledger(H, H + HOUR_MS)).toEqual([licensed]);
+      const record = { orgId: 'org_a', customerIdentifier: 'cust-a', awsAccountId: null, licenseArn: null, updatedAt: new Date(H) };
+      await metering.putCustomer(record);
+      const renewed = { ...record, awsAccountId: '123456789012', licenseArn: 'arn:aws:license-manager::294406891311:license:l-new', updatedAt: new Date(H + 1_000) };
+      await metering.putCustomer(renewed);
+      await metering.putCustomer({ ...record, orgId: 'org_b', customerIdentifier: null, awsAccountId: '210987654321' });
+      expect(await metering.customers()).toEqual([renewed, { ...record, orgId: 'org_b', customerIdentifier: null, awsAccountId: '210987654321' }]);
+      await expect(metering.putCustomer({ ...record, customerIdentifier: null })).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+      await expect(metering.putLedgerEntry(entry({ licenseArn: '' }))).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
     });
 
     it('refuses an entry off the hour, with a negative count or an unknown dimension or status', async () => {
