@@ -433,6 +433,8 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
             date: new Date().toISOString().slice(0, 10),
             machine: machine(),
             threads: 1,
+            // With --reuse this is the scoring alone; each peer's own time is in its results.
+            reusedOutputs: opts.reuse,
             elapsedMs: Math.round(performance.now() - started),
             results: run.results,
             table: run.table,
