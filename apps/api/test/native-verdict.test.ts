@@ -58,19 +58,21 @@ describe('a baselined detection judges with the machine model', () => {
     expect(flags(plain).filter((i) => i >= 300 && i < 340)).toEqual([]);
     const added = flags(tuned).filter((i) => !plain.isAnomaly[i]);
     expect(added.filter((i) => i >= 300 && i < 340).length).toBeGreaterThan(0);
-    // The engine's own flags stay (the cap is far away).
-    expect(flags(plain).every((i) => tuned.isAnomaly[i])).toBe(true);
+    // The engine's own flags stay, or lie in an event reported at an earlier onset (the cap is far away).
+    expect(flags(plain).every((i) => flags(tuned).some((j) => j <= i && i - j <= WINDOW_POINTS))).toBe(true);
     const band = marginMultiplier(95);
     for (const i of added) {
       expect(i).toBeGreaterThanOrEqual(WINDOW_POINTS);
       expect(tuned.z_scores[i]).toBeGreaterThan(band);
+      // An event is flagged once, at its first point, with the event's largest severity.
       const z = tuned.z_scores[i] ?? 0;
-      expect(tuned.severity[i]).toBeCloseTo(1 - band / z, 6);
+      expect(tuned.severity[i]).toBeGreaterThanOrEqual(1 - band / z - 1e-9);
       const deviation = (series[i]?.value ?? 0) - (tuned.expectedValues[i] ?? 0);
-      expect(1 - (tuned.upperMargins[i] ?? 0) / Math.abs(deviation)).toBeCloseTo(tuned.severity[i] ?? 0, 6);
       expect(tuned.isPositiveAnomaly[i]).toBe(deviation > 0);
       expect(tuned.isNegativeAnomaly[i]).toBe(deviation < 0);
     }
+    // One event, one flag: the noisier stretch is not flagged point by point.
+    expect(added.filter((i) => i >= 300 && i < 340).length).toBeLessThan(5);
     // Where the learned side has nothing to add the answer is the engine's.
     const quiet = flags(tuned).length === 0 ? 0 : Math.min(...flags(tuned));
     for (let i = 0; i < Math.min(quiet, 250); i++) {
@@ -84,7 +86,8 @@ describe('a baselined detection judges with the machine model', () => {
     const high = flags(await detect({ series, machine_id: 'pump', sensitivity: 99 }));
     const low = flags(await detect({ series, machine_id: 'pump', sensitivity: 30 }));
     expect(low.length).toBeLessThan(high.length);
-    expect(low.every((i) => high.includes(i))).toBe(true);
+    // Every event the low sensitivity reports, the high one reports too (its onset may come earlier).
+    expect(low.every((i) => high.some((j) => j <= i && i - j <= WINDOW_POINTS))).toBe(true);
   });
 
   it('a statistics-only baseline joins its generic energies the same way', async () => {

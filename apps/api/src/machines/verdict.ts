@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, marginMultiplier, type EntireResult } from '@adp/detection';
+import { anomalyCap, EVENT_GAP_SHARE, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -41,7 +41,11 @@ export function learnedSeverity(z: number, band: number): number {
  * the engine's rule (severity = 1 − margin / |deviation|) that severity, so "outside the band",
  * "anomaly" and the severity still agree for a client drawing the band; its direction is the side its value lies on (a value on its expected
  * value cannot be outside a band and is left to the engine). Points whose model window is partly
- * padding (before WINDOW_POINTS) keep the engine's verdict. The request's cap on flagged points
+ * padding (before WINDOW_POINTS) keep the engine's verdict. The union is then reported as events,
+ * by the rules entire-series detection applies to its own flags (reportEvents: flags close together
+ * are one event, flagged at its first point with its largest severity; an event that many others
+ * reach is routine and not reported), so a baselined machine pages once per event as any series
+ * does, and a learned excursion that recurs all through the request is not one. The request's cap on flagged points
  * holds for the union: the most severe are kept, and an engine flag the cap drops gets its band
  * widened past its value as the engine does.
  */
@@ -66,6 +70,21 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
     upperMargins[i] = margin;
     lowerMargins[i] = margin;
   }
+  const expected = entire.expectedValues;
+  const direction = (i: number, sign: number): boolean => isAnomaly[i] === true && Math.sign((values[i] ?? 0) - (expected[i] ?? 0)) === sign;
+  const joined = {
+    upperMargins,
+    lowerMargins,
+    isAnomaly,
+    severity,
+    isPositiveAnomaly: isAnomaly.map((_, i) => direction(i, 1)),
+    isNegativeAnomaly: isAnomaly.map((_, i) => direction(i, -1)),
+  };
+  reportEvents(values, expected, joined, {
+    routineCount: ROUTINE_EVENT_COUNT,
+    gapPoints: Math.round(EVENT_GAP_SHARE * n),
+    onsetOnly: true,
+  });
   const flagged = isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
   const cap = anomalyCap(input.maxAnomalyRatio, n);
   if (flagged.length > cap) {
