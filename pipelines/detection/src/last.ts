@@ -249,12 +249,17 @@ export const NEW_EVENT_FACTOR = TUNING.NEW_EVENT_FACTOR.value;
  * spike over two or three points), not a new one, and the new-event exception does not apply.
  */
 export const NEW_EVENT_RISE_POINTS = TUNING.NEW_EVENT_RISE_POINTS.value;
-/** Share of the window that the refractory stretch spans. */
-const REFRACTORY_SHARE = TUNING.REFRACTORY_SHARE.value;
+/**
+ * Points before the judged one that the refractory rule looks back over (fewer where the window
+ * holds fewer errors). A count of points, not a share of the window: an event lasts as long
+ * whatever window the client sends, and a short window (4 periods + 1, the suggested one) would
+ * otherwise forget an event under way after a few points and report it again and again.
+ */
+export const REFRACTORY_POINTS = TUNING.REFRACTORY_POINTS.value;
 
-/** Points before the judged one that the refractory rule looks back over. */
-export function refractoryPoints(windowPoints: number): number {
-  return Math.max(1, Math.floor(windowPoints * REFRACTORY_SHARE));
+/** Points before the judged one that the refractory rule looks back over, for any window. */
+export function refractoryPoints(): number {
+  return REFRACTORY_POINTS;
 }
 
 /** One-step errors averaged over this many points for the sustained-error alarm. */
@@ -931,11 +936,10 @@ function judgeLast(
 ): LastResult {
   const targetSlot = ctx.slots === null ? last - from : ctx.slots[last]! - ctx.slots[from]!;
   const value = ctx.values[last]!;
-  const window = last - from + 1;
   const calibrate = rules.calibration;
   const refractory = rules.refractory;
   const sustained = rules.sustainedError;
-  const stretch = refractory ? refractoryPoints(window) : 0;
+  const stretch = refractory ? refractoryPoints() : 0;
   // The sustained alarm's echo check judges its stretch's errors with the refractory rule.
   const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
   let forecast = forecastNext(model.prepared, model.period, targetSlot, errorPoints, sustained);

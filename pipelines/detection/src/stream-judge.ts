@@ -684,12 +684,11 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
 
   function judge(index: number, value: number): LastResult {
     const m = end - start;
-    const length = m + 1;
     const fitted = model!;
     const l = line(m);
     const expected = l.intercept + l.slope * m + seasonalOf(index);
     let scale = fitted.baseScale * l.inflation;
-    const stretch = refractory ? refractoryPoints(length) : 0;
+    const stretch = refractory ? refractoryPoints() : 0;
     const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
     const deviation = value - expected;
     // The new-level alarm's excess (values only): when the value left the range, the sustained
@@ -1006,7 +1005,7 @@ function judgeScratch(window: number): JudgeScratch {
     FORECAST_POINTS,
     window,
     FORECAST_POINTS,
-    Math.max(CALIBRATION_POINTS, refractoryPoints(window)) + 1,
+    Math.max(CALIBRATION_POINTS, refractoryPoints()) + 1,
     CALIBRATION_POINTS,
     (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2,
     FORECAST_POINTS,

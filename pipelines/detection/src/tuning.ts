@@ -82,10 +82,10 @@ export const TUNING = {
     does: "the refractory rule's fixed reference band is the last-point band at this sensitivity (the service's default)",
     tunedOn: "not tuned: the service's default sensitivity, fixed so that sensitivity acts monotonically",
   },
-  REFRACTORY_SHARE: {
-    value: 1 / 6,
-    does: 'share of the window that the refractory stretch spans',
-    tunedOn: NAB,
+  REFRACTORY_POINTS: {
+    value: 120,
+    does: 'one-step errors before the judged point that the refractory rule looks back over, whatever the window',
+    tunedOn: `${NAB}, as a sixth of the window at the worker's default window (720 points), so the same there; fixed in points instead of a share of the window: the window row (720, 1,441, suggested, 8,640) and its leave-one-category-out folds in docs/evaluation.md, "Window robustness"`,
   },
   NEW_EVENT_FACTOR: {
     value: 20,

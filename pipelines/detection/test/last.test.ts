@@ -289,25 +289,38 @@ describe('detectStream', () => {
     }
   });
 
+  it('keeps an event under way for the same stretch whatever the window, so a short window does not report it again', () => {
+    // Spikes of 9 noise scales 15 points apart: one event for the refractory rule. A window of
+    // 4 periods + 1 (49 points for a period of 12) judges them as the default window does.
+    const values = noiseSeries(800, 3, 10);
+    for (const at of [600, 615, 630]) values[at] = values[at]! + 9;
+    for (const windowPoints of [49, 97, 720]) {
+      const opts = { ...DEFAULTS, windowPoints };
+      expect(flaggedOf(detectStream(plainInput(values), opts)).filter((i) => i >= 590), `window ${windowPoints}`).toEqual([600]);
+      expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 590), `window ${windowPoints}`).toEqual([600]);
+    }
+  });
+
   it('reports a point just beyond its band once, not again at the next point the one-step errors miss', () => {
     // Two-point bumps of 7 noise scales (the band is about 6): the second point is beyond its band
     // too, but its one-step error (against the median of the 16 before it) is not, so the
     // refractory rule alone lets it through; the echo rule sees that the point before was reported.
     const values = noiseSeries(800, 8, 10);
-    for (const at of [600, 700]) {
+    // The second bump comes after the refractory stretch (REFRACTORY_POINTS) of the first.
+    for (const at of [600, 745]) {
       values[at] = values[at]! + 7;
       values[at + 1] = values[at + 1]! + 7;
     }
     const opts = { ...DEFAULTS, windowPoints: 500 };
     const flags = flaggedOf(detectStream(plainInput(values), opts)).filter((i) => i >= 500);
-    expect(flags).toEqual([600, 700]);
+    expect(flags).toEqual([600, 745]);
     expect(flaggedOf(detectStream(plainInput(values), { ...opts, components: { echo: false } })).filter((i) => i >= 500)).toEqual([
-      600, 601, 700,
+      600, 601, 745,
     ]);
     // The last-point endpoint decides the same from the window alone, and so does the worker's judge.
     const window = windowInput(plainInput(values), 601, 500);
     expect(detectLastPoint(window, DEFAULTS).isAnomaly).toBe(false);
-    expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 500)).toEqual([600, 700]);
+    expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 500)).toEqual([600, 745]);
     // The points before are judged against the default sensitivity's band, so a higher
     // sensitivity never flags fewer: every point flagged at one is flagged at the next.
     let previous: number[] = [];
@@ -316,7 +329,7 @@ describe('detectStream', () => {
       expect(now, `sensitivity ${sensitivity}`).toEqual(expect.arrayContaining(previous));
       previous = now;
     }
-    expect(previous).toEqual(expect.arrayContaining([600, 700]));
+    expect(previous).toEqual(expect.arrayContaining([600, 745]));
   });
 
   it('reports a level shift once, when it begins, not for every point after it', () => {
@@ -762,7 +775,7 @@ describe('detectStream', () => {
 
   it('flags more (never fewer) last points as sensitivity rises, the band staying independent of the last value', () => {
     const values = noiseSeries(400, 8);
-    values[300] = values[300]! + 9; // an earlier event in the window, before the refractory stretch
+    values[250] = values[250]! + 9; // an earlier event in the window, before the refractory stretch
     let previous = 0;
     for (const sensitivity of [0, 25, 50, 75, 90, 95, 99]) {
       let count = 0;
