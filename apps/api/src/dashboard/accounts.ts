@@ -3,11 +3,11 @@
 // organization is made at the first start (the password printed once and saved in
 // <DATA_DIR>/bootstrap-account.json, mode 0600, like the first keys); more through the admin API.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hash, verify } from '@node-rs/argon2';
 import { isValidEmail, normaliseEmail, type AccountStore, type UserAccount } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
+import { writeSecretFile } from '../tenancy/bootstrap.js';
 
 /** Shortest password an account may have: long enough that the hash, not the throttle, protects it. */
 export const PASSWORD_MIN_LENGTH = 12;
@@ -86,15 +86,3 @@ export async function bootstrapAccount(accounts: AccountStore, orgId: string, em
   }
 }
 
-async function writeSecretFile(filePath: string, content: unknown): Promise<void> {
-  await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
-  const temporary = `${filePath}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: 'w' });
-    await chmod(temporary, 0o600);
-    await rename(temporary, filePath);
-  } catch (err) {
-    await rm(temporary, { force: true });
-    throw err;
-  }
-}

@@ -8,14 +8,7 @@ import { anomalyCap, EVENT_GAP_SHARE, marginMultiplier, reportEvents, ROUTINE_EV
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
-export interface Verdicts {
-  readonly upperMargins: number[];
-  readonly lowerMargins: number[];
-  readonly isAnomaly: boolean[];
-  readonly isPositiveAnomaly: boolean[];
-  readonly isNegativeAnomaly: boolean[];
-  readonly severity: number[];
-}
+export type Verdicts = Omit<EntireResult, 'period' | 'expectedValues'>;
 
 export interface LearnedVerdictInput {
   readonly values: readonly number[];

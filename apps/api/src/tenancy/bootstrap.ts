@@ -109,13 +109,17 @@ async function exists(filePath: string): Promise<boolean> {
 
 /** Writes the keys file atomically (temp file + rename) with mode 0600. */
 async function writeKeysFile(filePath: string, organizationId: string, plaintexts: readonly string[]): Promise<void> {
-  await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
-  const content = {
+  await writeSecretFile(filePath, {
     note: 'API keys created on the first start. They are shown once and stored only as hashes; keep this file secret or delete it.',
     organizationId,
     createdAt: new Date().toISOString(),
     keys: plaintexts.map((key) => ({ kind: key.startsWith('svc_live_') ? 'live' : 'test', key })),
-  };
+  });
+}
+
+/** Writes `content` as JSON atomically (temp file + rename), readable by its owner only (0600). */
+export async function writeSecretFile(filePath: string, content: unknown): Promise<void> {
+  await mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
   const temporary = `${filePath}.${process.pid}.tmp`;
   try {
     await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: 'w' });
