@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { marginMultiplier } from '@adp/detection';
 import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
@@ -272,7 +273,14 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
 
     const flagged = /isAnomaly true at ([\d\s,-]+(?:and [\d\s,-]+)*)/.exec(comment);
     expect(flagged, comment).not.toBeNull();
-    expect(detection.isAnomaly.flatMap((flag, index) => (flag ? [index] : []))).toEqual(indexList(flagged![1]!));
+    // The named points are the engine's events; any other flag is the machine's model's (a
+    // z-score beyond the band at the request's sensitivity), whose points near the band differ
+    // between CPUs, so only their rule is checked.
+    const claimed = indexList(flagged![1]!);
+    const flags = detection.isAnomaly.flatMap((flag, index) => (flag ? [index] : []));
+    for (const index of claimed) expect(flags, `point ${index}`).toContain(index);
+    const zScores = detection['z_scores'] as number[];
+    for (const index of flags.filter((i) => !claimed.includes(i))) expect(zScores[index], `point ${index}`).toBeGreaterThan(marginMultiplier(95));
 
     const runs = [...comment.matchAll(/(HEALTHY|ACTIVE|TRANSITION|SHOCK|UNKNOWN) (?:at )?(\d+)(?:-(\d+))?/g)];
     expect(runs.length).toBeGreaterThanOrEqual(5);
