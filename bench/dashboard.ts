@@ -46,7 +46,10 @@ async function main(): Promise<void> {
     const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     await page.goto(`${baseUrl}/dashboard/`);
-    await page.getByLabel('API key').fill(key);
+    const account = app.bootstrapAccount;
+    if (!account) throw new Error('the first start created no dashboard account');
+    await page.getByLabel('Email').fill(account.email);
+    await page.getByLabel('Password').fill(account.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByTestId('who').waitFor();
 
