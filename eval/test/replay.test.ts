@@ -102,21 +102,6 @@ describe('replaying recorded decisions', () => {
     expect(then.falsePositiveRows).toBeGreaterThan(now.falsePositiveRows);
   });
 
-  it("replays engine 0.6.0's sustained-error alarm, silenced by any event under way", () => {
-    // Until 0.7.0 the alarm never fired while an error of the refractory stretch was beyond the
-    // band; since then only a reported point of its own stretch silences it.
-    const before070: DecisionRule = (d, row, f) => {
-      const underWay = d.largest > detection.REFRACTORY_Z * d.scale;
-      return engineRule({ ...d, sustainedNow: underWay ? Number.NaN : d.sustainedNow, reportedInStretch: false }, row, f);
-    };
-    const now = replay(files, corpus.profiles, engineRule);
-    const then = replay(files, corpus.profiles, before070);
-    // fe7f93: a chain of marginal spikes kept the event "under way" through its first window.
-    expect(flaggedInWindow(then, 'fe7f93', 0)).toEqual([]);
-    expect(flaggedInWindow(now, 'fe7f93', 0).length).toBeGreaterThan(0);
-    expect(then.missedWindows).toBeGreaterThan(now.missedWindows);
-    expect(now.scores.standard!).toBeGreaterThan(then.scores.standard!);
-  });
   it("replays engine 0.7.0's rule, without the new-level alarm and the familiar-range rule", () => {
     // fe7f93's second window opens with a spike nine margins out that the refractory rule held
     // back (an earlier event under way); it is past every value of the window's older half, so
