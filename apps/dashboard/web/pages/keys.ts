@@ -125,7 +125,8 @@ export async function renderKeys(main: HTMLElement): Promise<void> {
       const revoke = el('button', { type: 'button', class: 'secondary' }, 'Revoke');
       rotate.addEventListener('click', confirmRotate);
       revoke.addEventListener('click', confirmRevoke);
-      actions.replaceChildren(rotate, ' ', revoke);
+      // A key already rotated (it expires) has its successor: only revoking it early is left.
+      actions.replaceChildren(...(key.expires_at === null ? [rotate, ' '] : []), revoke);
     };
 
     const confirmRevoke = (): void => {
