@@ -93,7 +93,8 @@ describe.skipIf(!chromiumPresent && !inCi)('the Keys page in Chromium', () => {
     expect(deploy.secret).toMatch(/^svc_live_/);
     expect(await page.getByTestId('new-key').textContent()).toContain('shown only this once');
     await page.getByTestId('copy-key').click();
-    await expect.poll(() => page.getByTestId('copy-status').textContent(), WAIT).toMatch(/^(Copied\.|Selected)/);
+    await expect.poll(() => page.getByTestId('copy-status').textContent(), WAIT).toBe('Copied.');
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(deploy.secret);
     // A live key may manage keys itself: the secret the page showed is the real key.
     expect(await statusWith(deploy.secret, '/v1/keys')).toBe(200);
     expect(await row(deploy.keyId).getByTestId('key-state').textContent()).toBe('active');
@@ -128,6 +129,16 @@ describe.skipIf(!chromiumPresent && !inCi)('the Keys page in Chromium', () => {
     expect(await statusWith(successor)).toBe(200);
     expect(await statusWith(ci.secret)).toBe(401);
     if (TAKE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'keys.png') });
+
+    // Where the clipboard refuses, the field is selected to copy by hand.
+    // Page-side code goes as text: this file is typed without the DOM's types.
+    await page.evaluate("navigator.clipboard.writeText = () => Promise.reject(new Error('not allowed'))");
+    await page.getByTestId('copy-key').click();
+    await expect.poll(() => page.getByTestId('copy-status').textContent(), WAIT).toBe('Selected: press Ctrl+C (⌘C) to copy.');
+    const selected = await page.evaluate(
+      "(() => { const f = document.activeElement; return f instanceof HTMLInputElement && f.dataset.testid === 'key-secret' ? f.value.slice(f.selectionStart ?? 0, f.selectionEnd ?? 0) : ''; })()",
+    );
+    expect(selected).toBe(successor);
 
     // Once the page is left, no secret is ever shown again: the list holds prefixes only.
     await page.getByRole('link', { name: 'Usage' }).click();
