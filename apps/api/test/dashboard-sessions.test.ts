@@ -1,6 +1,6 @@
 // Dashboard sign-in with local accounts and the session cookie: the first account from the first
 // start, sign-in and its throttle, the cookie's attributes, CSRF and origin checks on state-changing
-// calls, where the cookie is (not) accepted, sign-out, expiry, a disabled organization, and the
+// calls, key management with the session, where the cookie is (not) accepted, sign-out, expiry, a disabled organization, and the
 // admin API's account route.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -122,6 +122,33 @@ describe('dashboard sessions', () => {
     // The session reads its CSRF token again after a reload.
     const session = await app.inject({ method: 'GET', url: '/dashboard/api/session', headers: { cookie } });
     expect(session.json()).toMatchObject({ signed_in: true, csrf_token: csrf });
+  });
+
+  it("lets a session of the organization's account list, rotate and revoke its keys (the Keys page's calls)", async () => {
+    const { cookie, csrf } = await signIn('admin@localhost', app.bootstrapAccount?.password ?? '');
+    const call = (method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown) =>
+      app.inject({
+        method,
+        url,
+        headers: { cookie, ...(method === 'GET' ? {} : { 'x-csrf-token': csrf }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+      });
+    const created = await call('POST', '/v1/keys', { kind: 'live', name: 'from the keys page' });
+    expect(created.statusCode, created.body).toBe(201);
+    const keyId = (created.json() as { key_id: string }).key_id;
+    const listed = await call('GET', '/v1/keys');
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect((listed.json() as { keys: { key_id: string }[] }).keys.map((key) => key.key_id)).toContain(keyId);
+    const rotated = await call('POST', `/v1/keys/${keyId}/rotate`, { grace_seconds: 0 });
+    expect(rotated.statusCode, rotated.body).toBe(201);
+    const successor = (rotated.json() as { key_id: string }).key_id;
+    // The first start's live key remains, so the successor is not the last live key.
+    const revoked = await call('DELETE', `/v1/keys/${successor}`);
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    expect((revoked.json() as { revoked_at: string | null }).revoked_at).not.toBeNull();
+    // Without the CSRF token the session may read but not change keys.
+    const forged = await app.inject({ method: 'DELETE', url: `/v1/keys/${keyId}`, headers: { cookie } });
+    expect(forged.statusCode).toBe(403);
   });
 
   it('authenticates the vendor paths the detect page calls, with the same CSRF rule', async () => {

@@ -8,6 +8,12 @@ import type {
   MachinesResponse as MachinesSchema,
 } from '../../api/src/native/schemas.js';
 import type { ResultsResponse, ResultRowBody } from '../../api/src/telemetry/schemas.js';
+import type {
+  IssuedKey as IssuedKeySchema,
+  KeyList as KeyListSchema,
+  KeyView as KeyViewSchema,
+  RotatedKey as RotatedKeySchema,
+} from '../../api/src/tenancy/key-schemas.js';
 import type { ChangePointDetectResponse, EntireDetectResponse } from '../../api/src/vendor/schemas.js';
 
 export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody, ResultsResponse };
@@ -29,3 +35,8 @@ export interface UsageRecord {
   readonly total_points: number;
   readonly call_count: number;
 }
+
+export type KeyView = Static<typeof KeyViewSchema>;
+export type KeyList = Static<typeof KeyListSchema>;
+export type IssuedKey = Static<typeof IssuedKeySchema>;
+export type RotatedKey = Static<typeof RotatedKeySchema>;

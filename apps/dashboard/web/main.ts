@@ -1,10 +1,11 @@
 // The dashboard's entry point: sign-in first, then a page per hash route (#/detect, #/baseline,
-// #/machines, #/machines/<id>, #/usage). Plain DOM, no framework.
+// #/machines, #/machines/<id>, #/usage, #/keys). Plain DOM, no framework.
 import { apiRequest, setUnauthorizedHandler } from './api.js';
 import { currentSession, forgetSession, setSession, type SessionView } from './auth.js';
 import { el } from './dom.js';
 import { renderBaseline } from './pages/baseline.js';
 import { renderDetect } from './pages/detect.js';
+import { renderKeys } from './pages/keys.js';
 import { renderMachine, renderMachines } from './pages/machines.js';
 import { renderSignIn } from './pages/signin.js';
 import { renderUsage } from './pages/usage.js';
@@ -14,6 +15,7 @@ const PAGES = [
   { route: 'baseline', title: 'Create a baseline' },
   { route: 'machines', title: 'Machines' },
   { route: 'usage', title: 'Usage' },
+  { route: 'keys', title: 'Keys' },
 ] as const;
 
 const root = document.getElementById('root') ?? document.body;
@@ -64,6 +66,9 @@ function show(): void {
       break;
     case 'usage':
       void renderUsage(main);
+      break;
+    case 'keys':
+      void renderKeys(main);
       break;
     default:
       renderDetect(main);
