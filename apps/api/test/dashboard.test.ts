@@ -30,7 +30,7 @@ describe('the dashboard routes in the app', () => {
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
     // The bundle holds the pages and uPlot, not a reference to them.
-    expect(script.body).toContain('X-Service-Key');
+    expect(script.body).toContain('X-CSRF-Token');
     expect(script.body).not.toMatch(/^import /m);
 
     const styles = await app.inject({ method: 'GET', url: '/dashboard/app.css' });

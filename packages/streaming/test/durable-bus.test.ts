@@ -230,7 +230,9 @@ describe('openDurableInProcessBus', () => {
       })
       .toEqual({ files: 1, bytes: expect.any(Number) as number });
     const [left] = await segmentsOf(dir, 't', 0);
-    expect((await stat(path.join(dir, 'topics', 't', '0', left!))).size).toBeLessThan(4096 + 1024);
+    // A segment rolls once it passes segmentBytes, so it holds at most that plus one append (one
+    // send of 50 messages here, about 1.2 KB; how sends group into appends depends on timing).
+    expect((await stat(path.join(dir, 'topics', 't', '0', left!))).size).toBeLessThan(4096 + 2048);
     await consumer.close();
     await closeBus(bus);
 
