@@ -17,7 +17,6 @@ export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHA
 export {
   bandReportedWithin,
   decideLastPoint,
-  defaultStreamWindow,
   ECHO_POINTS,
   FAMILIAR_EDGE_SHARE,
   familiarMiss,
@@ -36,7 +35,6 @@ export {
   newLevelExcess,
   outsideBand,
   REFRACTORY_Z,
-  refractoryPoints,
   SIDE_MIN_ERRORS,
   sideSpreads,
   type SideSpreads,

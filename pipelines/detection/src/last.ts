@@ -257,11 +257,6 @@ export const NEW_EVENT_RISE_POINTS = TUNING.NEW_EVENT_RISE_POINTS.value;
  */
 export const REFRACTORY_POINTS = TUNING.REFRACTORY_POINTS.value;
 
-/** Points before the judged one that the refractory rule looks back over, for any window. */
-export function refractoryPoints(): number {
-  return REFRACTORY_POINTS;
-}
-
 /** One-step errors averaged over this many points for the sustained-error alarm. */
 export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
 /**
@@ -939,7 +934,7 @@ function judgeLast(
   const calibrate = rules.calibration;
   const refractory = rules.refractory;
   const sustained = rules.sustainedError;
-  const stretch = refractory ? refractoryPoints() : 0;
+  const stretch = refractory ? REFRACTORY_POINTS : 0;
   // The sustained alarm's echo check judges its stretch's errors with the refractory rule.
   const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
   let forecast = forecastNext(model.prepared, model.period, targetSlot, errorPoints, sustained);
@@ -1209,11 +1204,6 @@ export function rangeOf(values: ArrayLike<number>, from: number, to: number): Pa
     if (x > max) max = x;
   }
   return min <= max ? { min, max } : null;
-}
-
-/** Trailing window for streaming: four periods and one point, else the granularity default. */
-export function defaultStreamWindow(period: number, granularity: Granularity): number {
-  return suggestedWindow(period, granularity);
 }
 
 export function notJudged(value: number, period: number, granularity: Granularity): LastResult {

@@ -26,7 +26,7 @@ import {
   stuckRun,
   notJudged,
   olderEnd,
-  refractoryPoints,
+  REFRACTORY_POINTS,
   reportedJustBefore,
   SEASONAL_SCALE_RATIO,
   sideSpreads,
@@ -688,7 +688,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     const l = line(m);
     const expected = l.intercept + l.slope * m + seasonalOf(index);
     let scale = fitted.baseScale * l.inflation;
-    const stretch = refractory ? refractoryPoints() : 0;
+    const stretch = refractory ? REFRACTORY_POINTS : 0;
     const errorPoints = Math.max(calibrate ? CALIBRATION_POINTS : 0, stretch + (sustained ? SUSTAINED_POINTS : 0));
     const deviation = value - expected;
     // The new-level alarm's excess (values only): when the value left the range, the sustained
@@ -1005,7 +1005,7 @@ function judgeScratch(window: number): JudgeScratch {
     FORECAST_POINTS,
     window,
     FORECAST_POINTS,
-    Math.max(CALIBRATION_POINTS, refractoryPoints()) + 1,
+    Math.max(CALIBRATION_POINTS, REFRACTORY_POINTS) + 1,
     CALIBRATION_POINTS,
     (FORECAST_POINTS * (FORECAST_POINTS - 1)) / 2,
     FORECAST_POINTS,
