@@ -17,6 +17,7 @@ import { buildApp } from '../apps/api/src/app.js';
 import { loadConfig } from '../apps/api/src/config.js';
 import { randomTestKey } from '../test/e2e/server.js';
 import { launchChromium } from '../test/browser/chromium.js';
+import { signInWithPassword } from '../test/browser/platform.js';
 import { summarize } from './stats.js';
 
 const ROWS = 8_640;
@@ -48,10 +49,7 @@ async function main(): Promise<void> {
     await page.goto(`${baseUrl}/dashboard/`);
     const account = app.bootstrapAccount;
     if (!account) throw new Error('the first start created no dashboard account');
-    await page.getByLabel('Email').fill(account.email);
-    await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('who').waitFor();
+    await signInWithPassword(page, account.email, account.password);
 
     const table: string[] = ['| mode | rows | samples | p50 ms | max ms |', '|---|---:|---:|---:|---:|'];
     for (const mode of ['entire', 'streaming'] as const) {

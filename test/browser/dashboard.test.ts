@@ -4,17 +4,13 @@
 // the API's own answer, download the results, list the machines, read usage, sign out. With
 // SCREENSHOTS=1 it saves the main pages to docs/screenshots/ for the README.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
-import { loadConfig } from '../../apps/api/src/config.js';
-import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
-import { randomTestKey } from '../e2e/server.js';
 import { chromiumPresent, launchChromium } from './chromium.js';
+import { signInWithPassword, startBrowserTestPlatform, type BrowserTestPlatform } from './platform.js';
 import { cycleCsv, multivariateCsv } from './series.js';
 
 const inCi = process.env['CI'] === 'true';
@@ -33,14 +29,13 @@ const press = multivariateCsv(200, { seed: 5 });
 const PRESS = 'press-2';
 
 describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
-  let platform: Platform | undefined;
+  let started: BrowserTestPlatform | undefined;
   let browser: Browser | undefined;
   let page: Page;
   let baseUrl: string;
   let key: string;
   let email: string;
   let password: string;
-  let dataDir: string;
   let workDir: string;
 
   /** The JSON API, called as the dashboard calls it: the reference the pages are compared with. */
@@ -69,17 +64,9 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   }
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'adp-browser-data-'));
+    started = await startBrowserTestPlatform('adp-browser-data-');
+    ({ baseUrl, key, email, password } = started);
     workDir = await mkdtemp(join(tmpdir(), 'adp-browser-files-'));
-    key = randomTestKey();
-    const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'warn' };
-    const config = loadConfig(env);
-    platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
-    await platform.app.listen({ host: config.host, port: config.port });
-    baseUrl = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`;
-    const account = platform.app.bootstrapAccount;
-    if (account === null) throw new Error('the first start created no dashboard account');
-    ({ email, password } = account);
     await writeFile(join(workDir, 'press.csv'), press.csv);
     await writeFile(join(workDir, 'press-broken.csv'), 'timestamp,temp,rpm\n2025-06-01T10:00:00Z,20.5,1500\n2025-06-01T10:01:00Z,20.7,\n');
     await writeFile(join(workDir, 'healthy.csv'), healthy.csv);
@@ -94,16 +81,12 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await platform?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await started?.close();
     await rm(workDir, { recursive: true, force: true });
   });
 
-  async function signInWithPassword(): Promise<void> {
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('who').waitFor();
+  async function signIn(): Promise<void> {
+    await signInWithPassword(page, email, password);
   }
 
   it('refuses a wrong password, then signs in with the first-start account', async () => {
@@ -114,7 +97,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('Not signed in: The email or the password is wrong.');
     expect(await page.context().cookies()).toEqual([]);
 
-    await signInWithPassword();
+    await signIn();
     expect(await page.getByTestId('who').textContent()).toBe(`Signed in as ${email}`);
     const [cookie] = await page.context().cookies();
     expect(cookie).toMatchObject({ name: 'adp_session', httpOnly: true, sameSite: 'Lax' });
@@ -293,7 +276,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await fetch(`${baseUrl}/dashboard/api/logout`, { method: 'POST', headers: { cookie: `adp_session=${cookie?.value ?? ''}` } });
     await page.getByRole('link', { name: 'Machines' }).click();
     await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toBe('The session has ended (401). Sign in again.');
-    await signInWithPassword();
+    await signIn();
     await page.goto(`${baseUrl}/dashboard/#/machines`);
     await page.locator(`tr[data-machine-id="${MACHINE}"]`).waitFor();
   });

@@ -2,18 +2,12 @@
 // port: sign in with the first-start account, create a live key (its secret shown once, and it
 // works), see the last live key refused revocation in plain words, revoke the key (refused
 // afterwards), rotate another one. With SCREENSHOTS=1 it saves docs/screenshots/keys.png.
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
-import { loadConfig } from '../../apps/api/src/config.js';
-import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
-import { randomTestKey } from '../e2e/server.js';
 import { chromiumPresent, launchChromium } from './chromium.js';
+import { signInWithPassword, startBrowserTestPlatform, type BrowserTestPlatform } from './platform.js';
 
 const inCi = process.env['CI'] === 'true';
 const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
@@ -22,11 +16,10 @@ const TAKE_SCREENSHOTS = process.env['SCREENSHOTS'] === '1';
 const WAIT = { timeout: 60_000, interval: 100 };
 
 describe.skipIf(!chromiumPresent && !inCi)('the Keys page in Chromium', () => {
-  let platform: Platform | undefined;
+  let started: BrowserTestPlatform | undefined;
   let browser: Browser | undefined;
   let page: Page;
   let baseUrl: string;
-  let dataDir: string;
   let email: string;
   let password: string;
   /** The live key `ci` the second test creates and the third rotates. */
@@ -54,15 +47,8 @@ describe.skipIf(!chromiumPresent && !inCi)('the Keys page in Chromium', () => {
   }
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'adp-browser-keys-'));
-    const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: randomTestKey(), LOG_LEVEL: 'warn' };
-    const config = loadConfig(env);
-    platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
-    await platform.app.listen({ host: config.host, port: config.port });
-    baseUrl = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`;
-    const account = platform.app.bootstrapAccount;
-    if (account === null) throw new Error('the first start created no dashboard account');
-    ({ email, password } = account);
+    started = await startBrowserTestPlatform('adp-browser-keys-');
+    ({ baseUrl, email, password } = started);
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
@@ -72,16 +58,12 @@ describe.skipIf(!chromiumPresent && !inCi)('the Keys page in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await platform?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await started?.close();
   });
 
   it('signs in and lists the first-start key from the navigation', async () => {
     await page.goto(`${baseUrl}/dashboard/`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('who').waitFor();
+    await signInWithPassword(page, email, password);
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('keys').waitFor();
     expect(await page.locator('[data-testid="keys"] tbody tr').count()).toBe(1);
