@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { redactUrl } from '../src/logging.js';
 import { marketplaceOrganizationId } from '../src/marketplace/provisioning.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
+import { sharedStoreView } from './store-view.js';
 
 const LIVE_KEY = /svc_live_[A-Za-z0-9_-]+/;
 
@@ -24,13 +25,7 @@ describe('marketplace landing page', () => {
 
   const start = async (env: Record<string, string> = {}, client = fake.client()): Promise<FastifyInstance> =>
     buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url, ...env }), {
-      store: new Proxy(store, {
-        get(target, property, receiver) {
-          if (property === 'close') return () => Promise.resolve();
-          const value: unknown = Reflect.get(target, property, receiver);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }),
+      store: sharedStoreView(store),
       marketplaceClient: client,
     });
 

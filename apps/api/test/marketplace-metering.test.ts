@@ -13,6 +13,7 @@ import { parseAdminCommand, runAdminCli } from '../src/admin/cli.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
+import { sharedStoreView } from './store-view.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const H08 = Date.parse('2026-03-15T08:00:00.000Z');
@@ -52,14 +53,7 @@ describe('marketplace metering export', () => {
     const metering = meteringWithCrashes(store.metering as MeteringStore);
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url, MARKETPLACE_EXPORT_SCHEDULE: 'false' });
     app = await buildApp(config, {
-      store: new Proxy(store, {
-        get(target, property, receiver) {
-          if (property === 'close') return () => Promise.resolve();
-          if (property === 'metering') return metering;
-          const value: unknown = Reflect.get(target, property, receiver);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }),
+      store: sharedStoreView(store, { metering }),
       marketplaceClient: fake.client(),
       nowMs: () => nowMs,
     });

@@ -17,6 +17,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { trustedSnsUrl } from '../src/marketplace/sns.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
+import { sharedStoreView } from './store-view.js';
 
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:aws-mp-subscription-notification-test';
 
@@ -89,13 +90,7 @@ describe('marketplace notifications', () => {
       MARKETPLACE_SNS_HOST_PATTERN: '127\\.0\\.0\\.1:\\d+',
     });
     app = await buildApp(config, {
-      store: new Proxy(store, {
-        get(target, property, receiver) {
-          if (property === 'close') return () => Promise.resolve();
-          const value: unknown = Reflect.get(target, property, receiver);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }),
+      store: sharedStoreView(store),
       marketplaceClient: fake.client(),
       nowMs: () => nowMs,
     });

@@ -15,6 +15,7 @@ import { StoreExportLease } from '../src/marketplace/lease.js';
 import { MARKETPLACE_METRIC_NAMES, createMarketplaceMetrics, type MarketplaceMetrics, type UnreportedReason } from '../src/marketplace/metrics.js';
 import { FAILING_AFTER_RUNS, MeteringScheduler, RETRY_MS, acceptedUntil, withinWindow } from '../src/marketplace/scheduler.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
+import { sharedStoreView } from './store-view.js';
 
 const H08 = Date.parse('2026-03-15T08:00:00.000Z');
 const DELAY_MS = 5 * 60_000;
@@ -228,13 +229,7 @@ describe('hourly export scheduler', () => {
     nowMs = H08 + HOUR_MS + DELAY_MS;
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url });
     const app = await buildApp(config, {
-      store: new Proxy(store, {
-        get(target, property, receiver) {
-          if (property === 'close') return () => Promise.resolve();
-          const value: unknown = Reflect.get(target, property, receiver);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }),
+      store: sharedStoreView(store),
       marketplaceClient: fake.client(),
       nowMs: () => nowMs,
       marketplaceMetrics: metrics,

@@ -10,6 +10,7 @@ import { buildApp, type BuildAppOptions } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { NativeModelFactory } from '../src/machines/model.js';
 import { describeApiKey } from '../src/tenancy/keys.js';
+import { sharedStoreView } from './store-view.js';
 
 export const API_KEY = 'svc_test_streaming0123456789ab';
 export const OTHER_KEY = 'svc_test_secondOrganization000000';
@@ -26,17 +27,6 @@ export interface StreamingEnvironment {
   cleanup(): Promise<void>;
 }
 
-/** The store with a close() that does nothing: the environment closes the real one once. */
-function sharedView(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'close') return () => Promise.resolve();
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
 export async function streamingEnvironment(): Promise<StreamingEnvironment> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-streaming-'));
   const store = await openEmbeddedStore({ dataDir });
@@ -46,7 +36,7 @@ export async function streamingEnvironment(): Promise<StreamingEnvironment> {
     store,
     async start(env = {}, options = {}) {
       const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', ...env });
-      const app = await buildApp(config, { ...options, store: sharedView(store) });
+      const app = await buildApp(config, { ...options, store: sharedStoreView(store) });
       apps.push(app);
       return app;
     },

@@ -9,6 +9,7 @@ import { openEmbeddedStore, type Store } from '@adp/store';
 import { createMemoryNotifier, type Notifier } from '@adp/streaming';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { sharedStoreView } from './store-view.js';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 
@@ -22,17 +23,6 @@ export interface TenancyEnvironment {
   cleanup(): Promise<void>;
 }
 
-/** The store, but closing it is left to the environment (several apps share it). */
-function sharedView(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'close') return () => Promise.resolve();
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
 export async function tenancyEnvironment(startMs = Date.parse('2026-03-15T12:00:00.000Z')): Promise<TenancyEnvironment> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-tenancy-'));
   const apps: FastifyInstance[] = [];
@@ -43,7 +33,7 @@ export async function tenancyEnvironment(startMs = Date.parse('2026-03-15T12:00:
     async start(env = {}) {
       const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env });
       const app = await buildApp(config, {
-        store: sharedView(environment.store),
+        store: sharedStoreView(environment.store),
         notifier: environment.notifier,
         nowMs: () => environment.nowMs,
       });
