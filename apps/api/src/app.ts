@@ -313,7 +313,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       },
       async () => app.swagger(),
     );
-    await app.register(tenancyRoutes, { store });
+    await app.register(tenancyRoutes, { store, freeTierPointsPerMonth: config.freeTierPointsPerMonth, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     await app.register(dailyUsageRoutes, { store, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     const keys = new KeyManager(store, authenticator, options.nowMs);
     await app.register(keyRoutes, { keys });

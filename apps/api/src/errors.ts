@@ -69,7 +69,7 @@ export const ERRORS = {
   AuthenticationThrottled: { code: 'AuthenticationThrottled', statusCode: 429, retriable: true },
   /** Admin API: no `Authorization: Bearer <ADMIN_TOKEN>`, or another token. */
   AdminUnauthorized: { code: 'AdminUnauthorized', statusCode: 401, retriable: false },
-  /** Admin API: no organization of this id. */
+  /** Admin API: no organization of this id; GET /v1/usage/summary: the caller's was removed. */
   OrganizationNotFound: { code: 'OrganizationNotFound', statusCode: 404, retriable: false },
   /** Admin API: another organization has this external id. */
   ExternalIdTaken: { code: 'ExternalIdTaken', statusCode: 409, retriable: false },

@@ -143,6 +143,12 @@ describe('platform routes', () => {
       total_points: 100,
       call_count: 1,
       usage: records,
+      // The first-start organization is on the paid plan: no quota.
+      plan: 'paid',
+      monthly_point_quota: null,
+      points_used_this_month: 100,
+      points_remaining: null,
+      quota_renews_at: null,
     });
     expect((await app.inject({ method: 'GET', url: '/v1/usage/summary' })).statusCode).toBe(401);
   });

@@ -5,7 +5,7 @@
 // in full; test keys are never refused or counted; `paid` organizations have no quota. The count is
 // the store's usage, so it survives restarts and is shared by every replica.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store } from '@adp/store';
+import type { Organization, Plan, Store } from '@adp/store';
 import { ERRORS } from '../errors.js';
 
 /** The response header that says when a refused organization's quota renews (ISO 8601, UTC). */
@@ -21,6 +21,45 @@ export function monthStartUtc(nowMs: number): Date {
 export function nextMonthStartUtc(nowMs: number): Date {
   const now = new Date(nowMs);
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
+/** The monthly point quota of an organization on `plan`; null for a plan without one. */
+export function monthlyQuotaOf(plan: Plan, freeTierPointsPerMonth: number): number | null {
+  return plan === 'free' ? freeTierPointsPerMonth : null;
+}
+
+/** The points an organization sent on live keys in `nowMs`'s calendar month (UTC): what the quota counts. */
+export async function livePointsThisMonth(store: Pick<Store, 'usageFor'>, orgId: string, nowMs: number): Promise<number> {
+  return (await store.usageFor(orgId, { keyKind: 'live', since: monthStartUtc(nowMs) })).points;
+}
+
+/** An organization's quota as the enforcement below sees it at `nowMs`, for the caller to read. */
+export interface QuotaState {
+  readonly plan: Plan;
+  /** Null when the plan has no quota. */
+  readonly monthlyPointQuota: number | null;
+  readonly pointsUsedThisMonth: number;
+  /** Null when the plan has no quota; 0, never less, once the quota is used (the crossing call is served in full). */
+  readonly pointsRemaining: number | null;
+  /** Null when the plan has no quota. */
+  readonly renewsAt: Date | null;
+}
+
+export async function quotaState(
+  store: Pick<Store, 'usageFor'>,
+  organization: Organization,
+  freeTierPointsPerMonth: number,
+  nowMs: number,
+): Promise<QuotaState> {
+  const quota = monthlyQuotaOf(organization.plan, freeTierPointsPerMonth);
+  const used = await livePointsThisMonth(store, organization.id, nowMs);
+  return {
+    plan: organization.plan,
+    monthlyPointQuota: quota,
+    pointsUsedThisMonth: used,
+    pointsRemaining: quota === null ? null : Math.max(0, quota - used),
+    renewsAt: quota === null ? null : nextMonthStartUtc(nowMs),
+  };
 }
 
 /** Whether a route records usage, so the quota applies to it. */
@@ -51,11 +90,11 @@ export function installQuota(app: FastifyInstance, options: QuotaOptions): void 
     // Test keys are never billed, so never refused for quota either.
     if (request.auth.keyKind !== 'live') return undefined;
     const organization = await options.store.getOrganization(request.auth.orgId);
-    if (organization?.plan !== 'free') return undefined;
+    const quota = organization === null ? null : monthlyQuotaOf(organization.plan, options.freeTierPointsPerMonth);
+    if (quota === null) return undefined;
     const now = nowMs();
-    const used = await options.store.usageFor(request.auth.orgId, { keyKind: 'live', since: monthStartUtc(now) });
-    if (used.points < options.freeTierPointsPerMonth) return undefined;
-    return sendQuotaExceeded(request, reply, options.freeTierPointsPerMonth, nextMonthStartUtc(now));
+    if ((await livePointsThisMonth(options.store, request.auth.orgId, now)) < quota) return undefined;
+    return sendQuotaExceeded(request, reply, quota, nextMonthStartUtc(now));
   });
 }
 
