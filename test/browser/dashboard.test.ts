@@ -1,8 +1,8 @@
 // The dashboard in real Chromium against the platform `npm start` opens (embedded store, bus and
 // worker) on a loopback port: sign in with the first-start account, create baselines from a
 // univariate and a multivariate CSV, detect on a CSV and compare what the chart and table flag with
-// the API's own answer, download the results, list the machines, read usage, sign out. With
-// SCREENSHOTS=1 it saves the main pages to docs/screenshots/ for the README.
+// the API's own answer, download the results, list the machines, read usage and the plan's quota,
+// sign out. With SCREENSHOTS=1 it saves the main pages to docs/screenshots/ for the README.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,8 @@ const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
 const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
 const press = multivariateCsv(200, { seed: 5 });
 const PRESS = 'press-2';
+/** The points of the live detection the usage page's quota must count. */
+const KNOWN_POINTS = 48;
 
 describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
   let started: BrowserTestPlatform | undefined;
@@ -253,8 +255,26 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await screenshot('machine');
   });
 
-  it('shows usage per endpoint', async () => {
+  it('shows usage per endpoint and the plan with its points this month', async () => {
+    // The first-start key is a test key, which the quota never counts; the session's calls are live.
+    const before = await api<{ plan: string; points_used_this_month: number }>('GET', '/v1/usage/summary');
+    expect(before.plan).toBe('paid');
+    const series = Array.from({ length: KNOWN_POINTS }, (_, i) => ({ timestamp: new Date(Date.UTC(2025, 5, 1, i)).toISOString(), value: 10 + Math.sin(i / 4) }));
+    const status = await page.evaluate(async (body) => {
+      const session = (await (await fetch('/dashboard/api/session')).json()) as { csrf_token: string };
+      const headers = { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token };
+      return (await fetch('/anomalydetector/v1.1/timeseries/entire/detect', { method: 'POST', headers, body })).status;
+    }, JSON.stringify({ series, granularity: 'hourly' }));
+    expect(status).toBe(200);
+
     await page.goto(`${baseUrl}/dashboard/#/usage`);
+    const used = (before.points_used_this_month + KNOWN_POINTS).toLocaleString('en-US');
+    await expect.poll(() => page.getByTestId('quota-used').textContent(), WAIT).toBe(`${used} points this month (UTC)`);
+    expect(await page.getByTestId('quota-plan').textContent()).toBe('paid');
+    expect(await page.getByTestId('quota-remaining').textContent()).toBe('Unlimited: the paid plan has no monthly quota.');
+    expect(await page.getByTestId('quota-renews').count()).toBe(0);
+    expect(await page.getByTestId('quota-bar').count()).toBe(0);
+
     const baselineRow = page.locator('[data-testid="usage"] tr[data-endpoint="v1/baseline"]');
     await baselineRow.waitFor();
     // Two baselines: the univariate one's 1,000 points and the multivariate one's, as the API counts them.

@@ -36,6 +36,17 @@ export interface UsageRecord {
   readonly call_count: number;
 }
 
+/** GET /v1/usage/summary, the parts the usage page reads: the records and the plan's monthly quota (null fields: no quota). */
+export interface UsageSummary {
+  readonly usage: readonly UsageRecord[];
+  readonly plan: 'free' | 'paid';
+  readonly monthly_point_quota: number | null;
+  readonly points_used_this_month: number;
+  readonly points_remaining: number | null;
+  /** ISO 8601, UTC. */
+  readonly quota_renews_at: string | null;
+}
+
 export type KeyView = Static<typeof KeyViewSchema>;
 export type KeyList = Static<typeof KeyListSchema>;
 export type IssuedKey = Static<typeof IssuedKeySchema>;
