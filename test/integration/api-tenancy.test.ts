@@ -101,5 +101,15 @@ describe.skipIf(!gate.run)(gateTitle('API tenancy on ClickHouse and Redis', gate
     expect((await call(first, 'POST', ENTIRE, org.test, body)).statusCode).toBe(200);
     const usage = (await call(first, 'GET', '/v1/usage/summary?kind=test', org.live)).json<{ total_points: number }>();
     expect(usage.total_points).toBe(40);
+    // Every replica reports the count the refusal was decided on: three live calls, the third served in full.
+    for (const app of [first, second]) {
+      expect((await call(app, 'GET', '/v1/usage/summary', org.live)).json()).toMatchObject({
+        plan: 'free',
+        monthly_point_quota: 50,
+        points_used_this_month: 60,
+        points_remaining: 0,
+        quota_renews_at: '2026-04-01T00:00:00.000Z',
+      });
+    }
   });
 });
