@@ -12,12 +12,29 @@ import type { AddressInfo } from 'node:net';
 import { parseAdminCommand, runAdminCli } from '../src/admin/cli.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { monitoredMachines } from '../src/marketplace/export.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
 import { sharedStoreView } from './store-view.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const H08 = Date.parse('2026-03-15T08:00:00.000Z');
 const H09 = H08 + HOUR_MS;
+
+describe('monitored machines of an hour', () => {
+  const intervalsStore = (machineIds: readonly string[]) => ({
+    baselineActivity: {
+      activeIntervals: (_orgId: string, fromMs: number) =>
+        Promise.resolve(machineIds.map((machineId) => ({ machineId, activeFromMs: fromMs, activeUntilMs: null }))),
+    },
+  });
+
+  it('counts each machine once: a multivariate machine with its channels, a machine with two intervals in the hour', async () => {
+    const ids = ['pump', 'pump', 'rig', 'rig:temp', 'rig:rpm:max', 'site:a:b', 'site:a', 'site:a:b:c', 'lone:channel'];
+    // pump; rig with its two channels; site:a with its channels (the machine id holds ':'); lone:channel (no machine `lone`).
+    expect(await monitoredMachines(intervalsStore(ids), 'org', H08)).toBe(4);
+    expect(await monitoredMachines(intervalsStore([]), 'org', H08)).toBe(0);
+  });
+});
 
 describe('marketplace metering export', () => {
   let fake: FakeMeteringService;

@@ -23,6 +23,7 @@ import {
   type Organization,
   type Store,
 } from '@adp/store';
+import { CHANNEL_SEPARATOR } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import type { MarketplaceMeteringClient } from './client.js';
 
@@ -149,11 +150,24 @@ async function computeEntry(
 /**
  * Machines whose baseline was active at some moment of the hour starting at `hourMs`, from the
  * store's activity history: a machine deleted since still counts for the hours it was monitored,
- * whenever the hour is exported, and one baselined later never counts.
+ * whenever the hour is exported, and one baselined later never counts. A multivariate machine's
+ * channel baselines (`<machine>:<channel>`) are part of it, counted once with it, as the machine
+ * list shows it.
  */
 export async function monitoredMachines(store: Pick<Store, 'baselineActivity'>, orgId: string, hourMs: number): Promise<number> {
   const intervals = await store.baselineActivity.activeIntervals(orgId, hourMs, hourMs + HOUR_MS);
-  return new Set(intervals.map((interval) => interval.machineId)).size;
+  const ids = new Set(intervals.map((interval) => interval.machineId));
+  let machines = 0;
+  for (const id of ids) if (!isChannelOfActive(id, ids)) machines += 1;
+  return machines;
+}
+
+/** Whether `id` is a channel series of a machine in `ids` (the machine id may itself hold the separator). */
+function isChannelOfActive(id: string, ids: ReadonlySet<string>): boolean {
+  for (let at = id.indexOf(CHANNEL_SEPARATOR); at > 0; at = id.indexOf(CHANNEL_SEPARATOR, at + 1)) {
+    if (ids.has(id.slice(0, at))) return true;
+  }
+  return false;
 }
 
 function usageRecord(entry: LedgerEntry): UsageRecord {
