@@ -5,6 +5,10 @@
 // back exactly; an unreachable server is a retriable StoreError. Every test gets its own database,
 // dropped afterwards.
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -22,6 +26,8 @@ import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('clickhouse');
 const url = gate.address.value;
+
+const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/clickhouse/', import.meta.url));
 
 const STORE_TABLES = [
   'store_api_keys',
@@ -96,6 +102,30 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
     expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining([...STORE_TABLES, 'results', 'schema_migrations']));
     const recorded = await rows<{ name: string }>(`SELECT name FROM ${database}.schema_migrations FINAL ORDER BY version`);
     expect(recorded.map((row) => row.name)).toContain('0002_store');
+  });
+
+  it('migrates baselines from before the activity history: each live one is active since it was created', async () => {
+    // The schema before 0009, with a live baseline and a deleted one written as that schema had them.
+    const before = mkdtempSync(join(tmpdir(), 'adp-ch-before-0009-'));
+    try {
+      for (const file of readdirSync(SCHEMAS_DIR).filter((name) => /^000[0-8]_/.test(name))) copyFileSync(join(SCHEMAS_DIR, file), join(before, file));
+      await (await open({ migrationsDir: before })).close();
+    } finally {
+      rmSync(before, { recursive: true, force: true });
+    }
+    await adminClient().insert({
+      table: `${database}.store_baselines`,
+      values: [
+        { org_id: 'org_old', machine_id: 'pump-live', baseline_id: 'bl_a', created_at_ms: 1_700_000_000_000, updated_at_ms: 1_700_000_900_000, deleted: 0, version: 1 },
+        { org_id: 'org_old', machine_id: 'pump-gone', baseline_id: 'bl_b', created_at_ms: 1_700_000_000_000, updated_at_ms: 1_700_000_000_000, deleted: 0, version: 1 },
+        { org_id: 'org_old', machine_id: 'pump-gone', baseline_id: '', created_at_ms: 0, updated_at_ms: 0, deleted: 1, version: 2 },
+      ],
+      format: 'JSONEachRow',
+    });
+    const store = await open();
+    expect(await store.baselineActivity.activeIntervals('org_old', 0, 1_800_000_000_000)).toEqual([
+      { machineId: 'pump-live', activeFromMs: 1_700_000_000_000, activeUntilMs: null },
+    ]);
   });
 
   it('a second replica sees the keys, revocations, usage and baselines of the first', async () => {

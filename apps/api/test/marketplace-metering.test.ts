@@ -12,12 +12,29 @@ import type { AddressInfo } from 'node:net';
 import { parseAdminCommand, runAdminCli } from '../src/admin/cli.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { monitoredMachines } from '../src/marketplace/export.js';
 import { PRODUCT_CODE, startFakeMeteringService, type FakeMeteringService } from './marketplace-fake.js';
 import { sharedStoreView } from './store-view.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789abcdef';
 const H08 = Date.parse('2026-03-15T08:00:00.000Z');
 const H09 = H08 + HOUR_MS;
+
+describe('monitored machines of an hour', () => {
+  const intervalsStore = (machineIds: readonly string[]) => ({
+    baselineActivity: {
+      activeIntervals: (_orgId: string, fromMs: number) =>
+        Promise.resolve(machineIds.map((machineId) => ({ machineId, activeFromMs: fromMs, activeUntilMs: null }))),
+    },
+  });
+
+  it('counts each machine once: a multivariate machine with its channels, a machine with two intervals in the hour', async () => {
+    const ids = ['pump', 'pump', 'rig', 'rig:temp', 'rig:rpm:max', 'site:a:b', 'site:a', 'site:a:b:c', 'lone:channel'];
+    // pump; rig with its two channels; site:a with its channels (the machine id holds ':'); lone:channel (no machine `lone`).
+    expect(await monitoredMachines(intervalsStore(ids), 'org', H08)).toBe(4);
+    expect(await monitoredMachines(intervalsStore([]), 'org', H08)).toBe(0);
+  });
+});
 
 describe('marketplace metering export', () => {
   let fake: FakeMeteringService;
@@ -175,6 +192,55 @@ describe('marketplace metering export', () => {
     const before = batchCalls().length;
     expect((await exportHour('2026-03-15T09')).statusCode).toBe(200);
     expect(batchCalls()).toHaveLength(before);
+  });
+
+  it('bills monitored_machines for the hours each baseline was active, whenever the hour is exported', async () => {
+    const H10 = Date.parse('2026-03-15T10:00:00.000Z');
+    const at = (hour: number, minute: number) => H10 + (hour - 10) * HOUR_MS + minute * 60_000;
+    nowMs = at(10, 0);
+    const { key } = await subscribe({ CustomerIdentifier: 'cust-M' });
+    const energies = Array.from({ length: 100 }, (_, i) => 3 + (i % 2));
+    const baseline = async (machineId: string, minuteAt: number) => {
+      nowMs = minuteAt;
+      const response = await app.inject({
+        method: 'POST', url: '/v1/baseline', headers: { 'x-service-key': key, 'content-type': 'application/json' }, payload: { machine_id: machineId, energies },
+      });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+    };
+    const remove = async (machineId: string, minuteAt: number) => {
+      nowMs = minuteAt;
+      const response = await app.inject({ method: 'DELETE', url: `/v1/machines/${machineId}`, headers: { 'x-service-key': key } });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+    };
+    await baseline('pump-1', at(10, 20));
+    await baseline('pump-short', at(10, 40));
+    await remove('pump-short', at(10, 50));
+    // A replacement keeps the machine in the interval it started.
+    await baseline('pump-1', at(11, 5));
+    await remove('pump-1', at(11, 30));
+    await baseline('pump-2', at(12, 10));
+
+    // Every hour is exported after the deletions, as a catch-up run would.
+    nowMs = at(13, 0);
+    for (const hour of ['2026-03-15T10', '2026-03-15T11', '2026-03-15T12']) {
+      const response = await exportHour(hour);
+      expect(response.statusCode, response.body).toBe(200);
+    }
+    const machines = (await ledger('2026-03-15T10', '2026-03-15T13'))
+      .filter((entry) => entry['dimension'] === 'monitored_machines')
+      .map((entry) => [entry['hour'], entry['quantity'], entry['status']]);
+    // Hour 10: pump-1 (from 10:20) and pump-short (10:40-10:50). Hour 11: pump-1 until 11:30, not
+    // pump-2. Hour 12: pump-2 from 12:10, not pump-1.
+    expect(machines).toEqual([
+      ['2026-03-15T10', 2, 'accepted'],
+      ['2026-03-15T11', 1, 'accepted'],
+      ['2026-03-15T12', 1, 'accepted'],
+    ]);
+    expect(Object.fromEntries(fake.billed)).toEqual({
+      'cust-M|monitored_machines|2026-03-15T10:00:00.000Z': 2,
+      'cust-M|monitored_machines|2026-03-15T11:00:00.000Z': 1,
+      'cust-M|monitored_machines|2026-03-15T12:00:00.000Z': 1,
+    });
   });
 
   it('names a licensed subscriber by account id and license without the product code, an older one by identifier with it', async () => {

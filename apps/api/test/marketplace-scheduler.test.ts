@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { HOUR_MS, openEmbeddedStore, type LeaseStore, type MeteringStore, type Store } from '@adp/store';
+import { HOUR_MS, openEmbeddedStore, type LeaseStore, type MeteringStore, type NewBaseline, type Store } from '@adp/store';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { StoreExportLease } from '../src/marketplace/lease.js';
@@ -201,6 +201,47 @@ describe('hourly export scheduler', () => {
     nowMs += HOUR_MS;
     await exporter.tick();
     expect(unreported).toEqual(['outside_window']);
+  });
+
+  it('catches up monitored machines from the baseline history, machines deleted since included', async () => {
+    nowMs = H08 - 40 * HOUR_MS;
+    const org = await subscriber('cust-machines');
+    const baseline = (machineId: string): NewBaseline => ({
+      machineId,
+      baselineId: `bl_${machineId}`,
+      label: null,
+      granularity: null,
+      sensitivity: null,
+      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 90, seriesLength: 100 },
+      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+      predictorWeights: null,
+      normalisation: null,
+    });
+    const during = async (fromMs: number, toMs: number, machineId: string) => {
+      nowMs = fromMs;
+      await store.upsertBaseline(org, baseline(machineId));
+      nowMs = toMs;
+      await store.deleteMachine(org, machineId);
+    };
+    const tooOld = H08 - 30 * HOUR_MS;
+    await during(tooOld + 10 * 60_000, tooOld + 20 * 60_000, 'pump-old');
+    await during(H08 + 10 * 60_000, H08 + HOUR_MS + 30 * 60_000, 'pump-gone');
+
+    nowMs = H08 + 4 * HOUR_MS + DELAY_MS;
+    await scheduler().tick();
+    const machines = (await metering().ledger(H08, H08 + 4 * HOUR_MS)).filter((entry) => entry.dimension === 'monitored_machines');
+    expect(machines.map((entry) => [entry.hourMs, entry.quantity])).toEqual([
+      [H08, 1],
+      [H08 + HOUR_MS, 1],
+      [H08 + 2 * HOUR_MS, 0],
+      [H08 + 3 * HOUR_MS, 0],
+    ]);
+    expect(fake.billed.get(`cust-machines|monitored_machines|${new Date(H08 + HOUR_MS).toISOString()}`)).toBe(1);
+    // The hour out of the window had a monitored machine, though it is gone: flagged as unreported.
+    expect(unreported).toEqual(['outside_window']);
+    expect(lines.filter((line) => line.object['reason'] === 'outside_window').map((line) => line.object['hour'])).toEqual([
+      new Date(tooOld).toISOString().slice(0, 13),
+    ]);
   });
 
   it('flags an hour whose export keeps failing, once, and settles it when the marketplace is back', async () => {

@@ -2,6 +2,7 @@
 // itself, so that the embedded and the ClickHouse backends cannot disagree on the shape.
 import type { AccountStore } from './accounts.js';
 import type { AuditStore } from './audit.js';
+import type { BaselineActivityStore } from './baseline-activity.js';
 import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 import type { BaselineStore, MachineStore, Store, TenancyStore, UsageStore } from './types.js';
@@ -12,6 +13,7 @@ export interface StorePorts {
   readonly usage: UsageStore;
   readonly baselines: BaselineStore;
   readonly machines: MachineStore;
+  readonly baselineActivity: BaselineActivityStore;
   readonly audit: AuditStore;
   readonly metering: MeteringStore;
   readonly accounts: AccountStore;

@@ -53,6 +53,7 @@ export {
   type MeteringDimension,
   type MeteringStore,
 } from './metering.js';
+export { overlapsRange, type BaselineActivityInterval, type BaselineActivityStore } from './baseline-activity.js';
 export {
   MAX_EMAIL_LENGTH,
   SESSION_METHODS,

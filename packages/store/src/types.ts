@@ -1,6 +1,7 @@
 // The platform store's contract. Everything here is plain data so that another implementation
 // (ClickHouse for usage, Redis or Postgres for keys) can stand in without the callers noticing.
 import type { AuditStore } from './audit.js';
+import type { BaselineActivityStore } from './baseline-activity.js';
 import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 import type { AccountStore } from './accounts.js';
@@ -283,6 +284,8 @@ export interface Store extends TenancyStore, UsageStore, BaselineStore, MachineS
   readonly usage: UsageStore;
   readonly baselines: BaselineStore;
   readonly machines: MachineStore;
+  /** When each machine's baseline was active, written by upsertBaseline and deleteMachine themselves. */
+  readonly baselineActivity: BaselineActivityStore;
   /** The audit log, in the same database; closed with the store. */
   readonly audit: AuditStore;
   /** Marketplace metering (hourly call counts and the export ledger). Both stores have it; optional for stand-ins in tests. */

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EMBEDDED_STORE_FILE_NAME, STORE_ERROR_CODES, openEmbeddedStore, openStores, type Store } from '@adp/store';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MIGRATIONS } from '../src/embedded/migrations.js';
-import { describeStoreContracts, newKey, sha256 } from './contract/index.js';
+import { baselineFor, describeStoreContracts, newKey, sha256 } from './contract/index.js';
 
 let dataDir = '';
 
@@ -68,6 +68,30 @@ describe('embedded DuckDB store specifics', () => {
     expect(await store.findApiKeyByHash(sha256('old'))).toMatchObject({ id: 'key_old', name: '', expiresAt: null });
     expect(await store.usageFor('org_old', { keyKind: 'live' })).toMatchObject({ points: 40, calls: 2 });
     expect(await store.usageFor('org_old', { keyKind: 'test' })).toMatchObject({ points: 0, calls: 0 });
+  });
+
+  it('migrates baselines from before the activity history: each is active since it was created', async () => {
+    let nowMs = Date.parse('2026-03-15T10:20:00.000Z');
+    const store = await openEmbeddedStore({ dataDir, now: () => new Date(nowMs) });
+    await store.upsertBaseline('org_old', baselineFor('pump-1'));
+    nowMs += 3_600_000;
+    await store.upsertBaseline('org_old', baselineFor('pump-1', { label: 'replaced' }));
+    await store.upsertBaseline('org_old', baselineFor('pump-2'));
+    await store.close();
+    // Back to the schema before migration 9, the baselines kept.
+    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
+    const connection = await instance.connect();
+    await connection.run('DROP TABLE baseline_activity');
+    await connection.run('DELETE FROM schema_migrations WHERE version = 9');
+    connection.closeSync();
+    instance.closeSync();
+
+    const migrated = await openEmbeddedStore({ dataDir });
+    opened.push(migrated);
+    expect(await migrated.baselineActivity.activeIntervals('org_old', 0, nowMs + 1)).toEqual([
+      { machineId: 'pump-1', activeFromMs: Date.parse('2026-03-15T10:20:00.000Z'), activeUntilMs: null },
+      { machineId: 'pump-2', activeFromMs: nowMs, activeUntilMs: null },
+    ]);
   });
 
   it('stores only hashes, never the plaintext key', async () => {

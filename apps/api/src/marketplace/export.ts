@@ -23,6 +23,7 @@ import {
   type Organization,
   type Store,
 } from '@adp/store';
+import { CHANNEL_SEPARATOR } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import type { MarketplaceMeteringClient } from './client.js';
 
@@ -137,16 +138,36 @@ async function computeEntry(
 ): Promise<LedgerEntry> {
   const base = { orgId: organization.id, ...identity, dimension, hourMs, status: 'pending' as const, updatedAt: new Date(options.nowMs()) };
   if (dimension === 'monitored_machines') {
-    const hourEnd = hourMs + HOUR_MS;
-    const machines = (await options.store.listMachines(organization.id)).filter(
-      (machine) => machine.baselineCreatedAt !== null && machine.baselineCreatedAt.getTime() < hourEnd,
-    ).length;
+    const machines = await monitoredMachines(options.store, organization.id, hourMs);
     return { ...base, used: machines, carriedIn: 0, quantity: machines, carriedOut: 0 };
   }
   const previous = await options.metering.previousEntry(organization.id, dimension, hourMs);
   const carriedIn = previous?.carriedOut ?? 0;
   const total = calls + carriedIn;
   return { ...base, used: calls, carriedIn, quantity: Math.floor(total / CALLS_PER_UNIT), carriedOut: total % CALLS_PER_UNIT };
+}
+
+/**
+ * Machines whose baseline was active at some moment of the hour starting at `hourMs`, from the
+ * store's activity history: a machine deleted since still counts for the hours it was monitored,
+ * whenever the hour is exported, and one baselined later never counts. A multivariate machine's
+ * channel baselines (`<machine>:<channel>`) are part of it, counted once with it, as the machine
+ * list shows it.
+ */
+export async function monitoredMachines(store: Pick<Store, 'baselineActivity'>, orgId: string, hourMs: number): Promise<number> {
+  const intervals = await store.baselineActivity.activeIntervals(orgId, hourMs, hourMs + HOUR_MS);
+  const ids = new Set(intervals.map((interval) => interval.machineId));
+  let machines = 0;
+  for (const id of ids) if (!isChannelOfActive(id, ids)) machines += 1;
+  return machines;
+}
+
+/** Whether `id` is a channel series of a machine in `ids` (the machine id may itself hold the separator). */
+function isChannelOfActive(id: string, ids: ReadonlySet<string>): boolean {
+  for (let at = id.indexOf(CHANNEL_SEPARATOR); at > 0; at = id.indexOf(CHANNEL_SEPARATOR, at + 1)) {
+    if (ids.has(id.slice(0, at))) return true;
+  }
+  return false;
 }
 
 function usageRecord(entry: LedgerEntry): UsageRecord {

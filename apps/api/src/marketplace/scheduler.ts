@@ -11,7 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { HOUR_MS, METERING_DIMENSIONS, type LedgerEntry, type Organization } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
-import { exportHour, formatHour, isMarketplaceOrganization, type MeteringExportOptions } from './export.js';
+import { exportHour, formatHour, isMarketplaceOrganization, monitoredMachines, type MeteringExportOptions } from './export.js';
 import type { ExportLease } from './lease.js';
 import type { MarketplaceMetrics, UnreportedReason } from './metrics.js';
 
@@ -204,8 +204,7 @@ export class MeteringScheduler {
     if ((await metering.callsInHour(hourMs)).some((count) => count.calls > 0 && !recorded.has(count.orgId))) return true;
     for (const org of (await store.listOrganizations()).filter(isMarketplaceOrganization)) {
       if (recorded.has(org.id) || org.createdAt.getTime() >= hourMs + HOUR_MS) continue;
-      const machines = await store.listMachines(org.id);
-      if (machines.some((machine) => machine.baselineCreatedAt !== null && machine.baselineCreatedAt.getTime() < hourMs + HOUR_MS)) return true;
+      if ((await monitoredMachines(store, org.id, hourMs)) > 0) return true;
     }
     return false;
   }

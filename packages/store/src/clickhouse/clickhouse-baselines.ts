@@ -3,6 +3,7 @@
 // restarts. The reads of both rows live here; the machines port uses them too.
 import { randomUUID } from 'node:crypto';
 import type { BaselineRecord, BaselineStore, NewBaseline } from '../types.js';
+import { startActivity } from './clickhouse-baseline-activity.js';
 import { ClickHouseAdapter, type ClickHouseDatabase, type Versioned } from './clickhouse-database.js';
 import { sqlString } from './sql.js';
 import { validateBaseline } from './validation.js';
@@ -81,6 +82,7 @@ export class ClickHouseBaselineStore extends ClickHouseAdapter implements Baseli
         channels: baseline.channels ? [...baseline.channels] : null,
       };
       await this.insert(operation, this.t.baselines, [baselineRow(record, this.clock.next(previous.version))]);
+      await startActivity(this.db, operation, orgId, baseline.machineId, nowMs);
       return record;
     });
   }

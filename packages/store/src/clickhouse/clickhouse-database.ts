@@ -152,6 +152,7 @@ export class ClickHouseDatabase extends StoreDatabase {
     | 'usageByKind'
     | 'machines'
     | 'baselines'
+    | 'baselineActivity'
     | 'detections'
     | 'audit'
     | 'meteringCalls'
@@ -178,6 +179,7 @@ export class ClickHouseDatabase extends StoreDatabase {
       usageByKind: `${database}.store_usage_by_kind_daily`,
       machines: `${database}.store_machines`,
       baselines: `${database}.store_baselines`,
+      baselineActivity: `${database}.store_baseline_activity`,
       detections: `${database}.store_machine_detections`,
       audit: `${database}.store_audit_events`,
       meteringCalls: `${database}.store_metering_hourly_calls`,

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { RECENT_DETECTIONS_KEPT } from '../constants.js';
 import type { DeleteMachineResult, MachineDetection, MachineStatusRecord, MachineStore, MachineSummary, RegimeCounts } from '../types.js';
+import { stopActivity } from './clickhouse-baseline-activity.js';
 import { baselineOf, baselineTombstone, channelsOf, machineOf } from './clickhouse-baselines.js';
 import { ClickHouseAdapter, type ClickHouseDatabase } from './clickhouse-database.js';
 import type { InsertBatcher } from './insert-batcher.js';
@@ -69,6 +70,7 @@ export class ClickHouseMachineStore extends ClickHouseAdapter implements Machine
         machineOf(this.db, operation, orgId, machineId),
         baselineOf(this.db, operation, orgId, machineId),
       ]);
+      await stopActivity(this.db, operation, orgId, machineId, this.nowMs());
       // The baseline first: a crash in between leaves a machine without a baseline (it then lists
       // as seen-only), never a deleted machine whose baseline a later machine of that id inherits.
       if (baseline.live) {

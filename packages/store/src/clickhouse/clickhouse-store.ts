@@ -4,6 +4,7 @@ import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { ClickHouseAccountStore } from './clickhouse-accounts.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
+import { ClickHouseBaselineActivityStore } from './clickhouse-baseline-activity.js';
 import { ClickHouseBaselineStore } from './clickhouse-baselines.js';
 import { closedError } from '../database.js';
 import { openClickHouseDatabase, type ClickHouseStoreOptions } from './clickhouse-database.js';
@@ -31,6 +32,7 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
       usage: new ClickHouseUsageStore(db),
       baselines: new ClickHouseBaselineStore(db),
       machines: new ClickHouseMachineStore(db),
+      baselineActivity: new ClickHouseBaselineActivityStore(db),
       audit: new ClickHouseAuditStore(access, db.t.audit),
       metering: new ClickHouseMeteringStore(
         {

@@ -3,6 +3,7 @@
 import { DOUBLE, DuckDBBlobValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StoreError } from '../errors.js';
 import type { BaselineRecord, BaselineStore, NewBaseline } from '../types.js';
+import { startActivity } from './duckdb-baseline-activity.js';
 import { EmbeddedAdapter, toDate, toNumberOrNull, toStringOrNull, type Row } from './duckdb-database.js';
 
 const BASELINE_COLUMNS =
@@ -68,6 +69,7 @@ export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStor
           ],
           BASELINE_PARAMETER_TYPES,
         );
+        await startActivity(this.connection, orgId, baseline.machineId, now);
         const record = await baselineOf(this.connection, orgId, baseline.machineId);
         if (!record) throw new Error('baseline missing right after upsert');
         return record;

@@ -11,6 +11,7 @@ import {
   type MachineSummary,
   type RegimeCounts,
 } from '../types.js';
+import { stopActivity } from './duckdb-baseline-activity.js';
 import { baselineOf, toChannels } from './duckdb-baselines.js';
 import { EmbeddedAdapter, toDate, toNumberOrNull, toStringOrNull, type Row } from './duckdb-database.js';
 
@@ -38,6 +39,7 @@ export class DuckDBMachineStore extends EmbeddedAdapter implements MachineStore 
   deleteMachine(orgId: string, machineId: string): Promise<DeleteMachineResult> {
     return this.op('deleteMachine', () =>
       this.transaction(async () => {
+        await stopActivity(this.connection, orgId, machineId, this.nowMs());
         const baselines = await this.connection.run('DELETE FROM baselines WHERE org_id = $1 AND machine_id = $2', [
           orgId,
           machineId,

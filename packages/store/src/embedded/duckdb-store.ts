@@ -5,6 +5,7 @@ import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { DuckDBAccountStore } from './duckdb-accounts.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
+import { DuckDBBaselineActivityStore } from './duckdb-baseline-activity.js';
 import { DuckDBBaselineStore } from './duckdb-baselines.js';
 import { EMBEDDED_STORE_FILE_NAME, openEmbeddedDatabase, type EmbeddedStoreOptions } from './duckdb-database.js';
 import { DuckDBMachineStore } from './duckdb-machines.js';
@@ -26,6 +27,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
       usage: new DuckDBUsageStore(db),
       baselines: new DuckDBBaselineStore(db),
       machines: new DuckDBMachineStore(db),
+      baselineActivity: new DuckDBBaselineActivityStore(db),
       audit: new DuckDBAuditStore(access),
       metering: new DuckDBMeteringStore(access),
       accounts: new DuckDBAccountStore(access),

@@ -225,4 +225,23 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    version: 9,
+    statements: [
+      // When each machine's baseline was active (../baseline-activity.ts), kept after deletions for
+      // the monitored_machines billing of past hours. At most one interval per machine is open
+      // (active_until_ms NULL).
+      `CREATE TABLE baseline_activity (
+         org_id VARCHAR NOT NULL,
+         machine_id VARCHAR NOT NULL,
+         active_from_ms BIGINT NOT NULL,
+         active_until_ms BIGINT,
+         PRIMARY KEY (org_id, machine_id, active_from_ms)
+       )`,
+      // The baselines that exist now have been active since they were created (a replacement keeps
+      // created_at; a deletion removed the row, so a re-created baseline starts again).
+      `INSERT INTO baseline_activity (org_id, machine_id, active_from_ms, active_until_ms)
+         SELECT org_id, machine_id, epoch_ms(created_at), NULL FROM baselines`,
+    ],
+  },
 ];

@@ -3,6 +3,7 @@
 import { describeAccountsContract } from './accounts.js';
 import { describeAuditContract } from './audit.js';
 import type { StoreBackend } from './backend.js';
+import { describeBaselineActivityContract } from './baseline-activity.js';
 import { describeBaselineContract } from './baselines.js';
 import { describeLifecycleContract } from './lifecycle.js';
 import { describeMachineContract } from './machines.js';
@@ -17,6 +18,7 @@ export function describeStoreContracts(name: string, backend: StoreBackend): voi
   describeUsageContract(name, backend);
   describeBaselineContract(name, backend);
   describeMachineContract(name, backend);
+  describeBaselineActivityContract(name, backend);
   describeAuditContract(name, backend);
   describeMeteringContract(name, backend);
   describeAccountsContract(name, backend);
