@@ -14,6 +14,7 @@ export type {
   MachineStatusRecord,
   MachineSummary,
   NewBaseline,
+  ShapeReference,
   RegimeCounts,
   RegimeName,
   EndpointUsage,

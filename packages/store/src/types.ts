@@ -187,6 +187,24 @@ export interface NewBaseline {
    * always return it (null for baselines written without it).
    */
   readonly channels?: readonly string[] | null;
+  /**
+   * The healthy values new data's shapes are compared with (null or absent: none, as for a
+   * statistics-only baseline or one written before shapes were kept). The stores always return it
+   * (null for baselines written without it) and keep `values` bit for bit.
+   */
+  readonly shapeReference?: ShapeReference | null;
+}
+
+/** A baseline's shape reference: see pipelines/detection's shape-distance.ts. */
+export interface ShapeReference {
+  /** Subsequence length, in points (2 or more, at most a third of `values`). */
+  readonly length: number;
+  /** The healthy values, finite, at most 8,640 of them. */
+  readonly values: readonly number[];
+  /** Median nearest-neighbour distance of the values' own subsequences (finite, >= 0). */
+  readonly center: number;
+  /** Robust spread of those distances (finite, > 0). */
+  readonly spread: number;
 }
 
 export interface BaselineRecord extends NewBaseline {
