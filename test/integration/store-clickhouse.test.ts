@@ -128,6 +128,33 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
     ]);
   });
 
+  it('migrates baselines from before shape references: they read as having none', async () => {
+    const before = mkdtempSync(join(tmpdir(), 'adp-ch-before-0010-'));
+    try {
+      for (const file of readdirSync(SCHEMAS_DIR).filter((name) => /^000\d_/.test(name))) copyFileSync(join(SCHEMAS_DIR, file), join(before, file));
+      await (await open({ migrationsDir: before })).close();
+    } finally {
+      rmSync(before, { recursive: true, force: true });
+    }
+    // A baseline as the schema before 0010 had it.
+    await adminClient().insert({
+      table: `${database}.store_baselines`,
+      values: [
+        { org_id: 'org_old', machine_id: 'pump-old', baseline_id: 'bl_old', energy_mean: '0.5', energy_std: '0.25', energy_p99: '1.5', finetune_status: 'skipped', finetune_duration_seconds: '0', created_at_ms: 1_700_000_000_000, updated_at_ms: 1_700_000_000_000, deleted: 0, version: 1 },
+      ],
+      format: 'JSONEachRow',
+    });
+    const columns = await rows<{ name: string }>(
+      `SELECT name FROM system.columns WHERE database = ${sqlString(database)} AND table = 'store_baselines' AND name LIKE 'shape%'`,
+    );
+    expect(columns).toEqual([]);
+    const store = await open();
+    expect(await store.getBaseline('org_old', 'pump-old')).toMatchObject({ baselineId: 'bl_old', stats: { energyMean: 0.5 }, shapeReference: null });
+    const shapeReference = { length: 2, values: [0.1 + 0.2, -0, 1e300, 4, 5, 6], center: 0, spread: 1 };
+    await store.upsertBaseline('org_old', baselineFor('pump-old', { shapeReference }));
+    expect((await store.getBaseline('org_old', 'pump-old'))?.shapeReference).toEqual(shapeReference);
+  });
+
   it('a second replica sees the keys, revocations, usage and baselines of the first', async () => {
     const first = await open();
     const second = await open();

@@ -94,6 +94,26 @@ describe('embedded DuckDB store specifics', () => {
     ]);
   });
 
+  it('migrates baselines from before shape references: they read as having none', async () => {
+    const store = await openEmbeddedStore({ dataDir });
+    const old = await store.upsertBaseline('org_old', baselineFor('pump-1'));
+    await store.close();
+    // Back to the schema before migration 10, the baseline kept.
+    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
+    const connection = await instance.connect();
+    await connection.run('ALTER TABLE baselines DROP COLUMN shape_reference');
+    await connection.run('DELETE FROM schema_migrations WHERE version = 10');
+    connection.closeSync();
+    instance.closeSync();
+
+    const migrated = await openEmbeddedStore({ dataDir });
+    opened.push(migrated);
+    expect(await migrated.getBaseline('org_old', 'pump-1')).toEqual({ ...old, shapeReference: null });
+    const shapeReference = { length: 2, values: [0.1 + 0.2, 1e300, 3, 4, 5, 6], center: 0, spread: 1 };
+    expect((await migrated.upsertBaseline('org_old', baselineFor('pump-1', { shapeReference }))).shapeReference).toEqual(shapeReference);
+    expect((await migrated.getBaseline('org_old', 'pump-1'))?.shapeReference).toEqual(shapeReference);
+  });
+
   it('stores only hashes, never the plaintext key', async () => {
     const plaintext = 'svc_live_ThisIsTheSecretPartOfTheKey_0123';
     const store = await openEmbeddedStore({ dataDir });

@@ -1,7 +1,8 @@
 // The baselines port in ClickHouse: store_baselines (a ReplacingMergeTree by version, real numbers
-// as exact text, weights as base64), and the store_machines row whose counters a new baseline
-// restarts. The reads of both rows live here; the machines port uses them too.
+// as exact text, weights and shape reference as base64), and the store_machines row whose counters a
+// new baseline restarts. The reads of both rows live here; the machines port uses them too.
 import { randomUUID } from 'node:crypto';
+import { copyShapeReference, decodeShapeReference, encodeShapeReference } from '../shape-reference.js';
 import type { BaselineRecord, BaselineStore, NewBaseline } from '../types.js';
 import { startActivity } from './clickhouse-baseline-activity.js';
 import { ClickHouseAdapter, type ClickHouseDatabase, type Versioned } from './clickhouse-database.js';
@@ -39,6 +40,7 @@ interface BaselineRow {
   normalisation_center: string | null;
   normalisation_scale: string | null;
   channels: string | null;
+  shape_reference_base64: string | null;
   created_at_ms: number;
   updated_at_ms: number;
   deleted: number;
@@ -49,7 +51,7 @@ const BASELINE_FIELDS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, ' +
   'finetune_epochs_max, finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights_base64, ' +
-  'normalisation_center, normalisation_scale, channels, created_at_ms, updated_at_ms, deleted, version';
+  'normalisation_center, normalisation_scale, channels, shape_reference_base64, created_at_ms, updated_at_ms, deleted, version';
 
 export class ClickHouseBaselineStore extends ClickHouseAdapter implements BaselineStore {
   upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord> {
@@ -80,6 +82,7 @@ export class ClickHouseBaselineStore extends ClickHouseAdapter implements Baseli
         createdAt: previous.live?.createdAt ?? new Date(nowMs),
         updatedAt: new Date(nowMs),
         channels: baseline.channels ? [...baseline.channels] : null,
+        shapeReference: copyShapeReference(baseline.shapeReference),
       };
       await this.insert(operation, this.t.baselines, [baselineRow(record, this.clock.next(previous.version))]);
       await startActivity(this.db, operation, orgId, baseline.machineId, nowMs);
@@ -154,6 +157,7 @@ function baselineRow(record: BaselineRecord, version: number): Record<string, un
     normalisation_center: exactTextOrNull(record.normalisation?.center ?? null),
     normalisation_scale: exactTextOrNull(record.normalisation?.scale ?? null),
     channels: record.channels ? JSON.stringify(record.channels) : null,
+    shape_reference_base64: base64OrNull(encodeShapeReference(record.shapeReference)),
     created_at_ms: record.createdAt.getTime(),
     updated_at_ms: record.updatedAt.getTime(),
     deleted: 0,
@@ -186,6 +190,7 @@ export function baselineTombstone(orgId: string, machineId: string, version: num
     normalisation_center: null,
     normalisation_scale: null,
     channels: null,
+    shape_reference_base64: null,
     created_at_ms: 0,
     updated_at_ms: 0,
     deleted: 1,
@@ -224,7 +229,12 @@ function toBaseline(row: BaselineRow): BaselineRecord {
     createdAt: new Date(Number(row.created_at_ms)),
     updatedAt: new Date(Number(row.updated_at_ms)),
     channels: channelsOf(row.channels),
+    shapeReference: decodeShapeReference(row.shape_reference_base64 === null ? null : new Uint8Array(Buffer.from(row.shape_reference_base64, 'base64'))),
   };
+}
+
+function base64OrNull(bytes: Uint8Array | null): string | null {
+  return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
 /** The channels column: a JSON array of names written by upsertBaseline, or NULL. */

@@ -2,6 +2,7 @@
 // number that is written must be finite (JSON has no NaN or Infinity, and a NaN would arrive as
 // NULL), every count a non-negative safe integer.
 import { StoreError } from '../errors.js';
+import { validateShapeReference } from '../shape-reference.js';
 import { REGIME_NAMES, type MachineDetection, type NewApiKey, type NewBaseline, type NewOrganization, type Plan } from '../types.js';
 
 function invalid(operation: string, problem: string): never {
@@ -80,6 +81,7 @@ export function validateBaseline(orgId: string, baseline: NewBaseline): void {
   if (channels != null && (!Array.isArray(channels) || channels.length === 0 || !channels.every((name) => typeof name === 'string' && name !== ''))) {
     invalid(operation, 'channels must be null or a non-empty list of non-empty names');
   }
+  validateShapeReference(operation, baseline.shapeReference);
 }
 
 export function validateDetection(orgId: string, machineId: string, detection: MachineDetection): void {

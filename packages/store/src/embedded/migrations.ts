@@ -244,4 +244,13 @@ export const MIGRATIONS: readonly Migration[] = [
          SELECT org_id, machine_id, epoch_ms(created_at), NULL FROM baselines`,
     ],
   },
+  {
+    version: 10,
+    statements: [
+      // A baseline's shape reference (../shape-reference.ts: little-endian float64s, so every value
+      // reads back bit for bit). NULL for statistics-only and multivariate parent baselines, and
+      // for the baselines written before it was kept.
+      'ALTER TABLE baselines ADD COLUMN shape_reference BLOB',
+    ],
+  },
 ];

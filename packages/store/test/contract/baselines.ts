@@ -1,7 +1,21 @@
-// The baselines port's contract (a machine's baseline with its statistics and weights, exact),
-// for every backend.
+// The baselines port's contract (a machine's baseline with its statistics, weights and shape
+// reference, exact), for every backend.
 import { describe, expect, it } from 'vitest';
+import type { ShapeReference } from '@adp/store';
 import { baselineFor, useBackend, type StoreBackend } from './backend.js';
+
+/** ShapeReference's limit on its values (a day of 10-second points). */
+const SHAPE_VALUES_MAX = 8640;
+
+function shapeFor(overrides: Partial<ShapeReference> = {}): ShapeReference {
+  return { length: 2, values: [1, 2, 3, 4, 5, 6], center: 0.75, spread: 0.25, ...overrides };
+}
+
+/** The exact bits of a shape reference's numbers, so -0 and the last bit of a double count. */
+function bitsOf(shape: ShapeReference | null | undefined): string {
+  if (!shape) return String(shape);
+  return Buffer.from(new Float64Array([shape.length, shape.center, shape.spread, ...shape.values]).buffer).toString('hex');
+}
 
 export function describeBaselineContract(name: string, backend: StoreBackend): void {
   describe(`${name}: BaselineStore contract`, () => {
@@ -66,6 +80,96 @@ export function describeBaselineContract(name: string, backend: StoreBackend): v
       await expect(store.upsertBaseline('org_a', baselineFor('rig', { channels: [] }))).rejects.toMatchObject({
         code: 'STORE_INVALID_ARGUMENT',
       });
+    });
+
+    it('keeps a shape reference bit for bit, across a restart', async () => {
+      const shape = shapeFor({ values: [0.1 + 0.2, -0, 1e300, 5e-324, -1e-300, Number.MAX_VALUE, 1 / 3, 0, -2.5], center: 0.1 + 0.2, spread: 5e-324 });
+      const first = await backend.open();
+      const written = await first.upsertBaseline('org_a', baselineFor('pump-shape', { shapeReference: shape }));
+      expect(bitsOf(written.shapeReference)).toBe(bitsOf(shape));
+      expect(written.shapeReference).toEqual(shape);
+      const read = await first.getBaseline('org_a', 'pump-shape');
+      expect(bitsOf(read?.shapeReference)).toBe(bitsOf(shape));
+      expect(read).toEqual(written);
+      await first.close();
+      const second = await openStore();
+      const reopened = await second.getBaseline('org_a', 'pump-shape');
+      expect(bitsOf(reopened?.shapeReference)).toBe(bitsOf(shape));
+      expect(reopened).toEqual(written);
+
+      const widest = shapeFor({
+        length: SHAPE_VALUES_MAX / 3,
+        values: Array.from({ length: SHAPE_VALUES_MAX }, (_, i) => Math.sin(i / 7) * 1e-3 + i * 0.1),
+      });
+      await second.upsertBaseline('org_a', baselineFor('pump-widest', { shapeReference: widest }));
+      expect(bitsOf((await second.getBaseline('org_a', 'pump-widest'))?.shapeReference)).toBe(bitsOf(widest));
+    });
+
+    it('reads null for baselines without a shape reference, and a replacement without one clears it', async () => {
+      const store = await openStore();
+      expect((await store.upsertBaseline('org_a', baselineFor('absent'))).shapeReference).toBeNull();
+      expect((await store.getBaseline('org_a', 'absent'))?.shapeReference).toBeNull();
+      const statisticsOnly = baselineFor('stats-only', {
+        predictorWeights: null,
+        normalisation: null,
+        shapeReference: null,
+        fineTuneStats: { ...baselineFor('x').fineTuneStats, status: 'skipped', finalLoss: null },
+      });
+      expect((await store.upsertBaseline('org_a', statisticsOnly)).shapeReference).toBeNull();
+      expect((await store.getBaseline('org_a', 'stats-only'))?.shapeReference).toBeNull();
+      await store.upsertBaseline('org_a', baselineFor('rig', { channels: ['temp', 'rpm'] }));
+      expect((await store.getBaseline('org_a', 'rig'))?.shapeReference).toBeNull();
+
+      const shape = shapeFor();
+      await store.upsertBaseline('org_a', baselineFor('pump-1', { shapeReference: shape }));
+      const other = shapeFor({ length: 3, values: [9, 8, 7, 6, 5, 4, 3, 2, 1], center: 0, spread: 0.5 });
+      const replacedWithOther = await store.upsertBaseline('org_a', baselineFor('pump-1', { shapeReference: other }));
+      expect(replacedWithOther.shapeReference).toEqual(other);
+      expect((await store.getBaseline('org_a', 'pump-1'))?.shapeReference).toEqual(other);
+      const cleared = await store.upsertBaseline('org_a', baselineFor('pump-1'));
+      expect(cleared.shapeReference).toBeNull();
+      expect((await store.getBaseline('org_a', 'pump-1'))?.shapeReference).toBeNull();
+
+      await store.upsertBaseline('org_a', baselineFor('pump-2', { shapeReference: shape }));
+      expect(await store.deleteMachine('org_a', 'pump-2')).toMatchObject({ baselineDeleted: true });
+      expect(await store.getBaseline('org_a', 'pump-2')).toBeNull();
+      await store.upsertBaseline('org_a', baselineFor('pump-2'));
+      expect((await store.getBaseline('org_a', 'pump-2'))?.shapeReference).toBeNull();
+    });
+
+    it('refuses a shape reference that breaks any of its rules, keeping the stored one', async () => {
+      const store = await openStore();
+      const kept = shapeFor();
+      await store.upsertBaseline('org_a', baselineFor('m', { shapeReference: kept }));
+      const invalid: ShapeReference[] = [
+        shapeFor({ length: 1 }),
+        shapeFor({ length: 0 }),
+        shapeFor({ length: 2.5 }),
+        shapeFor({ length: Number.NaN }),
+        shapeFor({ length: 3, values: [1, 2, 3, 4, 5, 6, 7, 8] }),
+        shapeFor({ values: [] }),
+        shapeFor({ length: 2, values: Array.from({ length: SHAPE_VALUES_MAX + 1 }, (_, i) => i) }),
+        shapeFor({ values: [1, 2, Number.NaN, 4, 5, 6] }),
+        shapeFor({ values: [1, 2, Number.POSITIVE_INFINITY, 4, 5, 6] }),
+        shapeFor({ values: [1, 2, 3, 4, 5, Number.NEGATIVE_INFINITY] }),
+        shapeFor({ center: -0.5 }),
+        shapeFor({ center: Number.NaN }),
+        shapeFor({ center: Number.POSITIVE_INFINITY }),
+        shapeFor({ spread: 0 }),
+        shapeFor({ spread: -1 }),
+        shapeFor({ spread: Number.NaN }),
+        shapeFor({ spread: Number.POSITIVE_INFINITY }),
+      ];
+      for (const shapeReference of invalid) {
+        await expect(store.upsertBaseline('org_a', baselineFor('m', { shapeReference })), JSON.stringify(shapeReference)).rejects.toMatchObject({
+          code: 'STORE_INVALID_ARGUMENT',
+        });
+        await expect(store.upsertBaseline('org_a', baselineFor('fresh', { shapeReference }))).rejects.toMatchObject({
+          code: 'STORE_INVALID_ARGUMENT',
+        });
+      }
+      expect((await store.getBaseline('org_a', 'm'))?.shapeReference).toEqual(kept);
+      expect(await store.getBaseline('org_a', 'fresh')).toBeNull();
     });
 
     it('treats hostile machine ids as values', async () => {
