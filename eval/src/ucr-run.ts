@@ -29,6 +29,7 @@ import { buildApp } from '../../apps/api/src/app.js';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from '../../apps/api/src/machines/model.js';
 import type { FineTuneOptions } from '@adp/model';
+import { learnedScores } from '@adp/detection';
 import { writeJson } from './harness.js';
 import { listUcrSeries, loadUcrSeries, ucrHalf, type UcrSeries } from './ucr-data.js';
 import { rankedBy, scoreUcrSeries, ucrAccuracy, UCR_EXCLUSION_POINTS, type UcrAccuracy, type UcrSeriesScore } from './ucr-scorer.js';
@@ -49,6 +50,7 @@ type RowScores = Record<string, { scores: Float64Array; tiebreak?: Float64Array 
 
 interface DetectAnswer {
   readonly z_scores: number[];
+  readonly shape_scores: number[] | null;
   readonly severity: number[];
   readonly energies: number[] | null;
   readonly engine: string;
@@ -75,9 +77,14 @@ function points(values: ArrayLike<number>, from: number, to: number): { value: n
  * Detection over the test part in consecutive requests; each answer's fields land at their
  * positions (NaN in the training part). `machineId` null: the generic model without a baseline.
  */
-async function detectTestPart(app: FastifyInstance, series: UcrSeries, machineId: string | null): Promise<{ z: Float64Array; severity: Float64Array; engine: string }> {
+async function detectTestPart(
+  app: FastifyInstance,
+  series: UcrSeries,
+  machineId: string | null,
+): Promise<{ z: Float64Array; shape: Float64Array | null; severity: Float64Array; engine: string }> {
   const n = series.values.length;
   const z = new Float64Array(n).fill(Number.NaN);
+  let shape: Float64Array | null = null;
   const severity = new Float64Array(n).fill(Number.NaN);
   let engine = '';
   for (let from = series.trainEnd; from < n; ) {
@@ -92,11 +99,15 @@ async function detectTestPart(app: FastifyInstance, series: UcrSeries, machineId
     engine = answer.engine;
     for (let index = from; index < to; index++) {
       z[index] = answer.z_scores[index - contextFrom] ?? Number.NaN;
+      if (answer.shape_scores !== null) {
+        shape ??= new Float64Array(n).fill(Number.NaN);
+        shape[index] = answer.shape_scores[index - contextFrom] ?? Number.NaN;
+      }
       severity[index] = answer.severity[index - contextFrom] ?? Number.NaN;
     }
     from = to;
   }
-  return { z, severity, engine };
+  return { z, shape, severity, engine };
 }
 
 /** The training part's last points (a baseline's limit). */
@@ -145,7 +156,13 @@ async function tunedRows(app: FastifyInstance, series: UcrSeries, rows: RowScore
   const tuned = await detectTestPart(app, series, machine);
   if (tuned.engine !== 'fine-tuned') throw new Error(`${series.file}: the baselined detection ran the ${tuned.engine} model`);
   rows['fine-tuned baseline: z-score'] = { scores: tuned.z };
-  rows['fine-tuned baseline: severity'] = { scores: tuned.severity, tiebreak: tuned.z };
+  if (tuned.shape === null) throw new Error(`${series.file}: the baselined detection answered no shape scores`);
+  const shape = tuned.shape;
+  rows['fine-tuned baseline: shape score'] = { scores: shape };
+  // The two learned fields together, as the verdict adds them (there with the shape score within).
+  const learned = learnedScores(tuned.z, shape);
+  rows['fine-tuned baseline: z-score + shape score'] = { scores: learned };
+  rows['fine-tuned baseline: severity'] = { scores: tuned.severity, tiebreak: learned };
 }
 
 export interface UcrRowResult {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { marginMultiplier } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
-import { learnedSeverity, learnedVerdicts } from '../src/machines/verdict.js';
+import { learnedVerdicts } from '../src/machines/verdict.js';
 
 const N = WINDOW_POINTS + 20;
 
@@ -22,19 +22,12 @@ const SENSITIVITY = 95;
 const BAND = marginMultiplier(SENSITIVITY);
 
 describe('learned verdicts of a baselined detection', () => {
-  it('learned severity mirrors the engine rule: 0 inside the band, 1 - band / z beyond it', () => {
-    expect(learnedSeverity(BAND, BAND)).toBe(0);
-    expect(learnedSeverity(2 * BAND, BAND)).toBeCloseTo(0.5, 12);
-    expect(learnedSeverity(Number.NaN, BAND)).toBe(0);
-    expect(learnedSeverity(-10, BAND)).toBe(0);
-  });
-
   it('flags a point the engine passes when its energy is beyond the band, with a band that agrees', () => {
     const values = new Array<number>(N).fill(0.5);
     values[70] = -0.5;
     const z = new Array<number>(N).fill(0);
     z[70] = 4 * BAND;
-    const out = learnedVerdicts({ values, entire: quietEngine(), zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    const out = learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
     expect(out.isAnomaly[70]).toBe(true);
     expect(out.isNegativeAnomaly[70]).toBe(true);
     expect(out.isPositiveAnomaly[70]).toBe(false);
@@ -56,7 +49,7 @@ describe('learned verdicts of a baselined detection', () => {
     engine.isPositiveAnomaly[80] = true;
     engine.severity[80] = 0.3;
     engine.upperMargins[80] = 0.35;
-    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    const out = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
     expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([80]);
     expect(out.severity[80]).toBe(0.3);
     expect(out.upperMargins[80]).toBe(0.35);
@@ -71,7 +64,7 @@ describe('learned verdicts of a baselined detection', () => {
     engine.severity[80] = 0.5;
     const z = new Array<number>(N).fill(0);
     z[80] = 10 * BAND;
-    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    const out = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
     expect(out.severity[80]).toBeCloseTo(0.9, 12);
     expect(out.upperMargins[80]).toBeCloseTo(0.2, 12);
     expect(out.isPositiveAnomaly[80]).toBe(true);
@@ -83,7 +76,7 @@ describe('learned verdicts of a baselined detection', () => {
     z[70] = 2 * BAND; // severity 0.5
     z[71] = 4 * BAND; // severity 0.75
     z[72] = 1.25 * BAND; // severity 0.2
-    const out = learnedVerdicts({ values, entire: quietEngine(), zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    const out = learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
     expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70]);
     expect(out.severity[70]).toBeCloseTo(0.75, 12);
     expect(out.severity[71]).toBe(0);
@@ -97,7 +90,7 @@ describe('learned verdicts of a baselined detection', () => {
     const z = new Array<number>(N).fill(0);
     z[70] = marginMultiplier(99) + 0.1;
     const at = (sensitivity: number) =>
-      learnedVerdicts({ values, entire: quietEngine(), zScores: z, sensitivity, maxAnomalyRatio: 0.25 }).isAnomaly[70];
+      learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity, maxAnomalyRatio: 0.25 }).isAnomaly[70];
     expect(at(99)).toBe(true);
     expect(at(80)).toBe(false);
   });
@@ -114,13 +107,13 @@ describe('learned verdicts of a baselined detection', () => {
     z[75] = 2 * BAND; // severity 0.5
     z[80] = 1.25 * BAND; // severity 0.2
     // Cap: floor(0.03 x 100) = 3 flags; the engine's weakest goes and its band is widened past its value.
-    const out = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.03 });
+    const out = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.03 });
     expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70, 75, 80]);
     expect(out.severity[90]).toBe(0);
     expect(out.upperMargins[90]).toBeCloseTo(1.01, 12);
     expect(out.isPositiveAnomaly[90]).toBe(false);
     // A learned-only flag the cap drops keeps the engine's band.
-    const tight = learnedVerdicts({ values, entire: engine, zScores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.01 });
+    const tight = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.01 });
     expect(tight.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70]);
     expect(tight.upperMargins[75]).toBe(1);
     expect(tight.severity[75]).toBe(0);

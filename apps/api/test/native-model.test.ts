@@ -39,6 +39,7 @@ interface BaselineBody {
     windows: number;
     duration_seconds: number;
   };
+  shape: { length: number; reference_points: number; usual_distance: number; spread: number } | null;
   status: string;
 }
 
@@ -118,6 +119,11 @@ describe('POST /v1/baseline on the real model', () => {
     expect(tune.windows).toBeGreaterThan(0);
     expect(tune.final_loss).toBeGreaterThan(0);
     expect(tune.duration_seconds).toBeGreaterThan(0);
+    // The machine's shapes are kept: its 48-point cycle, all 1,000 training points.
+    expect(Object.keys(baseline.shape ?? {}).sort()).toEqual(['length', 'reference_points', 'spread', 'usual_distance']);
+    expect(baseline.shape).toMatchObject({ length: 48, reference_points: TRAINING_POINTS });
+    expect(baseline.shape?.usual_distance).toBeGreaterThan(0);
+    expect(baseline.shape?.spread).toBeGreaterThan(0);
     console.log(`fine-tuning ${TRAINING_POINTS} points through POST /v1/baseline:`, JSON.stringify(tune));
   });
 
@@ -267,6 +273,7 @@ describe('POST /v1/detect without a baseline', () => {
       duration_seconds: 0,
     });
     expect(body.stats.num_windows).toBe(energies.length);
+    expect(body.shape).toBeNull();
     const detected = await detect({ series: points(machineSignal(200, 8)), machine_id: 'fan-2' });
     expect(detected.engine).toBe('generic');
     expect(detected.baseline_id).toBe('bl_fan-2');

@@ -164,6 +164,7 @@ interface ChannelBaselineBody {
   baseline_id: string;
   stats: { num_windows: number; series_length: number; energy_mean: number };
   finetune_stats: { status: string; windows: number; duration_seconds: number };
+  shape: { length: number; reference_points: number } | null;
 }
 
 interface SeriesDetectBody {
@@ -229,7 +230,10 @@ describe('multivariate baselines and detection on the real model', () => {
     for (const channel of baseline.channels) {
       expect(channel.stats).toMatchObject({ num_windows: heldOut, series_length: TRAINING_POINTS });
       expect(channel.finetune_stats.status).toBe('completed');
+      expect(channel.shape).toMatchObject({ length: 48, reference_points: TRAINING_POINTS });
     }
+    // The machine's record keeps no shapes of its own: each channel has its own.
+    expect(baseline['shape']).toBeNull();
     const windows = baseline.channels.reduce((sum, channel) => sum + channel.finetune_stats.windows, 0);
     expect((baseline['finetune_stats'] as { windows: number }).windows).toBe(windows);
 

@@ -2,7 +2,7 @@
 // machine's learned energies (src/machines/verdict.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { marginMultiplier } from '@adp/detection';
+import { learnedSeverity, marginMultiplier } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 import { machineSignal, nativeEnvironment, points, post, sharedRealModel, type NativeEnvironment } from './native-helpers.js';
 
@@ -15,6 +15,7 @@ interface Answer {
   isNegativeAnomaly: boolean[];
   severity: number[];
   z_scores: number[];
+  shape_scores: number[] | null;
   energies: number[] | null;
   engine: string;
 }
@@ -57,22 +58,30 @@ describe('a baselined detection judges with the machine model', () => {
     expect(tuned.engine).toBe('fine-tuned');
     expect(flags(plain).filter((i) => i >= 300 && i < 340)).toEqual([]);
     const added = flags(tuned).filter((i) => !plain.isAnomaly[i]);
-    expect(added.filter((i) => i >= 300 && i < 340).length).toBeGreaterThan(0);
+    const stretch = (i: number): boolean => i >= 300 && i < 340;
+    expect(added.filter(stretch).length).toBeGreaterThan(0);
     // The engine's own flags stay, or lie in an event reported at an earlier onset (the cap is far away).
     expect(flags(plain).every((i) => flags(tuned).some((j) => j <= i && i - j <= WINDOW_POINTS))).toBe(true);
     const band = marginMultiplier(95);
+    expect(plain.shape_scores).toBeNull();
+    const shapes = tuned.shape_scores ?? [];
+    expect(shapes).toHaveLength(series.length);
     for (const i of added) {
       expect(i).toBeGreaterThanOrEqual(WINDOW_POINTS);
-      expect(tuned.z_scores[i]).toBeGreaterThan(band);
-      // An event is flagged once, at its first point, with the event's largest severity.
+      // The learned score is the energy's z-score plus the shape score within, which is at most
+      // the centred one the answer carries (the centred subsequence is one of those containing the
+      // point): beyond the band.
       const z = tuned.z_scores[i] ?? 0;
-      expect(tuned.severity[i]).toBeGreaterThanOrEqual(1 - band / z - 1e-9);
+      expect(z + Math.max(0, shapes[i] ?? 0)).toBeGreaterThan(band);
+      // An event is flagged once, at its first point, with the event's largest severity, at least
+      // what the energy alone gives.
+      expect(tuned.severity[i]).toBeGreaterThanOrEqual(learnedSeverity(z, band) - 1e-9);
       const deviation = (series[i]?.value ?? 0) - (tuned.expectedValues[i] ?? 0);
       expect(tuned.isPositiveAnomaly[i]).toBe(deviation > 0);
       expect(tuned.isNegativeAnomaly[i]).toBe(deviation < 0);
     }
     // One event, one flag: the noisier stretch is not flagged point by point.
-    expect(added.filter((i) => i >= 300 && i < 340).length).toBeLessThan(5);
+    expect(added.filter(stretch).length).toBeLessThan(5);
     // Where the learned side has nothing to add the answer is the engine's.
     const quiet = flags(tuned).length === 0 ? 0 : Math.min(...flags(tuned));
     for (let i = 0; i < Math.min(quiet, 250); i++) {
@@ -81,13 +90,38 @@ describe('a baselined detection judges with the machine model', () => {
     }
   });
 
+  it('flags a shape the baseline never showed, within the usual range, by its shape score', async () => {
+    // For two cycles (96 points from 300) the wave's harmonic turns smoothly over and back
+    // (3 → −3 → 3): every value stays within the machine's usual range, with no step, but the
+    // cycle's shape is one the baseline never had.
+    const values = machineSignal(600, 3, 1000).map((value, i) => {
+      if (i < 300 || i >= 396) return value;
+      const harmonic = Math.sin((4 * Math.PI * (i + 1000)) / 48 + 1);
+      return value - 3 * harmonic + 3 * Math.cos((2 * Math.PI * (i - 300)) / 96) * harmonic;
+    });
+    const series = points(values);
+    const tuned = await detect({ series, machine_id: 'pump' });
+    const shapes = tuned.shape_scores ?? [];
+    expect(shapes).toHaveLength(values.length);
+    const peak = shapes.indexOf(Math.max(...shapes));
+    expect(peak).toBeGreaterThanOrEqual(280);
+    expect(peak).toBeLessThan(420);
+    // Away from the change the shapes are usual ones: scores well below the peak's.
+    const quiet = shapes.slice(WINDOW_POINTS, 220);
+    expect(Math.max(...quiet)).toBeLessThan((shapes[peak] ?? 0) / 2);
+    // The shape alone is out of the band at the default sensitivity, and the change is flagged.
+    expect(shapes[peak]).toBeGreaterThan(marginMultiplier(95));
+    expect(flags(tuned).filter((i) => i >= 280 && i < 420).length).toBeGreaterThan(0);
+  });
+
   it("the request's sensitivity sets the learned band too", async () => {
     const series = points(noisier());
     const high = flags(await detect({ series, machine_id: 'pump', sensitivity: 99 }));
     const low = flags(await detect({ series, machine_id: 'pump', sensitivity: 30 }));
     expect(low.length).toBeLessThan(high.length);
-    // Every event the low sensitivity reports, the high one reports too (its onset may come earlier).
-    expect(low.every((i) => high.some((j) => j <= i && i - j <= WINDOW_POINTS))).toBe(true);
+    // Every event the low sensitivity reports, the high one reports too: its onset may come
+    // earlier, where events the low one reports apart are one at the high sensitivity.
+    expect(low.every((i) => high.some((j) => j <= i && i - j <= 2 * WINDOW_POINTS))).toBe(true);
   });
 
   it('a statistics-only baseline joins its generic energies the same way', async () => {
@@ -98,6 +132,8 @@ describe('a baselined detection judges with the machine model', () => {
     const plain = await detect({ series });
     const withStats = await detect({ series, machine_id: 'pump-stats' });
     expect(withStats.engine).toBe('generic');
+    // Energies alone keep no values: no shapes to compare.
+    expect(withStats.shape_scores).toBeNull();
     const band = marginMultiplier(95);
     for (const i of flags(withStats).filter((index) => !plain.isAnomaly[index])) {
       expect(withStats.z_scores[i]).toBeGreaterThan(band);

@@ -12,7 +12,8 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
-import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, Store } from '@adp/store';
+import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
+import { shapeReferenceOf } from '@adp/detection';
 import { decodePredictorWeights, encodePredictorWeights, WINDOW_POINTS, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
 import { givenEnergyStats, heldOutEnergyStats } from './energy-stats.js';
@@ -109,6 +110,8 @@ interface TunedSeries {
   /** The held-out tail's energies (the statistics' input). */
   readonly heldOut: number[];
   readonly stats: BaselineFineTuneStats;
+  /** The healthy values' shapes (null for a series too short to have any). */
+  readonly shapeReference: ShapeReference | null;
 }
 
 /** A channel's failure names the channel; the code stays. */
@@ -251,6 +254,7 @@ export class BaselineService {
       energyStats: stats,
       heldOut: Array.prototype.slice.call(energies, Math.max(WINDOW_POINTS, tuned.heldOutFrom)) as number[],
       stats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
+      shapeReference: shapeReferenceOf(values),
     };
   }
 
@@ -262,6 +266,7 @@ export class BaselineService {
       fineTuneStats: tuned.stats,
       predictorWeights: encodePredictorWeights(tuned.weights),
       normalisation: { center: tuned.normalisation.center, scale: tuned.normalisation.scale },
+      shapeReference: tuned.shapeReference,
     });
     this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, tuned.weights));
     await this.options.onChanged?.(orgId, settings.machineId);

@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, EVENT_GAP_SHARE, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
+import { anomalyCap, EVENT_GAP_SHARE, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -13,23 +13,17 @@ export type Verdicts = Omit<EntireResult, 'period' | 'expectedValues'>;
 export interface LearnedVerdictInput {
   readonly values: readonly number[];
   readonly entire: Pick<EntireResult, 'expectedValues' | keyof Verdicts>;
-  /** The points' z-scores against the baseline's energy statistics. */
-  readonly zScores: ArrayLike<number>;
+  /**
+   * The points' learned scores, on a z-score's scale: the z-scores against the baseline's energy
+   * statistics, plus the shape scores where the baseline keeps a shape reference.
+   */
+  readonly scores: ArrayLike<number>;
   readonly sensitivity: number;
   readonly maxAnomalyRatio: number;
 }
 
 /**
- * Severity of a z-score with the band at `band` standard deviations, as the engine's severity of a
- * deviation with its margin: 1 − band / z above the band, 0 inside.
- */
-export function learnedSeverity(z: number, band: number): number {
-  if (!(z > band) || !(band > 0)) return 0;
-  return Math.min(1, 1 - band / z);
-}
-
-/**
- * The joined verdicts: a point is anomalous when the engine or the learned model says so, with the
+ * The joined verdicts: a point is anomalous when the engine or the learned scores say so, with the
  * larger severity. Where the learned severity is the larger, the point's band is the one that gives
  * the engine's rule (severity = 1 − margin / |deviation|) that severity, so "outside the band",
  * "anomaly" and the severity still agree for a client drawing the band; its direction is the side its value lies on (a value on its expected
@@ -43,7 +37,7 @@ export function learnedSeverity(z: number, band: number): number {
  * widened past its value as the engine does.
  */
 export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
-  const { values, entire, zScores } = input;
+  const { values, entire, scores } = input;
   const n = values.length;
   const upperMargins = [...entire.upperMargins];
   const lowerMargins = [...entire.lowerMargins];
@@ -52,7 +46,7 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   const learnedOnly = new Array<boolean>(n).fill(false);
   const band = marginMultiplier(input.sensitivity);
   for (let i = WINDOW_POINTS; i < n; i++) {
-    const learned = learnedSeverity(zScores[i] ?? Number.NaN, band);
+    const learned = learnedSeverity(scores[i] ?? Number.NaN, band);
     if (learned <= (severity[i] ?? 0)) continue;
     const deviation = (values[i] ?? 0) - (entire.expectedValues[i] ?? 0);
     if (deviation === 0 || !Number.isFinite(deviation)) continue;

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { detectChangePointSeries, detectEntireSeries, parseIsoTimestamp, type DetectOptions, type EntireResult } from '@adp/detection';
+import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScores, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -183,6 +183,15 @@ export function baselineBody(record: BaselineRecord): BaselineBody {
       windows: tune.windows,
       duration_seconds: tune.durationSeconds,
     },
+    shape:
+      record.shapeReference == null
+        ? null
+        : {
+            length: record.shapeReference.length,
+            reference_points: record.shapeReference.values.length,
+            usual_distance: record.shapeReference.center,
+            spread: record.shapeReference.spread,
+          },
     status: 'active',
   };
 }
@@ -192,8 +201,8 @@ function multivariateBaselineBody(record: BaselineRecord, channels: readonly Cha
   return {
     ...baselineBody(record),
     channels: channels.map(({ channel, record: channelRecord }) => {
-      const { stats, finetune_stats, baseline_id, machine_id } = baselineBody(channelRecord);
-      return { channel, series_id: machine_id, baseline_id, stats, finetune_stats };
+      const { stats, finetune_stats, shape, baseline_id, machine_id } = baselineBody(channelRecord);
+      return { channel, series_id: machine_id, baseline_id, stats, finetune_stats, shape };
     }),
   };
 }
@@ -372,16 +381,24 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
 
     let zScores: Float64Array;
+    let shapes: ShapeScores | null = null;
     let regimes: Regime[];
     let verdicts: Verdicts = entire;
     if (predictor) {
       const { energyMean, energyStd } = predictor.baseline.stats;
       zScores = zScoresOf(energies, energyMean, energyStd);
-      // With a baseline the machine's energies take part in the verdict beside the engine's residual.
+      const reference = predictor.baseline.shapeReference ?? null;
+      shapes = reference === null ? null : shapeScores(values, reference);
+      // With a baseline what the machine's baseline learnt takes part in the verdict beside the
+      // engine's residual: its energies' z-score, plus the shape score where the baseline keeps
+      // shapes and the point's shape is less usual than usual (an ordinary shape adds nothing, and
+      // takes nothing from what the energies say). The verdict reads the shape score within
+      // (the most ordinary subsequence the point is part of), so flags land on unusual points and
+      // not half a subsequence before them; the answer's shape_scores are the centred ones.
       verdicts = learnedVerdicts({
         values,
         entire,
-        zScores,
+        scores: shapes === null ? zScores : learnedScores(zScores, shapes.within),
         sensitivity: prepared.options.sensitivity,
         maxAnomalyRatio: prepared.options.maxAnomalyRatio,
       });
@@ -405,6 +422,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       regimes,
       energies: parsed.includeEnergy ? energies : null,
       z_scores: finiteOrFail(zScores, 'z-score'),
+      shape_scores: shapes === null ? null : finiteOrFail(shapes.around, 'shape score'),
       embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
       model_version: current.modelVersion,
       engine: predictor?.weights ? 'fine-tuned' : 'generic',

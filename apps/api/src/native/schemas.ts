@@ -109,12 +109,25 @@ const FineTuneStats = Type.Object({
   duration_seconds: Type.Number(),
 });
 
+const ShapeSummary = Nullable(
+  Type.Object(
+    {
+      length: Type.Integer({ minimum: 2, description: "Points in one subsequence: the healthy series' dominant cycle (16 to 400 points), else 100, at most a third of the series." }),
+      reference_points: Type.Integer({ minimum: 1, description: 'Healthy points kept to compare shapes with (the last 8,640 at most).' }),
+      usual_distance: Type.Number({ description: "Median distance of the healthy subsequences from their nearest other one: a shape score's 0." }),
+      spread: Type.Number({ description: "Robust spread of those distances: a shape score's unit." }),
+    },
+    { description: 'What detection compares shapes with (shape_scores); null for a statistics-only baseline or a multivariate machine (each channel keeps its own).' },
+  ),
+);
+
 const ChannelBaseline = Type.Object({
   channel: Type.String(),
   series_id: Type.String({ description: '`<machine_id>:<channel>`: where the channel\'s results and status are.' }),
   baseline_id: Type.String(),
   stats: BaselineStats,
   finetune_stats: FineTuneStats,
+  shape: ShapeSummary,
 });
 
 export const BaselineResponse = Type.Object({
@@ -127,6 +140,7 @@ export const BaselineResponse = Type.Object({
   sensitivity: Nullable(Type.Integer()),
   stats: BaselineStats,
   finetune_stats: FineTuneStats,
+  shape: ShapeSummary,
   status: Type.Literal('active'),
   channels: Type.Optional(
     Type.Array(ChannelBaseline, {
@@ -269,6 +283,12 @@ export const DetectResponse = Type.Object({
   regimes: Type.Array(Type.Enum([...REGIMES])),
   energies: Nullable(Numbers),
   z_scores: Numbers,
+  shape_scores: Nullable(
+    Type.Array(Type.Number(), {
+      description:
+        "With a baseline that keeps a shape reference: per point, how far the shape around it is from the nearest healthy shape of the baseline, less the usual distance, in units of its spread (0 usual, 3 far). Null without one.",
+    }),
+  ),
   embeddings: Nullable(Type.Array(Numbers, { description: '192 numbers per point, rounded to 6 decimals.' })),
   model_version: Type.String(),
   engine: Type.Union([Type.Literal('fine-tuned'), Type.Literal('generic')], {

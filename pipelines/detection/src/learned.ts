@@ -1,0 +1,21 @@
+// The learned side of a baselined verdict: a machine's baseline turns each point into a learned
+// score on a z-score's scale (its energies against the baseline's statistics, plus how unusual the
+// point's shape is against the baseline's shapes), judged with the engine's own band at the
+// request's sensitivity (marginMultiplier), so one sensitivity means the same on both sides.
+
+/**
+ * A baselined point's learned score: its energy z-score plus its shape score where that is above
+ * the usual (0), so an unusual shape adds its excess and an ordinary one leaves the z-score as is.
+ */
+export function learnedScores(zScores: ArrayLike<number>, shapeScores: ArrayLike<number>): Float64Array {
+  return Float64Array.from({ length: zScores.length }, (_, i) => (zScores[i] ?? Number.NaN) + Math.max(0, shapeScores[i] ?? 0));
+}
+
+/**
+ * Severity of a z-score with the band at `band` standard deviations, as the engine's severity of a
+ * deviation with its margin: 1 − band / z above the band, 0 inside.
+ */
+export function learnedSeverity(z: number, band: number): number {
+  if (!(z > band) || !(band > 0)) return 0;
+  return Math.min(1, 1 - band / z);
+}

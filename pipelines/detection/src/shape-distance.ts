@@ -1,0 +1,269 @@
+// Shape distance: how far each subsequence of a query series is from its nearest neighbour among
+// the subsequences of a reference (a machine's anomaly-free baseline), in z-normalised Euclidean
+// distance. A shape the reference never showed (a discord) stands out even when every value is
+// within the usual range, which residual-based rules cannot see. The reference's own
+// nearest-neighbour distances (each subsequence against the rest, away from itself) say how far
+// apart normal shapes lie, so distances are reported in units of that spread.
+//
+// The join walks the query row by row, updating every reference offset's dot product from the
+// previous row's (O(n·N) for n query and N reference subsequences, no per-row O(m) work).
+
+/** Shortest and longest subsequence a baseline's period may give. */
+export const MIN_SHAPE_LENGTH = 16;
+export const MAX_SHAPE_LENGTH = 400;
+/** Subsequence length when the reference shows no cycle. */
+export const FALLBACK_SHAPE_LENGTH = 100;
+/** Rows between exact recomputations of the running dot products (bounds rounding drift). */
+const REFRESH_ROWS = 512;
+
+interface WindowStats {
+  readonly mean: Float64Array;
+  /** Standard deviation times sqrt(m); 0 for a constant window. */
+  readonly scale: Float64Array;
+}
+
+function windowStats(x: Float64Array, m: number): WindowStats {
+  const count = x.length - m + 1;
+  const mean = new Float64Array(count);
+  const scale = new Float64Array(count);
+  for (let start = 0; start < count; start++) {
+    let sum = 0;
+    for (let t = 0; t < m; t++) sum += x[start + t]!;
+    const mu = sum / m;
+    let squares = 0;
+    for (let t = 0; t < m; t++) {
+      const d = x[start + t]! - mu;
+      squares += d * d;
+    }
+    mean[start] = mu;
+    // A window whose spread is negligible against its level is constant for this purpose.
+    scale[start] = squares > 1e-12 * m * (mu * mu + 1) ? Math.sqrt(squares) : 0;
+  }
+  return { mean, scale };
+}
+
+function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m: number): number {
+  let sum = 0;
+  for (let t = 0; t < m; t++) sum += a[aStart + t]! * b[bStart + t]!;
+  return sum;
+}
+
+/**
+ * For each subsequence of `query` (start 0..n-m), the z-normalised Euclidean distance to its
+ * nearest subsequence of `reference`; with `exclusion` > 0 and the query being the reference
+ * itself, neighbours whose starts are closer than `exclusion` are skipped (the self-join). Both
+ * are centred on the reference's mean first, so large offsets do not cost precision. Two constant
+ * subsequences are 0 apart, a constant and a varying one sqrt(m).
+ */
+export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
+  const n = query.length - m + 1;
+  const count = reference.length - m + 1;
+  if (m < 2 || n < 1 || count < 1) return new Float64Array(Math.max(0, n));
+  let centre = 0;
+  for (let i = 0; i < reference.length; i++) centre += reference[i]!;
+  centre /= reference.length;
+  const q = Float64Array.from(query, (v) => v - centre);
+  const r = Float64Array.from(reference, (v) => v - centre);
+  const qs = windowStats(q, m);
+  const rs = windowStats(r, m);
+  // The correlation of windows i and j is (QT[j] - m·μq·μr[j]) / (sq·sr[j]); per row it is maximised
+  // over j as QT[j]·invR[j] − μq·shift[j], then divided by sq. A constant reference window scores
+  // 0 there (invR and shift 0) and is accounted for by `constantR` instead.
+  const invR = new Float64Array(count);
+  const shift = new Float64Array(count);
+  let constantR = false;
+  for (let j = 0; j < count; j++) {
+    const scale = rs.scale[j]!;
+    if (scale === 0) constantR = true;
+    else {
+      invR[j] = 1 / scale;
+      shift[j] = (m * rs.mean[j]!) / scale;
+    }
+  }
+  const products = new Float64Array(count);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const meanQ = qs.mean[i]!;
+    // Neighbours j with lo < j < hi are skipped (none without an exclusion).
+    const lo = exclusion > 0 ? i - exclusion : count;
+    const hi = exclusion > 0 ? i + exclusion : count;
+    let best = Number.NEGATIVE_INFINITY;
+    if (i % REFRESH_ROWS === 0) {
+      for (let j = 0; j < count; j++) {
+        const product = dot(q, i, r, j, m);
+        products[j] = product;
+        if (j > lo && j < hi) continue;
+        const value = product * invR[j]! - meanQ * shift[j]!;
+        if (value > best) best = value;
+      }
+    } else {
+      // Row i from row i-1: slide both windows one step, from the end so that j-1 still holds row
+      // i-1's product when j is updated.
+      const leaving = q[i - 1]!;
+      const entering = q[i + m - 1]!;
+      for (let j = count - 1; j >= 1; j--) {
+        const product = products[j - 1]! - leaving * r[j - 1]! + entering * r[j + m - 1]!;
+        products[j] = product;
+        if (j > lo && j < hi) continue;
+        const value = product * invR[j]! - meanQ * shift[j]!;
+        if (value > best) best = value;
+      }
+      const first = dot(q, i, r, 0, m);
+      products[0] = first;
+      if (!(0 > lo && 0 < hi)) {
+        const value = first * invR[0]! - meanQ * shift[0]!;
+        if (value > best) best = value;
+      }
+    }
+    const scaleQ = qs.scale[i]!;
+    if (scaleQ === 0) out[i] = constantR ? 0 : Math.sqrt(m);
+    else {
+      let correlation = best === Number.NEGATIVE_INFINITY ? Number.NaN : Math.min(1, best / scaleQ);
+      // A constant neighbour is sqrt(m) away: correlation 1/2.
+      if (constantR && !(correlation >= 0.5)) correlation = 0.5;
+      out[i] = Math.sqrt(Math.max(0, 2 * m * (1 - correlation)));
+    }
+  }
+  return out;
+}
+
+/**
+ * The subsequence length for a reference: its dominant cycle (the lag of the highest local
+ * maximum of its autocorrelation between MIN_SHAPE_LENGTH and MAX_SHAPE_LENGTH, at most a third of
+ * the reference), else FALLBACK_SHAPE_LENGTH, never more than a third of the reference.
+ */
+export function shapeLength(reference: ArrayLike<number>): number {
+  const n = reference.length;
+  const cap = Math.max(2, Math.floor(n / 3));
+  const hi = Math.min(MAX_SHAPE_LENGTH, cap);
+  if (hi <= MIN_SHAPE_LENGTH) return Math.min(FALLBACK_SHAPE_LENGTH, cap);
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += reference[i]!;
+  mean /= n;
+  const acf = new Float64Array(hi + 2);
+  for (let lag = 0; lag < acf.length; lag++) {
+    let sum = 0;
+    for (let i = 0; i + lag < n; i++) sum += (reference[i]! - mean) * (reference[i + lag]! - mean);
+    acf[lag] = sum;
+  }
+  if (!(acf[0]! > 0)) return Math.min(FALLBACK_SHAPE_LENGTH, cap);
+  let best = 0;
+  let bestValue = 0;
+  for (let lag = MIN_SHAPE_LENGTH; lag <= hi; lag++) {
+    const value = acf[lag]! / acf[0]!;
+    if (acf[lag]! > acf[lag - 1]! && acf[lag]! >= acf[lag + 1]! && value > bestValue) {
+      best = lag;
+      bestValue = value;
+    }
+  }
+  return best > 0 ? best : Math.min(FALLBACK_SHAPE_LENGTH, cap);
+}
+
+/** Most reference values a baseline keeps (the API's limit on one series). */
+export const MAX_SHAPE_REFERENCE_POINTS = 8640;
+
+/** What a baseline keeps to judge new data's shapes: see `shapeReferenceOf`. */
+export interface ShapeReferenceData {
+  readonly length: number;
+  readonly values: readonly number[];
+  /** Median nearest-neighbour distance among the reference's own subsequences. */
+  readonly center: number;
+  /** Their robust spread (1.4826 × median absolute deviation), never below a numerical floor. */
+  readonly spread: number;
+}
+
+/** Shares of sqrt(2m) (the distance of uncorrelated subsequences) below which a spread is rounding, not shape. */
+const SPREAD_FLOOR_SHARE = 1e-3;
+const MAD_TO_SD = 1.4826;
+
+function median(values: Float64Array): number {
+  const sorted = Float64Array.from(values).sort();
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The shape reference of healthy `values` (their last MAX_SHAPE_REFERENCE_POINTS): the
+ * subsequence length from their dominant cycle, and how far each of their subsequences lies from
+ * its nearest other one (a self-join that skips neighbours within a quarter of a subsequence, which
+ * overlap it), summarised by median and robust spread. Null when the values are too short for
+ * three subsequences of the shortest length.
+ */
+export function shapeReferenceOf(values: readonly number[]): ShapeReferenceData | null {
+  const kept = values.slice(Math.max(0, values.length - MAX_SHAPE_REFERENCE_POINTS));
+  if (kept.length < 3 * MIN_SHAPE_LENGTH) return null;
+  const length = shapeLength(kept);
+  const own = nearestNeighbourDistances(kept, kept, length, Math.ceil(length / 4)).filter(Number.isFinite);
+  if (own.length === 0) return null;
+  const center = median(own);
+  const deviations = own.map((distance) => Math.abs(distance - center));
+  const spread = Math.max(MAD_TO_SD * median(deviations), SPREAD_FLOOR_SHARE * Math.sqrt(2 * length));
+  return { length, values: kept, center, spread };
+}
+
+/** A request's shape scores: see `shapeScores`. */
+export interface ShapeScores {
+  /** The subsequence centred on the point (the first or last whole one near the edges). */
+  readonly around: Float64Array;
+  /** The most ordinary subsequence the point belongs to: high only on the unusual points themselves. */
+  readonly within: Float64Array;
+}
+
+/**
+ * Each point's shape scores against a reference: a subsequence's nearest-neighbour distance less
+ * the reference's median, in units of its spread (0 a usual shape, 3 a shape three spreads
+ * further from anything healthy than usual). `around` scores the subsequence centred on the point,
+ * which ranks where a shape changes best but rises up to half a subsequence before the change;
+ * `within` scores the point by the lowest of the subsequences that contain it, so a point is
+ * unusual only when every shape it is part of is (a spike's neighbours are not, the spike is).
+ * All zeros when the request is shorter than one subsequence (no shape to judge).
+ */
+export function shapeScores(values: ArrayLike<number>, reference: ShapeReferenceData): ShapeScores {
+  const n = values.length;
+  const m = reference.length;
+  const around = new Float64Array(n);
+  const within = new Float64Array(n);
+  if (n < m) return { around, within };
+  const distances = nearestNeighbourDistances(values, reference.values, m);
+  const count = distances.length;
+  const score = (start: number): number => (distances[start]! - reference.center) / reference.spread;
+  const half = Math.floor(m / 2);
+  for (let i = 0; i < n; i++) around[i] = score(Math.min(count - 1, Math.max(0, i - half)));
+  // Sliding minimum over the starts max(0, i-m+1)..min(i, count-1), with a deque of starts whose
+  // distances increase from front to back.
+  const deque = new Int32Array(count);
+  let head = 0;
+  let tail = 0;
+  let next = 0;
+  for (let i = 0; i < n; i++) {
+    for (; next <= Math.min(i, count - 1); next++) {
+      while (tail > head && distances[deque[tail - 1]!]! >= distances[next]!) tail--;
+      deque[tail++] = next;
+    }
+    while (deque[head]! < i - m + 1) head++;
+    within[i] = score(deque[head]!);
+  }
+  return { around, within };
+}
+
+/**
+ * Shape scores as a stream sees them: for each point from `from` on, the subsequence that ends at
+ * it (a stream has no points after the newest), scored as `shapeScores` does. A point with fewer
+ * than one subsequence of points up to it scores 0. Only the points `from - length + 1` on are read,
+ * so a caller may pass its whole kept window.
+ */
+export function trailingShapeScores(values: ArrayLike<number>, from: number, reference: ShapeReferenceData): Float64Array {
+  const n = values.length;
+  const m = reference.length;
+  const start = Math.max(0, from);
+  const out = new Float64Array(Math.max(0, n - start));
+  const firstWindow = Math.max(0, start - m + 1);
+  if (n - firstWindow < m) return out;
+  const query = Array.prototype.slice.call(values, firstWindow) as number[];
+  const distances = nearestNeighbourDistances(query, reference.values, m);
+  for (let i = start; i < n; i++) {
+    const windowStart = i - m + 1 - firstWindow;
+    if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;
+  }
+  return out;
+}

@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../src/random.js';
+import {
+  FALLBACK_SHAPE_LENGTH,
+  MAX_SHAPE_REFERENCE_POINTS,
+  nearestNeighbourDistances,
+  shapeLength,
+  shapeReferenceOf,
+  shapeScores,
+  trailingShapeScores,
+} from '../src/shape-distance.js';
+import { learnedScores, learnedSeverity } from '../src/learned.js';
+
+/** The distance by definition: z-normalise both windows, then Euclid. */
+function bruteForce(query: number[], reference: number[], m: number, exclusion = 0): number[] {
+  const norm = (x: number[], start: number): number[] | null => {
+    const w = x.slice(start, start + m);
+    const mean = w.reduce((s, v) => s + v, 0) / m;
+    const sd = Math.sqrt(w.reduce((s, v) => s + (v - mean) ** 2, 0) / m);
+    return sd < 1e-9 ? null : w.map((v) => (v - mean) / sd);
+  };
+  const out: number[] = [];
+  for (let i = 0; i + m <= query.length; i++) {
+    const a = norm(query, i);
+    let best = Number.POSITIVE_INFINITY;
+    for (let j = 0; j + m <= reference.length; j++) {
+      if (exclusion > 0 && Math.abs(i - j) < exclusion) continue;
+      const b = norm(reference, j);
+      const d = a === null || b === null ? (a === b ? 0 : Math.sqrt(m)) : Math.sqrt(a.reduce((s, v, t) => s + (v - b[t]!) ** 2, 0));
+      best = Math.min(best, d);
+    }
+    out.push(best);
+  }
+  return out;
+}
+
+function noisySine(n: number, period: number, seed: number, offset = 0): number[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: n }, (_, i) => offset + Math.sin((2 * Math.PI * i) / period) + 0.1 * (random() - 0.5));
+}
+
+describe('nearestNeighbourDistances', () => {
+  it('matches the definition on random data, joined and self-joined', () => {
+    const random = seededRandom(7);
+    const query = Array.from({ length: 700 }, () => random());
+    const reference = Array.from({ length: 600 }, () => random() * 3 + 10);
+    const joined = nearestNeighbourDistances(query, reference, 20);
+    bruteForce(query, reference, 20).forEach((d, i) => expect(joined[i]).toBeCloseTo(d, 6));
+    const self = nearestNeighbourDistances(reference, reference, 20, 5);
+    bruteForce(reference, reference, 20, 5).forEach((d, i) => expect(self[i]).toBeCloseTo(d, 6));
+  });
+
+  it('keeps its precision on a large offset and across the running products refresh', () => {
+    const reference = noisySine(1500, 50, 1, 1e6);
+    const query = noisySine(1200, 50, 2, 1e6);
+    const joined = nearestNeighbourDistances(query, reference, 50);
+    bruteForce(query, reference, 50).forEach((d, i) => expect(joined[i]).toBeCloseTo(d, 4));
+  });
+
+  it('puts constant windows 0 apart from each other and sqrt(m) from varying ones', () => {
+    const flat = new Array<number>(40).fill(3);
+    const wave = noisySine(40, 10, 3);
+    expect(Array.from(nearestNeighbourDistances(flat, flat, 8))).toEqual(new Array(33).fill(0));
+    nearestNeighbourDistances(flat, wave, 8).forEach((d) => expect(d).toBeCloseTo(Math.sqrt(8), 9));
+    const mixed = [...wave, ...flat];
+    const expected = bruteForce(wave, mixed, 8);
+    nearestNeighbourDistances(wave, mixed, 8).forEach((d, i) => expect(d).toBeCloseTo(expected[i]!, 5));
+  });
+
+  it('answers nothing for a query shorter than one subsequence', () => {
+    expect(nearestNeighbourDistances([1, 2, 3], [1, 2, 3, 4, 5], 4)).toHaveLength(0);
+  });
+});
+
+describe('shapeLength', () => {
+  it('is the dominant cycle within its bounds, else the fallback', () => {
+    expect(shapeLength(noisySine(3000, 60, 4))).toBe(60);
+    const random = seededRandom(5);
+    const noise = Array.from({ length: 3000 }, () => random());
+    const length = shapeLength(noise);
+    expect(length === FALLBACK_SHAPE_LENGTH || (length >= 16 && length <= 400)).toBe(true);
+    expect(shapeLength(noisySine(90, 60, 6))).toBeLessThanOrEqual(30);
+  });
+});
+
+describe('shapeReferenceOf and shapeScores', () => {
+  it('scores a healthy continuation near 0 and a changed shape far above it', () => {
+    const healthy = noisySine(4000, 80, 8);
+    const reference = shapeReferenceOf(healthy);
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    expect(reference.length).toBe(80);
+    const next = noisySine(2000, 80, 9);
+    // One cycle's shape changes (a square wave of the same range) without leaving the usual range.
+    for (let i = 1000; i < 1080; i++) next[i] = Math.sign(Math.sin((2 * Math.PI * i) / 80)) * 0.9;
+    const { around, within } = shapeScores(next, reference);
+    for (const scores of [around, within]) {
+      const peak = scores.indexOf(Math.max(...scores));
+      expect(peak).toBeGreaterThanOrEqual(1000 - 40);
+      expect(peak).toBeLessThan(1080);
+      const quiet = Array.from(scores.slice(100, 800));
+      expect(Math.max(...quiet)).toBeLessThan(scores[peak]! / 3);
+    }
+  });
+
+  it('scores a point within by the most ordinary subsequence containing it, around by the one centred on it', () => {
+    const healthy = noisySine(3000, 40, 15);
+    const reference = shapeReferenceOf(healthy);
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    const next = noisySine(600, 40, 16);
+    next[300] = 5;
+    const { around, within } = shapeScores(next, reference);
+    const distances = nearestNeighbourDistances(next, reference.values, 40);
+    const scoreOf = (start: number): number => (distances[start]! - reference.center) / reference.spread;
+    for (const i of [0, 10, 299, 300, 301, 579, 599]) {
+      expect(around[i]).toBeCloseTo(scoreOf(Math.min(distances.length - 1, Math.max(0, i - 20))), 9);
+      let lowest = Number.POSITIVE_INFINITY;
+      for (let start = Math.max(0, i - 39); start <= Math.min(i, distances.length - 1); start++) lowest = Math.min(lowest, scoreOf(start));
+      expect(within[i]).toBeCloseTo(lowest, 9);
+    }
+    // The spike's neighbours belong to a subsequence without it; the spike does not.
+    expect(within[300]).toBeGreaterThan(3);
+    expect(within[299]).toBeLessThan(within[300]! / 3);
+    expect(within[301]).toBeLessThan(within[300]! / 3);
+    expect(around[290]).toBeGreaterThan(3);
+  });
+
+  it('keeps the last values only, and has none for a series too short', () => {
+    const long = noisySine(MAX_SHAPE_REFERENCE_POINTS + 500, 40, 10);
+    expect(shapeReferenceOf(long)?.values).toEqual(long.slice(500));
+    expect(shapeReferenceOf(noisySine(40, 10, 11))).toBeNull();
+  });
+
+  it('gives zeros for a request shorter than one subsequence', () => {
+    const reference = shapeReferenceOf(noisySine(2000, 100, 12));
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    const { around, within } = shapeScores([1, 2, 3], reference);
+    expect(Array.from(around)).toEqual([0, 0, 0]);
+    expect(Array.from(within)).toEqual([0, 0, 0]);
+  });
+});
+
+describe('trailingShapeScores', () => {
+  it('scores each new point by the subsequence ending at it, the same whatever context comes before', () => {
+    const reference = shapeReferenceOf(noisySine(3000, 50, 13));
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    const stream = noisySine(400, 50, 14);
+    const whole = nearestNeighbourDistances(stream, reference.values, 50);
+    const scores = trailingShapeScores(stream, 300, reference);
+    expect(scores).toHaveLength(100);
+    scores.forEach((score, k) => expect(score).toBeCloseTo((whole[300 + k - 49]! - reference.center) / reference.spread, 6));
+    // Only the last subsequence's points are read: a shorter context gives the same scores.
+    const short = trailingShapeScores(stream.slice(300 - 49), 49, reference);
+    short.forEach((score, k) => expect(score).toBeCloseTo(scores[k]!, 6));
+    // Points without a whole subsequence behind them score 0.
+    expect(Array.from(trailingShapeScores(stream.slice(0, 60), 0, reference).slice(0, 49))).toEqual(new Array(49).fill(0));
+  });
+});
+
+describe('learned scores', () => {
+  it('add a shape score above the usual to the z-score, and never take from it', () => {
+    expect(Array.from(learnedScores([1, 2, 3, -1], [0.5, -2, 4, 0]))).toEqual([1.5, 2, 7, -1]);
+  });
+
+  it('have the severity of the engine rule: 1 - band / score above the band, 0 inside', () => {
+    expect(learnedSeverity(4, 4)).toBe(0);
+    expect(learnedSeverity(8, 4)).toBeCloseTo(0.5, 12);
+    expect(learnedSeverity(Number.NaN, 4)).toBe(0);
+    expect(learnedSeverity(-10, 4)).toBe(0);
+    expect(learnedSeverity(10, 0)).toBe(0);
+  });
+});
