@@ -56,9 +56,33 @@ function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m
  * subsequences are 0 apart, a constant and a varying one sqrt(m).
  */
 export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
+  const out = new Float64Array(Math.max(0, query.length - m + 1));
+  for (const _block of joinInBlocks(query, reference, m, exclusion, out));
+  return out;
+}
+
+/**
+ * `nearestNeighbourDistances`, awaiting `pause()` after every block of rows (each block starts
+ * from exact dot products, so blocks are independent): a long join leaves the event loop free to
+ * serve other requests in between.
+ */
+export async function nearestNeighbourDistancesInSlices(
+  query: ArrayLike<number>,
+  reference: ArrayLike<number>,
+  m: number,
+  exclusion: number,
+  pause: () => Promise<void>,
+): Promise<Float64Array> {
+  const out = new Float64Array(Math.max(0, query.length - m + 1));
+  for (const _block of joinInBlocks(query, reference, m, exclusion, out)) await pause();
+  return out;
+}
+
+/** The join of `nearestNeighbourDistances` into `out`, yielding after every REFRESH_ROWS rows. */
+function* joinInBlocks(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion: number, out: Float64Array): Generator<void> {
   const n = query.length - m + 1;
   const count = reference.length - m + 1;
-  if (m < 2 || n < 1 || count < 1) return new Float64Array(Math.max(0, n));
+  if (m < 2 || n < 1 || count < 1) return;
   let centre = 0;
   for (let i = 0; i < reference.length; i++) centre += reference[i]!;
   centre /= reference.length;
@@ -81,8 +105,8 @@ export function nearestNeighbourDistances(query: ArrayLike<number>, reference: A
     }
   }
   const products = new Float64Array(count);
-  const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
+    if (i > 0 && i % REFRESH_ROWS === 0) yield;
     const meanQ = qs.mean[i]!;
     // Neighbours j with lo < j < hi are skipped (none without an exclusion).
     const lo = exclusion > 0 ? i - exclusion : count;
@@ -124,7 +148,6 @@ export function nearestNeighbourDistances(query: ArrayLike<number>, reference: A
       out[i] = Math.sqrt(Math.max(0, 2 * m * (1 - correlation)));
     }
   }
-  return out;
 }
 
 /**
@@ -193,7 +216,19 @@ export function shapeReferenceOf(values: readonly number[]): ShapeReferenceData 
   const kept = values.slice(Math.max(0, values.length - MAX_SHAPE_REFERENCE_POINTS));
   if (kept.length < 3 * MIN_SHAPE_LENGTH) return null;
   const length = shapeLength(kept);
-  const own = nearestNeighbourDistances(kept, kept, length, Math.ceil(length / 4)).filter(Number.isFinite);
+  return summarised(kept, length, nearestNeighbourDistances(kept, kept, length, Math.ceil(length / 4)));
+}
+
+/** `shapeReferenceOf`, its join in slices (`nearestNeighbourDistancesInSlices`). */
+export async function shapeReferenceInSlices(values: readonly number[], pause: () => Promise<void>): Promise<ShapeReferenceData | null> {
+  const kept = values.slice(Math.max(0, values.length - MAX_SHAPE_REFERENCE_POINTS));
+  if (kept.length < 3 * MIN_SHAPE_LENGTH) return null;
+  const length = shapeLength(kept);
+  return summarised(kept, length, await nearestNeighbourDistancesInSlices(kept, kept, length, Math.ceil(length / 4), pause));
+}
+
+function summarised(kept: readonly number[], length: number, distances: Float64Array): ShapeReferenceData | null {
+  const own = distances.filter(Number.isFinite);
   if (own.length === 0) return null;
   const center = median(own);
   const deviations = own.map((distance) => Math.abs(distance - center));
@@ -219,12 +254,19 @@ export interface ShapeScores {
  * All zeros when the request is shorter than one subsequence (no shape to judge).
  */
 export function shapeScores(values: ArrayLike<number>, reference: ShapeReferenceData): ShapeScores {
-  const n = values.length;
+  return scoresOf(values.length, reference, nearestNeighbourDistances(values, reference.values, reference.length));
+}
+
+/** `shapeScores`, its join in slices (`nearestNeighbourDistancesInSlices`). */
+export async function shapeScoresInSlices(values: ArrayLike<number>, reference: ShapeReferenceData, pause: () => Promise<void>): Promise<ShapeScores> {
+  return scoresOf(values.length, reference, await nearestNeighbourDistancesInSlices(values, reference.values, reference.length, 0, pause));
+}
+
+function scoresOf(n: number, reference: ShapeReferenceData, distances: Float64Array): ShapeScores {
   const m = reference.length;
   const around = new Float64Array(n);
   const within = new Float64Array(n);
   if (n < m) return { around, within };
-  const distances = nearestNeighbourDistances(values, reference.values, m);
   const count = distances.length;
   const score = (start: number): number => (distances[start]! - reference.center) / reference.spread;
   const half = Math.floor(m / 2);

@@ -4,6 +4,9 @@ import {
   FALLBACK_SHAPE_LENGTH,
   MAX_SHAPE_REFERENCE_POINTS,
   nearestNeighbourDistances,
+  nearestNeighbourDistancesInSlices,
+  shapeReferenceInSlices,
+  shapeScoresInSlices,
   shapeLength,
   shapeReferenceOf,
   shapeScores,
@@ -171,5 +174,28 @@ describe('learned scores', () => {
     expect(learnedSeverity(Number.NaN, 4)).toBe(0);
     expect(learnedSeverity(-10, 4)).toBe(0);
     expect(learnedSeverity(10, 0)).toBe(0);
+  });
+});
+
+describe('joins in slices', () => {
+  it('give the same answers as in one go, pausing between blocks of rows', async () => {
+    const reference = noisySine(2500, 60, 17);
+    const query = noisySine(1800, 60, 18);
+    let pauses = 0;
+    const pause = async (): Promise<void> => {
+      pauses += 1;
+      await Promise.resolve();
+    };
+    const sliced = await nearestNeighbourDistancesInSlices(query, reference, 60, 0, pause);
+    expect(Array.from(sliced)).toEqual(Array.from(nearestNeighbourDistances(query, reference, 60)));
+    // 1,741 rows in blocks of 512: three pauses between four blocks.
+    expect(pauses).toBe(3);
+    const syncReference = shapeReferenceOf(reference);
+    expect(await shapeReferenceInSlices(reference, pause)).toEqual(syncReference);
+    if (syncReference === null) throw new Error('no reference');
+    const scores = await shapeScoresInSlices(query, syncReference, pause);
+    const direct = shapeScores(query, syncReference);
+    expect(Array.from(scores.around)).toEqual(Array.from(direct.around));
+    expect(Array.from(scores.within)).toEqual(Array.from(direct.within));
   });
 });

@@ -13,7 +13,8 @@
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
 import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
-import { shapeReferenceOf } from '@adp/detection';
+import { shapeReferenceInSlices } from '@adp/detection';
+import { nextTurn } from './next-turn.js';
 import { decodePredictorWeights, encodePredictorWeights, WINDOW_POINTS, type Normalisation, type PredictorWeights } from '@adp/model';
 import { AppError, ERRORS } from '../errors.js';
 import { givenEnergyStats, heldOutEnergyStats } from './energy-stats.js';
@@ -254,7 +255,7 @@ export class BaselineService {
       energyStats: stats,
       heldOut: Array.prototype.slice.call(energies, Math.max(WINDOW_POINTS, tuned.heldOutFrom)) as number[],
       stats: { ...tuned.stats, finalLoss: Number.isFinite(tuned.stats.finalLoss) ? tuned.stats.finalLoss : null },
-      shapeReference: shapeReferenceOf(values),
+      shapeReference: await shapeReferenceInSlices(values, nextTurn),
     };
   }
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScores, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
+import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -26,6 +26,7 @@ import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory
 import { machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type ChannelBaseline, type MachinePredictor } from '../machines/service.js';
 import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
+import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import {
   isMultivariate,
@@ -388,7 +389,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       const { energyMean, energyStd } = predictor.baseline.stats;
       zScores = zScoresOf(energies, energyMean, energyStd);
       const reference = predictor.baseline.shapeReference ?? null;
-      shapes = reference === null ? null : shapeScores(values, reference);
+      // The join is long for long requests: in slices, so other requests are served meanwhile.
+      shapes = reference === null ? null : await shapeScoresInSlices(values, reference, nextTurn);
       // With a baseline what the machine's baseline learnt takes part in the verdict beside the
       // engine's residual: its energies' z-score, plus the shape score where the baseline keeps
       // shapes and the point's shape is less usual than usual (an ordinary shape adds nothing, and
