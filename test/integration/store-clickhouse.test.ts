@@ -104,15 +104,20 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
     expect(recorded.map((row) => row.name)).toContain('0002_store');
   });
 
-  it('migrates baselines from before the activity history: each live one is active since it was created', async () => {
-    // The schema before 0009, with a live baseline and a deleted one written as that schema had them.
-    const before = mkdtempSync(join(tmpdir(), 'adp-ch-before-0009-'));
+  /** Applies the migrations numbered below `version` only, as a database of an older release has them. */
+  async function migrateBefore(version: number): Promise<void> {
+    const before = mkdtempSync(join(tmpdir(), `adp-ch-before-${version}-`));
     try {
-      for (const file of readdirSync(SCHEMAS_DIR).filter((name) => /^000[0-8]_/.test(name))) copyFileSync(join(SCHEMAS_DIR, file), join(before, file));
+      for (const file of readdirSync(SCHEMAS_DIR).filter((name) => Number(name.slice(0, 4)) < version)) copyFileSync(join(SCHEMAS_DIR, file), join(before, file));
       await (await open({ migrationsDir: before })).close();
     } finally {
       rmSync(before, { recursive: true, force: true });
     }
+  }
+
+  it('migrates baselines from before the activity history: each live one is active since it was created', async () => {
+    // The schema before 0009, with a live baseline and a deleted one written as that schema had them.
+    await migrateBefore(9);
     await adminClient().insert({
       table: `${database}.store_baselines`,
       values: [
@@ -129,13 +134,7 @@ describe.skipIf(!gate.run)(gateTitle('ClickHouse store: scale-out specifics', ga
   });
 
   it('migrates baselines from before shape references: they read as having none', async () => {
-    const before = mkdtempSync(join(tmpdir(), 'adp-ch-before-0010-'));
-    try {
-      for (const file of readdirSync(SCHEMAS_DIR).filter((name) => /^000\d_/.test(name))) copyFileSync(join(SCHEMAS_DIR, file), join(before, file));
-      await (await open({ migrationsDir: before })).close();
-    } finally {
-      rmSync(before, { recursive: true, force: true });
-    }
+    await migrateBefore(10);
     // A baseline as the schema before 0010 had it.
     await adminClient().insert({
       table: `${database}.store_baselines`,
