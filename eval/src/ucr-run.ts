@@ -19,7 +19,9 @@
 //    without a machine) stored as a statistics-only baseline (POST /v1/baseline `energies`), then
 //    detection for that machine: `z_scores` against the training part's statistics;
 //  - fine-tuned baseline: POST /v1/baseline with the training part, then detection for that
-//    machine: `z_scores` (the fine-tuned energies against the held-out statistics), `severity`.
+//    machine: `z_scores` (the fine-tuned energies against the held-out statistics),
+//    `shape_scores` (each point's subsequence against the baseline's healthy ones), the two added
+//    as the verdict adds them, and `severity`.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
