@@ -63,7 +63,7 @@ export {
   type StreamJudgeState,
 } from './stream-judge.js';
 export { STREAM_DEFAULTS, type StreamDefaults } from './stream-defaults.js';
-export { learnedScores, learnedSeverity } from './learned.js';
+export { learnedOverride, learnedScores, learnedSeverity, type LearnedOverride } from './learned.js';
 export { nearestNeighbourDistances, shapeLength, shapeReferenceOf, shapeScores, trailingShapeScores, MAX_SHAPE_REFERENCE_POINTS, type ShapeReferenceData, type ShapeScores } from './shape-distance.js';
 export {
   DEFAULT_STABLE_TREND_WINDOW,
