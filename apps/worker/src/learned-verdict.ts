@@ -2,10 +2,12 @@
 // learned scores, point by point, by the rule POST /v1/detect applies to a whole request
 // (apps/api/src/machines/verdict.ts): the larger severity wins, and where the learned one does,
 // the band and direction follow from it (`learnedOverride`). A stream cannot look ahead to group
-// an excursion into one event, so it pages at the excursion's onset only: a learned flag needs the
-// previous point's learned score within the band, which is why the series' window keeps its last
-// learned score (series-window.ts).
-import { learnedOverride, learnedSeverity, marginMultiplier, type LastResult } from '@adp/detection';
+// an excursion into one event, so it pages at the excursion's onset only: a point whose learned
+// score is beyond the band is a learned flag only when no point of the REFRACTORY_POINTS before
+// it was (the engine's own refractory stretch), so a score that hovers about the band, or dips
+// within it for a while, is one excursion. The series' window keeps where the last point beyond
+// the band was (series-window.ts), so this holds across batches and restarts.
+import { learnedOverride, learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 export interface StreamLearnedInput {
@@ -15,8 +17,8 @@ export interface StreamLearnedInput {
   readonly detections: readonly LastResult[];
   /** Each new value's learned score (energy z-score plus shape excess); NaN: none. */
   readonly scores: ArrayLike<number>;
-  /** The learned score of the point before values[0]; NaN: none (within the band). */
-  readonly previousScore: number;
+  /** History index of the newest earlier point whose learned score was beyond the band; -1: none. */
+  readonly lastExcessAt: number;
   /** Index of values[0] in the series' whole history. */
   readonly historyIndex: number;
   readonly sensitivity: number;
@@ -25,27 +27,31 @@ export interface StreamLearnedInput {
 export interface StreamLearnedVerdict {
   /** One per new value: the engine's where the learned side adds nothing. */
   readonly detections: LastResult[];
-  /** The learned score of the last new value, for the next batch's `previousScore` (NaN: none). */
-  readonly lastScore: number;
+  /** History index of the newest point beyond the band so far, for the next batch's `lastExcessAt`. */
+  readonly lastExcessAt: number;
 }
 
 /**
  * Joins each new point's learned score into its verdict. A point whose model window is partly
  * padding (history index below WINDOW_POINTS) keeps the engine's verdict and counts as within the
- * band for the next point's onset, as do points without a score.
+ * band, as does a point without a score.
  */
 export function joinLearnedVerdicts(input: StreamLearnedInput): StreamLearnedVerdict {
   const band = marginMultiplier(input.sensitivity);
   const detections: LastResult[] = [];
-  let previous = input.previousScore;
+  let lastExcessAt = input.lastExcessAt;
   for (let k = 0; k < input.values.length; k++) {
     const detection = input.detections[k]!;
-    const padded = input.historyIndex + k < WINDOW_POINTS;
-    const score = padded ? Number.NaN : (input.scores[k] ?? Number.NaN);
-    const onset = !(previous > band);
-    previous = score;
-    const learned = onset ? learnedSeverity(score, band) : 0;
-    const override = learned > 0 ? learnedOverride(input.values[k]!, detection.expectedValue, detection.severity, learned) : null;
+    const index = input.historyIndex + k;
+    const score = index < WINDOW_POINTS ? Number.NaN : (input.scores[k] ?? Number.NaN);
+    const learned = learnedSeverity(score, band);
+    if (learned <= 0) {
+      detections.push(detection);
+      continue;
+    }
+    const onset = lastExcessAt < 0 || index - lastExcessAt > REFRACTORY_POINTS;
+    lastExcessAt = index;
+    const override = onset ? learnedOverride(input.values[k]!, detection.expectedValue, detection.severity, learned) : null;
     if (override === null) {
       detections.push(detection);
       continue;
@@ -60,5 +66,5 @@ export function joinLearnedVerdicts(input: StreamLearnedInput): StreamLearnedVer
       lowerMargin: override.margin,
     });
   }
-  return { detections, lastScore: previous };
+  return { detections, lastExcessAt };
 }

@@ -23,14 +23,15 @@ export interface SeriesWindow {
    */
   judge: JudgeModelState | null;
   /**
-   * The newest point's learned score (learned-verdict.ts), or NaN when it had none (no baseline,
-   * model warm-up): a learned excursion is flagged only at its onset, also across batches.
+   * Point count (history index) of the newest point whose learned score was beyond the band
+   * (learned-verdict.ts); -1: none. A learned excursion is flagged only at its onset, also across
+   * batches.
    */
-  lastLearnedScore: number;
+  lastLearnedExcessAt: number;
 }
 
 export function emptyWindow(): SeriesWindow {
-  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedScore: Number.NaN };
+  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1 };
 }
 
 export function cloneWindow(window: SeriesWindow): SeriesWindow {
@@ -41,7 +42,7 @@ export function cloneWindow(window: SeriesWindow): SeriesWindow {
     lastJudgedTsMs: window.lastJudgedTsMs,
     seenPoints: window.seenPoints,
     judge: window.judge,
-    lastLearnedScore: window.lastLearnedScore,
+    lastLearnedExcessAt: window.lastLearnedExcessAt,
   };
 }
 
@@ -97,8 +98,8 @@ export function appendToWindow(
 // points that left the window, StreamJudgeState.pastLows and pastHighs) after cachedPeriod:
 //   lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64
 // and is otherwise version 4. Older versions resume with an empty past (it refills as points leave).
-// Version 6 ('ADW6') adds the newest point's learned score (NaN = none) after seenPoints:
-//   lastLearnedScore: float64
+// Version 6 ('ADW6') adds, after seenPoints, where the newest point beyond the learned band was:
+//   lastLearnedExcessAt: float64 (-1 = none)
 // and is otherwise version 5. Older versions resume with none (the next learned excursion is an onset).
 // Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
 // and 3 ones resume with fresh one-step errors at the next point.
@@ -108,7 +109,7 @@ const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
 const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
 const MAGIC_V5 = Buffer.from('ADW5', 'ascii');
 const MAGIC = Buffer.from('ADW6', 'ascii');
-/** Versions 1 to 5; version 6 adds the learned score. */
+/** Versions 1 to 5; version 6 adds the learned excursion's point. */
 const HEADER_BYTES_V5 = 4 + 4 + 8 + 8;
 const HEADER_BYTES = HEADER_BYTES_V5 + 8;
 const NO_PROFILE = 0xffffffff;
@@ -141,7 +142,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   out.writeUInt32LE(n, 4);
   out.writeDoubleLE(window.lastJudgedTsMs, 8);
   out.writeDoubleLE(window.seenPoints, 16);
-  out.writeDoubleLE(window.lastLearnedScore, 24);
+  out.writeDoubleLE(window.lastLearnedExcessAt, 24);
   let offset = HEADER_BYTES;
   for (const array of [window.timestampsMs, window.values, window.zScores]) {
     for (let i = 0; i < n; i++) {
@@ -280,7 +281,8 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
   if (!Number.isSafeInteger(seenPoints) || seenPoints < n) return null;
-  const lastLearnedScore = version === 6 ? bytes.readDoubleLE(24) : Number.NaN;
+  const lastLearnedExcessAt = version === 6 ? bytes.readDoubleLE(24) : -1;
+  if (!Number.isSafeInteger(lastLearnedExcessAt) || lastLearnedExcessAt < -1 || lastLearnedExcessAt >= seenPoints) return null;
   const read = (index: number): number[] => {
     const out = new Array<number>(n);
     const base = headerBytes + index * n * 8;
@@ -302,6 +304,6 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
     seenPoints,
     // The judge's history is the window's newest values: valid only where the window has all of them.
     judge: judge !== null && judge.seen === seenPoints ? judge : null,
-    lastLearnedScore,
+    lastLearnedExcessAt,
   };
 }

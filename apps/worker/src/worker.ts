@@ -201,8 +201,8 @@ interface Judged {
   regimes: ResultRow['regime'][] | null;
   /** The new points' learned scores (z-scores plus the shape scores' excess); null without a baseline. */
   learnedScores: Float64Array | null;
-  /** The last new point's learned score after the join, to keep with the window (NaN: none). */
-  lastLearnedScore: number;
+  /** Where the newest point beyond the learned band was after the join, to keep with the window (-1: none). */
+  lastLearnedExcessAt: number;
 }
 
 const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -585,7 +585,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         judgedZScores: null,
         regimes: null,
         learnedScores: null,
-        lastLearnedScore: Number.NaN,
+        lastLearnedExcessAt: -1,
       };
     });
     // Awaited only when there is inference to do: an await hands the thread to the other
@@ -604,16 +604,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       replays += j.pending.tsMs.length - j.newTsMs.length;
       const verdict =
         j.learnedScores === null
-          ? { detections: j.detections, lastScore: Number.NaN }
+          ? { detections: j.detections, lastExcessAt: -1 }
           : joinLearnedVerdicts({
               values: j.newValues,
               detections: j.detections,
               scores: j.learnedScores,
-              previousScore: j.window.lastLearnedScore,
+              lastExcessAt: j.window.lastLearnedExcessAt,
               historyIndex: j.window.seenPoints,
               sensitivity: j.baseline?.sensitivity ?? config.sensitivity,
             });
-      j.lastLearnedScore = verdict.lastScore;
+      j.lastLearnedExcessAt = verdict.lastExcessAt;
       for (let k = 0; k < j.newValues.length; k++) {
         const detection = verdict.detections[k]!;
         const energy = j.energies?.[k];
@@ -657,7 +657,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
       j.window.judge = j.judge;
-      j.window.lastLearnedScore = j.lastLearnedScore;
+      j.window.lastLearnedExcessAt = j.lastLearnedExcessAt;
       updated.set(key, j.window);
       checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
     }

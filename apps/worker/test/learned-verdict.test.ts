@@ -1,4 +1,4 @@
-import { learnedSeverity, marginMultiplier, type LastResult } from '@adp/detection';
+import { learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 import { describe, expect, it } from 'vitest';
 import { joinLearnedVerdicts, type StreamLearnedInput } from '../src/learned-verdict.js';
@@ -26,7 +26,7 @@ function input(scores: readonly number[], overrides: Partial<StreamLearnedInput>
     values: scores.map((_, k) => (k % 2 === 0 ? 60 : 40)),
     detections: scores.map(() => engine(50)),
     scores: Float64Array.from(scores),
-    previousScore: Number.NaN,
+    lastExcessAt: -1,
     historyIndex: 1000,
     sensitivity: 95,
     ...overrides,
@@ -36,50 +36,62 @@ function input(scores: readonly number[], overrides: Partial<StreamLearnedInput>
 const flags = (detections: readonly LastResult[]): number[] => detections.flatMap((d, k) => (d.isAnomaly ? [k] : []));
 
 describe('joinLearnedVerdicts', () => {
-  it('flags a learned excursion once, at its onset, and again only after it went back within the band', () => {
+  it('flags a learned excursion once, at its onset, however its score hovers about the band', () => {
     const high = BAND + 3;
-    const joined = joinLearnedVerdicts(input([0, high, high + 1, high, 0, 0.5, high, high]));
-    expect(flags(joined.detections)).toEqual([1, 6]);
-    expect(joined.lastScore).toBe(high);
+    const scores = [0, high, high + 1, BAND - 1, high, 0, 0.5, high, high, Number.NaN, high];
+    const joined = joinLearnedVerdicts(input(scores));
+    expect(flags(joined.detections)).toEqual([1]);
+    expect(joined.lastExcessAt).toBe(1000 + 10);
+    // A point within the band says nothing about where the excursion was.
+    expect(joinLearnedVerdicts(input([0, 1], { lastExcessAt: 900 })).lastExcessAt).toBe(900);
   });
 
-  it("continues an excursion across batches: the window's last learned score decides the first point's onset", () => {
+  it('flags a new excursion once REFRACTORY_POINTS points went by within the band', () => {
     const high = BAND + 2;
-    expect(flags(joinLearnedVerdicts(input([high, high], { previousScore: high })).detections)).toEqual([]);
-    expect(flags(joinLearnedVerdicts(input([high, high], { previousScore: BAND - 0.1 })).detections)).toEqual([0]);
+    const scores = new Array<number>(2 * REFRACTORY_POINTS + 3).fill(0);
+    scores[0] = high;
+    scores[REFRACTORY_POINTS] = high; // REFRACTORY_POINTS after the first: the same excursion
+    scores[2 * REFRACTORY_POINTS + 1] = high; // REFRACTORY_POINTS + 1 after the last: a new one
+    expect(flags(joinLearnedVerdicts(input(scores)).detections)).toEqual([0, 2 * REFRACTORY_POINTS + 1]);
+  });
+
+  it("continues an excursion across batches: the window's last point beyond the band decides the first point's onset", () => {
+    const high = BAND + 2;
+    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 999 })).detections)).toEqual([]);
+    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 1000 - REFRACTORY_POINTS })).detections)).toEqual([]);
+    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 999 - REFRACTORY_POINTS })).detections)).toEqual([0]);
     // At the band is within it (the engine's rule: out only beyond it).
-    expect(flags(joinLearnedVerdicts(input([high], { previousScore: BAND })).detections)).toEqual([0]);
+    expect(joinLearnedVerdicts(input([BAND], { lastExcessAt: -1 })).lastExcessAt).toBe(-1);
   });
 
   it("agrees with the API's rule: severity, band and direction from the learned severity where it is the larger", () => {
     const score = 3 * BAND;
-    const joined = joinLearnedVerdicts(input([0, score, 0, score]));
     const severity = learnedSeverity(score, BAND);
     expect(severity).toBeCloseTo(2 / 3, 12);
-    // Point 1 lies 10 below its expected value, point 3 too: both onsets.
-    for (const k of [1, 3]) {
-      const d = joined.detections[k]!;
-      expect(d).toMatchObject({ isAnomaly: true, isPositiveAnomaly: false, isNegativeAnomaly: true, expectedValue: 50 });
-      expect(d.severity).toBeCloseTo(severity, 12);
-      // severity = 1 - margin / |value - expected|
-      expect(d.upperMargin).toBeCloseTo(10 * (1 - severity), 12);
-      expect(d.lowerMargin).toBeCloseTo(10 * (1 - severity), 12);
-      expect(1 - d.lowerMargin / 10).toBeCloseTo(d.severity, 12);
-    }
+    // Value 40 against an expected 50: below.
+    const below = joinLearnedVerdicts(input([0, score])).detections[1]!;
+    expect(below).toMatchObject({ isAnomaly: true, isPositiveAnomaly: false, isNegativeAnomaly: true, expectedValue: 50 });
+    expect(below.severity).toBeCloseTo(severity, 12);
+    // severity = 1 - margin / |value - expected|
+    expect(below.upperMargin).toBeCloseTo(10 * (1 - severity), 12);
+    expect(below.lowerMargin).toBeCloseTo(10 * (1 - severity), 12);
     const above = joinLearnedVerdicts(input([score], { values: [57] })).detections[0]!;
     expect(above).toMatchObject({ isAnomaly: true, isPositiveAnomaly: true, isNegativeAnomaly: false });
+    expect(above.severity).toBeCloseTo(severity, 12);
     expect(above.upperMargin).toBeCloseTo(7 * (1 - severity), 12);
+    expect(above.lowerMargin).toBe(above.upperMargin);
   });
 
   it("keeps the engine's verdict where its severity is the larger, and where the value is on its expected value", () => {
     const score = BAND * 1.25; // learned severity 0.2
     const strong = engine(50, { isAnomaly: true, isPositiveAnomaly: true, severity: 0.5, upperMargin: 5, lowerMargin: 5 });
-    const joined = joinLearnedVerdicts(input([score], { detections: [strong] }));
+    const joined = joinLearnedVerdicts(input([score, BAND + 10], { detections: [strong, engine(50)] }));
     expect(joined.detections[0]).toBe(strong);
+    // The engine reported the excursion's onset: the learned side does not page it again.
+    expect(flags(joined.detections)).toEqual([0]);
     const on = joinLearnedVerdicts(input([score], { values: [50] }));
     expect(on.detections[0]).toEqual(engine(50));
-    // Either way the excursion has begun: its next point is no onset.
-    expect(on.lastScore).toBe(score);
+    expect(on.lastExcessAt).toBe(1000);
   });
 
   it('raises the severity of an engine flag at a learned onset, with the band that severity gives', () => {
@@ -99,20 +111,21 @@ describe('joinLearnedVerdicts', () => {
     expect(joined.detections[1]).toBe(detections[1]);
     expect(flags(joined.detections)).toEqual([1, 2]);
     expect(joined.detections[2]!.severity).toBeCloseTo(learnedSeverity(high, BAND), 12);
+    expect(joinLearnedVerdicts(input([high, high], { historyIndex: 0 })).lastExcessAt).toBe(-1);
   });
 
-  it('treats a NaN score as no learned verdict, within the band for the next point', () => {
-    const high = BAND + 1;
-    const joined = joinLearnedVerdicts(input([Number.NaN, high, Number.NaN, high], { previousScore: high }));
+  it('treats a NaN score as no learned verdict and as within the band', () => {
+    const joined = joinLearnedVerdicts(input([Number.NaN, BAND + 1]));
     expect(joined.detections[0]).toEqual(engine(50));
-    expect(flags(joined.detections)).toEqual([1, 3]);
-    expect(joinLearnedVerdicts(input([high, Number.NaN])).lastScore).toBeNaN();
+    expect(flags(joined.detections)).toEqual([1]);
+    expect(joinLearnedVerdicts(input([Number.NaN])).lastExcessAt).toBe(-1);
   });
 
   it('is the engine verdict, unchanged, when no score is beyond the band (a baseline without shapes adds only its z-scores)', () => {
     const base = input([0, 1, BAND, -4, Number.NaN]);
     const joined = joinLearnedVerdicts(base);
     base.detections.forEach((d, k) => expect(joined.detections[k]).toBe(d));
+    expect(joined.lastExcessAt).toBe(-1);
   });
 
   it("uses the given sensitivity's band", () => {

@@ -201,30 +201,28 @@ describe('window checkpoints', () => {
   });
 });
 
-/** A version-6 checkpoint as version 5 wrote it: magic ADW5, without the learned score. */
+/** A version-6 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
 function asVersion5(v6: Buffer): Buffer {
   expect(v6.subarray(0, 4).toString('ascii')).toBe('ADW6');
   return Buffer.concat([Buffer.from('ADW5', 'ascii'), v6.subarray(4, 24), v6.subarray(32)]);
 }
 
-describe('window checkpoints with the learned score (version 6)', () => {
-  it('round-trip the last learned score, and read version-5 checkpoints as having none', () => {
+describe('window checkpoints with the learned excursion (version 6)', () => {
+  it("round-trip where the last point beyond the learned band was, and read version-5 checkpoints as having none", () => {
     const window = emptyWindow();
     window.values.push(1, 2, 3);
     window.timestampsMs.push(10, 20, 30);
     window.zScores.push(0.1, 0.2, 5);
     window.lastJudgedTsMs = 30;
     window.seenPoints = 300;
-    window.lastLearnedScore = 4.25;
+    window.lastLearnedExcessAt = 299;
     const v6 = encodeWindow(window);
     expect(decodeWindow(v6, 100)).toEqual(window);
-    const v5 = asVersion5(v6);
-    const old = decodeWindow(v5, 100)!;
-    expect(old.lastLearnedScore).toBeNaN();
-    expect(old).toEqual({ ...window, lastLearnedScore: Number.NaN });
-    // None (NaN) round-trips as none.
-    expect(decodeWindow(encodeWindow({ ...window, lastLearnedScore: Number.NaN }), 100)!.lastLearnedScore).toBeNaN();
-    // A version-6 header cut short is not a checkpoint.
+    const old = decodeWindow(asVersion5(v6), 100)!;
+    expect(old).toEqual({ ...window, lastLearnedExcessAt: -1 });
+    expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: -1 }), 100)!.lastLearnedExcessAt).toBe(-1);
+    // Not a point of the series' history, or a header cut short: not a checkpoint.
+    for (const bad of [300, 2.5, -2, Number.NaN]) expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: bad }), 100)).toBeNull();
     expect(decodeWindow(v6.subarray(0, 28), 100)).toBeNull();
   });
 });

@@ -34,6 +34,7 @@ export {
   newLevelAlarm,
   newLevelExcess,
   outsideBand,
+  REFRACTORY_POINTS,
   REFRACTORY_Z,
   SIDE_MIN_ERRORS,
   sideSpreads,
