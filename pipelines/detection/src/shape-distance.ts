@@ -48,24 +48,24 @@ function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m
   return sum;
 }
 
-/**
- * For each subsequence of `query` (start 0..n-m), the z-normalised Euclidean distance to its
- * nearest subsequence of `reference`; with `exclusion` > 0 and the query being the reference
- * itself, neighbours whose starts are closer than `exclusion` are skipped (the self-join). Both
- * are centred on the reference's mean first, so large offsets do not cost precision. Two constant
- * subsequences are 0 apart, a constant and a varying one sqrt(m).
- */
-export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
-  const n = query.length - m + 1;
-  const count = reference.length - m + 1;
-  if (m < 2 || n < 1 || count < 1) return new Float64Array(Math.max(0, n));
+/** What a join needs of its reference, whatever the query: see `referenceSide`. */
+interface ReferenceSide {
+  readonly centre: number;
+  /** The reference less its mean. */
+  readonly r: Float64Array;
+  readonly invR: Float64Array;
+  readonly shift: Float64Array;
+  readonly constantR: boolean;
+}
+
+/** A reference's centred values and per-window terms for subsequence length `m`. */
+function referenceSide(reference: ArrayLike<number>, m: number): ReferenceSide {
   let centre = 0;
   for (let i = 0; i < reference.length; i++) centre += reference[i]!;
   centre /= reference.length;
-  const q = Float64Array.from(query, (v) => v - centre);
   const r = Float64Array.from(reference, (v) => v - centre);
-  const qs = windowStats(q, m);
   const rs = windowStats(r, m);
+  const count = reference.length - m + 1;
   // The correlation of windows i and j is (QT[j] - m·μq·μr[j]) / (sq·sr[j]); per row it is maximised
   // over j as QT[j]·invR[j] − μq·shift[j], then divided by sq. A constant reference window scores
   // 0 there (invR and shift 0) and is accounted for by `constantR` instead.
@@ -80,6 +80,46 @@ export function nearestNeighbourDistances(query: ArrayLike<number>, reference: A
       shift[j] = (m * rs.mean[j]!) / scale;
     }
   }
+  return { centre, r, invR, shift, constantR };
+}
+
+/**
+ * The reference side of a baseline's shape reference, kept per reference object: a stream joins
+ * each batch's few new points against the same reference, and its side costs as much as the
+ * join's first row. A ShapeReferenceData is read-only (a baseline is replaced, never edited).
+ */
+const shapeReferenceSides = new WeakMap<ShapeReferenceData, ReferenceSide>();
+
+function shapeReferenceSide(reference: ShapeReferenceData): ReferenceSide {
+  let side = shapeReferenceSides.get(reference);
+  if (side === undefined) {
+    side = referenceSide(reference.values, reference.length);
+    shapeReferenceSides.set(reference, side);
+  }
+  return side;
+}
+
+/**
+ * For each subsequence of `query` (start 0..n-m), the z-normalised Euclidean distance to its
+ * nearest subsequence of `reference`; with `exclusion` > 0 and the query being the reference
+ * itself, neighbours whose starts are closer than `exclusion` are skipped (the self-join). Both
+ * are centred on the reference's mean first, so large offsets do not cost precision. Two constant
+ * subsequences are 0 apart, a constant and a varying one sqrt(m).
+ */
+export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
+  const n = query.length - m + 1;
+  const count = reference.length - m + 1;
+  if (m < 2 || n < 1 || count < 1) return new Float64Array(Math.max(0, n));
+  return join(query, referenceSide(reference, m), m, exclusion);
+}
+
+/** `nearestNeighbourDistances` with the reference side prepared (query and reference at least m long). */
+function join(query: ArrayLike<number>, side: ReferenceSide, m: number, exclusion: number): Float64Array {
+  const { centre, r, invR, shift, constantR } = side;
+  const n = query.length - m + 1;
+  const count = r.length - m + 1;
+  const q = Float64Array.from(query, (v) => v - centre);
+  const qs = windowStats(q, m);
   const products = new Float64Array(count);
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -201,6 +241,14 @@ export function shapeReferenceOf(values: readonly number[]): ShapeReferenceData 
   return { length, values: kept, center, spread };
 }
 
+/** Distances of `values`' subsequences to their nearest in a shape reference (as `nearestNeighbourDistances`). */
+function referenceDistances(values: ArrayLike<number>, reference: ShapeReferenceData): Float64Array {
+  const m = reference.length;
+  const n = values.length - m + 1;
+  if (m < 2 || n < 1 || reference.values.length < m) return new Float64Array(Math.max(0, n));
+  return join(values, shapeReferenceSide(reference), m, 0);
+}
+
 /** A request's shape scores: see `shapeScores`. */
 export interface ShapeScores {
   /** The subsequence centred on the point (the first or last whole one near the edges). */
@@ -224,7 +272,7 @@ export function shapeScores(values: ArrayLike<number>, reference: ShapeReference
   const around = new Float64Array(n);
   const within = new Float64Array(n);
   if (n < m) return { around, within };
-  const distances = nearestNeighbourDistances(values, reference.values, m);
+  const distances = referenceDistances(values, reference);
   const count = distances.length;
   const score = (start: number): number => (distances[start]! - reference.center) / reference.spread;
   const half = Math.floor(m / 2);
@@ -260,7 +308,7 @@ export function trailingShapeScores(values: ArrayLike<number>, from: number, ref
   const firstWindow = Math.max(0, start - m + 1);
   if (n - firstWindow < m) return out;
   const query = Array.prototype.slice.call(values, firstWindow) as number[];
-  const distances = nearestNeighbourDistances(query, reference.values, m);
+  const distances = referenceDistances(query, reference);
   for (let i = start; i < n; i++) {
     const windowStart = i - m + 1 - firstWindow;
     if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;
