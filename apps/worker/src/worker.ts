@@ -4,9 +4,10 @@
 // the learned model's energies, z-scores and regimes where the series has a baseline, insert the
 // results in one batch, save the windows as checkpoints, and only then let the bus commit the
 // offsets (the handler resolves). A baselined series' verdict joins the learned scores (energy
-// z-scores plus the baseline's shape scores) into the engine's (learned-verdict.ts). A failure anywhere rejects the batch, which the bus delivers
-// again; nothing in memory changes until a batch has been stored, so a retry starts from the same
-// state, and replays (points at or before a series' last judged timestamp) are skipped.
+// z-scores plus the baseline's shape scores) into the engine's (learned-verdict.ts). A failure
+// anywhere rejects the batch, which the bus delivers again; nothing in memory changes until a
+// batch has been stored, so a retry starts from the same state, and replays (points at or before
+// a series' last judged timestamp) are skipped.
 import { detectChangePointSeries, learnedScores, trailingShapeScores, type LastResult, type SeriesInput } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
@@ -110,7 +111,7 @@ export interface BatchSummary {
     readonly detectMs: number;
     /** onnxruntime's time for this batch's energies (in turn with the other batches). */
     readonly energyMs: number;
-    /** z-scores, changepoints and regimes. */
+    /** z-scores, changepoints, regimes and shape scores. */
     readonly regimesMs: number;
     /** From handing the rows over to both writes being done (linger, the round's insert and checkpoints). */
     readonly storeMs: number;
