@@ -3,6 +3,7 @@
 // in case a change notification was missed, and dropped at once when one arrives. Each key has a
 // generation that a drop bumps (`GenerationalCache`), so a read that raced a drop does not put
 // the old baseline back.
+import type { ShapeReferenceData } from '@adp/detection';
 import { decodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import type { BaselineRecord, Store } from '@adp/store';
 import { GenerationalCache } from '@adp/streaming';
@@ -17,6 +18,8 @@ export interface SeriesBaseline {
   readonly energyStd: number;
   /** The baseline's sensitivity, used instead of the worker's default when set. */
   readonly sensitivity: number | null;
+  /** The baseline's healthy shapes, which the learned scores add to the z-scores; null: none kept. */
+  readonly shapeReference: ShapeReferenceData | null;
 }
 
 interface Entry {
@@ -32,6 +35,7 @@ export function toSeriesBaseline(record: BaselineRecord): SeriesBaseline {
     energyMean: record.stats.energyMean,
     energyStd: record.stats.energyStd,
     sensitivity: record.sensitivity,
+    shapeReference: record.shapeReference ?? null,
   };
 }
 

@@ -22,10 +22,16 @@ export interface SeriesWindow {
    * batch), or null: the judge starts afresh on the window at the next point.
    */
   judge: JudgeModelState | null;
+  /**
+   * Point count (history index) of the newest point whose learned score was beyond the band
+   * (learned-verdict.ts); -1: none. A learned excursion is flagged only at its onset, also across
+   * batches.
+   */
+  lastLearnedExcessAt: number;
 }
 
 export function emptyWindow(): SeriesWindow {
-  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null };
+  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1 };
 }
 
 export function cloneWindow(window: SeriesWindow): SeriesWindow {
@@ -36,6 +42,7 @@ export function cloneWindow(window: SeriesWindow): SeriesWindow {
     lastJudgedTsMs: window.lastJudgedTsMs,
     seenPoints: window.seenPoints,
     judge: window.judge,
+    lastLearnedExcessAt: window.lastLearnedExcessAt,
   };
 }
 
@@ -91,20 +98,27 @@ export function appendToWindow(
 // points that left the window, StreamJudgeState.pastLows and pastHighs) after cachedPeriod:
 //   lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64
 // and is otherwise version 4. Older versions resume with an empty past (it refills as points leave).
+// Version 6 ('ADW6') adds, after seenPoints, where the newest point beyond the learned band was:
+//   lastLearnedExcessAt: float64 (-1 = none)
+// and is otherwise version 5. Older versions resume with none (the next learned excursion is an onset).
 // Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
 // and 3 ones resume with fresh one-step errors at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
 const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
 const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
 const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
-const MAGIC = Buffer.from('ADW5', 'ascii');
-const HEADER_BYTES = 4 + 4 + 8 + 8;
+const MAGIC_V5 = Buffer.from('ADW5', 'ascii');
+const MAGIC = Buffer.from('ADW6', 'ascii');
+/** Versions 1 to 5; version 6 adds the learned excursion's point. */
+const HEADER_BYTES_V5 = 4 + 4 + 8 + 8;
+const HEADER_BYTES = HEADER_BYTES_V5 + 8;
 const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
 /** Each readable checkpoint magic and its version. */
-const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5])[] = [
-  [MAGIC, 5],
+const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6])[] = [
+  [MAGIC, 6],
+  [MAGIC_V5, 5],
   [MAGIC_V4, 4],
   [MAGIC_V3, 3],
   [MAGIC_V2, 2],
@@ -128,6 +142,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   out.writeUInt32LE(n, 4);
   out.writeDoubleLE(window.lastJudgedTsMs, 8);
   out.writeDoubleLE(window.seenPoints, 16);
+  out.writeDoubleLE(window.lastLearnedExcessAt, 24);
   let offset = HEADER_BYTES;
   for (const array of [window.timestampsMs, window.values, window.zScores]) {
     for (let i = 0; i < n; i++) {
@@ -165,7 +180,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
  * is malformed. Version 3's errors section is checked and dropped (its summaries lack the side
  * spreads: the judge computes fresh ones at the next point), as version 2 has none.
  */
-function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5): JudgeModelState | null | undefined {
+function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6): JudgeModelState | null | undefined {
   const errorsBytes = version >= 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
@@ -178,7 +193,7 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5): Jud
   const cachedPeriod = bytes.readDoubleLE(offset + 20);
   offset += 28;
   let past: { pastLows: number[]; pastHighs: number[] } | null = null;
-  if (version === 5) {
+  if (version >= 5) {
     const lows = readPast(bytes, offset);
     if (lows === undefined) return undefined;
     const highs = readPast(bytes, lows.end);
@@ -249,24 +264,28 @@ function readPast(bytes: Buffer, offset: number): { flat: number[]; end: number 
 
 /**
  * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
- * version-1 checkpoint, or a version-2 to -5 one whose judge section is unreadable, gives the window
+ * version-1 checkpoint, or a version-2 to -6 one whose judge section is unreadable, gives the window
  * without a judge state (fitted afresh on the window at the next point).
  */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
-  if (bytes.length < HEADER_BYTES) return null;
+  if (bytes.length < HEADER_BYTES_V5) return null;
   const magic = bytes.subarray(0, 4);
   const version = VERSIONS.find(([m]) => magic.equals(m))?.[1];
   if (version === undefined) return null;
+  const headerBytes = version === 6 ? HEADER_BYTES : HEADER_BYTES_V5;
+  if (bytes.length < headerBytes) return null;
   const n = bytes.readUInt32LE(4);
-  const arraysEnd = HEADER_BYTES + n * 24;
+  const arraysEnd = headerBytes + n * 24;
   if (version === 1 ? bytes.length !== arraysEnd : bytes.length <= arraysEnd) return null;
   const lastJudgedTsMs = bytes.readDoubleLE(8);
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
   if (!Number.isSafeInteger(seenPoints) || seenPoints < n) return null;
+  const lastLearnedExcessAt = version === 6 ? bytes.readDoubleLE(24) : -1;
+  if (!Number.isSafeInteger(lastLearnedExcessAt) || lastLearnedExcessAt < -1 || lastLearnedExcessAt >= seenPoints) return null;
   const read = (index: number): number[] => {
     const out = new Array<number>(n);
-    const base = HEADER_BYTES + index * n * 8;
+    const base = headerBytes + index * n * 8;
     for (let i = 0; i < n; i++) out[i] = bytes.readDoubleLE(base + i * 8);
     return out;
   };
@@ -285,5 +304,6 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
     seenPoints,
     // The judge's history is the window's newest values: valid only where the window has all of them.
     judge: judge !== null && judge.seen === seenPoints ? judge : null,
+    lastLearnedExcessAt,
   };
 }

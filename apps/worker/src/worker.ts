@@ -3,10 +3,12 @@
 // topic), judge each series' new points with last-point detection over its trailing window, add
 // the learned model's energies, z-scores and regimes where the series has a baseline, insert the
 // results in one batch, save the windows as checkpoints, and only then let the bus commit the
-// offsets (the handler resolves). A failure anywhere rejects the batch, which the bus delivers
-// again; nothing in memory changes until a batch has been stored, so a retry starts from the same
-// state, and replays (points at or before a series' last judged timestamp) are skipped.
-import { detectChangePointSeries, type LastResult, type SeriesInput } from '@adp/detection';
+// offsets (the handler resolves). A baselined series' verdict joins the learned scores (energy
+// z-scores plus the baseline's shape scores) into the engine's (learned-verdict.ts). A failure
+// anywhere rejects the batch, which the bus delivers again; nothing in memory changes until a
+// batch has been stored, so a retry starts from the same state, and replays (points at or before
+// a series' last judged timestamp) are skipped.
+import { detectChangePointSeries, learnedScores, trailingShapeScores, type LastResult, type SeriesInput } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
 import type { Store } from '@adp/store';
@@ -41,6 +43,7 @@ import {
   windowCapacity,
   type SeriesWindow,
 } from './series-window.js';
+import { joinLearnedVerdicts } from './learned-verdict.js';
 import { parseTelemetryMessage, type DeadLetterReason } from './telemetry.js';
 import { startDetectorPool } from './detect-pool.js';
 import { StoreCoalescer } from './store-coalescer.js';
@@ -108,7 +111,7 @@ export interface BatchSummary {
     readonly detectMs: number;
     /** onnxruntime's time for this batch's energies (in turn with the other batches). */
     readonly energyMs: number;
-    /** z-scores, changepoints and regimes. */
+    /** z-scores, changepoints, regimes and shape scores. */
     readonly regimesMs: number;
     /** From handing the rows over to both writes being done (linger, the round's insert and checkpoints). */
     readonly storeMs: number;
@@ -197,6 +200,10 @@ interface Judged {
   /** The new points' z-scores as the regime rules judged them (spikes' echoes out); kept in the window. */
   judgedZScores: number[] | null;
   regimes: ResultRow['regime'][] | null;
+  /** The new points' learned scores (z-scores plus the shape scores' excess); null without a baseline. */
+  learnedScores: Float64Array | null;
+  /** Where the newest point beyond the learned band was after the join, to keep with the window (-1: none). */
+  lastLearnedExcessAt: number;
 }
 
 const noopLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -474,6 +481,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       }
       const regimes = classifyRegimes({ zScores: allZ, changePoints, warmupPoints: warmupPointsOf(j.window) });
       j.regimes = regimes.slice(windowLength);
+      // The learned scores the verdict joins: the z-scores the rows report, plus each point's shape
+      // score where the baseline keeps shapes (the subsequence ending at the point: a stream has
+      // nothing after it), as POST /v1/detect scores a request's points.
+      const reference = j.baseline!.shapeReference;
+      j.learnedScores =
+        reference === null ? Float64Array.from(j.zScores!) : learnedScores(j.zScores!, trailingShapeScores(allValues, windowLength, reference));
     });
     return { inferenceMs, regimesMs: performance.now() - regimesStarted };
   }
@@ -572,6 +585,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         zScores: null,
         judgedZScores: null,
         regimes: null,
+        learnedScores: null,
+        lastLearnedExcessAt: -1,
       };
     });
     // Awaited only when there is inference to do: an await hands the thread to the other
@@ -588,8 +603,20 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const withModel = model ? `${engineOnly}+${(await model).modelVersion}` : engineOnly;
     for (const j of judged) {
       replays += j.pending.tsMs.length - j.newTsMs.length;
+      const verdict =
+        j.learnedScores === null
+          ? { detections: j.detections, lastExcessAt: -1 }
+          : joinLearnedVerdicts({
+              values: j.newValues,
+              detections: j.detections,
+              scores: j.learnedScores,
+              lastExcessAt: j.window.lastLearnedExcessAt,
+              historyIndex: j.window.seenPoints,
+              sensitivity: j.baseline?.sensitivity ?? config.sensitivity,
+            });
+      j.lastLearnedExcessAt = verdict.lastExcessAt;
       for (let k = 0; k < j.newValues.length; k++) {
-        const detection = j.detections[k]!;
+        const detection = verdict.detections[k]!;
         const energy = j.energies?.[k];
         const z = j.zScores?.[k];
         rows.push({
@@ -631,6 +658,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
       j.window.judge = j.judge;
+      j.window.lastLearnedExcessAt = j.lastLearnedExcessAt;
       updated.set(key, j.window);
       checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
     }

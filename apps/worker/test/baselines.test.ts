@@ -1,6 +1,6 @@
 import type { BaselineRecord } from '@adp/store';
 import { describe, expect, it } from 'vitest';
-import { BaselineCache } from '../src/baselines.js';
+import { BaselineCache, toSeriesBaseline } from '../src/baselines.js';
 
 /** A statistics-only baseline record: what BaselineCache reads of one. */
 function record(baselineId: string): BaselineRecord {
@@ -81,5 +81,12 @@ describe('BaselineCache', () => {
     store.release();
     expect((await machine)?.baselineId).toBe('m@2');
     expect(store.reads.filter((r) => r === 'o/m2')).toHaveLength(1);
+  });
+
+  it("carries the baseline's shape reference, and null where it keeps none (absent in older records)", () => {
+    const shapeReference = { length: 16, values: Array.from({ length: 48 }, (_, i) => Math.sin(i / 3)), center: 1.5, spread: 0.25 };
+    expect(toSeriesBaseline({ ...record('a'), shapeReference }).shapeReference).toEqual(shapeReference);
+    expect(toSeriesBaseline({ ...record('b'), shapeReference: null }).shapeReference).toBeNull();
+    expect(toSeriesBaseline(record('c')).shapeReference).toBeNull();
   });
 });

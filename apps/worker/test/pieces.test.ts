@@ -201,6 +201,32 @@ describe('window checkpoints', () => {
   });
 });
 
+/** A version-6 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
+function asVersion5(v6: Buffer): Buffer {
+  expect(v6.subarray(0, 4).toString('ascii')).toBe('ADW6');
+  return Buffer.concat([Buffer.from('ADW5', 'ascii'), v6.subarray(4, 24), v6.subarray(32)]);
+}
+
+describe('window checkpoints with the learned excursion (version 6)', () => {
+  it("round-trip where the last point beyond the learned band was, and read version-5 checkpoints as having none", () => {
+    const window = emptyWindow();
+    window.values.push(1, 2, 3);
+    window.timestampsMs.push(10, 20, 30);
+    window.zScores.push(0.1, 0.2, 5);
+    window.lastJudgedTsMs = 30;
+    window.seenPoints = 300;
+    window.lastLearnedExcessAt = 299;
+    const v6 = encodeWindow(window);
+    expect(decodeWindow(v6, 100)).toEqual(window);
+    const old = decodeWindow(asVersion5(v6), 100)!;
+    expect(old).toEqual({ ...window, lastLearnedExcessAt: -1 });
+    expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: -1 }), 100)!.lastLearnedExcessAt).toBe(-1);
+    // Not a point of the series' history, or a header cut short: not a checkpoint.
+    for (const bad of [300, 2.5, -2, Number.NaN]) expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: bad }), 100)).toBeNull();
+    expect(decodeWindow(v6.subarray(0, 28), 100)).toBeNull();
+  });
+});
+
 describe('window checkpoints with the judge state (versions 2 to 5)', () => {
   const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
@@ -233,8 +259,9 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
       lower: expect.any(Number) as number,
     });
     const bytes = encodeWindow(window);
-    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW5');
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW6');
     const back = decodeWindow(bytes, 119)!;
+    expect(decodeWindow(asVersion5(bytes), 119)!.judge).toEqual(window.judge);
     expect(back.judge).toEqual(window.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
     const resumed = judgeNewPoints(
@@ -247,7 +274,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
 
   it('read version-1 checkpoints (no judge state: fitted afresh) and drop a judge that does not fit the window', () => {
     const { window } = judged(250);
-    const v2 = encodeWindow(window);
+    const v2 = asVersion5(encodeWindow(window));
     // A version-1 checkpoint is the version-2 one without the judge section, magic ADW1.
     const n = window.values.length;
     const v1 = Buffer.concat([Buffer.from('ADW1', 'ascii'), v2.subarray(4, 24 + n * 24)]);
@@ -287,8 +314,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
     // The queues' heads are the lowest and highest of points 0..130.
     expect(lows[1]).toBe(Math.min(...series.slice(0, 131)));
     expect(highs[1]).toBe(Math.max(...series.slice(0, 131)));
-    const v5 = encodeWindow(window);
-    expect(v5.subarray(0, 4).toString('ascii')).toBe('ADW5');
+    const v5 = asVersion5(encodeWindow(window));
     const back = decodeWindow(v5, 119)!;
     expect(back.judge).toEqual(head.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, remembering);
@@ -316,7 +342,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
 
   it('read version-2 and version-3 checkpoints (no reusable one-step errors: fresh ones at the next point)', () => {
     const { window } = judged(250);
-    const v4 = asVersion4(encodeWindow(window), window.values.length);
+    const v4 = asVersion4(asVersion5(encodeWindow(window)), window.values.length);
     const errors = window.judge!.errors!;
     // Version 2 is version 4 without the errors section (49 bytes), magic ADW2; version 3 has the
     // section without the side spreads: hasErrors, at, calibrated, largest, newest (33 bytes).

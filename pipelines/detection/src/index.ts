@@ -34,6 +34,7 @@ export {
   newLevelAlarm,
   newLevelExcess,
   outsideBand,
+  REFRACTORY_POINTS,
   REFRACTORY_Z,
   SIDE_MIN_ERRORS,
   sideSpreads,
@@ -63,8 +64,20 @@ export {
   type StreamJudgeState,
 } from './stream-judge.js';
 export { STREAM_DEFAULTS, type StreamDefaults } from './stream-defaults.js';
-export { learnedScores, learnedSeverity } from './learned.js';
-export { nearestNeighbourDistances, nearestNeighbourDistancesInSlices, shapeLength, shapeReferenceInSlices, shapeReferenceOf, shapeScores, shapeScoresInSlices, trailingShapeScores, MAX_SHAPE_REFERENCE_POINTS, type ShapeReferenceData, type ShapeScores } from './shape-distance.js';
+export { learnedOverride, learnedScores, learnedSeverity, type LearnedOverride } from './learned.js';
+export {
+  MAX_SHAPE_REFERENCE_POINTS,
+  nearestNeighbourDistances,
+  nearestNeighbourDistancesInSlices,
+  shapeLength,
+  shapeReferenceInSlices,
+  shapeReferenceOf,
+  shapeScores,
+  shapeScoresInSlices,
+  trailingShapeScores,
+  type ShapeReferenceData,
+  type ShapeScores,
+} from './shape-distance.js';
 export {
   DEFAULT_STABLE_TREND_WINDOW,
   defaultChangePointThreshold,

@@ -19,3 +19,32 @@ export function learnedSeverity(z: number, band: number): number {
   if (!(z > band) || !(band > 0)) return 0;
   return Math.min(1, 1 - band / z);
 }
+
+/** A point's verdict where the learned side outranks the engine: see `learnedOverride`. */
+export interface LearnedOverride {
+  readonly severity: number;
+  /** Half-width of the band on both sides. */
+  readonly margin: number;
+  readonly isPositiveAnomaly: boolean;
+  readonly isNegativeAnomaly: boolean;
+}
+
+/**
+ * The learned side's verdict on a point when its severity `learned` is larger than the engine's
+ * `engineSeverity`, else null (the engine's verdict stands). Its band is the one that gives the
+ * engine's rule (severity = 1 − margin / |deviation|) that severity, so a client drawing the band
+ * sees the point outside it by as much as its severity says; its direction is the side its value
+ * lies on. A value on its expected value (or either not finite) cannot be outside a band and is
+ * left to the engine.
+ */
+export function learnedOverride(value: number, expected: number, engineSeverity: number, learned: number): LearnedOverride | null {
+  if (learned <= engineSeverity) return null;
+  const deviation = value - expected;
+  if (deviation === 0 || !Number.isFinite(deviation)) return null;
+  return {
+    severity: learned,
+    margin: Math.abs(deviation) * (1 - learned),
+    isPositiveAnomaly: deviation > 0,
+    isNegativeAnomaly: deviation < 0,
+  };
+}

@@ -48,6 +48,57 @@ function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m
   return sum;
 }
 
+/** What a join needs of its reference, whatever the query: see `referenceSide`. */
+interface ReferenceSide {
+  readonly centre: number;
+  /** The reference less its mean. */
+  readonly r: Float64Array;
+  readonly invR: Float64Array;
+  readonly shift: Float64Array;
+  readonly constantR: boolean;
+}
+
+/** A reference's centred values and per-window terms for subsequence length `m`. */
+function referenceSide(reference: ArrayLike<number>, m: number): ReferenceSide {
+  let centre = 0;
+  for (let i = 0; i < reference.length; i++) centre += reference[i]!;
+  centre /= reference.length;
+  const r = Float64Array.from(reference, (v) => v - centre);
+  const rs = windowStats(r, m);
+  const count = reference.length - m + 1;
+  // The correlation of windows i and j is (QT[j] - m·μq·μr[j]) / (sq·sr[j]); per row it is maximised
+  // over j as QT[j]·invR[j] − μq·shift[j], then divided by sq. A constant reference window scores
+  // 0 there (invR and shift 0) and is accounted for by `constantR` instead.
+  const invR = new Float64Array(count);
+  const shift = new Float64Array(count);
+  let constantR = false;
+  for (let j = 0; j < count; j++) {
+    const scale = rs.scale[j]!;
+    if (scale === 0) constantR = true;
+    else {
+      invR[j] = 1 / scale;
+      shift[j] = (m * rs.mean[j]!) / scale;
+    }
+  }
+  return { centre, r, invR, shift, constantR };
+}
+
+/**
+ * The reference side of a baseline's shape reference, kept per reference object: a stream joins
+ * each batch's few new points against the same reference, and its side costs as much as the
+ * join's first row. A ShapeReferenceData is read-only (a baseline is replaced, never edited).
+ */
+const shapeReferenceSides = new WeakMap<ShapeReferenceData, ReferenceSide>();
+
+function shapeReferenceSide(reference: ShapeReferenceData): ReferenceSide {
+  let side = shapeReferenceSides.get(reference);
+  if (side === undefined) {
+    side = referenceSide(reference.values, reference.length);
+    shapeReferenceSides.set(reference, side);
+  }
+  return side;
+}
+
 /**
  * For each subsequence of `query` (start 0..n-m), the z-normalised Euclidean distance to its
  * nearest subsequence of `reference`; with `exclusion` > 0 and the query being the reference
@@ -57,8 +108,14 @@ function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m
  */
 export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
   const out = new Float64Array(Math.max(0, query.length - m + 1));
-  for (const _block of joinInBlocks(query, reference, m, exclusion, out));
+  if (!joinable(query, reference, m)) return out;
+  for (const _block of joinInBlocks(query, referenceSide(reference, m), m, exclusion, out));
   return out;
+}
+
+/** Whether a join has anything to do: at least one subsequence on each side. */
+function joinable(query: ArrayLike<number>, reference: ArrayLike<number>, m: number): boolean {
+  return m >= 2 && query.length >= m && reference.length >= m;
 }
 
 /**
@@ -74,36 +131,18 @@ export async function nearestNeighbourDistancesInSlices(
   pause: () => Promise<void>,
 ): Promise<Float64Array> {
   const out = new Float64Array(Math.max(0, query.length - m + 1));
-  for (const _block of joinInBlocks(query, reference, m, exclusion, out)) await pause();
+  if (!joinable(query, reference, m)) return out;
+  for (const _block of joinInBlocks(query, referenceSide(reference, m), m, exclusion, out)) await pause();
   return out;
 }
 
-/** The join of `nearestNeighbourDistances` into `out`, yielding after every REFRESH_ROWS rows. */
-function* joinInBlocks(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion: number, out: Float64Array): Generator<void> {
+/** The join of `nearestNeighbourDistances` into `out`, yielding after every REFRESH_ROWS rows (both sides at least m long). */
+function* joinInBlocks(query: ArrayLike<number>, side: ReferenceSide, m: number, exclusion: number, out: Float64Array): Generator<void> {
+  const { centre, r, invR, shift, constantR } = side;
   const n = query.length - m + 1;
-  const count = reference.length - m + 1;
-  if (m < 2 || n < 1 || count < 1) return;
-  let centre = 0;
-  for (let i = 0; i < reference.length; i++) centre += reference[i]!;
-  centre /= reference.length;
+  const count = r.length - m + 1;
   const q = Float64Array.from(query, (v) => v - centre);
-  const r = Float64Array.from(reference, (v) => v - centre);
   const qs = windowStats(q, m);
-  const rs = windowStats(r, m);
-  // The correlation of windows i and j is (QT[j] - m·μq·μr[j]) / (sq·sr[j]); per row it is maximised
-  // over j as QT[j]·invR[j] − μq·shift[j], then divided by sq. A constant reference window scores
-  // 0 there (invR and shift 0) and is accounted for by `constantR` instead.
-  const invR = new Float64Array(count);
-  const shift = new Float64Array(count);
-  let constantR = false;
-  for (let j = 0; j < count; j++) {
-    const scale = rs.scale[j]!;
-    if (scale === 0) constantR = true;
-    else {
-      invR[j] = 1 / scale;
-      shift[j] = (m * rs.mean[j]!) / scale;
-    }
-  }
   const products = new Float64Array(count);
   for (let i = 0; i < n; i++) {
     if (i > 0 && i % REFRESH_ROWS === 0) yield;
@@ -254,12 +293,20 @@ export interface ShapeScores {
  * All zeros when the request is shorter than one subsequence (no shape to judge).
  */
 export function shapeScores(values: ArrayLike<number>, reference: ShapeReferenceData): ShapeScores {
-  return scoresOf(values.length, reference, nearestNeighbourDistances(values, reference.values, reference.length));
+  const distances = new Float64Array(Math.max(0, values.length - reference.length + 1));
+  if (joinable(values, reference.values, reference.length)) {
+    for (const _block of joinInBlocks(values, shapeReferenceSide(reference), reference.length, 0, distances));
+  }
+  return scoresOf(values.length, reference, distances);
 }
 
-/** `shapeScores`, its join in slices (`nearestNeighbourDistancesInSlices`). */
+/** `shapeScores`, its join in slices (as `nearestNeighbourDistancesInSlices`). */
 export async function shapeScoresInSlices(values: ArrayLike<number>, reference: ShapeReferenceData, pause: () => Promise<void>): Promise<ShapeScores> {
-  return scoresOf(values.length, reference, await nearestNeighbourDistancesInSlices(values, reference.values, reference.length, 0, pause));
+  const distances = new Float64Array(Math.max(0, values.length - reference.length + 1));
+  if (joinable(values, reference.values, reference.length)) {
+    for (const _block of joinInBlocks(values, shapeReferenceSide(reference), reference.length, 0, distances)) await pause();
+  }
+  return scoresOf(values.length, reference, distances);
 }
 
 function scoresOf(n: number, reference: ShapeReferenceData, distances: Float64Array): ShapeScores {
@@ -302,7 +349,10 @@ export function trailingShapeScores(values: ArrayLike<number>, from: number, ref
   const firstWindow = Math.max(0, start - m + 1);
   if (n - firstWindow < m) return out;
   const query = Array.prototype.slice.call(values, firstWindow) as number[];
-  const distances = nearestNeighbourDistances(query, reference.values, m);
+  const distances = new Float64Array(query.length - m + 1);
+  if (joinable(query, reference.values, m)) {
+    for (const _block of joinInBlocks(query, shapeReferenceSide(reference), m, 0, distances));
+  }
   for (let i = start; i < n; i++) {
     const windowStart = i - m + 1 - firstWindow;
     if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;

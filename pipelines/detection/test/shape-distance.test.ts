@@ -12,7 +12,7 @@ import {
   shapeScores,
   trailingShapeScores,
 } from '../src/shape-distance.js';
-import { learnedScores, learnedSeverity } from '../src/learned.js';
+import { learnedOverride, learnedScores, learnedSeverity } from '../src/learned.js';
 
 /** The distance by definition: z-normalise both windows, then Euclid. */
 function bruteForce(query: number[], reference: number[], m: number, exclusion = 0): number[] {
@@ -174,6 +174,16 @@ describe('learned scores', () => {
     expect(learnedSeverity(Number.NaN, 4)).toBe(0);
     expect(learnedSeverity(-10, 4)).toBe(0);
     expect(learnedSeverity(10, 0)).toBe(0);
+  });
+
+  it("outrank the engine only with a larger severity, with the band that gives it and the value's side", () => {
+    expect(learnedOverride(60, 50, 0.1, 0.6)).toEqual({ severity: 0.6, margin: 4, isPositiveAnomaly: true, isNegativeAnomaly: false });
+    const below = learnedOverride(45, 50, 0, 0.2)!;
+    expect(below).toMatchObject({ severity: 0.2, isPositiveAnomaly: false, isNegativeAnomaly: true });
+    expect(below.margin).toBeCloseTo(4, 12);
+    expect(learnedOverride(60, 50, 0.6, 0.6)).toBeNull();
+    expect(learnedOverride(50, 50, 0, 0.9)).toBeNull();
+    expect(learnedOverride(Number.NaN, 50, 0, 0.9)).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, EVENT_GAP_SHARE, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
+import { anomalyCap, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -47,15 +47,13 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   const band = marginMultiplier(input.sensitivity);
   for (let i = WINDOW_POINTS; i < n; i++) {
     const learned = learnedSeverity(scores[i] ?? Number.NaN, band);
-    if (learned <= (severity[i] ?? 0)) continue;
-    const deviation = (values[i] ?? 0) - (entire.expectedValues[i] ?? 0);
-    if (deviation === 0 || !Number.isFinite(deviation)) continue;
+    const override = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, severity[i] ?? 0, learned);
+    if (override === null) continue;
     if (!isAnomaly[i]) learnedOnly[i] = true;
-    severity[i] = learned;
+    severity[i] = override.severity;
     isAnomaly[i] = true;
-    const margin = Math.abs(deviation) * (1 - learned);
-    upperMargins[i] = margin;
-    lowerMargins[i] = margin;
+    upperMargins[i] = override.margin;
+    lowerMargins[i] = override.margin;
   }
   const expected = entire.expectedValues;
   const direction = (i: number, sign: number): boolean => isAnomaly[i] === true && Math.sign((values[i] ?? 0) - (expected[i] ?? 0)) === sign;
