@@ -273,14 +273,19 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
 
     const flagged = /isAnomaly true at ([\d\s,-]+(?:and [\d\s,-]+)*)/.exec(comment);
     expect(flagged, comment).not.toBeNull();
-    // The named points are the engine's events; any other flag is the machine's model's (a
-    // z-score beyond the band at the request's sensitivity), whose points near the band differ
-    // between CPUs, so only their rule is checked.
+    // The named points are the engine's events; any other flag is the machine's baseline's (its
+    // learned score beyond the band at the request's sensitivity), whose points near the band
+    // differ between CPUs, so only their rule is checked: the learned score (z-score plus the
+    // shape score within) is at most the z-score plus the centred shape score the answer carries.
     const claimed = indexList(flagged![1]!);
     const flags = detection.isAnomaly.flatMap((flag, index) => (flag ? [index] : []));
     for (const index of claimed) expect(flags, `point ${index}`).toContain(index);
     const zScores = detection['z_scores'] as number[];
-    for (const index of flags.filter((i) => !claimed.includes(i))) expect(zScores[index], `point ${index}`).toBeGreaterThan(marginMultiplier(95));
+    const shapeScores = detection['shape_scores'] as number[];
+    expect(shapeScores).toHaveLength(zScores.length);
+    for (const index of flags.filter((i) => !claimed.includes(i))) {
+      expect((zScores[index] ?? 0) + Math.max(0, shapeScores[index] ?? 0), `point ${index}`).toBeGreaterThan(marginMultiplier(95));
+    }
 
     const runs = [...comment.matchAll(/(HEALTHY|ACTIVE|TRANSITION|SHOCK|UNKNOWN) (?:at )?(\d+)(?:-(\d+))?/g)];
     expect(runs.length).toBeGreaterThanOrEqual(5);

@@ -290,7 +290,10 @@ export interface ShapeScores {
  * which ranks where a shape changes best but rises up to half a subsequence before the change;
  * `within` scores the point by the lowest of the subsequences that contain it, so a point is
  * unusual only when every shape it is part of is (a spike's neighbours are not, the spike is).
- * All zeros when the request is shorter than one subsequence (no shape to judge).
+ * The request's first length − 1 points have `within` 0: every subsequence the request holds
+ * around them also holds later points, so what makes one unusual may lie after the point (near
+ * the end, the subsequence that ends at a point is always there). All zeros when the request is
+ * shorter than one subsequence (no shape to judge).
  */
 export function shapeScores(values: ArrayLike<number>, reference: ShapeReferenceData): ShapeScores {
   const distances = new Float64Array(Math.max(0, values.length - reference.length + 1));
@@ -330,7 +333,7 @@ function scoresOf(n: number, reference: ShapeReferenceData, distances: Float64Ar
       deque[tail++] = next;
     }
     while (deque[head]! < i - m + 1) head++;
-    within[i] = score(deque[head]!);
+    within[i] = i < m - 1 ? 0 : score(deque[head]!);
   }
   return { around, within };
 }

@@ -116,17 +116,33 @@ describe('shapeReferenceOf and shapeScores', () => {
     const { around, within } = shapeScores(next, reference);
     const distances = nearestNeighbourDistances(next, reference.values, 40);
     const scoreOf = (start: number): number => (distances[start]! - reference.center) / reference.spread;
-    for (const i of [0, 10, 299, 300, 301, 579, 599]) {
+    for (const i of [0, 10, 39, 299, 300, 301, 579, 599]) {
       expect(around[i]).toBeCloseTo(scoreOf(Math.min(distances.length - 1, Math.max(0, i - 20))), 9);
       let lowest = Number.POSITIVE_INFINITY;
       for (let start = Math.max(0, i - 39); start <= Math.min(i, distances.length - 1); start++) lowest = Math.min(lowest, scoreOf(start));
-      expect(within[i]).toBeCloseTo(lowest, 9);
+      // The first 39 points have subsequences after them only: no shape of their own.
+      expect(within[i]).toBeCloseTo(i < 39 ? 0 : lowest, 9);
     }
     // The spike's neighbours belong to a subsequence without it; the spike does not.
     expect(within[300]).toBeGreaterThan(3);
     expect(within[299]).toBeLessThan(within[300]! / 3);
     expect(within[301]).toBeLessThan(within[300]! / 3);
     expect(around[290]).toBeGreaterThan(3);
+  });
+
+  it('leaves the first points of a request to the subsequences that end at them', () => {
+    const reference = shapeReferenceOf(noisySine(3000, 40, 19));
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    // A spike 30 points in: every subsequence holding points 0..29 also holds it.
+    const next = noisySine(300, 40, 20);
+    next[30] = 5;
+    const { around, within } = shapeScores(next, reference);
+    expect(around[5]).toBeGreaterThan(3);
+    expect(Array.from(within.slice(0, 39))).toEqual(new Array(39).fill(0));
+    // From point 39 on, the subsequence ending at the point is there: points after the spike are
+    // judged by one without it.
+    expect(Math.max(...within.slice(39))).toBeLessThan(3);
   });
 
   it('keeps the last values only, and has none for a series too short', () => {
