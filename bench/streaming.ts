@@ -107,13 +107,26 @@ function settingsFor(quick: boolean) {
   } as const;
 }
 
-function baselineFor(machine: ExampleSeries, model: LoadedModelRuntime, energiesOfHealthy: Float64Array): BaselineRecord {
+function baselineFor(machine: ExampleSeries, energiesOfHealthy: Float64Array): BaselineRecord {
   const healthy = machine.values.slice(0, Math.min(...machine.spikes, machine.values.length));
+  return statisticsBaseline(machine.machineId, healthy, energiesOfHealthy);
+}
+
+/**
+ * A statistics-only baseline record of `healthy` values (their generic energies' statistics, the
+ * series' own robust scaling), as a store would return it; `shapeReference` as given.
+ */
+export function statisticsBaseline(
+  machineId: string,
+  healthy: readonly number[],
+  energiesOfHealthy: ArrayLike<number>,
+  shapeReference: BaselineRecord['shapeReference'] = null,
+): BaselineRecord {
   const stats = computeEnergyStats(Array.from(energiesOfHealthy).slice(WINDOW_POINTS));
   return {
     orgId: ORG,
-    machineId: machine.machineId,
-    baselineId: `bench-${machine.machineId}`,
+    machineId,
+    baselineId: `bench-${machineId}`,
     label: null,
     granularity: null,
     sensitivity: null,
@@ -127,6 +140,7 @@ function baselineFor(machine: ExampleSeries, model: LoadedModelRuntime, energies
     fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
     predictorWeights: null,
     normalisation: robustNormalisation(healthy),
+    shapeReference,
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };
@@ -186,7 +200,7 @@ async function runVariant(
       for (const machine of series) {
         const healthy = machine.values.slice(0, Math.min(...machine.spikes));
         const { energies } = await model.energies(healthy, { normalisation: robustNormalisation(healthy) });
-        baselines.set(machine.machineId, baselineFor(machine, model, energies));
+        baselines.set(machine.machineId, baselineFor(machine, energies));
       }
     }
     const perMessage = variant.pointsPerMessage;

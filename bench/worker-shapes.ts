@@ -9,7 +9,8 @@
 // --batch: the bus's most messages per batch (one point per message, machines interleaved), so a
 // series has about batch / machines new points per batch. Prints points/s per variant.
 import { shapeReferenceOf } from '@adp/detection';
-import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
+import { statisticsBaseline } from './streaming.js';
+import { createModelRuntime, robustNormalisation, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
 import {
   createInProcessBus,
@@ -30,24 +31,8 @@ function argument(name: string, fallback: string): string {
 
 async function baselineOf(machine: ExampleSeries, model: LoadedModelRuntime, healthyPoints: number, shapes: boolean): Promise<BaselineRecord> {
   const healthy = machine.values.slice(0, healthyPoints);
-  const normalisation = robustNormalisation(healthy);
-  const { energies } = await model.energies(healthy, { normalisation });
-  const stats = computeEnergyStats(Array.from(energies).slice(WINDOW_POINTS));
-  return {
-    orgId: ORG,
-    machineId: machine.machineId,
-    baselineId: `bench-${machine.machineId}`,
-    label: null,
-    granularity: null,
-    sensitivity: null,
-    stats: { energyMean: stats.energy_mean, energyStd: stats.energy_std, energyP99: stats.energy_p99, numWindows: stats.num_windows, seriesLength: healthy.length },
-    fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
-    predictorWeights: null,
-    normalisation,
-    shapeReference: shapes ? shapeReferenceOf(healthy) : null,
-    createdAt: new Date(0),
-    updatedAt: new Date(0),
-  };
+  const { energies } = await model.energies(healthy, { normalisation: robustNormalisation(healthy) });
+  return statisticsBaseline(machine.machineId, healthy, energies, shapes ? shapeReferenceOf(healthy) : null);
 }
 
 async function drain(
