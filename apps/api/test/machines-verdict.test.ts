@@ -49,10 +49,35 @@ describe('learned verdicts of a baselined detection', () => {
     engine.isPositiveAnomaly[80] = true;
     engine.severity[80] = 0.3;
     engine.upperMargins[80] = 0.35;
+    z[80] = Number.NaN;
     const out = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    // No learned flag inside the band, before full windows or at the expected value; the engine's
+    // flag where no learned score is known stands.
     expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([80]);
     expect(out.severity[80]).toBe(0.3);
     expect(out.upperMargins[80]).toBe(0.35);
+  });
+
+  it("overrules the engine's flag where the baseline finds the point ordinary, widening its band past the value", () => {
+    const values = new Array<number>(N).fill(0.5);
+    const engine = quietEngine();
+    for (const i of [WINDOW_POINTS - 2, 78, 80]) {
+      engine.isAnomaly[i] = true;
+      engine.isPositiveAnomaly[i] = true;
+      engine.severity[i] = 0.3;
+      engine.upperMargins[i] = 0.35;
+    }
+    const z = new Array<number>(N).fill(0);
+    z[78] = BAND; // at the band: ordinary
+    z[80] = BAND * 1.5; // beyond it: the baseline agrees
+    const out = learnedVerdicts({ values, entire: engine, scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    // Before full windows the engine's verdict stands; at 80 both flag (the larger severity).
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([WINDOW_POINTS - 2, 80]);
+    expect(out.severity[78]).toBe(0);
+    expect(out.isPositiveAnomaly[78]).toBe(false);
+    expect(out.upperMargins[78]).toBeCloseTo(0.505, 12);
+    expect(out.lowerMargins[78]).toBe(1); // already holds the value
+    expect(out.severity[80]).toBeCloseTo(1 / 3, 12);
   });
 
   it('takes the larger severity where both flag, and narrows the band to match', () => {

@@ -1,13 +1,14 @@
 // A baselined series' streaming verdict: the engine's stream judgement joined with the machine's
 // learned scores, point by point, by the rule POST /v1/detect applies to a whole request
 // (apps/api/src/machines/verdict.ts): the larger severity wins, and where the learned one does,
-// the band and direction follow from it (`learnedOverride`). A stream cannot look ahead to group
+// the band and direction follow from it (`learnedOverride`); an engine flag on a point whose
+// learned score is within the band is overruled (`baselineFindsOrdinary`). A stream cannot look ahead to group
 // an excursion into one event, so it pages at the excursion's onset only: a point whose learned
 // score is beyond the band is a learned flag only when no point of the REFRACTORY_POINTS before
 // it was (the engine's own refractory stretch), so a score that hovers about the band, or dips
 // within it for a while, is one excursion. The series' window keeps where the last point beyond
 // the band was (series-window.ts), so this holds across batches and restarts.
-import { learnedOverride, learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
+import { bandHolding, baselineFindsOrdinary, learnedOverride, learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 export interface StreamLearnedInput {
@@ -44,6 +45,19 @@ export function joinLearnedVerdicts(input: StreamLearnedInput): StreamLearnedVer
     const detection = input.detections[k]!;
     const index = input.historyIndex + k;
     const score = index < WINDOW_POINTS ? Number.NaN : (input.scores[k] ?? Number.NaN);
+    if (detection.isAnomaly && baselineFindsOrdinary(score, band)) {
+      // The baseline finds the point ordinary: the residual alone does not flag it.
+      detections.push({
+        ...detection,
+        isAnomaly: false,
+        isPositiveAnomaly: false,
+        isNegativeAnomaly: false,
+        severity: 0,
+        upperMargin: bandHolding(input.values[k]!, detection.expectedValue, detection.upperMargin),
+        lowerMargin: bandHolding(input.values[k]!, detection.expectedValue, detection.lowerMargin),
+      });
+      continue;
+    }
     const learned = learnedSeverity(score, band);
     if (learned <= 0) {
       detections.push(detection);

@@ -128,6 +128,19 @@ describe('joinLearnedVerdicts', () => {
     expect(joined.lastExcessAt).toBe(-1);
   });
 
+  it("overrules the engine's flag where the baseline finds the point ordinary, widening its band past the value", () => {
+    const flagged = engine(50, { isAnomaly: true, isPositiveAnomaly: true, severity: 0.4, upperMargin: 6, lowerMargin: 6 });
+    const base = input([BAND, Number.NaN, BAND + 1, 0], { detections: [flagged, flagged, flagged, flagged] });
+    const joined = joinLearnedVerdicts(base);
+    // 0 and 3: ordinary by the baseline; 1: no learned score (the engine's flag stands); 2: both flag.
+    expect(flags(joined.detections)).toEqual([1, 2]);
+    expect(joined.detections[0]).toEqual({ ...flagged, isAnomaly: false, isPositiveAnomaly: false, severity: 0, upperMargin: 10.1, lowerMargin: 10.1 });
+    expect(joined.detections[3]).toMatchObject({ isAnomaly: false, severity: 0, upperMargin: 10.1 });
+    // While the model's window is padding there is no learned verdict: the engine's flag stands.
+    const early = joinLearnedVerdicts({ ...base, historyIndex: WINDOW_POINTS - 4 });
+    expect(flags(early.detections)).toEqual([0, 1, 2, 3]);
+  });
+
   it("uses the given sensitivity's band", () => {
     const score = marginMultiplier(99) + 0.5;
     expect(score).toBeLessThan(marginMultiplier(50));

@@ -64,7 +64,7 @@ export {
   type StreamJudgeState,
 } from './stream-judge.js';
 export { STREAM_DEFAULTS, type StreamDefaults } from './stream-defaults.js';
-export { learnedOverride, learnedScores, learnedSeverity, type LearnedOverride } from './learned.js';
+export { bandHolding, baselineFindsOrdinary, learnedOverride, learnedScores, learnedSeverity, type LearnedOverride } from './learned.js';
 export {
   MAX_SHAPE_REFERENCE_POINTS,
   nearestNeighbourDistances,

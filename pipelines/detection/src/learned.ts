@@ -48,3 +48,22 @@ export function learnedOverride(value: number, expected: number, engineSeverity:
     isNegativeAnomaly: deviation < 0,
   };
 }
+
+/**
+ * Whether a baseline overrules the engine's flag on a point: its learned score is known and within
+ * the band, so the machine's baseline finds the point ordinary (its energy and shape are ones the
+ * machine shows when healthy) and the residual alone does not make it an anomaly. A point without
+ * a learned score (NaN: the model's window is still padding) keeps the engine's verdict.
+ */
+export function baselineFindsOrdinary(score: number, band: number): boolean {
+  return Number.isFinite(score) && score <= band;
+}
+
+/**
+ * The half-width of a band that holds `value`: an overruled flag's band is widened just past its
+ * value (1 % beyond the deviation), as a point the cap on flagged points drops, so "outside the
+ * band" and "anomaly" still agree for a client drawing it.
+ */
+export function bandHolding(value: number, expected: number, margin: number): number {
+  return Math.max(margin, Math.abs(value - expected) * 1.01);
+}

@@ -12,7 +12,7 @@ import {
   shapeScores,
   trailingShapeScores,
 } from '../src/shape-distance.js';
-import { learnedOverride, learnedScores, learnedSeverity } from '../src/learned.js';
+import { bandHolding, baselineFindsOrdinary, learnedOverride, learnedScores, learnedSeverity } from '../src/learned.js';
 
 /** The distance by definition: z-normalise both windows, then Euclid. */
 function bruteForce(query: number[], reference: number[], m: number, exclusion = 0): number[] {
@@ -190,6 +190,19 @@ describe('learned scores', () => {
     expect(learnedSeverity(Number.NaN, 4)).toBe(0);
     expect(learnedSeverity(-10, 4)).toBe(0);
     expect(learnedSeverity(10, 0)).toBe(0);
+  });
+
+  it('find a point ordinary when its score is known and within the band', () => {
+    expect(baselineFindsOrdinary(4, 4)).toBe(true);
+    expect(baselineFindsOrdinary(-2, 4)).toBe(true);
+    expect(baselineFindsOrdinary(4.01, 4)).toBe(false);
+    expect(baselineFindsOrdinary(Number.NaN, 4)).toBe(false);
+  });
+
+  it('widen an overruled band just past the value, never narrowing it', () => {
+    expect(bandHolding(60, 50, 6)).toBeCloseTo(10.1, 12);
+    expect(bandHolding(40, 50, 6)).toBeCloseTo(10.1, 12);
+    expect(bandHolding(52, 50, 6)).toBe(6);
   });
 
   it("outrank the engine only with a larger severity, with the band that gives it and the value's side", () => {

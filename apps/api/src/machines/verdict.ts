@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
+import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -23,8 +23,10 @@ export interface LearnedVerdictInput {
 }
 
 /**
- * The joined verdicts: a point is anomalous when the engine or the learned scores say so, with the
- * larger severity. Where the learned severity is the larger, the point's band is the one that gives
+ * The joined verdicts: a point is anomalous when its learned score is beyond the band, or when the
+ * engine flags it and the baseline does not find it ordinary (`baselineFindsOrdinary`: a known
+ * learned score within the band overrules a residual-only flag, whose band is then widened past
+ * its value), with the larger severity. Where the learned severity is the larger, the point's band is the one that gives
  * the engine's rule (severity = 1 − margin / |deviation|) that severity, so "outside the band",
  * "anomaly" and the severity still agree for a client drawing the band; its direction is the side its value lies on (a value on its expected
  * value cannot be outside a band and is left to the engine). Points whose model window is partly
@@ -46,7 +48,16 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   const learnedOnly = new Array<boolean>(n).fill(false);
   const band = marginMultiplier(input.sensitivity);
   for (let i = WINDOW_POINTS; i < n; i++) {
-    const learned = learnedSeverity(scores[i] ?? Number.NaN, band);
+    const score = scores[i] ?? Number.NaN;
+    if (isAnomaly[i] && baselineFindsOrdinary(score, band)) {
+      // The baseline finds the point ordinary: the residual alone does not flag it.
+      isAnomaly[i] = false;
+      severity[i] = 0;
+      upperMargins[i] = bandHolding(values[i] ?? 0, entire.expectedValues[i] ?? 0, upperMargins[i] ?? 0);
+      lowerMargins[i] = bandHolding(values[i] ?? 0, entire.expectedValues[i] ?? 0, lowerMargins[i] ?? 0);
+      continue;
+    }
+    const learned = learnedSeverity(score, band);
     const override = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, severity[i] ?? 0, learned);
     if (override === null) continue;
     if (!isAnomaly[i]) learnedOnly[i] = true;
