@@ -70,6 +70,16 @@ describe('embedded DuckDB store specifics', () => {
     expect(await store.usageFor('org_old', { keyKind: 'test' })).toMatchObject({ points: 0, calls: 0 });
   });
 
+  /** Takes the closed store's file back to before migration `version`: its statement, and the migration forgotten. */
+  async function undoMigration(version: number, statement: string): Promise<void> {
+    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
+    const connection = await instance.connect();
+    await connection.run(statement);
+    await connection.run(`DELETE FROM schema_migrations WHERE version = ${version}`);
+    connection.closeSync();
+    instance.closeSync();
+  }
+
   it('migrates baselines from before the activity history: each is active since it was created', async () => {
     let nowMs = Date.parse('2026-03-15T10:20:00.000Z');
     const store = await openEmbeddedStore({ dataDir, now: () => new Date(nowMs) });
@@ -79,12 +89,7 @@ describe('embedded DuckDB store specifics', () => {
     await store.upsertBaseline('org_old', baselineFor('pump-2'));
     await store.close();
     // Back to the schema before migration 9, the baselines kept.
-    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
-    const connection = await instance.connect();
-    await connection.run('DROP TABLE baseline_activity');
-    await connection.run('DELETE FROM schema_migrations WHERE version = 9');
-    connection.closeSync();
-    instance.closeSync();
+    await undoMigration(9, 'DROP TABLE baseline_activity');
 
     const migrated = await openEmbeddedStore({ dataDir });
     opened.push(migrated);
@@ -99,12 +104,7 @@ describe('embedded DuckDB store specifics', () => {
     const old = await store.upsertBaseline('org_old', baselineFor('pump-1'));
     await store.close();
     // Back to the schema before migration 10, the baseline kept.
-    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
-    const connection = await instance.connect();
-    await connection.run('ALTER TABLE baselines DROP COLUMN shape_reference');
-    await connection.run('DELETE FROM schema_migrations WHERE version = 10');
-    connection.closeSync();
-    instance.closeSync();
+    await undoMigration(10, 'ALTER TABLE baselines DROP COLUMN shape_reference');
 
     const migrated = await openEmbeddedStore({ dataDir });
     opened.push(migrated);
