@@ -107,15 +107,7 @@ function shapeReferenceSide(reference: ShapeReferenceData): ReferenceSide {
  * subsequences are 0 apart, a constant and a varying one sqrt(m).
  */
 export function nearestNeighbourDistances(query: ArrayLike<number>, reference: ArrayLike<number>, m: number, exclusion = 0): Float64Array {
-  const out = new Float64Array(Math.max(0, query.length - m + 1));
-  if (!joinable(query, reference, m)) return out;
-  for (const _block of joinInBlocks(query, referenceSide(reference, m), m, exclusion, out));
-  return out;
-}
-
-/** Whether a join has anything to do: at least one subsequence on each side. */
-function joinable(query: ArrayLike<number>, reference: ArrayLike<number>, m: number): boolean {
-  return m >= 2 && query.length >= m && reference.length >= m;
+  return completed(distanceSteps(query, reference, m, exclusion));
 }
 
 /**
@@ -123,16 +115,47 @@ function joinable(query: ArrayLike<number>, reference: ArrayLike<number>, m: num
  * from exact dot products, so blocks are independent): a long join leaves the event loop free to
  * serve other requests in between.
  */
-export async function nearestNeighbourDistancesInSlices(
+export function nearestNeighbourDistancesInSlices(
   query: ArrayLike<number>,
   reference: ArrayLike<number>,
   m: number,
   exclusion: number,
   pause: () => Promise<void>,
 ): Promise<Float64Array> {
+  return completedInSlices(distanceSteps(query, reference, m, exclusion), pause);
+}
+
+/** Runs a computation's steps (see `distanceSteps`) to its result at once. */
+function completed<T>(steps: Generator<void, T>): T {
+  let step = steps.next();
+  while (step.done !== true) step = steps.next();
+  return step.value;
+}
+
+/** Runs a computation's steps to its result, awaiting `pause()` between them. */
+async function completedInSlices<T>(steps: Generator<void, T>, pause: () => Promise<void>): Promise<T> {
+  let step = steps.next();
+  while (step.done !== true) {
+    await pause();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/**
+ * The join's distances (one per subsequence of `query`, 0s when either side holds no subsequence),
+ * yielding between blocks of rows; `side` gives the reference's prepared side (a shape
+ * reference's is kept).
+ */
+function* distanceSteps(
+  query: ArrayLike<number>,
+  reference: ArrayLike<number>,
+  m: number,
+  exclusion: number,
+  side: () => ReferenceSide = () => referenceSide(reference, m),
+): Generator<void, Float64Array> {
   const out = new Float64Array(Math.max(0, query.length - m + 1));
-  if (!joinable(query, reference, m)) return out;
-  for (const _block of joinInBlocks(query, referenceSide(reference, m), m, exclusion, out)) await pause();
+  if (m >= 2 && query.length >= m && reference.length >= m) yield* joinInBlocks(query, side(), m, exclusion, out);
   return out;
 }
 
@@ -252,18 +275,19 @@ function median(values: Float64Array): number {
  * three subsequences of the shortest length.
  */
 export function shapeReferenceOf(values: readonly number[]): ShapeReferenceData | null {
-  const kept = values.slice(Math.max(0, values.length - MAX_SHAPE_REFERENCE_POINTS));
-  if (kept.length < 3 * MIN_SHAPE_LENGTH) return null;
-  const length = shapeLength(kept);
-  return summarised(kept, length, nearestNeighbourDistances(kept, kept, length, Math.ceil(length / 4)));
+  return completed(referenceSteps(values));
 }
 
 /** `shapeReferenceOf`, its join in slices (`nearestNeighbourDistancesInSlices`). */
-export async function shapeReferenceInSlices(values: readonly number[], pause: () => Promise<void>): Promise<ShapeReferenceData | null> {
+export function shapeReferenceInSlices(values: readonly number[], pause: () => Promise<void>): Promise<ShapeReferenceData | null> {
+  return completedInSlices(referenceSteps(values), pause);
+}
+
+function* referenceSteps(values: readonly number[]): Generator<void, ShapeReferenceData | null> {
   const kept = values.slice(Math.max(0, values.length - MAX_SHAPE_REFERENCE_POINTS));
   if (kept.length < 3 * MIN_SHAPE_LENGTH) return null;
   const length = shapeLength(kept);
-  return summarised(kept, length, await nearestNeighbourDistancesInSlices(kept, kept, length, Math.ceil(length / 4), pause));
+  return summarised(kept, length, yield* distanceSteps(kept, kept, length, Math.ceil(length / 4)));
 }
 
 function summarised(kept: readonly number[], length: number, distances: Float64Array): ShapeReferenceData | null {
@@ -296,20 +320,22 @@ export interface ShapeScores {
  * shorter than one subsequence (no shape to judge).
  */
 export function shapeScores(values: ArrayLike<number>, reference: ShapeReferenceData): ShapeScores {
-  const distances = new Float64Array(Math.max(0, values.length - reference.length + 1));
-  if (joinable(values, reference.values, reference.length)) {
-    for (const _block of joinInBlocks(values, shapeReferenceSide(reference), reference.length, 0, distances));
-  }
-  return scoresOf(values.length, reference, distances);
+  return completed(scoresSteps(values, reference));
 }
 
 /** `shapeScores`, its join in slices (as `nearestNeighbourDistancesInSlices`). */
-export async function shapeScoresInSlices(values: ArrayLike<number>, reference: ShapeReferenceData, pause: () => Promise<void>): Promise<ShapeScores> {
-  const distances = new Float64Array(Math.max(0, values.length - reference.length + 1));
-  if (joinable(values, reference.values, reference.length)) {
-    for (const _block of joinInBlocks(values, shapeReferenceSide(reference), reference.length, 0, distances)) await pause();
-  }
+export function shapeScoresInSlices(values: ArrayLike<number>, reference: ShapeReferenceData, pause: () => Promise<void>): Promise<ShapeScores> {
+  return completedInSlices(scoresSteps(values, reference), pause);
+}
+
+function* scoresSteps(values: ArrayLike<number>, reference: ShapeReferenceData): Generator<void, ShapeScores> {
+  const distances = yield* referenceDistanceSteps(values, reference);
   return scoresOf(values.length, reference, distances);
+}
+
+/** The join against a shape reference, with its kept prepared side. */
+function referenceDistanceSteps(values: ArrayLike<number>, reference: ShapeReferenceData): Generator<void, Float64Array> {
+  return distanceSteps(values, reference.values, reference.length, 0, () => shapeReferenceSide(reference));
 }
 
 function scoresOf(n: number, reference: ShapeReferenceData, distances: Float64Array): ShapeScores {
@@ -352,10 +378,7 @@ export function trailingShapeScores(values: ArrayLike<number>, from: number, ref
   const firstWindow = Math.max(0, start - m + 1);
   if (n - firstWindow < m) return out;
   const query = Array.prototype.slice.call(values, firstWindow) as number[];
-  const distances = new Float64Array(query.length - m + 1);
-  if (joinable(query, reference.values, m)) {
-    for (const _block of joinInBlocks(query, shapeReferenceSide(reference), m, 0, distances));
-  }
+  const distances = completed(referenceDistanceSteps(query, reference));
   for (let i = start; i < n; i++) {
     const windowStart = i - m + 1 - firstWindow;
     if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;
