@@ -2,7 +2,7 @@
 import { decompose, seasonalAt, type Decomposition } from './decomposition.js';
 import { prepareSeries } from './prepare.js';
 import { medianInPlace, robustScale, scaleFloor, shoulderScale } from './robust.js';
-import { anomalyCap, judgePoints, marginMultiplier, type Verdicts } from './scoring.js';
+import { anomalyCap, judgePoints, marginMultiplier, widenedMargin, type Verdicts } from './scoring.js';
 import type { DetectOptions, EntireResult, SeriesInput } from './types.js';
 import { rulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
@@ -124,7 +124,7 @@ export function reportEvents(values: readonly number[], expected: readonly numbe
   };
   const unflag = (i: number): void => {
     if (!isAnomaly[i]) return;
-    const widened = Math.abs(values[i]! - expected[i]!) * 1.01;
+    const widened = widenedMargin(values[i]!, expected[i]!);
     upperMargins[i] = widened;
     lowerMargins[i] = widened;
     severity[i] = 0;

@@ -2,6 +2,7 @@
 // score on a z-score's scale (its energies against the baseline's statistics, plus how unusual the
 // point's shape is against the baseline's shapes), judged with the engine's own band at the
 // request's sensitivity (marginMultiplier), so one sensitivity means the same on both sides.
+import { widenedMargin } from './scoring.js';
 
 /**
  * A baselined point's learned score: its energy z-score plus its shape score where that is above
@@ -65,5 +66,5 @@ export function baselineFindsOrdinary(score: number, band: number): boolean {
  * band" and "anomaly" still agree for a client drawing it.
  */
 export function bandHolding(value: number, expected: number, margin: number): number {
-  return Math.max(margin, Math.abs(value - expected) * 1.01);
+  return Math.max(margin, widenedMargin(value, expected));
 }

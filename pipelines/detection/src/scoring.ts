@@ -53,6 +53,15 @@ export interface Verdicts {
 }
 
 /**
+ * The half-width of a band widened just past a value that is no longer flagged: 1.01 × its
+ * deviation (the vendor's rule), so "outside the band" and "anomaly" keep meaning the same thing to
+ * a client drawing the band.
+ */
+export function widenedMargin(value: number, expected: number): number {
+  return Math.abs(value - expected) * 1.01;
+}
+
+/**
  * Flags every point whose deviation from its expected value exceeds its margin, then keeps only
  * the `cap` most severe (ties: the larger deviation in margins, then the earlier point). A point
  * that is un-flagged by the cap but lies outside its band gets both margins widened to
@@ -87,7 +96,7 @@ export function judgePoints(
     const excess = (i: number): number => Math.abs(values[i]! - expected[i]!) / margins[i]!;
     outside.sort((a, b) => severity[b]! - severity[a]! || excess(b) - excess(a) || a - b);
     for (const i of outside.slice(cap)) {
-      const widened = Math.abs(values[i]! - expected[i]!) * 1.01;
+      const widened = widenedMargin(values[i]!, expected[i]!);
       upperMargins[i] = widened;
       lowerMargins[i] = widened;
       severity[i] = 0;

@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, type EntireResult } from '@adp/detection';
+import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -92,7 +92,7 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
         upperMargins[i] = entire.upperMargins[i] ?? 0;
         lowerMargins[i] = entire.lowerMargins[i] ?? 0;
       } else {
-        const widened = Math.abs((values[i] ?? 0) - (entire.expectedValues[i] ?? 0)) * 1.01;
+        const widened = widenedMargin(values[i] ?? 0, entire.expectedValues[i] ?? 0);
         upperMargins[i] = widened;
         lowerMargins[i] = widened;
       }
