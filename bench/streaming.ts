@@ -24,6 +24,7 @@ import { writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
+import { shapeReferenceOf } from '@adp/detection';
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
 import { openStreaming, type OutgoingMessage, type Streaming } from '@adp/streaming';
@@ -107,9 +108,10 @@ function settingsFor(quick: boolean) {
   } as const;
 }
 
+/** The baseline `POST /v1/baseline` would keep of the machine's healthy part: statistics and shapes. */
 function baselineFor(machine: ExampleSeries, energiesOfHealthy: Float64Array): BaselineRecord {
   const healthy = machine.values.slice(0, Math.min(...machine.spikes, machine.values.length));
-  return statisticsBaseline(machine.machineId, healthy, energiesOfHealthy);
+  return statisticsBaseline(machine.machineId, healthy, energiesOfHealthy, shapeReferenceOf(healthy));
 }
 
 /**

@@ -116,12 +116,15 @@ export interface StreamSettings {
    * `fixed`: this many trailing points for every file;
    * `suggested-at`: engine.suggestedWindow(period, 'none') for the period the engine detects in
    * the series' first `points` rows as a request without timestamps (granularity none), at least
-   * 12: the size the service suggests once a client holds that many points.
+   * 12: the size the service suggests once a client holds that many points;
+   * `vendor-at`: as `suggested-at` with the vendor's rule instead (4 periods + 1, 1,441 without
+   * a period), whatever the engine suggests.
    */
   readonly window:
     | { readonly kind: 'suggested'; readonly minPoints: number; readonly atLeastLearning?: boolean }
     | { readonly kind: 'fixed'; readonly points: number }
-    | { readonly kind: 'suggested-at'; readonly points: number };
+    | { readonly kind: 'suggested-at'; readonly points: number }
+    | { readonly kind: 'vendor-at'; readonly points: number };
   /**
    * `prefix`: the period detected once on the learning prefix is passed to the engine;
    * `engine`: no period is passed, the engine detects it in each trailing window.
@@ -227,6 +230,11 @@ export interface StreamPlan {
   readonly windowPoints: number;
 }
 
+/** The vendor's suggestedWindow for a request without timestamps (BEHAVIOUR.md, section 7). */
+export function vendorSuggestion(period: number): number {
+  return period > 0 ? 4 * period + 1 : 1441;
+}
+
 export function planStream(
   api: EngineApi,
   values: readonly number[],
@@ -234,10 +242,11 @@ export function planStream(
   settings: StreamSettings,
 ): StreamPlan {
   const window = settings.window;
-  if (window.kind === 'suggested-at') {
+  if (window.kind === 'suggested-at' || window.kind === 'vendor-at') {
     const head = values.slice(0, window.points);
     const period = api.detectPeriod(head, 'none', 1);
-    const windowPoints = Math.max(api.suggestedWindow(period, 'none'), 12);
+    const suggested = window.kind === 'suggested-at' ? api.suggestedWindow(period, 'none') : vendorSuggestion(period);
+    const windowPoints = Math.max(suggested, 12);
     return { learningPoints: 0, granularity: 'none', customInterval: 1, period, windowPoints };
   }
   if (window.kind === 'fixed' && settings.period === 'engine') {

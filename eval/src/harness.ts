@@ -26,7 +26,7 @@ import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
 import { runSweep, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
-import { HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, windowRowId } from './shipped.js';
+import { HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, VENDOR_WINDOW_ROW, windowRowId } from './shipped.js';
 import { markdownTable, type TableRow } from './table.js';
 import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
 import { runTcpd, type TcpdDetectorResult } from './tcpd-run.js';
@@ -71,6 +71,8 @@ export interface WindowRobustness {
   readonly windows: readonly { readonly window: RobustnessWindow; readonly id: string; readonly standard: number; readonly folds?: FoldSummary }[];
   /** Largest minus smallest standard score over the windows. */
   readonly spread: number;
+  /** The vendor's suggested window (4 periods + 1), shown beside the windows, not in the spread. */
+  readonly vendor?: { readonly standard: number; readonly folds?: FoldSummary };
 }
 
 /** The robustness row from the entries, when every window ran. */
@@ -85,13 +87,24 @@ export function windowRobustness(entries: readonly { id: string; nab?: NabDetect
   if (windows.some((w) => w === undefined)) return undefined;
   const present = windows as NonNullable<(typeof windows)[number]>[];
   const scores = present.map((w) => w.standard);
-  return { windows: present, spread: Math.max(...scores) - Math.min(...scores) };
+  const vendorEntry = entries.find((e) => e.id === VENDOR_WINDOW_ROW.id);
+  const vendorStandard = vendorEntry?.nab?.profiles['standard']?.score;
+  const vendorFolds = vendorEntry?.folds?.['standard'];
+  const vendor =
+    vendorStandard === undefined ? undefined : { standard: vendorStandard, ...(vendorFolds === undefined ? {} : { folds: vendorFolds }) };
+  return { windows: present, spread: Math.max(...scores) - Math.min(...scores), ...(vendor === undefined ? {} : { vendor }) };
 }
 
 export function robustnessTable(r: WindowRobustness): string {
-  const header = ['streaming worker, NAB standard', ...r.windows.map((w) => `window ${w.window}`), 'spread'];
-  const cells = ['by window', ...r.windows.map((w) => w.standard.toFixed(1)), r.spread.toFixed(1)];
-  const folds = ['folds: mean (min–max)', ...r.windows.map((w) => foldCell(w.folds)), ''];
+  const vendor = r.vendor === undefined ? [] : [r.vendor];
+  const header = [
+    'streaming worker, NAB standard',
+    ...r.windows.map((w) => `window ${w.window}`),
+    'spread',
+    ...vendor.map(() => "vendor's window (4 periods + 1; not in the spread)"),
+  ];
+  const cells = ['by window', ...r.windows.map((w) => w.standard.toFixed(1)), r.spread.toFixed(1), ...vendor.map((v) => v.standard.toFixed(1))];
+  const folds = ['folds: mean (min–max)', ...r.windows.map((w) => foldCell(w.folds)), '', ...vendor.map((v) => foldCell(v.folds))];
   const line = (c: readonly string[]): string => `| ${c.join(' | ')} |`;
   return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), line(cells), line(folds)].join('\n');
 }

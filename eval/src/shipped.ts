@@ -9,7 +9,8 @@
 //      (batch.ts), as a batch user of entire/detect gets it;
 //
 // and the window rows: the streaming judge of (a) with other windows, so the table shows how far
-// the figure moves with the window alone.
+// the figure moves with the window alone, and beside them the vendor's shorter suggestion
+// (4 periods + 1) that the service no longer makes.
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { REQUEST_POINTS, requestFlags } from './batch.js';
 import type { StreamingDetector } from './detectors.js';
@@ -60,16 +61,24 @@ export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w) 
     name: `streaming worker, window ${window === 'suggested' ? 'suggested' : window}`,
     description:
       window === 'suggested'
-        ? `row (a) with the window the service suggests for the period it detects in the file's first ${STREAM_DEFAULTS.windowPoints} points (suggestedWindow: 4 periods + 1, or ${STREAM_DEFAULTS.windowPoints} without a period)`
+        ? `row (a) with the window the service suggests for the period it detects in the file's first ${STREAM_DEFAULTS.windowPoints} points (suggestedWindow: 4 periods + 1, or 1441 without a period, at least ${STREAM_DEFAULTS.windowPoints})`
         : `row (a) with a window of ${window} points`,
   }),
 );
 
-export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS];
+/** The vendor's suggestion (4 periods + 1), a reference beside the window row, not in its spread. */
+export const VENDOR_WINDOW_ROW: ShippedRow = {
+  id: 'window:vendor',
+  name: "streaming worker, the vendor's suggested window",
+  description: `row (a) with the vendor's suggestedWindow for the period detected in the file's first ${STREAM_DEFAULTS.windowPoints} points (4 periods + 1, or 1441 without a period)`,
+};
+
+export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS, VENDOR_WINDOW_ROW];
 
 
-/** The streaming settings of a window row. */
-export function windowSettings(window: RobustnessWindow): StreamSettings {
+/** The streaming settings of a window row ('vendor': the vendor's suggestion). */
+export function windowSettings(window: RobustnessWindow | 'vendor'): StreamSettings {
+  if (window === 'vendor') return { ...SHIPPED_STREAM, window: { kind: 'vendor-at', points: STREAM_DEFAULTS.windowPoints } };
   return {
     ...SHIPPED_STREAM,
     window:
@@ -110,7 +119,7 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
       },
     };
   }
-  const window = ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as RobustnessWindow;
+  const window = id === VENDOR_WINDOW_ROW.id ? 'vendor' : (ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as RobustnessWindow);
   const detector = engineStreamingDetector(api, { name: 'default', description: row.description }, windowSettings(window), row.name);
   return { detector, planOf: () => detector.lastPlan() };
 }

@@ -123,6 +123,15 @@ describe('the window robustness row', () => {
     expect(calls.judge[1]).toMatchObject({ windowPoints: 8640 });
   });
 
+  it("runs the vendor's suggestion (4 periods + 1) beside it, whatever the engine suggests", () => {
+    const { api, calls } = recordingEngine();
+    const engine: EngineApi = { ...api, suggestedWindow: () => 720 };
+    shippedDetector(engine, 'window:suggested').detector.flags(new Array<number>(3000).fill(1));
+    shippedDetector(engine, 'window:vendor').detector.flags(new Array<number>(3000).fill(1));
+    expect(calls.period).toEqual([[720, 'none'], [720, 'none']]);
+    expect(calls.judge.map((j) => j.windowPoints)).toEqual([720, 97]);
+  });
+
   it('reports each window and the spread once every window ran', () => {
     const nab = (standard: number) => ({ profiles: { standard: { score: standard } } }) as unknown as NabDetectorResult;
     const entries = [
@@ -134,6 +143,10 @@ describe('the window robustness row', () => {
     const r = windowRobustness([...entries, { id: 'window:8640', nab: nab(60) }]);
     expect(r?.windows.map((w) => [w.window, w.standard])).toEqual([[720, 64], [1441, 66], ['suggested', 58.5], [8640, 60]]);
     expect(r?.spread).toBeCloseTo(7.5, 10);
+    expect(r?.vendor).toBeUndefined();
+    const withVendor = windowRobustness([...entries, { id: 'window:8640', nab: nab(60) }, { id: 'window:vendor', nab: nab(20) }]);
+    expect(withVendor?.vendor).toEqual({ standard: 20 });
+    expect(withVendor?.spread).toBeCloseTo(7.5, 10);
   });
 });
 

@@ -87,7 +87,7 @@ export function expectEntireDetection(result: EntireDetection, series: SeriesFix
 /** The last point of `series` is an upward spike. */
 export function expectLastPointSpike(result: LastDetection, series: SeriesFixture): void {
   expect(result.period).toBe(WEEKLY_PERIOD);
-  expect(result.suggestedWindow).toBe(WEEKLY_PERIOD * 4 + 1);
+  expect(result.suggestedWindow, "4 periods + 1, at least the 720 points the worker judges from").toBe(Math.max(WEEKLY_PERIOD * 4 + 1, 720));
   expect(result.isAnomaly).toBe(true);
   expect(result.isPositiveAnomaly).toBe(true);
   expect(result.isNegativeAnomaly).toBe(false);
@@ -104,7 +104,7 @@ export function expectLastPointSpike(result: LastDetection, series: SeriesFixtur
 /** The last point of `series` follows the weekly pattern. */
 export function expectLastPointNormal(result: LastDetection, series: SeriesFixture): void {
   expect(result.period).toBe(WEEKLY_PERIOD);
-  expect(result.suggestedWindow).toBe(WEEKLY_PERIOD * 4 + 1);
+  expect(result.suggestedWindow, "4 periods + 1, at least the 720 points the worker judges from").toBe(Math.max(WEEKLY_PERIOD * 4 + 1, 720));
   expect(result.isAnomaly).toBe(false);
   expect(result.isPositiveAnomaly).toBe(false);
   expect(result.isNegativeAnomaly).toBe(false);

@@ -161,10 +161,10 @@ describe('request fields change the result', () => {
     expect(count(many.isAnomaly)).toBeGreaterThan(count(few.isAnomaly));
   });
 
-  it('period: used as given, and suggestedWindow follows it', async () => {
+  it('period: used as given, and suggestedWindow follows it (4 periods + 1, at least 720 points)', async () => {
     const res = await post(app, LAST, { series: dailySeries(40), granularity: 'daily', period: 7 });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ period: 7, suggestedWindow: 29 });
+    expect(res.json()).toMatchObject({ period: 7, suggestedWindow: 720 });
     // 0 asks for detection, like an absent period: the same answer as without one.
     expect(await entire({ series: dailySeries(40), period: 0 })).toEqual(await entire({ series: dailySeries(40) }));
   });

@@ -11,7 +11,7 @@ import {
   type SeriesInput,
 } from '@adp/detection';
 import type { DetectCommand } from './args.js';
-import { MIN_POINTS, type CsvSeries } from './csv.js';
+import type { CsvSeries } from './csv.js';
 import { CliError } from './errors.js';
 
 /**
@@ -48,12 +48,12 @@ export interface PointRecord {
 export const NON_SEASONAL_STREAM_WINDOW = 1441;
 
 /**
- * The stream window of `--window suggested`: the suggested window, period*4+1, but never fewer
- * than the 12 points a window needs to be judged at all.
+ * The stream window of `--window suggested`: the service's suggested window for the period
+ * (period*4+1, at least the worker's 720 points).
  */
 export function defaultStreamWindow(period: number, seriesLength: number): number {
   if (period <= 0) return Math.min(seriesLength, NON_SEASONAL_STREAM_WINDOW);
-  return Math.max(MIN_POINTS, suggestedWindow(period, 'none'));
+  return suggestedWindow(period, 'none');
 }
 
 function seriesInput(series: CsvSeries, command: DetectCommand, from = 0): SeriesInput {

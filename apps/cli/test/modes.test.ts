@@ -131,14 +131,15 @@ describe('modes', () => {
     const byDefault = await lines([]);
     expect(byDefault).toEqual(await lines(['--window', String(STREAM_DEFAULTS.windowPoints)]));
     const suggested = await lines(['--window', 'suggested']);
-    // 96 points with a 12-point period: the suggested window is 49 points, the default the whole file.
-    expect(suggested).toEqual(await lines(['--window', String(PERIOD * 4 + 1)]));
-    expect(suggested.map((l) => l.upperMargin)).not.toEqual(byDefault.map((l) => l.upperMargin));
+    // 96 points with a 12-point period: the suggested window is 720 points (4 periods + 1 is 49), all the file.
+    expect(suggested).toEqual(await lines(['--window', '720']));
+    expect(suggested).not.toEqual(await lines(['--window', String(PERIOD * 4 + 1)]));
   });
 
-  it('--window suggested is the suggested window, at least 12 points, capped without a period', () => {
-    expect(defaultStreamWindow(24, 1000)).toBe(97);
-    expect(defaultStreamWindow(2, 1000)).toBe(12);
+  it("--window suggested is the service's suggested window (4 periods + 1, at least 720), capped without a period", () => {
+    expect(defaultStreamWindow(24, 1000)).toBe(720);
+    expect(defaultStreamWindow(2, 1000)).toBe(720);
+    expect(defaultStreamWindow(288, 10_000)).toBe(1153);
     expect(defaultStreamWindow(0, 20_000)).toBe(NON_SEASONAL_STREAM_WINDOW);
     expect(defaultStreamWindow(0, 100)).toBe(100);
   });

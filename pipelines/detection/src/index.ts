@@ -10,7 +10,7 @@ export {
   type PreparedSeries,
 } from './alignment.js';
 export { detectPeriod, granularityPeriods, seasonalFitScore, MIN_SEASONAL_FIT } from './period.js';
-export { anomalyCap, DEFAULT_WINDOW_WITHOUT_PERIOD, marginMultiplier, severityOf, suggestedWindow, widenedMargin } from './scoring.js';
+export { anomalyCap, DEFAULT_WINDOW_WITHOUT_PERIOD, marginMultiplier, severityOf, suggestedWindow, vendorSuggestedWindow, widenedMargin } from './scoring.js';
 export { MIN_SERIES_POINTS } from './prepare.js';
 export { SHOULDER_QUANTILE, shoulderScale } from './robust.js';
 export { detectEntireSeries, EXCURSION_MAX_SHARE, EXCURSION_REFERENCE_SHARE, PHASE_MIN_CYCLES, PHASE_POOL_MIN_POINTS, EVENT_GAP_SHARE, reportEvents, ROUTINE_EVENT_COUNT, type EventRules } from './entire.js';

@@ -1,6 +1,7 @@
 // From residuals to verdicts: the band a point must stay inside, how bad it is when it does
 // not, and the cap on how many points one request may flag.
 
+import { STREAM_DEFAULTS } from './stream-defaults.js';
 import { TUNING } from './tuning.js';
 import type { Granularity } from './types.js';
 
@@ -129,9 +130,18 @@ export const DEFAULT_WINDOW_WITHOUT_PERIOD: Readonly<Record<Granularity, number>
 
 /**
  * Window a client should send to last-point detection: four periods and one point, or, without
- * a period, the granularity's default. It does not depend on how many points the request held,
+ * a period, the granularity's default (the vendor's rule), but never fewer points than the
+ * worker judges from (`STREAM_DEFAULTS.windowPoints`) nor more than one request may carry
+ * (`STREAM_DEFAULTS.memoryPoints`). A seasonal profile fitted on four cycles of a short period
+ * flags ordinary points (docs/evaluation.md, "Window robustness"), so the service asks for the
+ * window its own streaming judge uses. It does not depend on how many points the request held,
  * so a client that follows it grows its window to the same size whatever it started with.
  */
 export function suggestedWindow(period: number, granularity: Granularity): number {
+  return Math.min(Math.max(vendorSuggestedWindow(period, granularity), STREAM_DEFAULTS.windowPoints), STREAM_DEFAULTS.memoryPoints);
+}
+
+/** The vendor's suggestion alone: four periods and one point, or the granularity's default. */
+export function vendorSuggestedWindow(period: number, granularity: Granularity): number {
   return period > 0 ? period * 4 + 1 : DEFAULT_WINDOW_WITHOUT_PERIOD[granularity];
 }

@@ -82,10 +82,10 @@ describe('detectLastPoint', () => {
     }
   });
 
-  it('on the vendor LastDetect example: period 12, suggested window 49, a normal last point', () => {
+  it('on the vendor LastDetect example: period 12, suggested window 720 (the vendor suggests 49), a normal last point', () => {
     const result = detectLastPoint(vendorMonthlyInput({ imputeMode: 'fixed', imputeFixedValue: 800 }), DEFAULTS);
     expect(result.period).toBe(12);
-    expect(result.suggestedWindow).toBe(49);
+    expect(result.suggestedWindow).toBe(720);
     expect(result.isAnomaly).toBe(false);
     expect(result.severity).toBe(0);
     // Forecast from the previous Decembers (805, 802, 813) plus the level: near 810.
@@ -99,7 +99,7 @@ describe('detectLastPoint', () => {
       const normal = detectLastPoint(input, DEFAULTS);
       expect(normal.isAnomaly, `seed ${seed}`).toBe(false);
       expect(normal.period).toBe(24);
-      expect(normal.suggestedWindow).toBe(97);
+      expect(normal.suggestedWindow).toBe(720);
       const last = values[values.length - 1]!;
       const up = detectLastPoint(withLastValue(input, last + 12), DEFAULTS);
       expect(up.isAnomaly && up.isPositiveAnomaly && !up.isNegativeAnomaly).toBe(true);

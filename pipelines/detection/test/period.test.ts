@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectPeriod, granularityPeriods, suggestedWindow } from '../src/index.js';
+import { detectPeriod, granularityPeriods, STREAM_DEFAULTS, suggestedWindow, vendorSuggestedWindow } from '../src/index.js';
 import { seasonalFitScore, seasonalFitScorer } from '../src/period.js';
 import { gaussian, noiseSeries, sineSeries } from './helpers.js';
 
@@ -98,14 +98,28 @@ describe('detectPeriod', () => {
 
 describe('suggestedWindow', () => {
   it("is four periods and one point, or the granularity's default without a period (the vendor's rule)", () => {
-    expect(suggestedWindow(12, 'none')).toBe(49);
-    expect(suggestedWindow(12, 'daily')).toBe(49);
+    expect(vendorSuggestedWindow(12, 'none')).toBe(49);
+    expect(vendorSuggestedWindow(12, 'daily')).toBe(49);
+    expect(vendorSuggestedWindow(0, 'none')).toBe(1441);
+    expect(vendorSuggestedWindow(0, 'minutely')).toBe(1441);
+    expect(vendorSuggestedWindow(0, 'hourly')).toBe(169);
+    expect(vendorSuggestedWindow(0, 'daily')).toBe(29);
+    expect(vendorSuggestedWindow(0, 'monthly')).toBe(13);
+    expect(vendorSuggestedWindow(0, 'microsecond')).toBe(1001);
+  });
+
+  it("is the vendor's rule, but never fewer points than the worker's window nor more than a request carries", () => {
+    expect(STREAM_DEFAULTS.windowPoints).toBe(720);
+    expect(suggestedWindow(12, 'none')).toBe(720);
+    expect(suggestedWindow(0, 'daily')).toBe(720);
+    expect(suggestedWindow(0, 'monthly')).toBe(720);
+    expect(suggestedWindow(179, 'none')).toBe(720);
+    expect(suggestedWindow(180, 'none')).toBe(721);
+    expect(suggestedWindow(288, 'none')).toBe(1153);
     expect(suggestedWindow(0, 'none')).toBe(1441);
-    expect(suggestedWindow(0, 'minutely')).toBe(1441);
-    expect(suggestedWindow(0, 'hourly')).toBe(169);
-    expect(suggestedWindow(0, 'daily')).toBe(29);
-    expect(suggestedWindow(0, 'monthly')).toBe(13);
-    expect(suggestedWindow(0, 'microsecond')).toBe(1001);
+    expect(suggestedWindow(2159, 'none')).toBe(8637);
+    expect(suggestedWindow(2160, 'none')).toBe(8640);
+    expect(suggestedWindow(4000, 'none')).toBe(8640);
   });
 });
 
