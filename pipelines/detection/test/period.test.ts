@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { detectPeriod, granularityPeriods, STREAM_DEFAULTS, suggestedWindow, vendorSuggestedWindow } from '../src/index.js';
 import { seasonalFitScore, seasonalFitScorer } from '../src/period.js';
+import type { Granularity } from '../src/types.js';
 import { gaussian, noiseSeries, sineSeries } from './helpers.js';
 
 describe('detectPeriod', () => {
@@ -97,29 +98,31 @@ describe('detectPeriod', () => {
 });
 
 describe('suggestedWindow', () => {
-  it("is four periods and one point, or the granularity's default without a period (the vendor's rule)", () => {
-    expect(vendorSuggestedWindow(12, 'none')).toBe(49);
-    expect(vendorSuggestedWindow(12, 'daily')).toBe(49);
-    expect(vendorSuggestedWindow(0, 'none')).toBe(1441);
-    expect(vendorSuggestedWindow(0, 'minutely')).toBe(1441);
-    expect(vendorSuggestedWindow(0, 'hourly')).toBe(169);
-    expect(vendorSuggestedWindow(0, 'daily')).toBe(29);
-    expect(vendorSuggestedWindow(0, 'monthly')).toBe(13);
-    expect(vendorSuggestedWindow(0, 'microsecond')).toBe(1001);
-  });
+  // [period, granularity, the vendor's suggestion, ours: at least the worker's 720, at most 8,640]
+  const CASES: readonly [number, Granularity, number, number][] = [
+    [12, 'none', 49, 720],
+    [12, 'daily', 49, 720],
+    [0, 'none', 1441, 1441],
+    [0, 'minutely', 1441, 1441],
+    [0, 'hourly', 169, 720],
+    [0, 'daily', 29, 720],
+    [0, 'monthly', 13, 720],
+    [0, 'microsecond', 1001, 1001],
+    [179, 'none', 717, 720],
+    [180, 'none', 721, 721],
+    [288, 'none', 1153, 1153],
+    [2159, 'none', 8637, 8637],
+    [2160, 'none', 8641, 8640],
+    [4000, 'none', 16001, 8640],
+  ];
 
-  it("is the vendor's rule, but never fewer points than the worker's window nor more than a request carries", () => {
+  it("is the vendor's rule (four periods and one point, or the granularity's default), at least the worker's window and at most a request", () => {
     expect(STREAM_DEFAULTS.windowPoints).toBe(720);
-    expect(suggestedWindow(12, 'none')).toBe(720);
-    expect(suggestedWindow(0, 'daily')).toBe(720);
-    expect(suggestedWindow(0, 'monthly')).toBe(720);
-    expect(suggestedWindow(179, 'none')).toBe(720);
-    expect(suggestedWindow(180, 'none')).toBe(721);
-    expect(suggestedWindow(288, 'none')).toBe(1153);
-    expect(suggestedWindow(0, 'none')).toBe(1441);
-    expect(suggestedWindow(2159, 'none')).toBe(8637);
-    expect(suggestedWindow(2160, 'none')).toBe(8640);
-    expect(suggestedWindow(4000, 'none')).toBe(8640);
+    expect(STREAM_DEFAULTS.memoryPoints).toBe(8640);
+    for (const [period, granularity, vendor, ours] of CASES) {
+      expect(vendorSuggestedWindow(period, granularity), `${period} ${granularity}`).toBe(vendor);
+      expect(suggestedWindow(period, granularity), `${period} ${granularity}`).toBe(ours);
+    }
   });
 });
 
