@@ -32,12 +32,9 @@ export interface LearnedVerdictInput {
  * value cannot be outside a band and is left to the engine). Points whose model window is partly
  * padding (before WINDOW_POINTS) keep the engine's verdict. The union is then reported as events,
  * by the rules entire-series detection applies to its own flags (reportEvents: flags close together
- * are one event; an event that many others reach is routine and not reported), so a baselined
- * machine pages once per event as any series does, and a learned excursion that recurs all
- * through the request is not one. The event is flagged at its most severe point, where entire
- * detection without a baseline flags its first: a learned excursion can run for hundreds of
- * points before the anomaly within it, and the point the baseline finds worst is where to look
- * (chosen on UCR dev's half A, docs/evaluation.md). The request's cap on flagged points
+ * are one event, flagged at its first point with its largest severity; an event that many others
+ * reach is routine and not reported), so a baselined machine pages once per event as any series
+ * does, and a learned excursion that recurs all through the request is not one. The request's cap on flagged points
  * holds for the union: the most severe are kept, and an engine flag the cap drops gets its band
  * widened past its value as the engine does.
  */
@@ -82,7 +79,7 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   reportEvents(values, expected, joined, {
     routineCount: ROUTINE_EVENT_COUNT,
     gapPoints: Math.round(EVENT_GAP_SHARE * n),
-    report: 'peak',
+    onsetOnly: true,
   });
   const flagged = isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
   const cap = anomalyCap(input.maxAnomalyRatio, n);
