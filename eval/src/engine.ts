@@ -19,7 +19,7 @@ import type { ChangePointDetector, StreamingDetector } from './detectors.js';
 import { probationaryRows } from './nab-scorer.js';
 import type { EngineVariant } from './variants.js';
 import type * as detection from '@adp/detection';
-import { STREAM_DEFAULTS as SHIPPED } from '@adp/detection';
+import { STREAM_DEFAULTS as SHIPPED, vendorSuggestedWindow } from '@adp/detection';
 
 export type StreamOptions = DetectOptions & { windowPoints: number; minHistory?: number };
 
@@ -230,11 +230,6 @@ export interface StreamPlan {
   readonly windowPoints: number;
 }
 
-/** The vendor's suggestedWindow for a request without timestamps (BEHAVIOUR.md, section 7). */
-export function vendorSuggestion(period: number): number {
-  return period > 0 ? 4 * period + 1 : 1441;
-}
-
 export function planStream(
   api: EngineApi,
   values: readonly number[],
@@ -245,7 +240,8 @@ export function planStream(
   if (window.kind === 'suggested-at' || window.kind === 'vendor-at') {
     const head = values.slice(0, window.points);
     const period = api.detectPeriod(head, 'none', 1);
-    const suggested = window.kind === 'suggested-at' ? api.suggestedWindow(period, 'none') : vendorSuggestion(period);
+    // The vendor's rule is fixed: the current engine's copy of it serves every engine compared.
+    const suggested = window.kind === 'suggested-at' ? api.suggestedWindow(period, 'none') : vendorSuggestedWindow(period, 'none');
     const windowPoints = Math.max(suggested, 12);
     return { learningPoints: 0, granularity: 'none', customInterval: 1, period, windowPoints };
   }

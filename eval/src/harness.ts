@@ -77,21 +77,22 @@ export interface WindowRobustness {
 
 /** The robustness row from the entries, when every window ran. */
 export function windowRobustness(entries: readonly { id: string; nab?: NabDetectorResult; folds?: Readonly<Record<string, FoldSummary>> }[]): WindowRobustness | undefined {
-  const windows = ROBUSTNESS_WINDOWS.map((window) => {
-    const entry = entries.find((e) => e.id === windowRowId(window));
+  /** A row's NAB standard score and its folds, when it ran. */
+  const standardOf = (id: string): { standard: number; folds?: FoldSummary } | undefined => {
+    const entry = entries.find((e) => e.id === id);
     const standard = entry?.nab?.profiles['standard']?.score;
     if (entry === undefined || standard === undefined) return undefined;
     const folds = entry.folds?.['standard'];
-    return { window, id: entry.id, standard, ...(folds === undefined ? {} : { folds }) };
+    return { standard, ...(folds === undefined ? {} : { folds }) };
+  };
+  const windows = ROBUSTNESS_WINDOWS.map((window) => {
+    const figures = standardOf(windowRowId(window));
+    return figures === undefined ? undefined : { window, id: windowRowId(window), ...figures };
   });
   if (windows.some((w) => w === undefined)) return undefined;
   const present = windows as NonNullable<(typeof windows)[number]>[];
   const scores = present.map((w) => w.standard);
-  const vendorEntry = entries.find((e) => e.id === VENDOR_WINDOW_ROW.id);
-  const vendorStandard = vendorEntry?.nab?.profiles['standard']?.score;
-  const vendorFolds = vendorEntry?.folds?.['standard'];
-  const vendor =
-    vendorStandard === undefined ? undefined : { standard: vendorStandard, ...(vendorFolds === undefined ? {} : { folds: vendorFolds }) };
+  const vendor = standardOf(VENDOR_WINDOW_ROW.id);
   return { windows: present, spread: Math.max(...scores) - Math.min(...scores), ...(vendor === undefined ? {} : { vendor }) };
 }
 
