@@ -243,7 +243,7 @@ export function eventFolds(
         engine.reportEvents(values, result.expectedValues, verdicts, {
           routineCount: cell.routineCount,
           gapPoints: Math.round(cell.gapShare * values.length),
-          onsetOnly: true,
+          report: 'onset',
         });
         return verdicts.isAnomaly;
       }),

@@ -95,19 +95,57 @@ describe('learned verdicts of a baselined detection', () => {
     expect(out.isPositiveAnomaly[80]).toBe(true);
   });
 
-  it('reports a learned burst as one event at its first point, with its largest severity', () => {
+  it('reports a learned burst as one event at its most severe point', () => {
     const values = new Array<number>(N).fill(1);
     const z = new Array<number>(N).fill(0);
     z[70] = 2 * BAND; // severity 0.5
     z[71] = 4 * BAND; // severity 0.75
     z[72] = 1.25 * BAND; // severity 0.2
     const out = learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
-    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70]);
-    expect(out.severity[70]).toBeCloseTo(0.75, 12);
-    expect(out.severity[71]).toBe(0);
-    expect(out.isPositiveAnomaly[70]).toBe(true);
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([71]);
+    expect(out.severity[71]).toBeCloseTo(0.75, 12);
+    expect(out.upperMargins[71]).toBeCloseTo(0.25, 12);
+    expect(out.severity[70]).toBe(0);
+    expect(out.isPositiveAnomaly[71]).toBe(true);
     // The points no longer reported are inside their band again.
-    expect(out.upperMargins[71]).toBeGreaterThan(1);
+    expect(out.upperMargins[70]).toBeGreaterThan(1);
+    expect(out.upperMargins[72]).toBeGreaterThan(1);
+  });
+
+  it('flags a learned excursion still under way at the end at its first point', () => {
+    // A level shift: the learned score leaves the band at 70 and keeps growing to the last point.
+    const values = new Array<number>(N).fill(1);
+    const z = new Array<number>(N).fill(0);
+    for (let i = 70; i < N; i++) z[i] = (1.25 + 0.25 * (i - 70)) * BAND;
+    const out = learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70]);
+    // With the event's largest severity, that of the last point.
+    expect(out.severity[70]).toBeCloseTo(1 - 1 / z[N - 1]! * BAND, 12);
+    expect(out.severity[N - 1]).toBe(0);
+  });
+
+  it('grades the points the learned side flags by the severity scores, which flag nothing themselves', () => {
+    const values = new Array<number>(N).fill(1);
+    const z = new Array<number>(N).fill(0);
+    const graded = new Array<number>(N).fill(0);
+    // One event, 70-71: 70 is the more severe by its own score (0.5 against 1/3), 71 by the
+    // severity scores (0.875), so the event is flagged at 71.
+    z[70] = 2 * BAND;
+    z[71] = 1.5 * BAND;
+    graded[71] = 8 * BAND;
+    graded[76] = 10 * BAND; // beyond the band, but its own score (0) is within it: not flagged
+    z[80] = 4 * BAND; // its own score (0.75) says more than its severity score: that counts
+    graded[80] = 2 * BAND;
+    const out = learnedVerdicts({ values, entire: quietEngine(), scores: z, severityScores: graded, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(out.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([71, 80]);
+    expect(out.severity[71]).toBeCloseTo(0.875, 12);
+    expect(out.upperMargins[71]).toBeCloseTo(0.125, 12);
+    expect(out.severity[76]).toBe(0);
+    expect(out.severity[80]).toBeCloseTo(0.75, 12);
+    // Graded by their own scores: the event at 70, severity 0.5.
+    const plain = learnedVerdicts({ values, entire: quietEngine(), scores: z, sensitivity: SENSITIVITY, maxAnomalyRatio: 0.25 });
+    expect(plain.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([70, 80]);
+    expect(plain.severity[70]).toBeCloseTo(0.5, 12);
   });
 
   it('a higher sensitivity flags a lower energy', () => {

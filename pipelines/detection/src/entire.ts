@@ -52,7 +52,7 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
     reportEvents(input.values, expectedValues, verdicts, {
       routineCount: rules.routineEvent ? ROUTINE_EVENT_COUNT : Number.POSITIVE_INFINITY,
       gapPoints: Math.round(EVENT_GAP_SHARE * n),
-      onsetOnly: rules.eventOnset,
+      report: rules.eventOnset ? 'onset' : 'every',
     });
   }
   return { period, expectedValues, ...verdicts };
@@ -77,17 +77,24 @@ export interface EventRules {
   readonly routineCount: number;
   /** Most points within the band between two flagged points of one event. */
   readonly gapPoints: number;
-  /** Flag a reported event at its first point only. */
-  readonly onsetOnly: boolean;
+  /**
+   * Which points of a reported event stay flagged: `every` one, its first (`onset`: when it
+   * began), or (`peak`) its most severe once it has ended (the first such point on a tie) and its
+   * first while it is still under way at the series' end (a flag on the last point would join it).
+   */
+  readonly report: 'every' | 'onset' | 'peak';
 }
 
 /**
  * Turns the points outside the band into events: flagged points at most `gapPoints` points apart
  * are one event; its peak is its largest deviation in margins. An event that at least
  * `routineCount` other events reach or pass at their peak is routine and none of its points is
- * reported. With `onsetOnly`, a reported event is flagged at its first point only, with the
- * event's largest severity: the points after it belong to the same event, already reported, and a
- * client paging on flags is paged once per event. A point no longer reported gets its margins
+ * reported. With `report` 'onset' or 'peak', a reported event is flagged at one point only, with
+ * the event's largest severity: the other points belong to the same event, already reported, and
+ * a client paging on flags is paged once per event. 'peak' flags an event that has ended at its
+ * most severe point, and one still under way at the end at its first: an excursion that holds to
+ * the end (a level shift) is flagged at its jump, not at the series' last point, where its score
+ * has grown the most. A point no longer reported gets its margins
  * widened to 1.01 × its deviation and severity 0, as the anomaly cap does, so that "outside the
  * band" and "anomaly" keep meaning the same thing. Mutates `verdicts`. O(n + e log e) for e events.
  */
@@ -140,11 +147,20 @@ export function reportEvents(values: readonly number[], expected: readonly numbe
       for (let i = start; i <= end; i++) unflag(i);
       continue;
     }
-    if (!rules.onsetOnly) continue;
+    if (rules.report === 'every') continue;
     let worst = 0;
-    for (let i = start; i <= end; i++) worst = Math.max(worst, severity[i]!);
-    for (let i = start + 1; i <= end; i++) unflag(i);
-    severity[start] = worst;
+    let worstAt = start;
+    for (let i = start; i <= end; i++) {
+      if (severity[i]! > worst) {
+        worst = severity[i]!;
+        worstAt = i;
+      }
+    }
+    // Still under way: a flag on the last point would join the event.
+    const underWay = n - 1 - end <= rules.gapPoints + 1;
+    const kept = rules.report === 'peak' && !underWay ? worstAt : start;
+    for (let i = start; i <= end; i++) if (i !== kept) unflag(i);
+    severity[kept] = worst;
   }
 }
 

@@ -434,18 +434,19 @@ describe('detectEntireSeries: events', () => {
   it('counts the events that reach a peak, the event itself aside (reportEvents)', () => {
     // Five one-point events with peaks 2, 3, 4, 5, 6 margins (margin 1, expected 0).
     const values = [0, 2, 0, 0, 3, 0, 0, 4, 0, 0, 5, 0, 0, 6, 0];
-    const judge = () => ({
-      upperMargins: values.map(() => 1),
-      lowerMargins: values.map(() => 1),
-      isAnomaly: values.map((v) => v > 1),
-      isPositiveAnomaly: values.map((v) => v > 1),
-      isNegativeAnomaly: values.map(() => false),
-      severity: values.map((v) => (v > 1 ? 1 - 1 / v : 0)),
+    const judgeOf = (series: readonly number[]) => ({
+      upperMargins: series.map(() => 1),
+      lowerMargins: series.map(() => 1),
+      isAnomaly: series.map((v) => v > 1),
+      isPositiveAnomaly: series.map((v) => v > 1),
+      isNegativeAnomaly: series.map(() => false),
+      severity: series.map((v) => (v > 1 ? 1 - 1 / v : 0)),
     });
+    const judge = () => judgeOf(values);
     const expected = values.map(() => 0);
     const flaggedWith = (routineCount: number): number[] => {
       const verdicts = judge();
-      reportEvents(values, expected, verdicts, { routineCount, gapPoints: 0, onsetOnly: true });
+      reportEvents(values, expected, verdicts, { routineCount, gapPoints: 0, report: 'onset' });
       return indicesWhere(verdicts.isAnomaly);
     };
     // Routine when at least `routineCount` other events reach its peak.
@@ -455,8 +456,33 @@ describe('detectEntireSeries: events', () => {
     expect(flaggedWith(Number.POSITIVE_INFINITY)).toEqual([1, 4, 7, 10, 13]);
     // Events two points apart are one with a gap of 2: its peak is 6, reported at its first point.
     const verdicts = judge();
-    reportEvents(values, expected, verdicts, { routineCount: 1, gapPoints: 2, onsetOnly: true });
+    reportEvents(values, expected, verdicts, { routineCount: 1, gapPoints: 2, report: 'onset' });
     expect(indicesWhere(verdicts.isAnomaly)).toEqual([1]);
     expect(verdicts.severity[1]).toBeCloseTo(1 - 1 / 6, 12);
+    // With 'peak', an event still under way at the end (a flag on the last point, 14, would join
+    // it) keeps its first point.
+    const underWay = judge();
+    reportEvents(values, expected, underWay, { routineCount: Number.POSITIVE_INFINITY, gapPoints: 2, report: 'peak' });
+    expect(indicesWhere(underWay.isAnomaly)).toEqual([1]);
+    expect(underWay.severity[1]).toBeCloseTo(1 - 1 / 6, 12);
+    // Ended (a flag on the last point would be 4 points after it, beyond the gap): at its peak,
+    // point 13, with its own margins; the onset's band is widened past its value.
+    const ended = [...values, 0, 0, 0];
+    const atPeak = judgeOf(ended);
+    reportEvents(ended, ended.map(() => 0), atPeak, { routineCount: Number.POSITIVE_INFINITY, gapPoints: 2, report: 'peak' });
+    expect(indicesWhere(atPeak.isAnomaly)).toEqual([13]);
+    expect(atPeak.severity[13]).toBeCloseTo(1 - 1 / 6, 12);
+    expect(atPeak.upperMargins[13]).toBe(1);
+    expect(atPeak.severity[1]).toBe(0);
+    expect(atPeak.upperMargins[1]).toBeCloseTo(2.02, 12);
+    // One point shorter, a flag on the last point would join it: under way, at its first point.
+    const shorter = ended.slice(0, -1);
+    const stillUnderWay = judgeOf(shorter);
+    reportEvents(shorter, shorter.map(() => 0), stillUnderWay, { routineCount: Number.POSITIVE_INFINITY, gapPoints: 2, report: 'peak' });
+    expect(indicesWhere(stillUnderWay.isAnomaly)).toEqual([1]);
+    // Every point of a reported event stays flagged with `every`.
+    const every = judge();
+    reportEvents(values, expected, every, { routineCount: Number.POSITIVE_INFINITY, gapPoints: 2, report: 'every' });
+    expect(indicesWhere(every.isAnomaly)).toEqual([1, 4, 7, 10, 13]);
   });
 });

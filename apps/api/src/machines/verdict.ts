@@ -18,6 +18,13 @@ export interface LearnedVerdictInput {
    * statistics, plus the shape scores where the baseline keeps a shape reference.
    */
   readonly scores: ArrayLike<number>;
+  /**
+   * How severe a point the learned side flags is, on the same scale (absent: `scores`); never
+   * less than its score in `scores`. Detection passes the z-scores plus the centred shape scores,
+   * which see the whole unusual subsequence around a point, where `scores` (with the shape score
+   * within) decides which points are flagged.
+   */
+  readonly severityScores?: ArrayLike<number>;
   readonly sensitivity: number;
   readonly maxAnomalyRatio: number;
 }
@@ -26,15 +33,20 @@ export interface LearnedVerdictInput {
  * The joined verdicts: a point is anomalous when its learned score is beyond the band, or when the
  * engine flags it and the baseline does not find it ordinary (`baselineFindsOrdinary`: a known
  * learned score within the band overrules a residual-only flag, whose band is then widened past
- * its value), with the larger severity. Where the learned severity is the larger, the point's band is the one that gives
+ * its value), with the larger severity (the learned one from `severityScores` where given). Where the learned severity is the larger, the point's band is the one that gives
  * the engine's rule (severity = 1 − margin / |deviation|) that severity, so "outside the band",
  * "anomaly" and the severity still agree for a client drawing the band; its direction is the side its value lies on (a value on its expected
  * value cannot be outside a band and is left to the engine). Points whose model window is partly
  * padding (before WINDOW_POINTS) keep the engine's verdict. The union is then reported as events,
  * by the rules entire-series detection applies to its own flags (reportEvents: flags close together
- * are one event, flagged at its first point with its largest severity; an event that many others
- * reach is routine and not reported), so a baselined machine pages once per event as any series
- * does, and a learned excursion that recurs all through the request is not one. The request's cap on flagged points
+ * are one event; an event that many others reach is routine and not reported), so a baselined
+ * machine pages once per event as any series does, and a learned excursion that recurs all
+ * through the request is not one. An event that ended within the request is flagged at its most
+ * severe point, where entire detection without a baseline flags its first: a learned excursion
+ * can run for hundreds of points before the anomaly within it, and the point the baseline finds
+ * worst is where to look (chosen on UCR dev's half A, docs/evaluation.md). An event still under
+ * way at the request's end keeps its first point: a level shift's score keeps growing after the
+ * jump, and the jump is what to page on. The request's cap on flagged points
  * holds for the union: the most severe are kept, and an engine flag the cap drops gets its band
  * widened past its value as the engine does.
  */
@@ -57,9 +69,13 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
       lowerMargins[i] = bandHolding(values[i] ?? 0, entire.expectedValues[i] ?? 0, lowerMargins[i] ?? 0);
       continue;
     }
-    const learned = learnedSeverity(score, band);
-    const override = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, severity[i] ?? 0, learned);
-    if (override === null) continue;
+    const value = values[i] ?? 0;
+    const expectedValue = entire.expectedValues[i] ?? 0;
+    const flagged = learnedOverride(value, expectedValue, severity[i] ?? 0, learnedSeverity(score, band));
+    if (flagged === null) continue;
+    // How severe: the severity score where it says more than the point's own score.
+    const graded = input.severityScores?.[i] ?? Number.NaN;
+    const override = graded > score ? (learnedOverride(value, expectedValue, severity[i] ?? 0, learnedSeverity(graded, band)) ?? flagged) : flagged;
     if (!isAnomaly[i]) learnedOnly[i] = true;
     severity[i] = override.severity;
     isAnomaly[i] = true;
@@ -79,7 +95,7 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   reportEvents(values, expected, joined, {
     routineCount: ROUTINE_EVENT_COUNT,
     gapPoints: Math.round(EVENT_GAP_SHARE * n),
-    onsetOnly: true,
+    report: 'peak',
   });
   const flagged = isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
   const cap = anomalyCap(input.maxAnomalyRatio, n);

@@ -394,13 +394,15 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       // With a baseline what the machine's baseline learnt takes part in the verdict beside the
       // engine's residual: its energies' z-score, plus the shape score where the baseline keeps
       // shapes and the point's shape is less usual than usual (an ordinary shape adds nothing, and
-      // takes nothing from what the energies say). The verdict reads the shape score within
-      // (the most ordinary subsequence the point is part of), so flags land on unusual points and
-      // not half a subsequence before them; the answer's shape_scores are the centred ones.
+      // takes nothing from what the energies say). Which points are flagged reads the shape score
+      // within (the most ordinary subsequence the point is part of), so flags land on unusual
+      // points and not half a subsequence before them; how severe a flag is reads the centred one
+      // (the answer's shape_scores), which sees the whole unusual subsequence around the point.
       verdicts = learnedVerdicts({
         values,
         entire,
         scores: shapes === null ? zScores : learnedScores(zScores, shapes.within),
+        ...(shapes === null ? {} : { severityScores: learnedScores(zScores, shapes.around) }),
         sensitivity: prepared.options.sensitivity,
         maxAnomalyRatio: prepared.options.maxAnomalyRatio,
       });
