@@ -8,7 +8,7 @@
 // anywhere rejects the batch, which the bus delivers again; nothing in memory changes until a
 // batch has been stored, so a retry starts from the same state, and replays (points at or before
 // a series' last judged timestamp) are skipped.
-import { detectChangePointSeries, learnedScores, trailingShapeScores, type LastResult, type SeriesInput } from '@adp/detection';
+import { detectChangePointSeries, learnedScores, trailingShapeScorer, type LastResult, type SeriesInput, type ShapeReferenceData, type TrailingShapeScorer } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
 import type { Store } from '@adp/store';
@@ -232,6 +232,19 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const maxSeries = config.maxSeriesInMemory ?? 50_000;
   const baselines = new BaselineCache(deps.store, config.predictorCacheSize, config.baselineRefreshMs, now);
   const windows = new Map<string, HeldWindow>();
+  /**
+   * Per shape reference (one per baselined series, as long as its baseline is cached), the
+   * scorer that carries the shape join on from the series' previous batch.
+   */
+  const shapeScorers = new WeakMap<ShapeReferenceData, TrailingShapeScorer>();
+  const shapeScorerOf = (reference: ShapeReferenceData): TrailingShapeScorer => {
+    let scorer = shapeScorers.get(reference);
+    if (scorer === undefined) {
+      scorer = trailingShapeScorer(reference);
+      shapeScorers.set(reference, scorer);
+    }
+    return scorer;
+  };
   /** Per partition, the offset the next batch should start at; another start means the state may be stale. */
   const nextOffsets = new Map<string, bigint>();
   const counters: WorkerCounters = {
@@ -486,7 +499,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       // nothing after it), as POST /v1/detect scores a request's points.
       const reference = j.baseline!.shapeReference;
       j.learnedScores =
-        reference === null ? Float64Array.from(j.zScores!) : learnedScores(j.zScores!, trailingShapeScores(allValues, windowLength, reference));
+        reference === null ? Float64Array.from(j.zScores!) : learnedScores(j.zScores!, shapeScorerOf(reference).scores(allValues, windowLength));
     });
     return { inferenceMs, regimesMs: performance.now() - regimesStarted };
   }

@@ -75,8 +75,10 @@ export {
   shapeScores,
   shapeScoresInSlices,
   trailingShapeScores,
+  trailingShapeScorer,
   type ShapeReferenceData,
   type ShapeScores,
+  type TrailingShapeScorer,
 } from './shape-distance.js';
 export {
   DEFAULT_STABLE_TREND_WINDOW,

@@ -161,55 +161,77 @@ function* distanceSteps(
 
 /** The join of `nearestNeighbourDistances` into `out`, yielding after every REFRESH_ROWS rows (both sides at least m long). */
 function* joinInBlocks(query: ArrayLike<number>, side: ReferenceSide, m: number, exclusion: number, out: Float64Array): Generator<void> {
-  const { centre, r, invR, shift, constantR } = side;
   const n = query.length - m + 1;
-  const count = r.length - m + 1;
-  const q = Float64Array.from(query, (v) => v - centre);
+  const count = side.r.length - m + 1;
+  const q = Float64Array.from(query, (v) => v - side.centre);
   const qs = windowStats(q, m);
   const products = new Float64Array(count);
   for (let i = 0; i < n; i++) {
     if (i > 0 && i % REFRESH_ROWS === 0) yield;
-    const meanQ = qs.mean[i]!;
     // Neighbours j with lo < j < hi are skipped (none without an exclusion).
     const lo = exclusion > 0 ? i - exclusion : count;
     const hi = exclusion > 0 ? i + exclusion : count;
-    let best = Number.NEGATIVE_INFINITY;
-    if (i % REFRESH_ROWS === 0) {
-      for (let j = 0; j < count; j++) {
-        const product = dot(q, i, r, j, m);
-        products[j] = product;
-        if (j > lo && j < hi) continue;
-        const value = product * invR[j]! - meanQ * shift[j]!;
-        if (value > best) best = value;
-      }
-    } else {
-      // Row i from row i-1: slide both windows one step, from the end so that j-1 still holds row
-      // i-1's product when j is updated.
-      const leaving = q[i - 1]!;
-      const entering = q[i + m - 1]!;
-      for (let j = count - 1; j >= 1; j--) {
-        const product = products[j - 1]! - leaving * r[j - 1]! + entering * r[j + m - 1]!;
-        products[j] = product;
-        if (j > lo && j < hi) continue;
-        const value = product * invR[j]! - meanQ * shift[j]!;
-        if (value > best) best = value;
-      }
-      const first = dot(q, i, r, 0, m);
-      products[0] = first;
-      if (!(0 > lo && 0 < hi)) {
-        const value = first * invR[0]! - meanQ * shift[0]!;
-        if (value > best) best = value;
-      }
-    }
-    const scaleQ = qs.scale[i]!;
-    if (scaleQ === 0) out[i] = constantR ? 0 : Math.sqrt(m);
-    else {
-      let correlation = best === Number.NEGATIVE_INFINITY ? Number.NaN : Math.min(1, best / scaleQ);
-      // A constant neighbour is sqrt(m) away: correlation 1/2.
-      if (constantR && !(correlation >= 0.5)) correlation = 0.5;
-      out[i] = Math.sqrt(Math.max(0, 2 * m * (1 - correlation)));
-    }
+    const best = joinRow(q, i, qs.mean[i]!, side, m, products, i % REFRESH_ROWS === 0, lo, hi);
+    out[i] = distanceOf(best, qs.scale[i]!, m, side.constantR);
   }
+}
+
+/**
+ * Row i of the join (the query's centred subsequence at i against every reference subsequence):
+ * writes each offset's dot product into `products`, exactly (`fresh`) or slid from row i − 1's
+ * products there, and returns the largest correlation term among offsets outside (lo, hi).
+ */
+function joinRow(
+  q: Float64Array,
+  i: number,
+  meanQ: number,
+  side: ReferenceSide,
+  m: number,
+  products: Float64Array,
+  fresh: boolean,
+  lo: number,
+  hi: number,
+): number {
+  const { r, invR, shift } = side;
+  const count = products.length;
+  let best = Number.NEGATIVE_INFINITY;
+  if (fresh) {
+    for (let j = 0; j < count; j++) {
+      const product = dot(q, i, r, j, m);
+      products[j] = product;
+      if (j > lo && j < hi) continue;
+      const value = product * invR[j]! - meanQ * shift[j]!;
+      if (value > best) best = value;
+    }
+    return best;
+  }
+  // Slide both windows one step, from the end so that j-1 still holds row i-1's product when j
+  // is updated.
+  const leaving = q[i - 1]!;
+  const entering = q[i + m - 1]!;
+  for (let j = count - 1; j >= 1; j--) {
+    const product = products[j - 1]! - leaving * r[j - 1]! + entering * r[j + m - 1]!;
+    products[j] = product;
+    if (j > lo && j < hi) continue;
+    const value = product * invR[j]! - meanQ * shift[j]!;
+    if (value > best) best = value;
+  }
+  const first = dot(q, i, r, 0, m);
+  products[0] = first;
+  if (!(0 > lo && 0 < hi)) {
+    const value = first * invR[0]! - meanQ * shift[0]!;
+    if (value > best) best = value;
+  }
+  return best;
+}
+
+/** The z-normalised distance a row's best correlation term gives (see `joinRow`). */
+function distanceOf(best: number, scaleQ: number, m: number, constantR: boolean): number {
+  if (scaleQ === 0) return constantR ? 0 : Math.sqrt(m);
+  let correlation = best === Number.NEGATIVE_INFINITY ? Number.NaN : Math.min(1, best / scaleQ);
+  // A constant neighbour is sqrt(m) away: correlation 1/2.
+  if (constantR && !(correlation >= 0.5)) correlation = 0.5;
+  return Math.sqrt(Math.max(0, 2 * m * (1 - correlation)));
 }
 
 /**
@@ -384,4 +406,62 @@ export function trailingShapeScores(values: ArrayLike<number>, from: number, ref
     if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;
   }
   return out;
+}
+
+/**
+ * `trailingShapeScores` for one stream against one reference, call after call: it keeps the dot
+ * products of the last subsequence it scored with every reference subsequence, so when a call's
+ * values continue that subsequence (the m points before its first new point are the ones it
+ * scored last), each new point costs one slid row of the join instead of the first row's m dot
+ * products each time. Any other values (a window reloaded, a gap, another series) start afresh, so
+ * the scores never depend on what came before beyond rounding: a fresh row every REFRESH_ROWS rows
+ * bounds the drift, as in the join.
+ */
+export interface TrailingShapeScorer {
+  readonly reference: ShapeReferenceData;
+  /** `trailingShapeScores(values, from, reference)`, carrying on from the previous call where it can. */
+  scores(values: ArrayLike<number>, from: number): Float64Array;
+}
+
+export function trailingShapeScorer(reference: ShapeReferenceData): TrailingShapeScorer {
+  const m = reference.length;
+  /** The raw values of the subsequence `products` belongs to (null: nothing kept). */
+  let last: Float64Array | null = null;
+  let products: Float64Array | null = null;
+  /** Rows slid since the last fresh one. */
+  let slid = 0;
+  const continues = (values: ArrayLike<number>, from: number): boolean => {
+    if (last === null || from < 0) return false;
+    for (let t = 0; t < m; t++) if (values[from + t] !== last[t]) return false;
+    return true;
+  };
+  return {
+    reference,
+    scores(values, from) {
+      const n = values.length;
+      const start = Math.max(0, from);
+      const out = new Float64Array(Math.max(0, n - start));
+      // The first point with a whole subsequence up to it.
+      const first = Math.max(start, m - 1);
+      if (first >= n || m < 2 || reference.values.length < m) return out;
+      const side = shapeReferenceSide(reference);
+      const carry = products !== null && continues(values, first - m);
+      // With a carry the query starts one point earlier: its row 0 is the kept one.
+      const queryFrom = carry ? first - m : first - m + 1;
+      const q = new Float64Array(n - queryFrom);
+      for (let k = 0; k < q.length; k++) q[k] = values[queryFrom + k]! - side.centre;
+      const qs = windowStats(q, m);
+      const rows = products ?? new Float64Array(side.r.length - m + 1);
+      const count = rows.length;
+      for (let i = carry ? 1 : 0; i < qs.mean.length; i++) {
+        const fresh = i === 0 || slid + 1 >= REFRESH_ROWS;
+        slid = fresh ? 0 : slid + 1;
+        const best = joinRow(q, i, qs.mean[i]!, side, m, rows, fresh, count, count);
+        out[queryFrom + i + m - 1 - start] = (distanceOf(best, qs.scale[i]!, m, side.constantR) - reference.center) / reference.spread;
+      }
+      products = rows;
+      last = Float64Array.from({ length: m }, (_, t) => values[n - m + t]!);
+      return out;
+    },
+  };
 }

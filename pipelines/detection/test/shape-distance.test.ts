@@ -11,6 +11,7 @@ import {
   shapeReferenceOf,
   shapeScores,
   trailingShapeScores,
+  trailingShapeScorer,
 } from '../src/shape-distance.js';
 import { bandHolding, baselineFindsOrdinary, learnedOverride, learnedScores, learnedSeverity } from '../src/learned.js';
 
@@ -176,6 +177,44 @@ describe('trailingShapeScores', () => {
     short.forEach((score, k) => expect(score).toBeCloseTo(scores[k]!, 6));
     // Points without a whole subsequence behind them score 0.
     expect(Array.from(trailingShapeScores(stream.slice(0, 60), 0, reference).slice(0, 49))).toEqual(new Array(49).fill(0));
+  });
+});
+
+describe('trailingShapeScorer', () => {
+  it('scores as trailingShapeScores call after call, carrying on where the values continue and starting afresh where they do not', () => {
+    const reference = shapeReferenceOf(noisySine(3000, 50, 13));
+    expect(reference).not.toBeNull();
+    if (reference === null) return;
+    const stream = noisySine(1400, 50, 15);
+    const scorer = trailingShapeScorer(reference);
+    expect(scorer.reference).toBe(reference);
+    // A worker's calls: the kept window (at most 300 points) followed by each batch's new points,
+    // batches of 1 to 700 points (more than REFRESH_ROWS rows in one call).
+    let kept = 0;
+    const batches = [30, 1, 1, 7, 120, 1, 700, 3, 40];
+    for (const size of batches) {
+      const from = Math.max(0, kept - 300);
+      const values = stream.slice(from, kept + size);
+      const expected = trailingShapeScores(values, kept - from, reference);
+      const got = scorer.scores(values, kept - from);
+      expect(got).toHaveLength(size);
+      got.forEach((score, k) => expect(score, `point ${kept + k}`).toBeCloseTo(expected[k]!, 6));
+      kept += size;
+    }
+    // Values that do not continue the last call (another series, a window reloaded with other
+    // points): scored afresh, the same as without a scorer.
+    const other = noisySine(200, 50, 16).map((v) => v * 3 + 7);
+    const afresh = scorer.scores(other, 150);
+    trailingShapeScores(other, 150, reference).forEach((score, k) => expect(afresh[k]).toBeCloseTo(score, 6));
+    // The last point changed, the window before it the same: not a continuation either.
+    const changed = stream.slice(kept - 300, kept + 5);
+    changed[299] = changed[299]! + 5;
+    const again = scorer.scores(stream.slice(kept - 300, kept), 299);
+    expect(again[0]).toBeCloseTo(trailingShapeScores(stream.slice(kept - 300, kept), 299, reference)[0]!, 6);
+    const edited = scorer.scores(changed, 300);
+    trailingShapeScores(changed, 300, reference).forEach((score, k) => expect(edited[k]).toBeCloseTo(score, 6));
+    // Points without a whole subsequence up to them score 0, as trailingShapeScores scores them.
+    expect(Array.from(trailingShapeScorer(reference).scores(stream.slice(0, 60), 0).slice(0, 49))).toEqual(new Array(49).fill(0));
   });
 });
 
