@@ -393,19 +393,7 @@ function scoresOf(n: number, reference: ShapeReferenceData, distances: Float64Ar
  * so a caller may pass its whole kept window.
  */
 export function trailingShapeScores(values: ArrayLike<number>, from: number, reference: ShapeReferenceData): Float64Array {
-  const n = values.length;
-  const m = reference.length;
-  const start = Math.max(0, from);
-  const out = new Float64Array(Math.max(0, n - start));
-  const firstWindow = Math.max(0, start - m + 1);
-  if (n - firstWindow < m) return out;
-  const query = Array.prototype.slice.call(values, firstWindow) as number[];
-  const distances = completed(referenceDistanceSteps(query, reference));
-  for (let i = start; i < n; i++) {
-    const windowStart = i - m + 1 - firstWindow;
-    if (windowStart >= 0) out[i - start] = (distances[windowStart]! - reference.center) / reference.spread;
-  }
-  return out;
+  return trailingShapeScorer(reference).scores(values, from);
 }
 
 /**
