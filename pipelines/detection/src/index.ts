@@ -51,6 +51,12 @@ export {
   type VerdictContext,
 } from './last.js';
 export {
+  createFollowingJudge,
+  type FollowingJudge,
+  type FollowingJudgeState,
+  judgeStreamFollowing,
+} from './following-judge.js';
+export {
   createStreamJudge,
   DEFAULT_ERROR_REFRESH_POINTS,
   DEFAULT_FULL_PERIOD_RECHECK_SHARE,

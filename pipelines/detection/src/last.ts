@@ -12,7 +12,7 @@ import {
   type SeriesContext,
 } from './prepare.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
-import { marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
+import { followedWindow, largestFollowedWindow, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
 import { rulesInForce, type RulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
@@ -1123,6 +1123,13 @@ export interface StreamOptions extends DetectOptions {
    * and judges only the new ones. Default 0.
    */
   readonly firstJudged?: number;
+  /**
+   * The window follows the verdicts' suggestion, as a client of last/detect that sends the
+   * suggested window and the streaming worker do: after a verdict with a period, the next point
+   * is judged from four periods and one point, never fewer than `windowPoints` nor more than the
+   * memory (8,640 points without one). Default false: every point from `windowPoints`.
+   */
+  readonly followSuggestedWindow?: boolean;
 }
 
 /**
@@ -1144,7 +1151,10 @@ export interface StreamOptions extends DetectOptions {
 export function detectStream(input: SeriesInput, opts: StreamOptions): LastResult[] {
   const n = input.values.length;
   const ctx = seriesContext(input);
-  const window = Math.max(2, Math.floor(opts.windowPoints));
+  const floor = Math.max(2, Math.floor(opts.windowPoints));
+  const follow = opts.followSuggestedWindow === true;
+  const largest = largestFollowedWindow(floor, Math.floor(opts.memoryPoints ?? 0));
+  let window = floor;
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const results: LastResult[] = new Array<LastResult>(n);
   const rules = rulesInForce(opts);
@@ -1160,6 +1170,7 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const given = opts.pastRange;
   const pastGiven = given === undefined ? null : () => given;
   for (let i = 0; i < n; i++) {
+    if (follow && i > 0) window = followedWindow(results[i - 1]!.period, floor, largest);
     const from = Math.max(0, i - window + 1);
     const length = i - from + 1;
     if (length < minPoints || i < firstJudged) {

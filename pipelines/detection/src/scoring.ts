@@ -113,8 +113,8 @@ export function judgePoints(
 }
 
 /**
- * Points a client should send to last-point detection without a period: a cycle of the
- * granularity's usual season and one point (the vendor's rule, BEHAVIOUR.md section 7).
+ * The vendor's suggestion without a period: a cycle of the granularity's usual season and one
+ * point (BEHAVIOUR.md section 7). The service suggests the worker's window instead.
  */
 export const DEFAULT_WINDOW_WITHOUT_PERIOD: Readonly<Record<Granularity, number>> = {
   yearly: 13,
@@ -129,16 +129,33 @@ export const DEFAULT_WINDOW_WITHOUT_PERIOD: Readonly<Record<Granularity, number>
 };
 
 /**
- * Window a client should send to last-point detection: four periods and one point, or, without
- * a period, the granularity's default (the vendor's rule), but never fewer points than the
- * worker judges from (`STREAM_DEFAULTS.windowPoints`) nor more than one request may carry
- * (`STREAM_DEFAULTS.memoryPoints`). A seasonal profile fitted on four cycles of a short period
- * flags ordinary points (docs/evaluation.md, "Window robustness"), so the service asks for the
- * window its own streaming judge uses. It does not depend on how many points the request held,
- * so a client that follows it grows its window to the same size whatever it started with.
+ * Window a client should send to last-point detection: four periods and one point (the vendor's
+ * rule), but never fewer points than the worker judges from (`STREAM_DEFAULTS.windowPoints`) nor
+ * more than one request may carry (`STREAM_DEFAULTS.memoryPoints`); without a period, the
+ * worker's window (not the vendor's default per granularity). A seasonal profile fitted on four
+ * cycles of a short period flags ordinary points (docs/evaluation.md, "Window robustness"), so
+ * the service asks for at least the window its own streaming judge uses, and the worker's judge
+ * follows the same rule (`createFollowingJudge`). It does not depend on how many points the
+ * request held, so a client that follows it grows its window to the same size whatever it
+ * started with.
  */
 export function suggestedWindow(period: number, granularity: Granularity): number {
+  if (!(period > 0)) return STREAM_DEFAULTS.windowPoints;
   return Math.min(Math.max(vendorSuggestedWindow(period, granularity), STREAM_DEFAULTS.windowPoints), STREAM_DEFAULTS.memoryPoints);
+}
+
+/**
+ * The window a judge that follows its own suggestion uses for the next point, after a verdict
+ * with `period`: four periods and one point, never fewer than `floor` (the configured window) nor
+ * more than `largest` (`largestFollowedWindow`).
+ */
+export function followedWindow(period: number, floor: number, largest: number): number {
+  return Math.min(Math.max(floor, period > 0 ? period * 4 + 1 : 0), largest);
+}
+
+/** The largest window a following judge grows to: its memory (or a request's most points), at least `floor`. */
+export function largestFollowedWindow(floor: number, memoryPoints: number): number {
+  return Math.max(floor, memoryPoints > 0 ? memoryPoints : STREAM_DEFAULTS.memoryPoints);
 }
 
 /** The vendor's suggestion alone: four periods and one point, or the granularity's default. */

@@ -209,6 +209,9 @@ const SCORE_GATE_AGE = TUNING.SCORE_GATE_AGE.value;
 const ERROR_SHIFT = (ERROR_LEVEL_POINTS + 1) / 2;
 
 export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeState): StreamJudge {
+  if (opts.followSuggestedWindow === true) {
+    throw new RangeError('createStreamJudge judges a fixed window: a judge that follows its suggestion is createFollowingJudge');
+  }
   const window = Math.max(2, Math.floor(opts.windowPoints));
   const historyCap = window - 1;
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
@@ -883,7 +886,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
  * whose values are monotonic, so the head is the extreme and each point enters and leaves once.
  * `keeps(earlier, incoming)`: whether an earlier value still matters next to an incoming one.
  */
-class ExtremeQueue {
+export class ExtremeQueue {
   private readonly points: Float64Array;
   private readonly values: Float64Array;
   private first = 0;

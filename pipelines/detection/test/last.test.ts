@@ -133,9 +133,9 @@ describe('detectLastPoint', () => {
     expect(three.isAnomaly).toBe(true);
   });
 
-  it("suggests the granularity's default without a period, whatever the request held", () => {
-    expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(1441);
-    expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(1441);
+  it("suggests the worker's window without a period, whatever the request held", () => {
+    expect(detectLastPoint(plainInput(noiseSeries(20, 1)), DEFAULTS).suggestedWindow).toBe(720);
+    expect(detectLastPoint(plainInput(noiseSeries(50, 1)), DEFAULTS).suggestedWindow).toBe(720);
   });
 
   it('validates the whole series and the given period', () => {
@@ -161,6 +161,21 @@ describe('detectStream', () => {
     // Windows shorter than 2 periods + 1 would be rejected by last detect: not judged.
     expect(records[30]!.isAnomaly).toBe(false);
     expect(records[30]!.expectedValue).toBe(seasonal[30]);
+  });
+
+  it('with followSuggestedWindow judges each point from the window the previous verdict suggested', () => {
+    // A 24-point cycle: 4 periods + 1 = 97 points, beyond a 60-point window.
+    const records = detectStream(input, { ...DEFAULTS, windowPoints: 60, periodRecheckPoints: 1, followSuggestedWindow: true });
+    const windows = records.map((_, i) => (i === 0 ? 60 : records[i - 1]!.period > 0 ? Math.max(60, 4 * records[i - 1]!.period + 1) : 60));
+    expect(windows.filter((w) => w === 97).length).toBeGreaterThan(2500);
+    for (const i of [20, 59, 60, 61, 97, 700, 1500, 2000, 2999]) {
+      expectSameRecord(records[i]!, detectLastPoint(windowInput(input, i, windows[i]!), DEFAULTS), `point ${i} (window ${windows[i]})`);
+    }
+    // With the period given, every window is 4 periods + 1 from the start.
+    const given = detectStream(input, { ...DEFAULTS, windowPoints: 60, period: 24, followSuggestedWindow: true });
+    expect(given).toEqual(detectStream(input, { ...DEFAULTS, windowPoints: 97, period: 24 }));
+    // The incremental judge holds a fixed window: following is createFollowingJudge's.
+    expect(() => judgeStream(seasonal, { ...DEFAULTS, windowPoints: 60, followSuggestedWindow: true })).toThrow(/createFollowingJudge/);
   });
 
   it('equals detectLastPoint exactly when the period is re-detected for every point', () => {

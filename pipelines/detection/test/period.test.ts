@@ -102,12 +102,12 @@ describe('suggestedWindow', () => {
   const CASES: readonly [number, Granularity, number, number][] = [
     [12, 'none', 49, 720],
     [12, 'daily', 49, 720],
-    [0, 'none', 1441, 1441],
-    [0, 'minutely', 1441, 1441],
+    [0, 'none', 1441, 720],
+    [0, 'minutely', 1441, 720],
     [0, 'hourly', 169, 720],
     [0, 'daily', 29, 720],
     [0, 'monthly', 13, 720],
-    [0, 'microsecond', 1001, 1001],
+    [0, 'microsecond', 1001, 720],
     [179, 'none', 717, 720],
     [180, 'none', 721, 721],
     [288, 'none', 1153, 1153],
@@ -116,7 +116,7 @@ describe('suggestedWindow', () => {
     [4000, 'none', 16001, 8640],
   ];
 
-  it("is the vendor's rule (four periods and one point, or the granularity's default), at least the worker's window and at most a request", () => {
+  it("is four periods and one point (the vendor's rule), at least the worker's window and at most a request; the worker's window without a period", () => {
     expect(STREAM_DEFAULTS.windowPoints).toBe(720);
     expect(STREAM_DEFAULTS.memoryPoints).toBe(8640);
     for (const [period, granularity, vendor, ours] of CASES) {

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createFollowingJudge,
+  createStreamJudge,
+  judgeStream,
+  judgeStreamFollowing,
+  type LastResult,
+  type StreamJudgeOptions,
+} from '../src/index.js';
+import { noiseSeries, sineSeries } from './helpers.js';
+
+const OPTS: StreamJudgeOptions = { windowPoints: 200, memoryPoints: 2000, sensitivity: 95, maxAnomalyRatio: 0.25 };
+
+/** An 80-point cycle (4 periods + 1 = 321, beyond the 200-point window, which holds 2 cycles) with a spike and a dip. */
+function longCycle(n: number, seed: number): number[] {
+  const values = sineSeries(n, { period: 80, amplitude: 10, noise: 1, seed });
+  values[1100] = values[1100]! + 14;
+  values[1500] = values[1500]! - 14;
+  return values;
+}
+
+/** Verdicts compared field by field (the same judge in the same process: exact). */
+function verdicts(records: readonly LastResult[]): unknown[] {
+  return records.map((r) => [r.isAnomaly, r.expectedValue, r.upperMargin, r.lowerMargin, r.period]);
+}
+
+describe('createFollowingJudge', () => {
+  it('judges a series without a period exactly as the fixed-window judge', () => {
+    const values = noiseSeries(1500, 7, 100, 1);
+    values[900] = values[900]! + 12;
+    expect(verdicts(judgeStreamFollowing(values, OPTS))).toEqual(verdicts(judgeStream(values, OPTS)));
+  });
+
+  it('grows its window to 4 periods + 1 once the history holds it, and judges as a judge of that window', () => {
+    const values = longCycle(2400, 3);
+    const following = createFollowingJudge(OPTS);
+    const windows: number[] = [];
+    const records = values.map((value) => {
+      const r = following.push(value);
+      windows.push(following.windowPoints);
+      return r;
+    });
+    // The window the next point is judged with, after each point.
+    const grownAt = windows.indexOf(321);
+    expect(grownAt).toBeGreaterThanOrEqual(319);
+    expect(windows.slice(grownAt).every((w) => w === 321)).toBe(true);
+    expect(windows.slice(0, grownAt).every((w) => w === 200)).toBe(true);
+    // After the switch: a 321-point judge that saw every earlier point (history and past range).
+    const reference = createStreamJudge({ ...OPTS, windowPoints: 321 });
+    reference.prime(values.slice(0, grownAt + 1));
+    const after = values.slice(grownAt + 1).map((value) => reference.push(value));
+    expect(verdicts(records.slice(grownAt + 1))).toEqual(verdicts(after));
+    expect(records[1100]!.isAnomaly).toBe(true);
+    expect(records[1500]!.isAnomaly).toBe(true);
+  });
+
+  it('shrinks back to the configured window when the period goes, keeping the past range', () => {
+    const values = [...longCycle(1400, 5).slice(0, 1200), ...noiseSeries(1800, 6, 0, 1)];
+    const following = createFollowingJudge(OPTS);
+    const windows = values.map((value) => {
+      following.push(value);
+      return following.windowPoints;
+    });
+    expect(windows[1100]).toBe(321);
+    expect(windows[windows.length - 1]).toBe(200);
+    expect(following.state().historyPoints).toBe(320);
+    expect(following.history()).toEqual(values.slice(-320));
+  });
+
+  it('continues exactly from a state and its history, however the stream is cut', () => {
+    const values = longCycle(2600, 9);
+    const whole = verdicts(judgeStreamFollowing(values, OPTS));
+    for (const cuts of [[1], [300, 321, 482], [150, 700, 1101, 2000], [1200]]) {
+      const out: LastResult[] = [];
+      let judge = createFollowingJudge(OPTS);
+      let from = 0;
+      for (const cut of [...cuts, values.length]) {
+        for (let i = from; i < cut; i++) out.push(judge.push(values[i]!));
+        const state = JSON.parse(JSON.stringify(judge.state()));
+        const history = judge.history();
+        judge.release();
+        judge = createFollowingJudge(OPTS, { state, history });
+        from = cut;
+      }
+      expect(verdicts(out), `cuts ${cuts.join(',')}`).toEqual(whole);
+    }
+  });
+
+  it('never keeps more history than the largest window it was suggested, less one', () => {
+    const values = longCycle(3000, 4);
+    const judge = createFollowingJudge(OPTS);
+    for (const value of values) judge.push(value);
+    expect(judge.history().length).toBe(320);
+    expect(judge.seen).toBe(3000);
+    judge.release();
+    expect(() => judge.push(1)).toThrow(/released/);
+  });
+});
