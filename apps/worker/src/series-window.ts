@@ -2,6 +2,7 @@
 // batches and checkpoints after each one, so a restarted or rebalanced worker judges the next
 // point with the same context. Pure data and its binary checkpoint format.
 import { WINDOW_POINTS } from '@adp/model';
+import type { StreamJudgeModelState } from '@adp/detection';
 import type { JudgeModelState } from './stream-judge.js';
 
 export interface SeriesWindow {
@@ -23,6 +24,12 @@ export interface SeriesWindow {
    */
   judge: JudgeModelState | null;
   /**
+   * Values older than `values`, oldest first, kept for a judge whose window grew beyond the
+   * window's capacity (four periods and one point of a long period; at most the judge's
+   * `historyPoints` with `values`): only the judge reads them. Empty for most series.
+   */
+  olderValues: number[];
+  /**
    * Point count (history index) of the newest point whose learned score was beyond the band
    * (learned-verdict.ts); -1: none. A learned excursion is flagged only at its onset, also across
    * batches.
@@ -31,7 +38,7 @@ export interface SeriesWindow {
 }
 
 export function emptyWindow(): SeriesWindow {
-  return { values: [], timestampsMs: [], zScores: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1 };
+  return { values: [], timestampsMs: [], zScores: [], olderValues: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1 };
 }
 
 export function cloneWindow(window: SeriesWindow): SeriesWindow {
@@ -39,6 +46,7 @@ export function cloneWindow(window: SeriesWindow): SeriesWindow {
     values: window.values.slice(),
     timestampsMs: window.timestampsMs.slice(),
     zScores: window.zScores.slice(),
+    olderValues: window.olderValues.slice(),
     lastJudgedTsMs: window.lastJudgedTsMs,
     seenPoints: window.seenPoints,
     judge: window.judge,
@@ -54,7 +62,16 @@ export function windowCapacity(windowPoints: number): number {
   return Math.max(windowPoints - 1, WINDOW_POINTS);
 }
 
-/** Appends judged points and drops the oldest beyond `capacity`. */
+/** The judge's history: the older values and the window's, oldest first. */
+export function judgeHistory(window: SeriesWindow): number[] {
+  return window.olderValues.length === 0 ? window.values : window.olderValues.concat(window.values);
+}
+
+/**
+ * Appends judged points and drops the oldest beyond `capacity`; the values dropped move to
+ * `olderValues` as far as the judge keeps history (`historyPoints`, the window's values
+ * included; at most `capacity` keeps none).
+ */
 export function appendToWindow(
   window: SeriesWindow,
   points: {
@@ -63,6 +80,7 @@ export function appendToWindow(
     readonly zScores: readonly number[];
   },
   capacity: number,
+  historyPoints = capacity,
 ): void {
   // A loop, not push(...spread): a large batch of one machine would overflow the argument stack.
   for (let i = 0; i < points.values.length; i++) {
@@ -71,6 +89,11 @@ export function appendToWindow(
     window.zScores.push(points.zScores[i]!);
   }
   const excess = window.values.length - capacity;
+  const olderRoom = Math.max(0, historyPoints - capacity);
+  if (excess > 0 && olderRoom > 0) {
+    for (let i = 0; i < excess; i++) window.olderValues.push(window.values[i]!);
+  }
+  if (window.olderValues.length > olderRoom) window.olderValues.splice(0, window.olderValues.length - olderRoom);
   if (excess > 0) {
     window.values.splice(0, excess);
     window.timestampsMs.splice(0, excess);
@@ -101,6 +124,13 @@ export function appendToWindow(
 // Version 6 ('ADW6') adds, after seenPoints, where the newest point beyond the learned band was:
 //   lastLearnedExcessAt: float64 (-1 = none)
 // and is otherwise version 5. Older versions resume with none (the next learned excursion is an onset).
+// Version 7 ('ADW7') holds the following judge (FollowingJudgeState): after the arrays,
+//   olderCount: uint32 | olderCount × value float64 (SeriesWindow.olderValues)
+// then hasJudge: uint8, and when 1:
+//   historyPoints: uint32 | targetWindow: uint32 | its past range (pairs as version 5's) |
+//   the current window's judge section as version 6 writes it (from its hasJudge byte, always 1)
+// and is otherwise version 6. Versions 2 to 6 resume as a following judge of the window they held
+// (history the window less one point, its past range the judge's).
 // Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
 // and 3 ones resume with fresh one-step errors at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
@@ -108,7 +138,8 @@ const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
 const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
 const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
 const MAGIC_V5 = Buffer.from('ADW5', 'ascii');
-const MAGIC = Buffer.from('ADW6', 'ascii');
+const MAGIC_V6 = Buffer.from('ADW6', 'ascii');
+const MAGIC = Buffer.from('ADW7', 'ascii');
 /** Versions 1 to 5; version 6 adds the learned excursion's point. */
 const HEADER_BYTES_V5 = 4 + 4 + 8 + 8;
 const HEADER_BYTES = HEADER_BYTES_V5 + 8;
@@ -116,8 +147,9 @@ const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
 /** Each readable checkpoint magic and its version. */
-const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6])[] = [
-  [MAGIC, 6],
+const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7])[] = [
+  [MAGIC, 7],
+  [MAGIC_V6, 6],
   [MAGIC_V5, 5],
   [MAGIC_V4, 4],
   [MAGIC_V3, 3],
@@ -128,16 +160,33 @@ const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6])[] = [
 /** Most (point, value) pairs a past queue may hold in a checkpoint (WORKER_MEMORY_POINTS' bound). */
 const MAX_PAST_PAIRS = 1_000_000;
 
+function pastBytes(lows: readonly number[] | undefined, highs: readonly number[] | undefined): number {
+  return 8 + ((lows?.length ?? 0) + (highs?.length ?? 0)) * 8;
+}
+
+/** Bytes of the current window's judge section (its hasJudge byte included). */
+function innerBytes(judge: StreamJudgeModelState): number {
+  const model = judge.model;
+  return 1 + 4 + 24 + pastBytes(judge.pastLows, judge.pastHighs) + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8 + ERRORS_BYTES);
+}
+
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
-  const model = judge.model;
-  const past = 8 + ((judge.pastLows?.length ?? 0) + (judge.pastHighs?.length ?? 0)) * 8;
-  return 1 + 4 + 24 + past + 1 + (model === null ? 0 : 32 + 4 + (model.profile?.length ?? 0) * 8 + ERRORS_BYTES);
+  return 1 + 8 + pastBytes(judge.pastLows, judge.pastHighs) + innerBytes(judge.judge);
+}
+
+function writePast(out: Buffer, offset: number, lows: readonly number[], highs: readonly number[]): number {
+  for (const flat of [lows, highs]) {
+    offset = out.writeUInt32LE(flat.length / 2, offset);
+    for (const x of flat) offset = out.writeDoubleLE(x, offset);
+  }
+  return offset;
 }
 
 export function encodeWindow(window: SeriesWindow): Buffer {
   const n = window.values.length;
-  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24 + judgeBytes(window.judge));
+  const older = window.olderValues.length;
+  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24 + 4 + older * 8 + judgeBytes(window.judge));
   MAGIC.copy(out, 0);
   out.writeUInt32LE(n, 4);
   out.writeDoubleLE(window.lastJudgedTsMs, 8);
@@ -150,17 +199,21 @@ export function encodeWindow(window: SeriesWindow): Buffer {
       offset += 8;
     }
   }
-  const judge = window.judge;
-  offset = out.writeUInt8(judge === null ? 0 : 1, offset);
-  if (judge === null) return out;
+  offset = out.writeUInt32LE(older, offset);
+  for (const x of window.olderValues) offset = out.writeDoubleLE(x, offset);
+  const following = window.judge;
+  offset = out.writeUInt8(following === null ? 0 : 1, offset);
+  if (following === null) return out;
+  offset = out.writeUInt32LE(following.historyPoints, offset);
+  offset = out.writeUInt32LE(following.targetWindow, offset);
+  offset = writePast(out, offset, following.pastLows, following.pastHighs);
+  const judge = following.judge;
+  offset = out.writeUInt8(1, offset);
   offset = out.writeUInt32LE(judge.windowPoints, offset);
   offset = out.writeDoubleLE(judge.seen, offset);
   offset = out.writeDoubleLE(judge.detectedAt ?? Number.NaN, offset);
   offset = out.writeDoubleLE(judge.cachedPeriod, offset);
-  for (const flat of [judge.pastLows ?? [], judge.pastHighs ?? []]) {
-    offset = out.writeUInt32LE(flat.length / 2, offset);
-    for (const x of flat) offset = out.writeDoubleLE(x, offset);
-  }
+  offset = writePast(out, offset, judge.pastLows ?? [], judge.pastHighs ?? []);
   const model = judge.model;
   offset = out.writeUInt8(model === null ? 0 : 1, offset);
   if (model === null) return out;
@@ -180,7 +233,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
  * is malformed. Version 3's errors section is checked and dropped (its summaries lack the side
  * spreads: the judge computes fresh ones at the next point), as version 2 has none.
  */
-function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6): JudgeModelState | null | undefined {
+function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6): StreamJudgeModelState | null | undefined {
   const errorsBytes = version >= 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
@@ -272,7 +325,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const magic = bytes.subarray(0, 4);
   const version = VERSIONS.find(([m]) => magic.equals(m))?.[1];
   if (version === undefined) return null;
-  const headerBytes = version === 6 ? HEADER_BYTES : HEADER_BYTES_V5;
+  const headerBytes = version >= 6 ? HEADER_BYTES : HEADER_BYTES_V5;
   if (bytes.length < headerBytes) return null;
   const n = bytes.readUInt32LE(4);
   const arraysEnd = headerBytes + n * 24;
@@ -281,29 +334,74 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
   if (!Number.isSafeInteger(seenPoints) || seenPoints < n) return null;
-  const lastLearnedExcessAt = version === 6 ? bytes.readDoubleLE(24) : -1;
+  const lastLearnedExcessAt = version >= 6 ? bytes.readDoubleLE(24) : -1;
   if (!Number.isSafeInteger(lastLearnedExcessAt) || lastLearnedExcessAt < -1 || lastLearnedExcessAt >= seenPoints) return null;
-  const read = (index: number): number[] => {
-    const out = new Array<number>(n);
-    const base = headerBytes + index * n * 8;
-    for (let i = 0; i < n; i++) out[i] = bytes.readDoubleLE(base + i * 8);
+  const read = (base: number, count: number): number[] => {
+    const out = new Array<number>(count);
+    for (let i = 0; i < count; i++) out[i] = bytes.readDoubleLE(base + i * 8);
     return out;
   };
-  const timestampsMs = read(0);
-  const values = read(1);
-  const zScores = read(2);
+  const timestampsMs = read(headerBytes, n);
+  const values = read(headerBytes + n * 8, n);
+  const zScores = read(headerBytes + 2 * n * 8, n);
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
-  const judge = version === 1 ? null : (decodeJudge(bytes, arraysEnd, version) ?? null);
-  // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): keep the newest.
+  let olderValues: number[] = [];
+  let judge: JudgeModelState | null = null;
+  if (version === 7) {
+    const olderCount = bytes.readUInt32LE(arraysEnd);
+    const olderEnd = arraysEnd + 4 + olderCount * 8;
+    if (olderCount > MAX_PAST_PAIRS || bytes.length <= olderEnd) return null;
+    olderValues = read(arraysEnd + 4, olderCount);
+    if (!olderValues.every(Number.isFinite) || n + olderCount > seenPoints) return null;
+    judge = decodeFollowing(bytes, olderEnd) ?? null;
+  } else if (version !== 1) {
+    const inner = decodeJudge(bytes, arraysEnd, version) ?? null;
+    judge = inner === null ? null : followingOf(inner);
+  }
+  // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): the window keeps
+  // the newest, the judge's history all of them.
   const excess = Math.max(0, n - capacity);
   return {
     values: values.slice(excess),
     timestampsMs: timestampsMs.slice(excess),
     zScores: zScores.slice(excess),
+    olderValues: excess > 0 ? olderValues.concat(values.slice(0, excess)) : olderValues,
     lastJudgedTsMs,
     seenPoints,
     // The judge's history is the window's newest values: valid only where the window has all of them.
-    judge: judge !== null && judge.seen === seenPoints ? judge : null,
+    judge: judge !== null && judge.judge.seen === seenPoints ? judge : null,
     lastLearnedExcessAt,
   };
+}
+
+/** A fixed-window judge's state (versions 2 to 6) as the following judge of that window. */
+function followingOf(inner: StreamJudgeModelState): JudgeModelState {
+  return {
+    version: 1,
+    historyPoints: inner.windowPoints - 1,
+    targetWindow: inner.windowPoints,
+    judge: inner,
+    pastLows: inner.pastLows ?? [],
+    pastHighs: inner.pastHighs ?? [],
+  };
+}
+
+/** Most history a following judge may claim in a checkpoint (WORKER_MEMORY_POINTS' bound). */
+const MAX_HISTORY_POINTS = 1_000_000;
+
+/** Version 7's judge section at `offset`: null (none), or undefined when it is malformed. */
+function decodeFollowing(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
+  const hasJudge = bytes.readUInt8(offset);
+  if (hasJudge === 0) return bytes.length === offset + 1 ? null : undefined;
+  if (hasJudge !== 1 || bytes.length < offset + 9) return undefined;
+  const historyPoints = bytes.readUInt32LE(offset + 1);
+  const targetWindow = bytes.readUInt32LE(offset + 5);
+  if (historyPoints < 1 || historyPoints > MAX_HISTORY_POINTS || targetWindow < 2 || targetWindow > MAX_HISTORY_POINTS + 1) return undefined;
+  const lows = readPast(bytes, offset + 9);
+  if (lows === undefined) return undefined;
+  const highs = readPast(bytes, lows.end);
+  if (highs === undefined) return undefined;
+  const inner = decodeJudge(bytes, highs.end, 6);
+  if (inner === undefined || inner === null) return undefined;
+  return { version: 1, historyPoints, targetWindow, judge: inner, pastLows: lows.flat, pastHighs: highs.flat };
 }

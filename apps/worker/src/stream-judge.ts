@@ -1,15 +1,18 @@
 // Last-point judgement of a series' new points after its kept window. Pure (plain data in and
 // out), so it runs in the worker's thread or in a detection thread (detect-pool.ts) alike.
 //
-// The engine's incremental judge (`createStreamJudge`) carries the model's fitted parts from one
-// point to the next and refits them every few points, so a point costs a fraction of a full
-// last-point detection over the window. Its state (period schedule, seasonal profile, noise
-// scale) travels with the series' window and its checkpoint (series-window.ts); the history it
-// needs is the window's own values, so it is not stored twice.
-import { createStreamJudge, type LastResult, type StreamJudge, type StreamJudgeModelState, type StreamJudgeState } from '@adp/detection';
+// The engine's following judge (`createFollowingJudge`): the incremental judge, which carries the
+// model's fitted parts from one point to the next and refits them every few points (a point costs
+// a fraction of a full last-point detection over the window), over the window its own verdicts
+// suggest: the configured one, or four periods and one point once a longer period is found, as a
+// client of last/detect that follows `suggestedWindow` gets. Its state (window, period schedule,
+// seasonal profile, noise scale, past range) travels with the series' window and its checkpoint
+// (series-window.ts); the history it needs is the window's own values (and, for a grown window,
+// the older values kept beside them), so it is not stored twice.
+import { createFollowingJudge, type FollowingJudge, type FollowingJudgeState, type LastResult } from '@adp/detection';
 
 export interface JudgeSettings {
-  /** Trailing window, the judged point included. */
+  /** Trailing window, the judged point included: the least the judge uses (it grows to 4 periods + 1). */
   readonly windowPoints: number;
   /** Points the judge's past range spans (`StreamOptions.memoryPoints`); 0 or absent: none. */
   readonly memoryPoints?: number;
@@ -19,13 +22,14 @@ export interface JudgeSettings {
 }
 
 /**
- * The incremental judge's state without its history (which is the window's newest values), and,
- * when a `LiveJudges` kept the judge that returned it, that judge's stamp (not checkpointed).
+ * The following judge's state without its history (the window's values and the older ones kept
+ * beside them), and, when a `LiveJudges` kept the judge that returned it, that judge's stamp (not
+ * checkpointed).
  */
-export type JudgeModelState = StreamJudgeModelState & { readonly stamp?: number };
+export type JudgeModelState = FollowingJudgeState & { readonly stamp?: number };
 
 export interface JudgeTask {
-  /** The kept values before the new ones, oldest first (the last windowPoints - 1 are used). */
+  /** The kept values before the new ones, oldest first (the judge's history: window and older values). */
   readonly context: readonly number[];
   readonly newValues: readonly number[];
   /** Points of the series before newValues[0], ever. */
@@ -45,48 +49,45 @@ export interface JudgeResult {
 }
 
 /**
- * Judges the new points one by one with the incremental judge, resumed from the task's state
- * when it belongs to this context (same window size, same point count), else started on the
- * context (a window from an old checkpoint or another window size): then the period is detected
- * and the model fitted at the first new point. Either way the judgements do not depend on how the
+ * Judges the new points one by one with the following judge, resumed from the task's state when
+ * it belongs to this context (same point count; a state of a window below the configured one is
+ * refitted on the configured one), else started on the context (a window from an old checkpoint):
+ * then the period is detected and the model fitted at the first new point. Either way the judgements do not depend on how the
  * stream was cut into batches, and a restarted worker resumes exactly where the checkpoint left.
  */
 export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: LiveJudges): JudgeResult {
   const kept = live?.take(task, settings.windowPoints) ?? null;
   if (kept !== null) {
     const detections = task.newValues.map((value) => kept.push(value));
-    return { detections, judge: live!.keep(task, kept, kept.modelState()) };
+    return { detections, judge: live!.keep(task, kept, kept.state(), settings.windowPoints) };
   }
-  const history = task.context.slice(-(settings.windowPoints - 1));
-  const resumable =
-    task.judge !== null && task.judge.seen === task.seenPoints && task.judge.windowPoints === settings.windowPoints;
-  const state: StreamJudgeState = resumable
-    ? { ...task.judge!, values: history }
+  const resumable = task.judge !== null && task.judge.judge.seen === task.seenPoints;
+  const state: FollowingJudgeState = resumable
+    ? task.judge!
     : {
         version: 1,
-        windowPoints: settings.windowPoints,
-        values: history,
-        seen: task.seenPoints,
-        detectedAt: null,
-        cachedPeriod: 0,
-        model: null,
+        historyPoints: settings.windowPoints - 1,
+        targetWindow: settings.windowPoints,
+        judge: { version: 1, windowPoints: settings.windowPoints, seen: task.seenPoints, detectedAt: null, cachedPeriod: 0, model: null },
+        pastLows: [],
+        pastHighs: [],
       };
-  const judge = createStreamJudge(
+  const judge = createFollowingJudge(
     {
       windowPoints: settings.windowPoints,
       sensitivity: task.sensitivity,
       maxAnomalyRatio: settings.maxAnomalyRatio,
       ...(settings.memoryPoints === undefined ? {} : { memoryPoints: settings.memoryPoints }),
     },
-    state,
+    { state, history: task.context },
   );
   const detections = task.newValues.map((value) => judge.push(value));
-  const after = judge.modelState();
+  const after = judge.state();
   if (live === undefined) {
     judge.release();
     return { detections, judge: after };
   }
-  return { detections, judge: live.keep(task, judge, after) };
+  return { detections, judge: live.keep(task, judge, after, settings.windowPoints) };
 }
 
 /**
@@ -100,7 +101,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
  * released beyond that.
  */
 export class LiveJudges {
-  private readonly held = new Map<string, { judge: StreamJudge; stamp: number; sensitivity: number; windowPoints: number }>();
+  private readonly held = new Map<string, { judge: FollowingJudge; stamp: number; sensitivity: number; windowPoints: number }>();
 
   constructor(private readonly capacity: number) {}
 
@@ -109,7 +110,7 @@ export class LiveJudges {
   }
 
   /** The series' judge if it continues exactly from `task` (removed from the cache: keep it again). */
-  take(task: JudgeTask, windowPoints: number): StreamJudge | null {
+  take(task: JudgeTask, windowPoints: number): FollowingJudge | null {
     if (task.series === undefined) return null;
     const entry = this.held.get(task.series);
     if (entry === undefined) return null;
@@ -129,7 +130,7 @@ export class LiveJudges {
    * Keeps `judge` for the task's series (after `take`, which removed any earlier one); returns
    * its state stamped for `take`, or as it is when not kept.
    */
-  keep(task: JudgeTask, judge: StreamJudge, state: StreamJudgeModelState): JudgeModelState {
+  keep(task: JudgeTask, judge: FollowingJudge, state: FollowingJudgeState, windowPoints: number): JudgeModelState {
     if (task.series === undefined || this.capacity <= 0) {
       judge.release();
       return state;
@@ -140,7 +141,7 @@ export class LiveJudges {
       entry.judge.release();
     }
     const stamp = Math.random();
-    this.held.set(task.series, { judge, stamp, sensitivity: task.sensitivity, windowPoints: state.windowPoints });
+    this.held.set(task.series, { judge, stamp, sensitivity: task.sensitivity, windowPoints });
     return { ...state, stamp };
   }
 

@@ -40,6 +40,7 @@ import {
   decodeWindow,
   emptyWindow,
   encodeWindow,
+  judgeHistory,
   windowCapacity,
   type SeriesWindow,
 } from './series-window.js';
@@ -408,7 +409,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       newValues.length === 0
         ? null
         : {
-            context: window.values.slice(-(config.windowPoints - 1)),
+            context: judgeHistory(window),
             newValues,
             seenPoints: window.seenPoints,
             sensitivity: baseline?.sensitivity ?? config.sensitivity,
@@ -669,7 +670,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       if (j.newValues.length === 0) continue;
       const key = `${j.pending.orgId}/${j.pending.seriesId}`;
       const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
-      appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity);
+      appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity, j.judge?.historyPoints ?? capacity);
       j.window.judge = j.judge;
       j.window.lastLearnedExcessAt = j.lastLearnedExcessAt;
       updated.set(key, j.window);

@@ -14,6 +14,7 @@ import {
   validateTelemetryPoint,
   WorkerConfigError,
 } from '../src/index.js';
+import { appendToWindow, judgeHistory } from '../src/series-window.js';
 import { StoreCoalescer } from '../src/store-coalescer.js';
 import { LiveJudges, type JudgeModelState, type JudgeSettings } from '../src/stream-judge.js';
 
@@ -201,9 +202,26 @@ describe('window checkpoints', () => {
   });
 });
 
-/** A version-6 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
-function asVersion5(v6: Buffer): Buffer {
-  expect(v6.subarray(0, 4).toString('ascii')).toBe('ADW6');
+/**
+ * A version-7 checkpoint of a judge that never grew its window (no older values, its history the
+ * window's) as version 6 wrote it: magic ADW6, without the older values and the following judge's
+ * own fields, the current window's judge section as it was.
+ */
+function asVersion6(v7: Buffer): Buffer {
+  expect(v7.subarray(0, 4).toString('ascii')).toBe('ADW7');
+  const arraysEnd = 32 + v7.readUInt32LE(4) * 24;
+  expect(v7.readUInt32LE(arraysEnd)).toBe(0);
+  const judgeAt = arraysEnd + 4;
+  if (v7.readUInt8(judgeAt) === 0) return Buffer.concat([Buffer.from('ADW6', 'ascii'), v7.subarray(4, arraysEnd), Buffer.from([0])]);
+  const lows = v7.readUInt32LE(judgeAt + 9);
+  const highs = v7.readUInt32LE(judgeAt + 13 + lows * 16);
+  const inner = judgeAt + 17 + (lows + highs) * 16;
+  return Buffer.concat([Buffer.from('ADW6', 'ascii'), v7.subarray(4, arraysEnd), v7.subarray(inner)]);
+}
+
+/** A version-7 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
+function asVersion5(v7: Buffer): Buffer {
+  const v6 = asVersion6(v7);
   return Buffer.concat([Buffer.from('ADW5', 'ascii'), v6.subarray(4, 24), v6.subarray(32)]);
 }
 
@@ -216,18 +234,19 @@ describe('window checkpoints with the learned excursion (version 6)', () => {
     window.lastJudgedTsMs = 30;
     window.seenPoints = 300;
     window.lastLearnedExcessAt = 299;
-    const v6 = encodeWindow(window);
-    expect(decodeWindow(v6, 100)).toEqual(window);
-    const old = decodeWindow(asVersion5(v6), 100)!;
+    const v7 = encodeWindow(window);
+    expect(decodeWindow(v7, 100)).toEqual(window);
+    expect(decodeWindow(asVersion6(v7), 100)).toEqual(window);
+    const old = decodeWindow(asVersion5(v7), 100)!;
     expect(old).toEqual({ ...window, lastLearnedExcessAt: -1 });
     expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: -1 }), 100)!.lastLearnedExcessAt).toBe(-1);
     // Not a point of the series' history, or a header cut short: not a checkpoint.
     for (const bad of [300, 2.5, -2, Number.NaN]) expect(decodeWindow(encodeWindow({ ...window, lastLearnedExcessAt: bad }), 100)).toBeNull();
-    expect(decodeWindow(v6.subarray(0, 28), 100)).toBeNull();
+    expect(decodeWindow(v7.subarray(0, 28), 100)).toBeNull();
   });
 });
 
-describe('window checkpoints with the judge state (versions 2 to 5)', () => {
+describe('window checkpoints with the judge state (versions 2 to 6)', () => {
   const settings = { windowPoints: 120, maxAnomalyRatio: 0.25 };
   const series = Array.from({ length: 400 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 24) + ((i * 7919) % 13) / 13);
   series[300] = series[300]! + 30;
@@ -249,18 +268,19 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
 
   it('round-trip the judge state, which resumes exactly as an uninterrupted run', () => {
     const { window } = judged(250);
-    expect(window.judge?.model).not.toBeNull();
+    expect(window.judge?.judge.model).not.toBeNull();
     // The one-step errors' summaries the judge reuses between refreshes travel too (version 4:
     // with the band's spreads above and below).
-    expect(window.judge?.errors).toMatchObject({
+    expect(window.judge?.judge.errors).toMatchObject({
       at: expect.any(Number) as number,
       calibrated: expect.any(Number) as number,
       upper: expect.any(Number) as number,
       lower: expect.any(Number) as number,
     });
     const bytes = encodeWindow(window);
-    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW6');
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW7');
     const back = decodeWindow(bytes, 119)!;
+    expect(decodeWindow(asVersion6(bytes), 119)!.judge).toEqual(window.judge);
     expect(decodeWindow(asVersion5(bytes), 119)!.judge).toEqual(window.judge);
     expect(back.judge).toEqual(window.judge);
     const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
@@ -307,8 +327,11 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
     // A memory of 400 points: by point 250, the 131 points that left the 120-point window.
     const remembering = { ...settings, memoryPoints: 400 };
     const { window, first: head } = judged(250, remembering);
-    const lows = head.judge.pastLows!;
-    const highs = head.judge.pastHighs!;
+    const lows = head.judge.judge.pastLows!;
+    const highs = head.judge.judge.pastHighs!;
+    // The following judge's own past (before its history, here the window's) is the same.
+    expect(head.judge.pastLows).toEqual(lows);
+    expect(head.judge.pastHighs).toEqual(highs);
     expect(lows.length).toBeGreaterThan(0);
     expect(highs.length).toBeGreaterThan(0);
     // The queues' heads are the lowest and highest of points 0..130.
@@ -327,7 +350,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
     // Version 4 had no past: the judge resumes with an empty one.
     const v4 = asVersion4(v5, 119);
     const old = decodeWindow(v4, 119)!;
-    expect(old.judge).toEqual({ ...head.judge, pastLows: undefined, pastHighs: undefined });
+    expect(old.judge).toEqual({ ...head.judge, judge: { ...head.judge.judge, pastLows: undefined, pastHighs: undefined }, pastLows: [], pastHighs: [] });
     // A past whose points do not increase, or that runs past the end, drops the judge, not the window.
     const at = 24 + 119 * 24 + 1 + 4 + 24;
     const bad = Buffer.from(v5);
@@ -343,7 +366,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
   it('read version-2 and version-3 checkpoints (no reusable one-step errors: fresh ones at the next point)', () => {
     const { window } = judged(250);
     const v4 = asVersion4(asVersion5(encodeWindow(window)), window.values.length);
-    const errors = window.judge!.errors!;
+    const errors = window.judge!.judge.errors!;
     // Version 2 is version 4 without the errors section (49 bytes), magic ADW2; version 3 has the
     // section without the side spreads: hasErrors, at, calibrated, largest, newest (33 bytes).
     const body = v4.subarray(4, v4.length - 49);
@@ -358,7 +381,7 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
       ['version 3', v3],
     ] as const) {
       const back = decodeWindow(bytes, 119)!;
-      expect(back.judge, name).toEqual({ ...window.judge, errors: null });
+      expect(back.judge, name).toEqual({ ...window.judge, judge: { ...window.judge!.judge, errors: null } });
       const resumed = judgeNewPoints(
         { context: back.values, newValues: series.slice(250), seenPoints: back.seenPoints, sensitivity: 95, judge: back.judge },
         settings,
@@ -449,6 +472,86 @@ describe('window checkpoints with the judge state (versions 2 to 5)', () => {
       live.clear();
       expect(live.size).toBe(0);
     }
+  });
+});
+
+describe('window checkpoints with a grown window (version 7)', () => {
+  // A 48-point cycle: 4 periods + 1 = 193 points, beyond the 120-point window (which holds 2 cycles).
+  const settings = { windowPoints: 120, memoryPoints: 2000, maxAnomalyRatio: 0.25 };
+  const series = Array.from({ length: 900 }, (_, i) => 50 + 5 * Math.sin((2 * Math.PI * i) / 48) + ((i * 7919) % 13) / 13);
+  series[700] = series[700]! + 30;
+  const whole = judgeNewPoints({ context: [], newValues: series, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+  // The history kept: the largest window suggested (4 × the period found + 1), less one.
+  const kept = whole.judge.historyPoints;
+
+  it('grows the judge to the suggested window and keeps the older values it needs beside the window', () => {
+    const period = whole.detections[899]!.period;
+    expect(period).toBeGreaterThanOrEqual(46);
+    expect(period).toBeLessThanOrEqual(50);
+    expect(whole.judge.judge.windowPoints).toBe(4 * period + 1);
+    expect(kept).toBeGreaterThanOrEqual(4 * period);
+    expect(whole.detections[700]!.isAnomaly).toBe(true);
+    const window = emptyWindow();
+    let judge: JudgeModelState | null = null;
+    const pieces = [];
+    for (const [from, to] of [
+      [0, 50],
+      [50, 260],
+      [260, 261],
+      [261, 640],
+      [640, 900],
+    ] as const) {
+      const result = judgeNewPoints(
+        { context: judgeHistory(window), newValues: series.slice(from, to), seenPoints: from, sensitivity: 95, judge },
+        settings,
+      );
+      pieces.push(...result.detections);
+      const values = series.slice(from, to);
+      appendToWindow(window, { values, timestampsMs: values.map((_, k) => from + k), zScores: values.map(() => Number.NaN) }, 119, result.judge.historyPoints);
+      window.judge = result.judge;
+      // Every batch resumes from the checkpoint, as a restarted worker would.
+      // (Its judge resumes as the same judge: empty past queues read back as none.)
+      const back = decodeWindow(encodeWindow(window), 119)!;
+      expect({ ...back, judge: null }).toEqual({ ...window, judge: null });
+      expect(back.judge!.judge.seen).toBe(to);
+      Object.assign(window, back);
+      judge = back.judge;
+    }
+    expect(pieces).toEqual(whole.detections);
+    expect(window.values).toEqual(series.slice(900 - 119));
+    expect(window.olderValues).toEqual(series.slice(900 - kept, 900 - 119));
+    expect(judgeHistory(window)).toEqual(series.slice(900 - kept));
+  });
+
+  it('drops a damaged following section (the window stays) and refuses a damaged older-values section', () => {
+    const window = emptyWindow();
+    const values = series.slice(900 - 119);
+    window.values.push(...values);
+    window.timestampsMs.push(...values.map((_, k) => k));
+    window.zScores.push(...values.map(() => Number.NaN));
+    window.olderValues.push(...series.slice(900 - kept, 900 - 119));
+    window.seenPoints = 900;
+    window.lastJudgedTsMs = 118;
+    window.judge = whole.judge;
+    const bytes = encodeWindow(window);
+    const arraysEnd = 32 + 119 * 24;
+    const judgeAt = arraysEnd + 4 + (kept - 119) * 8;
+    expect(decodeWindow(bytes, 119)!.judge).toEqual(whole.judge);
+    const noHistory = Buffer.from(bytes);
+    noHistory.writeUInt32LE(0, judgeAt + 1);
+    expect(decodeWindow(noHistory, 119)!.judge).toBeNull();
+    expect(decodeWindow(noHistory, 119)!.olderValues).toEqual(window.olderValues);
+    const tooMany = Buffer.from(bytes);
+    tooMany.writeUInt32LE(100_000, arraysEnd);
+    expect(decodeWindow(tooMany, 119)).toBeNull();
+    const notFinite = Buffer.from(bytes);
+    notFinite.writeDoubleLE(Number.NaN, arraysEnd + 4);
+    expect(decodeWindow(notFinite, 119)).toBeNull();
+    // A smaller capacity keeps the window's newest values; the judge keeps its whole history.
+    const smaller = decodeWindow(bytes, 100)!;
+    expect(smaller.values).toEqual(values.slice(19));
+    expect(judgeHistory(smaller)).toEqual(series.slice(900 - kept));
+    expect(smaller.judge).toEqual(whole.judge);
   });
 });
 
