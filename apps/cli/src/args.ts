@@ -20,10 +20,12 @@ export interface DetectCommand {
   readonly imputeMode: ImputeMode;
   readonly imputeFixedValue: number | undefined;
   /**
-   * stream only: trailing window in points, the judged point included (default the streaming
-   * worker's, `STREAM_DEFAULTS.windowPoints`); `suggested`: the suggested window of the file's period.
+   * stream only: `follow` (default, as the streaming worker): the worker's window,
+   * `STREAM_DEFAULTS.windowPoints`, growing to 4 periods + 1 once a verdict finds a longer period;
+   * a number: that fixed trailing window, the judged point included; `suggested`: the fixed
+   * suggested window of the whole file's period.
    */
-  readonly windowPoints: number | 'suggested';
+  readonly windowPoints: number | 'suggested' | 'follow';
   /** stream only: points of history needed before a point is judged; undefined = engine default. */
   readonly minHistory: number | undefined;
   /**
@@ -48,9 +50,9 @@ export const DEFAULTS = {
   granularity: 'none',
   customInterval: 1,
   imputeMode: 'auto',
-  // The streaming worker's defaults (WORKER_WINDOW_POINTS, WORKER_MEMORY_POINTS), so the CLI's
-  // stream mode judges as the worker does.
-  windowPoints: STREAM_DEFAULTS.windowPoints,
+  // The streaming worker's defaults (WORKER_WINDOW_POINTS, which its window follows up from,
+  // and WORKER_MEMORY_POINTS), so the CLI's stream mode judges as the worker does.
+  windowPoints: 'follow',
   memoryPoints: STREAM_DEFAULTS.memoryPoints,
 } as const satisfies Partial<DetectCommand>;
 
@@ -98,9 +100,9 @@ function oneOf(choices: readonly string[]) {
 function windowPoints() {
   const points = numberIn(12, Infinity, { integer: true });
   return (raw: string) => {
-    if (raw === 'suggested') return { ok: true as const, value: raw };
+    if (raw === 'suggested' || raw === 'follow') return { ok: true as const, value: raw };
     const parsed = points(raw);
-    return parsed.ok ? parsed : { ok: false as const, expected: `${parsed.expected}, or suggested` };
+    return parsed.ok ? parsed : { ok: false as const, expected: `${parsed.expected}, follow or suggested` };
   };
 }
 
@@ -122,7 +124,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { flag: '--impute-fixed-value', key: 'imputeFixedValue', valueName: 'V', parse: numberIn(-Infinity, Infinity, {}),
     help: 'the value gaps get with --impute-mode fixed' },
   { flag: '--window', key: 'windowPoints', valueName: 'N', modes: ['stream'], parse: windowPoints(),
-    help: `stream: trailing window in points, judged point included, >= 12, or suggested (the suggested window of the file's period, period*4+1; 1441 without a period) (default ${DEFAULTS.windowPoints}, as the streaming worker)` },
+    help: `stream: the trailing window each point is judged from: follow (default, as the streaming worker: ${STREAM_DEFAULTS.windowPoints} points, or period*4+1 once a longer period is found), a fixed N >= 12 (judged point included), or suggested (fixed: the suggested window of the whole file's period, period*4+1, at least ${STREAM_DEFAULTS.windowPoints})` },
   { flag: '--min-history', key: 'minHistory', valueName: 'N', modes: ['stream'], parse: numberIn(12, Infinity, { integer: true }),
     help: 'stream: points a window must hold, judged point included, before its point is judged, >= 12 (default 12); earlier points are reported as not anomalous' },
   { flag: '--memory', key: 'memoryPoints', valueName: 'N', modes: ['stream'], parse: numberIn(0, Infinity, { integer: true }),
@@ -221,7 +223,7 @@ export function parseArgs(argv: readonly string[]): Command {
     customInterval: (values.get('customInterval') as number | undefined) ?? DEFAULTS.customInterval,
     imputeMode,
     imputeFixedValue,
-    windowPoints: (values.get('windowPoints') as number | 'suggested' | undefined) ?? DEFAULTS.windowPoints,
+    windowPoints: (values.get('windowPoints') as number | 'suggested' | 'follow' | undefined) ?? DEFAULTS.windowPoints,
     minHistory: values.get('minHistory') as number | undefined,
     memoryPoints: (values.get('memoryPoints') as number | undefined) ?? DEFAULTS.memoryPoints,
     threshold: values.get('threshold') as number | undefined,

@@ -6,6 +6,7 @@ import {
   detectLastPoint,
   detectPeriod,
   detectStream,
+  STREAM_DEFAULTS,
   suggestedWindow,
   type DetectOptions,
   type SeriesInput,
@@ -40,19 +41,10 @@ export interface PointRecord {
 }
 
 /**
- * Stream window for a non-seasonal series when --window is not given. The vendor's suggestion
- * there is the whole series, which would make each point cost as much as all the history before
- * it (quadratic in the file); a non-seasonal forecast needs only the recent trend and a residual
- * scale, which 1,441 points (a day of minute data) estimate well.
+ * The fixed stream window of `--window suggested`: the service's suggested window for the whole
+ * file's period (period*4+1, at least the worker's 720 points; 720 without a period).
  */
-export const NON_SEASONAL_STREAM_WINDOW = 1441;
-
-/**
- * The stream window of `--window suggested`: the service's suggested window for the period
- * (period*4+1, at least the worker's 720 points).
- */
-export function defaultStreamWindow(period: number, seriesLength: number): number {
-  if (period <= 0) return Math.min(seriesLength, NON_SEASONAL_STREAM_WINDOW);
+export function defaultStreamWindow(period: number): number {
   return suggestedWindow(period, 'none');
 }
 
@@ -146,12 +138,17 @@ function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
       ];
     }
     case 'stream': {
-      // The suggested window comes from the period of the whole file; each window then detects
-      // its own period (as a client sending no period would get), unless --period fixes it.
+      // `follow` (the default) judges as the streaming worker: from its window, grown to 4
+      // periods + 1 whenever a verdict finds a longer period. `suggested` fixes the window the
+      // whole file's period suggests; each window then detects its own period (as a client
+      // sending no period would get), unless --period fixes it.
+      const follow = command.windowPoints === 'follow';
       const windowPoints =
-        command.windowPoints === 'suggested'
-          ? defaultStreamWindow(command.period ?? detectPeriod(series.values, command.granularity, command.customInterval), n)
-          : command.windowPoints;
+        command.windowPoints === 'follow'
+          ? STREAM_DEFAULTS.windowPoints
+          : command.windowPoints === 'suggested'
+            ? defaultStreamWindow(command.period ?? detectPeriod(series.values, command.granularity, command.customInterval))
+            : command.windowPoints;
       if (command.minHistory !== undefined && command.minHistory > windowPoints) {
         throw new CliError(
           'BadFlagValue',
@@ -162,6 +159,7 @@ function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
         ...detectOptions(command, command.period),
         windowPoints,
         memoryPoints: command.memoryPoints,
+        ...(follow ? { followSuggestedWindow: true } : {}),
         ...(command.minHistory === undefined ? {} : { minHistory: command.minHistory }),
       });
       return results.map((r, i) => ({

@@ -32,7 +32,7 @@ describe('parseArgs', () => {
       customInterval: 1,
       imputeMode: 'auto',
       imputeFixedValue: undefined,
-      windowPoints: STREAM_DEFAULTS.windowPoints,
+      windowPoints: 'follow',
       minHistory: undefined,
       memoryPoints: STREAM_DEFAULTS.memoryPoints,
       threshold: undefined,
@@ -41,9 +41,10 @@ describe('parseArgs', () => {
     });
   });
 
-  it('stream mode defaults to the streaming worker\'s window and memory; --window suggested keeps the suggested one', () => {
+  it('stream mode defaults to the streaming worker\'s following window and memory; --window suggested keeps the suggested one', () => {
     expect(STREAM_DEFAULTS).toMatchObject({ windowPoints: 720, memoryPoints: 8640 });
-    expect(detect(['x.csv', '--mode', 'stream'])).toMatchObject({ windowPoints: 720, memoryPoints: 8640 });
+    expect(detect(['x.csv', '--mode', 'stream'])).toMatchObject({ windowPoints: 'follow', memoryPoints: 8640 });
+    expect(detect(['x.csv', '--mode', 'stream', '--window', 'follow']).windowPoints).toBe('follow');
     expect(detect(['x.csv', '--mode', 'stream', '--window', 'suggested']).windowPoints).toBe('suggested');
     expect(detect(['x.csv', '--mode', 'stream', '--window=97']).windowPoints).toBe(97);
   });
@@ -96,7 +97,7 @@ describe('parseArgs', () => {
     [['x.csv', '--custom-interval', '0'], 'BadFlagValue', /--custom-interval/],
     [['x.csv', '--mode', 'stream', '--window', '5'], 'BadFlagValue', /--window.*>= 12/],
     [['x.csv', '--mode', 'stream', '--window', ''], 'BadFlagValue', /--window/],
-    [['x.csv', '--mode', 'stream', '--window', 'suggest'], 'BadFlagValue', /--window.*or suggested/],
+    [['x.csv', '--mode', 'stream', '--window', 'suggest'], 'BadFlagValue', /--window.*follow or suggested/],
     [['x.csv', '--mode', 'changepoint', '--threshold', '1'], 'BadFlagValue', /--threshold/],
     [['x.csv', '--frobnicate'], 'UnknownFlag', /unknown option --frobnicate/],
     [['x.csv', '-x'], 'UnknownFlag', /unknown option -x/],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { runCli } from '../src/cli.js';
-import { MAX_BATCH_POINTS, NON_SEASONAL_STREAM_WINDOW, defaultStreamWindow } from '../src/detect.js';
+import { MAX_BATCH_POINTS, defaultStreamWindow } from '../src/detect.js';
 import { memoryIo } from './memory-io.js';
 import { hourlyTimestamps, syntheticCsv, syntheticValues } from './synthetic.js';
 
@@ -136,12 +136,28 @@ describe('modes', () => {
     expect(suggested).not.toEqual(await lines(['--window', String(PERIOD * 4 + 1)]));
   });
 
-  it("--window suggested is the service's suggested window (4 periods + 1, at least 720), capped without a period", () => {
-    expect(defaultStreamWindow(24, 1000)).toBe(720);
-    expect(defaultStreamWindow(2, 1000)).toBe(720);
-    expect(defaultStreamWindow(288, 10_000)).toBe(1153);
-    expect(defaultStreamWindow(0, 20_000)).toBe(NON_SEASONAL_STREAM_WINDOW);
-    expect(defaultStreamWindow(0, 100)).toBe(100);
+  it('stream follows the suggested window by default, as the worker: a long period grows the window past 720 points', async () => {
+    // A 240-point cycle over 2,400 points: 4 periods + 1 = 961 once two cycles are in the window.
+    const long = syntheticCsv({ points: 2400, period: 240, spikes: [2000] });
+    const lines = async (extra: string[]) => {
+      const r = await run(['long.csv', '--mode', 'stream', ...extra], { 'long.csv': long });
+      expect(r.code, r.stderr()).toBe(0);
+      return r.lines();
+    };
+    const byDefault = await lines([]);
+    expect(byDefault).toEqual(await lines(['--window', 'follow']));
+    const fixed = await lines(['--window', '720']);
+    // The same until the window first grows, different after.
+    expect(byDefault.slice(0, 480)).toEqual(fixed.slice(0, 480));
+    expect(byDefault.slice(1000)).not.toEqual(fixed.slice(1000));
+    expect(byDefault[2000]).toMatchObject({ isAnomaly: true });
+  });
+
+  it("--window suggested is the service's suggested window (4 periods + 1, at least 720; 720 without a period)", () => {
+    expect(defaultStreamWindow(24)).toBe(720);
+    expect(defaultStreamWindow(2)).toBe(720);
+    expect(defaultStreamWindow(288)).toBe(1153);
+    expect(defaultStreamWindow(0)).toBe(720);
   });
 
   it('stream remembers 8,640 points by default: a level the series held before its window is not new', async () => {
