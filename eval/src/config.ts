@@ -42,7 +42,7 @@ export interface EvalConfig {
   readonly ablation: boolean;
   /**
    * Rows of what ships to run (--row, ids of shipped.ts: shipped:stream, shipped:last-client,
-   * shipped:entire, window:1441, window:suggested, window:8640, window:vendor); undefined = all of them, unless
+   * shipped:entire, window:720, window:1441, window:8640, window:vendor); undefined = all of them, unless
    * --variant is given (then none).
    */
   readonly rows: readonly string[] | undefined;

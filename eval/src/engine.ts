@@ -35,6 +35,8 @@ export interface EngineApi {
   detectEntireSeries?(input: SeriesInput, opts: DetectOptions): EntireResult;
   /** The incremental streaming judge over a series without timestamps (absent from older engines). */
   judgeStream?(values: readonly number[], opts: StreamOptions & { refitPoints?: number }): readonly LastResult[];
+  /** The incremental judge whose window follows its own suggestion (absent from older engines). */
+  judgeStreamFollowing?(values: readonly number[], opts: StreamOptions): readonly LastResult[];
   /** The anomaly detectors' rules by name, which a variant removes from (absent from older engines). */
   readonly DETECTION_RULE_NAMES?: readonly string[];
   /** The changepoint detector's rules by name (absent from older engines). */
@@ -114,16 +116,13 @@ export interface StreamSettings {
    * and with `atLeastLearning` never fewer points than the learning prefix (a client sends all
    * the history it has learnt from; the suggested window is the least the model needs);
    * `fixed`: this many trailing points for every file;
-   * `suggested-at`: engine.suggestedWindow(period, 'none') for the period the engine detects in
-   * the series' first `points` rows as a request without timestamps (granularity none), at least
-   * 12: the size the service suggests once a client holds that many points;
-   * `vendor-at`: as `suggested-at` with the vendor's rule instead (4 periods + 1, 1,441 without
-   * a period), whatever the engine suggests.
+   * `vendor-at`: the vendor's suggestion (4 periods + 1, 1,441 without a period), whatever the
+   * engine suggests, for the period the engine detects in the series' first `points` rows as a
+   * request without timestamps (granularity none), at least 12.
    */
   readonly window:
     | { readonly kind: 'suggested'; readonly minPoints: number; readonly atLeastLearning?: boolean }
     | { readonly kind: 'fixed'; readonly points: number }
-    | { readonly kind: 'suggested-at'; readonly points: number }
     | { readonly kind: 'vendor-at'; readonly points: number };
   /**
    * `prefix`: the period detected once on the learning prefix is passed to the engine;
@@ -134,9 +133,14 @@ export interface StreamSettings {
    * Which streaming detector judges the points: `exact` = detectStream (every point's model
    * refitted over its window, the endpoint's semantics); `incremental` = the engine's
    * incremental judge (judgeStream; the model refitted every `refitPoints` points, default the
-   * engine's), what the streaming worker runs. Default `exact`.
+   * engine's) over a fixed window; `following` = the incremental judge whose window follows
+   * what its verdicts suggest, never below the planned window (judgeStreamFollowing), what the
+   * streaming worker runs. Default `exact`.
    */
-  readonly judge?: { readonly kind: 'exact' } | { readonly kind: 'incremental'; readonly refitPoints?: number };
+  readonly judge?:
+    | { readonly kind: 'exact' }
+    | { readonly kind: 'incremental'; readonly refitPoints?: number }
+    | { readonly kind: 'following' };
   /**
    * Points the client keeps, the judged one included (`StreamOptions.memoryPoints`): those
    * before the window are sent as the request's past range (their lowest and highest value).
@@ -148,7 +152,8 @@ export interface StreamSettings {
 /**
  * The streaming worker with its defaults (`STREAM_DEFAULTS` of @adp/detection, which the
  * worker's WORKER_WINDOW_POINTS and WORKER_MEMORY_POINTS default to): the incremental judge over
- * the trailing 720 points, the range of the 8,640 points kept as the past range, no period given
+ * the trailing 720 points or, once a period is found, the 4 periods + 1 its verdicts suggest
+ * (judgeStreamFollowing), the range of the 8,640 points kept as the past range, no period given
  * (detected in the window), every point judged from the 12th on (the judge's least history), as
  * the worker's judge does for a new series.
  */
@@ -157,7 +162,7 @@ export const SHIPPED_STREAM: StreamSettings = {
   maxAnomalyRatio: SHIPPED.maxAnomalyRatio,
   window: { kind: 'fixed', points: SHIPPED.windowPoints },
   period: 'engine',
-  judge: { kind: 'incremental' },
+  judge: { kind: 'following' },
   memoryPoints: SHIPPED.memoryPoints,
 };
 
@@ -237,11 +242,11 @@ export function planStream(
   settings: StreamSettings,
 ): StreamPlan {
   const window = settings.window;
-  if (window.kind === 'suggested-at' || window.kind === 'vendor-at') {
+  if (window.kind === 'vendor-at') {
     const head = values.slice(0, window.points);
     const period = api.detectPeriod(head, 'none', 1);
     // The vendor's rule is fixed: the current engine's copy of it serves every engine compared.
-    const suggested = window.kind === 'suggested-at' ? api.suggestedWindow(period, 'none') : vendorSuggestedWindow(period, 'none');
+    const suggested = vendorSuggestedWindow(period, 'none');
     const windowPoints = Math.max(suggested, 12);
     return { learningPoints: 0, granularity: 'none', customInterval: 1, period, windowPoints };
   }
@@ -291,7 +296,10 @@ export function engineStreamingDetector(
       } as StreamOptions;
       const judge = effective.judge ?? { kind: 'exact' };
       let records: readonly LastResult[];
-      if (judge.kind === 'incremental') {
+      if (judge.kind === 'following') {
+        if (api.judgeStreamFollowing === undefined) throw new TypeError('this engine has no following judge (judgeStreamFollowing)');
+        records = api.judgeStreamFollowing(values, options);
+      } else if (judge.kind === 'incremental') {
         if (api.judgeStream === undefined) throw new TypeError('this engine has no incremental judge (judgeStream)');
         records = api.judgeStream(values, {
           ...options,

@@ -100,7 +100,7 @@ export function robustnessTable(r: WindowRobustness): string {
   const vendor = r.vendor === undefined ? [] : [r.vendor];
   const header = [
     'streaming worker, NAB standard',
-    ...r.windows.map((w) => `window ${w.window}`),
+    ...r.windows.map((w) => (w.window === 'suggested' ? 'window suggested: row (a)' : `fixed window ${w.window}`)),
     'spread',
     ...vendor.map(() => "vendor's window (4 periods + 1; not in the spread)"),
   ];

@@ -1,16 +1,17 @@
 // The rows of `npm run eval` that measure what ships, each with the product's defaults
 // (`STREAM_DEFAULTS` of @adp/detection) and nothing taken from NAB's scoring rules:
 //
-//  (a) `shipped:stream`: the streaming worker's judge as the worker runs it (judgeStream, window
-//      720, past range over 8,640 points, every point judged from the 12th on);
+//  (a) `shipped:stream`: the streaming worker's judge as the worker runs it (judgeStreamFollowing:
+//      window 720, or 4 periods + 1 once its verdicts find a longer period, past range over 8,640
+//      points, every point judged from the 12th on);
 //  (b) `shipped:last-client`: a client of last/detect sending the suggested window and the past
 //      range (last-client.ts), judged by the function the route calls;
 //  (c) `shipped:entire`: entire-series detection per file, in requests of at most 8,640 rows
 //      (batch.ts), as a batch user of entire/detect gets it;
 //
-// and the window rows: the streaming judge of (a) with other windows, so the table shows how far
-// the figure moves with the window alone, and beside them the vendor's shorter suggestion
-// (4 periods + 1) that the service no longer makes.
+// and the window rows: the streaming judge of (a) held to fixed windows instead of the one it
+// follows, so the table shows how far the figure moves with the window alone, and beside them the
+// vendor's shorter suggestion (4 periods + 1) that the service no longer makes.
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { REQUEST_POINTS, requestFlags } from './batch.js';
 import type { StreamingDetector } from './detectors.js';
@@ -28,9 +29,9 @@ export interface ShippedRow {
 export const HEADLINE_ROWS: readonly ShippedRow[] = [
   {
     id: 'shipped:stream',
-    name: `(a) streaming worker, defaults (window ${STREAM_DEFAULTS.windowPoints}, past ${STREAM_DEFAULTS.memoryPoints})`,
+    name: `(a) streaming worker, defaults (window ${STREAM_DEFAULTS.windowPoints} or 4 periods + 1, past ${STREAM_DEFAULTS.memoryPoints})`,
     description:
-      "the worker's incremental judge (judgeStream) with the worker's default window and memory, sensitivity and maxAnomalyRatio; no period given; points judged from the 12th on",
+      "the worker's following judge (judgeStreamFollowing) with the worker's default window and memory, sensitivity and maxAnomalyRatio: the window grows to 4 periods + 1 once its verdicts find a longer period; no period given; points judged from the 12th on",
   },
   {
     id: 'shipped:last-client',
@@ -45,32 +46,30 @@ export const HEADLINE_ROWS: readonly ShippedRow[] = [
   },
 ];
 
-/** The window robustness row: the judge of (a) with these windows (720 is row (a) itself). */
+/**
+ * The window robustness row: the judge of (a) held to these windows; `suggested` is row (a)
+ * itself, which follows the window its verdicts suggest.
+ */
 export const ROBUSTNESS_WINDOWS = [STREAM_DEFAULTS.windowPoints, 1441, 'suggested', 8640] as const;
 export type RobustnessWindow = (typeof ROBUSTNESS_WINDOWS)[number];
 
-/** The row id of a robustness window (the default window is row (a)). */
+/** The row id of a robustness window (the suggested window is row (a)). */
 export function windowRowId(window: RobustnessWindow): string {
-  return window === STREAM_DEFAULTS.windowPoints ? 'shipped:stream' : `window:${window}`;
+  return window === 'suggested' ? 'shipped:stream' : `window:${window}`;
 }
 
-/** The window rows besides row (a). */
-export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w) => w !== STREAM_DEFAULTS.windowPoints).map(
-  (window) => ({
-    id: windowRowId(window),
-    name: `streaming worker, window ${window === 'suggested' ? 'suggested' : window}`,
-    description:
-      window === 'suggested'
-        ? `row (a) with the window the service suggests for the period it detects in the file's first ${STREAM_DEFAULTS.windowPoints} points (suggestedWindow: 4 periods + 1, or 1441 without a period, at least ${STREAM_DEFAULTS.windowPoints})`
-        : `row (a) with a window of ${window} points`,
-  }),
-);
+/** The window rows besides row (a): fixed windows. */
+export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w): w is number => w !== 'suggested').map((window) => ({
+  id: windowRowId(window),
+  name: `streaming worker, fixed window ${window}`,
+  description: `row (a)'s judge held to a window of ${window} points (the incremental judge, judgeStream), whatever period it finds`,
+}));
 
 /** The vendor's suggestion (4 periods + 1), a reference beside the window row, not in its spread. */
 export const VENDOR_WINDOW_ROW: ShippedRow = {
   id: 'window:vendor',
   name: "streaming worker, the vendor's suggested window",
-  description: `row (a) with the vendor's suggestedWindow for the period detected in the file's first ${STREAM_DEFAULTS.windowPoints} points (4 periods + 1, or 1441 without a period)`,
+  description: `row (a)'s judge held to the vendor's suggestedWindow for the period detected in the file's first ${STREAM_DEFAULTS.windowPoints} points (4 periods + 1, or 1441 without a period)`,
 };
 
 export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS, VENDOR_WINDOW_ROW];
@@ -78,14 +77,10 @@ export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_
 
 /** The streaming settings of a window row ('vendor': the vendor's suggestion). */
 export function windowSettings(window: RobustnessWindow | 'vendor'): StreamSettings {
-  if (window === 'vendor') return { ...SHIPPED_STREAM, window: { kind: 'vendor-at', points: STREAM_DEFAULTS.windowPoints } };
-  return {
-    ...SHIPPED_STREAM,
-    window:
-      window === 'suggested'
-        ? { kind: 'suggested-at', points: STREAM_DEFAULTS.windowPoints }
-        : { kind: 'fixed', points: window },
-  };
+  if (window === 'suggested') return SHIPPED_STREAM;
+  const fixed = { ...SHIPPED_STREAM, judge: { kind: 'incremental' } } as const;
+  if (window === 'vendor') return { ...fixed, window: { kind: 'vendor-at', points: STREAM_DEFAULTS.windowPoints } };
+  return { ...fixed, window: { kind: 'fixed', points: window } };
 }
 
 /** The detector of a shipped row, with a per-file plan for results.json where there is one. */

@@ -68,7 +68,7 @@ describe('NAB detection threads', () => {
   }, 120_000);
 
   it('runs the shipped rows in threads with the flags of the in-process run', async () => {
-    const rows = ['shipped:stream', 'shipped:entire', 'window:suggested'];
+    const rows = ['shipped:stream', 'shipped:entire', 'window:1441'];
     const threaded = await detectVariantsInThreads({ repoRoot: REPO, nabDir: dir, corpus, runs: rows.map((row) => ({ row })), threads: 2 });
     for (const row of rows) {
       const built = shippedDetector(detection as unknown as EngineApi, row);

@@ -115,6 +115,5 @@ describe('replaying recorded decisions', () => {
     const recorded = files[file]!.inputs[2131 - files[file]!.firstJudged]!;
     expect(recorded.newLevel).toBeGreaterThan(detection.NEW_LEVEL_MARGIN);
     expect(Math.abs(recorded.deviation)).toBeGreaterThan(recorded.margin);
-    expect(then.missedWindows).toBe(now.missedWindows + 1);
   });
 });

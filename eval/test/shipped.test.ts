@@ -29,6 +29,7 @@ function record(isAnomaly: boolean, suggestedWindow = 29): LastResult {
 function recordingEngine() {
   const calls = {
     judge: [] as StreamOptions[],
+    following: [] as StreamOptions[],
     stream: 0,
     period: [] as [number, string][],
     last: [] as { points: number; opts: DetectOptions }[],
@@ -48,6 +49,10 @@ function recordingEngine() {
       calls.judge.push(opts);
       return values.map((v) => record(v > 100));
     },
+    judgeStreamFollowing(values, opts) {
+      calls.following.push(opts);
+      return values.map((v) => record(v > 100));
+    },
     detectLastPoint(input: SeriesInput, opts: DetectOptions) {
       calls.last.push({ points: input.values.length, opts });
       return record(input.values[input.values.length - 1]! > 100, 20);
@@ -63,7 +68,7 @@ function recordingEngine() {
 }
 
 describe('row (a): the streaming worker with its defaults', () => {
-  it("judges with the worker's default window, memory, sensitivity and ratio through the incremental judge, nothing from NAB's probation", () => {
+  it("judges with the worker's default window, memory, sensitivity and ratio through the following judge, nothing from NAB's probation", () => {
     const worker = loadWorkerConfig({});
     expect(STREAM_DEFAULTS).toEqual({
       windowPoints: worker.windowPoints,
@@ -75,22 +80,25 @@ describe('row (a): the streaming worker with its defaults', () => {
     const values = Array.from({ length: 5000 }, (_, i) => (i === 4000 ? 500 : 1));
     const { detector, planOf } = shippedDetector(api, 'shipped:stream');
     expect(detector.flags(values).flatMap((f, i) => (f ? [i] : []))).toEqual([4000]);
-    expect(calls.judge).toEqual([
+    expect(calls.following).toEqual([
       { sensitivity: worker.sensitivity, maxAnomalyRatio: worker.maxAnomalyRatio, windowPoints: worker.windowPoints, memoryPoints: worker.memoryPoints },
     ]);
-    // No period detected on a prefix, no exact detectStream: the judge alone.
+    // No period detected on a prefix, no fixed-window judge, no exact detectStream: the following judge alone.
+    expect(calls.judge).toEqual([]);
     expect(calls.period).toEqual([]);
     expect(calls.stream).toBe(0);
     expect(planOf?.()).toMatchObject({ learningPoints: 0, period: null, windowPoints: 720 });
     expect(SHIPPED_STREAM.window).toEqual({ kind: 'fixed', points: STREAM_DEFAULTS.windowPoints });
+    expect(SHIPPED_STREAM.judge).toEqual({ kind: 'following' });
   });
 
   it("flags what the worker's judge flags when the points arrive in batches", () => {
-    // A noisy daily-like cycle with a spike and a level shift; the worker judges it in batches of
-    // 97 points, carrying its window and judge state, as worker.ts does.
-    const values = Array.from({ length: 1500 }, (_, i) => {
+    // A noisy cycle of 240 points (the window grows to 4 × 240 + 1 = 961 once two cycles are in
+    // it) with a spike and a level shift; the worker judges it in batches of 97 points, carrying
+    // its window and judge state, as worker.ts does.
+    const values = Array.from({ length: 2500 }, (_, i) => {
       const noise = ((Math.abs(Math.sin(i * 12.9898) * 43758.5453) % 1) - 0.5) * 2;
-      return 50 + 10 * Math.sin((2 * Math.PI * i) / 48) + noise + (i === 900 ? 40 : 0) + (i >= 1200 ? 15 : 0);
+      return 50 + 10 * Math.sin((2 * Math.PI * i) / 240) + noise + (i === 1900 ? 40 : 0) + (i >= 2200 ? 15 : 0);
     });
     const ours = shippedDetector(detection as unknown as EngineApi, 'shipped:stream').detector.flags(values);
     const worker = loadWorkerConfig({});
@@ -105,39 +113,43 @@ describe('row (a): the streaming worker with its defaults', () => {
       judge = result.judge;
     }
     expect(ours).toEqual(theirs);
-    expect(ours[900]).toBe(true);
+    expect(ours[1900]).toBe(true);
+    // The window grew (the history kept beyond 719 points) at some point of the stream.
+    expect(judge!.historyPoints).toBeGreaterThan(worker.windowPoints - 1);
   });
 });
 
 describe('the window robustness row', () => {
-  it('runs the judge of row (a) at 720 (row (a) itself), 1441, the suggested size and 8640', () => {
-    expect(ROBUSTNESS_WINDOWS.map(windowRowId)).toEqual(['shipped:stream', 'window:1441', 'window:suggested', 'window:8640']);
-    expect(windowSettings(1441)).toEqual({ ...SHIPPED_STREAM, window: { kind: 'fixed', points: 1441 } });
+  it("runs row (a)'s judge held to 720, 1441 and 8640 points, beside row (a) itself (the suggested window)", () => {
+    expect(ROBUSTNESS_WINDOWS.map(windowRowId)).toEqual(['window:720', 'window:1441', 'shipped:stream', 'window:8640']);
+    expect(windowSettings(1441)).toEqual({ ...SHIPPED_STREAM, judge: { kind: 'incremental' }, window: { kind: 'fixed', points: 1441 } });
+    expect(windowSettings('suggested')).toBe(SHIPPED_STREAM);
     const { api, calls } = recordingEngine();
-    const { detector } = shippedDetector(api, 'window:suggested');
-    detector.flags(new Array<number>(3000).fill(1));
-    // The period the service finds in the first 720 points, as a request without timestamps: 4 × 24 + 1.
-    expect(calls.period).toEqual([[720, 'none']]);
-    expect(calls.judge[0]).toMatchObject({ windowPoints: 97, memoryPoints: 8640 });
+    shippedDetector(api, 'window:720').detector.flags(new Array<number>(3000).fill(1));
     shippedDetector(api, 'window:8640').detector.flags([1, 2, 3]);
-    expect(calls.judge[1]).toMatchObject({ windowPoints: 8640 });
+    expect(calls.judge).toEqual([
+      expect.objectContaining({ windowPoints: 720, memoryPoints: 8640 }),
+      expect.objectContaining({ windowPoints: 8640, memoryPoints: 8640 }),
+    ]);
+    expect(calls.following).toEqual([]);
+    expect(calls.period).toEqual([]);
   });
 
   it("runs the vendor's suggestion (4 periods + 1) beside it, whatever the engine suggests", () => {
     const { api, calls } = recordingEngine();
     const engine: EngineApi = { ...api, suggestedWindow: () => 720 };
-    shippedDetector(engine, 'window:suggested').detector.flags(new Array<number>(3000).fill(1));
     shippedDetector(engine, 'window:vendor').detector.flags(new Array<number>(3000).fill(1));
-    expect(calls.period).toEqual([[720, 'none'], [720, 'none']]);
-    expect(calls.judge.map((j) => j.windowPoints)).toEqual([720, 97]);
+    // The period the service finds in the first 720 points, as a request without timestamps: 4 × 24 + 1.
+    expect(calls.period).toEqual([[720, 'none']]);
+    expect(calls.judge.map((j) => j.windowPoints)).toEqual([97]);
   });
 
   it('reports each window and the spread once every window ran', () => {
     const nab = (standard: number) => ({ profiles: { standard: { score: standard } } }) as unknown as NabDetectorResult;
     const entries = [
-      { id: 'shipped:stream', nab: nab(64) },
+      { id: 'window:720', nab: nab(64) },
       { id: 'window:1441', nab: nab(66) },
-      { id: 'window:suggested', nab: nab(58.5) },
+      { id: 'shipped:stream', nab: nab(58.5) },
     ];
     expect(windowRobustness(entries)).toBeUndefined();
     const r = windowRobustness([...entries, { id: 'window:8640', nab: nab(60) }]);
