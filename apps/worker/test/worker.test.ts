@@ -1,6 +1,6 @@
 import { BASELINE_CHANGED_CHANNEL, type ResultRow } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
+import { decodeWindow, startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
 import {
   allRows,
   baselineStore,
@@ -210,6 +210,45 @@ describe('startWorker on the in-process bus', () => {
       expect(got).toEqual(expected);
       for (const spike of SPIKES) expect(got[spike]!.isAnomaly).toBe(true);
     }
+  });
+
+  it('resumes a judge whose window is growing to 4 cycles + 1 across a restart, exactly as an uninterrupted run', async () => {
+    // A 50-point cycle: the 120-point window finds it and asks for 201 points, which the worker
+    // judges from once it holds them (the values beyond its window kept beside it).
+    const cycle = (from: number, to: number) => {
+      const out = [];
+      for (let i = from; i < to; i++) {
+        const value = 50 + 10 * Math.sin((2 * Math.PI * i) / 50) + ((i * 7919) % 13) / 26 + (i === 420 ? 25 : 0);
+        out.push(telemetryMessage({ machine_id: 'm-cycle', timestamp: T0 + i * STEP, value }));
+      }
+      return out;
+    };
+    const key = `workers/${ORG}/m-cycle`;
+    const reference = await embeddedPlatform();
+    const one = await start(reference);
+    await (await reference.bus.producer()).send('telemetry', cycle(0, 600));
+    await expect.poll(() => one.counters().rows, { timeout: 120_000 }).toBe(600);
+    const whole = decodeWindow((await reference.checkpoints.load([key])).get(key)!, 119)!;
+    expect(whole.judge!.judge.windowPoints).toBeGreaterThan(120);
+    expect(whole.olderValues).toHaveLength(whole.judge!.historyPoints - 119);
+
+    const platform = await embeddedPlatform();
+    const producer = await platform.bus.producer();
+    const first = await start(platform);
+    await producer.send('telemetry', cycle(0, 170));
+    await expect.poll(() => first.counters().rows, { timeout: 120_000 }).toBe(170);
+    await first.stop();
+    // At the restart the judge wants the larger window and is still gathering its history.
+    const paused = decodeWindow((await platform.checkpoints.load([key])).get(key)!, 119)!;
+    expect(paused.judge!.targetWindow).toBeGreaterThan(170);
+    expect(paused.judge!.judge.windowPoints).toBe(120);
+    expect(paused.olderValues).toHaveLength(170 - 119);
+    await producer.send('telemetry', cycle(170, 600));
+    const second = await start(platform);
+    await expect.poll(() => second.counters().rows, { timeout: 120_000 }).toBe(430);
+    const got = (await allRows(platform.results, 'm-cycle')).map(judgement);
+    expect(got).toEqual((await allRows(reference.results, 'm-cycle')).map(judgement));
+    expect(got[420]!.isAnomaly).toBe(true);
   });
 
   it('judges exactly the same in detection threads as in its own thread, over many batches (live judges in both)', async () => {
