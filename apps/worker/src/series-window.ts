@@ -127,7 +127,8 @@ export function appendToWindow(
 // Version 7 ('ADW7') holds the following judge (FollowingJudgeState): after the arrays,
 //   olderCount: uint32 | olderCount × value float64 (SeriesWindow.olderValues)
 // then hasJudge: uint8, and when 1:
-//   historyPoints: uint32 | targetWindow: uint32 | its past range (pairs as version 5's) |
+//   historyPoints: uint32 | targetWindow: uint32 | switchedAt: float64 (NaN = none) |
+//   its past range (pairs as version 5's) |
 //   the current window's judge section as version 6 writes it (from its hasJudge byte, always 1)
 // and is otherwise version 6. Versions 2 to 6 resume as a following judge of the window they held
 // (history the window less one point, its past range the judge's).
@@ -172,7 +173,7 @@ function innerBytes(judge: StreamJudgeModelState): number {
 
 function judgeBytes(judge: JudgeModelState | null): number {
   if (judge === null) return 1;
-  return 1 + 8 + pastBytes(judge.pastLows, judge.pastHighs) + innerBytes(judge.judge);
+  return 1 + 16 + pastBytes(judge.pastLows, judge.pastHighs) + innerBytes(judge.judge);
 }
 
 function writePast(out: Buffer, offset: number, lows: readonly number[], highs: readonly number[]): number {
@@ -206,6 +207,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   if (following === null) return out;
   offset = out.writeUInt32LE(following.historyPoints, offset);
   offset = out.writeUInt32LE(following.targetWindow, offset);
+  offset = out.writeDoubleLE(following.switchedAt ?? Number.NaN, offset);
   offset = writePast(out, offset, following.pastLows, following.pastHighs);
   const judge = following.judge;
   offset = out.writeUInt8(1, offset);
@@ -380,6 +382,7 @@ function followingOf(inner: StreamJudgeModelState): JudgeModelState {
     version: 1,
     historyPoints: inner.windowPoints - 1,
     targetWindow: inner.windowPoints,
+    switchedAt: null,
     judge: inner,
     pastLows: inner.pastLows ?? [],
     pastHighs: inner.pastHighs ?? [],
@@ -393,15 +396,25 @@ const MAX_HISTORY_POINTS = 1_000_000;
 function decodeFollowing(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
   const hasJudge = bytes.readUInt8(offset);
   if (hasJudge === 0) return bytes.length === offset + 1 ? null : undefined;
-  if (hasJudge !== 1 || bytes.length < offset + 9) return undefined;
+  if (hasJudge !== 1 || bytes.length < offset + 17) return undefined;
   const historyPoints = bytes.readUInt32LE(offset + 1);
   const targetWindow = bytes.readUInt32LE(offset + 5);
+  const switchedAt = bytes.readDoubleLE(offset + 9);
   if (historyPoints < 1 || historyPoints > MAX_HISTORY_POINTS || targetWindow < 2 || targetWindow > MAX_HISTORY_POINTS + 1) return undefined;
-  const lows = readPast(bytes, offset + 9);
+  if (!Number.isNaN(switchedAt) && !(Number.isSafeInteger(switchedAt) && switchedAt >= 0)) return undefined;
+  const lows = readPast(bytes, offset + 17);
   if (lows === undefined) return undefined;
   const highs = readPast(bytes, lows.end);
   if (highs === undefined) return undefined;
   const inner = decodeJudge(bytes, highs.end, 6);
   if (inner === undefined || inner === null) return undefined;
-  return { version: 1, historyPoints, targetWindow, judge: inner, pastLows: lows.flat, pastHighs: highs.flat };
+  return {
+    version: 1,
+    historyPoints,
+    targetWindow,
+    switchedAt: Number.isNaN(switchedAt) ? null : switchedAt,
+    judge: inner,
+    pastLows: lows.flat,
+    pastHighs: highs.flat,
+  };
 }

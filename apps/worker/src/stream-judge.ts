@@ -68,6 +68,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
         version: 1,
         historyPoints: settings.windowPoints - 1,
         targetWindow: settings.windowPoints,
+        switchedAt: null,
         judge: { version: 1, windowPoints: settings.windowPoints, seen: task.seenPoints, detectedAt: null, cachedPeriod: 0, model: null },
         pastLows: [],
         pastHighs: [],

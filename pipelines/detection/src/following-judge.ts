@@ -7,11 +7,21 @@
 // of the new window is started on the kept history: at once when the window shrinks or the
 // history already holds the larger window, else once enough points have arrived (the history
 // kept grows to the largest window suggested so far and never shrinks, so a series without a
-// long period keeps no more than the configured window). The past range over the points older
-// than the kept history travels in two monotonic queues, so a new judge starts with the same
-// past range the old one had.
+// long period keeps no more than the configured window). A window, once started, is kept for at
+// least its period-recheck interval (half of it, `DEFAULT_FULL_PERIOD_RECHECK_SHARE`): a fresh
+// judge detects the period and runs the seasonal check at its first point, and a period the
+// larger window drops but the smaller keeps would otherwise switch the window at every point.
+// The past range over the points older than the kept history travels in two monotonic queues, so
+// a new judge starts with the same past range the old one had.
 import { followedWindow, largestFollowedWindow } from './scoring.js';
-import { createStreamJudge, ExtremeQueue, type StreamJudge, type StreamJudgeModelState, type StreamJudgeOptions } from './stream-judge.js';
+import {
+  createStreamJudge,
+  DEFAULT_FULL_PERIOD_RECHECK_SHARE,
+  ExtremeQueue,
+  type StreamJudge,
+  type StreamJudgeModelState,
+  type StreamJudgeOptions,
+} from './stream-judge.js';
 import type { LastResult } from './types.js';
 
 /** A following judge's state without its history, plain and serialisable (a worker's checkpoint). */
@@ -21,6 +31,8 @@ export interface FollowingJudgeState {
   readonly historyPoints: number;
   /** The window the next points should be judged with (pending while the history is shorter). */
   readonly targetWindow: number;
+  /** Point index at which the current window started; null: the judge's first window. */
+  readonly switchedAt: number | null;
   /** The current window's judge, without its history (the newest windowPoints − 1 values). */
   readonly judge: StreamJudgeModelState;
   /**
@@ -69,6 +81,7 @@ export function createFollowingJudge(
   let history: number[] = [];
   let historyPoints = floor - 1;
   let target = floor;
+  let switchedAt: number | null = null;
   let released = false;
   let judge: StreamJudge;
 
@@ -78,6 +91,7 @@ export function createFollowingJudge(
     const s = restored.state;
     historyPoints = Math.min(Math.max(floor - 1, Math.floor(s.historyPoints)), largest - 1);
     target = Math.min(Math.max(floor, Math.floor(s.targetWindow)), largest);
+    switchedAt = s.switchedAt ?? null;
     history = restored.history.slice(-historyPoints);
     lows?.load(s.pastLows);
     highs?.load(s.pastHighs);
@@ -128,6 +142,12 @@ export function createFollowingJudge(
     );
     judge.prime(history);
     window = next;
+    switchedAt = seen;
+  }
+
+  /** Whether the current window has been kept for its period-recheck interval. */
+  function settled(): boolean {
+    return switchedAt === null || judge.seen - switchedAt >= Math.max(1, Math.floor(DEFAULT_FULL_PERIOD_RECHECK_SHARE * window));
   }
 
   function push(value: number): LastResult {
@@ -137,7 +157,7 @@ export function createFollowingJudge(
     target = followedWindow(result.period, floor, largest);
     historyPoints = Math.max(historyPoints, target - 1);
     trim(false);
-    if (target < window || (target > window && history.length >= target - 1)) switchTo(target);
+    if (settled() && (target < window || (target > window && history.length >= target - 1))) switchTo(target);
     return result;
   }
 
@@ -155,6 +175,7 @@ export function createFollowingJudge(
         version: 1,
         historyPoints,
         targetWindow: target,
+        switchedAt,
         judge: judge.modelState(),
         pastLows: lows?.entries() ?? [],
         pastHighs: highs?.entries() ?? [],

@@ -264,6 +264,12 @@ export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
  * raises an alarm (README "Last-point detection").
  */
+/**
+ * Share of a followed window (`followSuggestedWindow`) that passes before it may change again:
+ * the incremental judge's full-window period-recheck interval, so detectStream and the following
+ * judge keep a window alike.
+ */
+const FOLLOW_DWELL_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value;
 export const SUSTAINED_Z = TUNING.SUSTAINED_Z.value;
 /**
  * Fewest one-step errors the sustained-error alarm needs: six stretches of SUSTAINED_POINTS, so
@@ -1127,7 +1133,8 @@ export interface StreamOptions extends DetectOptions {
    * The window follows the verdicts' suggestion, as a client of last/detect that sends the
    * suggested window and the streaming worker do: after a verdict with a period, the next point
    * is judged from four periods and one point, never fewer than `windowPoints` nor more than the
-   * memory (8,640 points without one). Default false: every point from `windowPoints`.
+   * memory (8,640 points without one), each window kept for at least half of itself (as the
+   * following judge keeps it). Default false: every point from `windowPoints`.
    */
   readonly followSuggestedWindow?: boolean;
 }
@@ -1169,8 +1176,16 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const pastOfMemory = (): PastRange | null => rangeOf(ctx.values, memoryFrom, memoryTo);
   const given = opts.pastRange;
   const pastGiven = given === undefined ? null : () => given;
+  // A followed window is kept for at least half of itself, as the following judge keeps it.
+  let switchedAt = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
-    if (follow && i > 0) window = followedWindow(results[i - 1]!.period, floor, largest);
+    if (follow && i > 0 && i - switchedAt >= Math.floor(FOLLOW_DWELL_SHARE * window)) {
+      const next = followedWindow(results[i - 1]!.period, floor, largest);
+      if (next !== window) {
+        window = next;
+        switchedAt = i;
+      }
+    }
     const from = Math.max(0, i - window + 1);
     const length = i - from + 1;
     if (length < minPoints || i < firstJudged) {

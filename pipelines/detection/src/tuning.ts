@@ -167,7 +167,7 @@ export const TUNING = {
   },
   DEFAULT_FULL_PERIOD_RECHECK_SHARE: {
     value: 0.5,
-    does: 'once the window is full, the judge re-detects the period every this share of the window',
+    does: 'once the window is full, the judge re-detects the period every this share of the window; a followed window (createFollowingJudge, followSuggestedWindow) is kept this share of itself before it may change',
     tunedOn: `${NAB}, through the judge; against 3/4 and 1 window and detectStream's rule`,
   },
   DEFAULT_ERROR_REFRESH_POINTS: {

@@ -67,6 +67,27 @@ describe('createFollowingJudge', () => {
     expect(following.history()).toEqual(values.slice(-320));
   });
 
+  it('keeps a window for at least half of it (its period recheck) before it switches again', () => {
+    // A cycle that comes and goes: the window grows and shrinks, never twice within half a window.
+    const values = [...longCycle(1400, 5).slice(0, 1200), ...noiseSeries(600, 6, 0, 1), ...longCycle(1400, 7).slice(0, 1200)];
+    const judge = createFollowingJudge(OPTS);
+    const switches: [number, number][] = [];
+    let window = judge.windowPoints;
+    values.forEach((value, i) => {
+      judge.push(value);
+      if (judge.windowPoints !== window) {
+        switches.push([i, window]);
+        window = judge.windowPoints;
+      }
+    });
+    expect(switches.length).toBeGreaterThanOrEqual(3);
+    for (let k = 1; k < switches.length; k++) {
+      const [at, before] = switches[k]!;
+      expect(at - switches[k - 1]![0], `switch ${k}`).toBeGreaterThanOrEqual(Math.floor(before / 2));
+    }
+    expect(judge.state().switchedAt).toBe(switches[switches.length - 1]![0] + 1);
+  });
+
   it('continues exactly from a state and its history, however the stream is cut', () => {
     const values = longCycle(2600, 9);
     const whole = verdicts(judgeStreamFollowing(values, OPTS));

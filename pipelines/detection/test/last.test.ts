@@ -166,7 +166,19 @@ describe('detectStream', () => {
   it('with followSuggestedWindow judges each point from the window the previous verdict suggested', () => {
     // A 24-point cycle: 4 periods + 1 = 97 points, beyond a 60-point window.
     const records = detectStream(input, { ...DEFAULTS, windowPoints: 60, periodRecheckPoints: 1, followSuggestedWindow: true });
-    const windows = records.map((_, i) => (i === 0 ? 60 : records[i - 1]!.period > 0 ? Math.max(60, 4 * records[i - 1]!.period + 1) : 60));
+    // The window each point is judged from: the previous verdict's suggestion, once the current
+    // window has been kept for half of itself.
+    const windows: number[] = [];
+    let window = 60;
+    let since = Number.NEGATIVE_INFINITY;
+    records.forEach((_, i) => {
+      const wanted = i === 0 ? 60 : records[i - 1]!.period > 0 ? Math.max(60, 4 * records[i - 1]!.period + 1) : 60;
+      if (i > 0 && i - since >= Math.floor(window / 2) && wanted !== window) {
+        window = wanted;
+        since = i;
+      }
+      windows.push(window);
+    });
     expect(windows.filter((w) => w === 97).length).toBeGreaterThan(2500);
     for (const i of [20, 59, 60, 61, 97, 700, 1500, 2000, 2999]) {
       expectSameRecord(records[i]!, detectLastPoint(windowInput(input, i, windows[i]!), DEFAULTS), `point ${i} (window ${windows[i]})`);
