@@ -158,6 +158,9 @@ const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7])[] = [
   [MAGIC_V1, 1],
 ];
 
+/** Most history a following judge may claim in a checkpoint (WORKER_MEMORY_POINTS' bound). */
+const MAX_HISTORY_POINTS = 1_000_000;
+
 /** Most (point, value) pairs a past queue may hold in a checkpoint (WORKER_MEMORY_POINTS' bound). */
 const MAX_PAST_PAIRS = 1_000_000;
 
@@ -352,7 +355,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   if (version === 7) {
     const olderCount = bytes.readUInt32LE(arraysEnd);
     const olderEnd = arraysEnd + 4 + olderCount * 8;
-    if (olderCount > MAX_PAST_PAIRS || bytes.length <= olderEnd) return null;
+    if (olderCount > MAX_HISTORY_POINTS || bytes.length <= olderEnd) return null;
     olderValues = read(arraysEnd + 4, olderCount);
     if (!olderValues.every(Number.isFinite) || n + olderCount > seenPoints) return null;
     judge = decodeFollowing(bytes, olderEnd) ?? null;
@@ -388,9 +391,6 @@ function followingOf(inner: StreamJudgeModelState): JudgeModelState {
     pastHighs: inner.pastHighs ?? [],
   };
 }
-
-/** Most history a following judge may claim in a checkpoint (WORKER_MEMORY_POINTS' bound). */
-const MAX_HISTORY_POINTS = 1_000_000;
 
 /** Version 7's judge section at `offset`: null (none), or undefined when it is malformed. */
 function decodeFollowing(bytes: Buffer, offset: number): JudgeModelState | null | undefined {

@@ -9,7 +9,7 @@
 // seasonal profile, noise scale, past range) travels with the series' window and its checkpoint
 // (series-window.ts); the history it needs is the window's own values (and, for a grown window,
 // the older values kept beside them), so it is not stored twice.
-import { createFollowingJudge, type FollowingJudge, type FollowingJudgeState, type LastResult } from '@adp/detection';
+import { createFollowingJudge, freshFollowingState, type FollowingJudge, type FollowingJudgeState, type LastResult } from '@adp/detection';
 
 export interface JudgeSettings {
   /** Trailing window, the judged point included: the least the judge uses (it grows to 4 periods + 1). */
@@ -62,17 +62,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
     return { detections, judge: live!.keep(task, kept, kept.state(), settings.windowPoints) };
   }
   const resumable = task.judge !== null && task.judge.judge.seen === task.seenPoints;
-  const state: FollowingJudgeState = resumable
-    ? task.judge!
-    : {
-        version: 1,
-        historyPoints: settings.windowPoints - 1,
-        targetWindow: settings.windowPoints,
-        switchedAt: null,
-        judge: { version: 1, windowPoints: settings.windowPoints, seen: task.seenPoints, detectedAt: null, cachedPeriod: 0, model: null },
-        pastLows: [],
-        pastHighs: [],
-      };
+  const state: FollowingJudgeState = resumable ? task.judge! : freshFollowingState(settings.windowPoints, task.seenPoints);
   const judge = createFollowingJudge(
     {
       windowPoints: settings.windowPoints,

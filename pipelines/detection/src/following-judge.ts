@@ -8,17 +8,13 @@
 // history already holds the larger window, else once enough points have arrived (the history
 // kept grows to the largest window suggested so far and never shrinks, so a series without a
 // long period keeps no more than the configured window). A window, once started, is kept for at
-// least its period-recheck interval (half of it, `DEFAULT_FULL_PERIOD_RECHECK_SHARE`): a fresh
-// judge detects the period and runs the seasonal check at its first point, and a period the
-// larger window drops but the smaller keeps would otherwise switch the window at every point.
+// least its period-recheck interval (`followDwellPoints`, half of it).
 // The past range over the points older than the kept history travels in two monotonic queues, so
 // a new judge starts with the same past range the old one had.
-import { followedWindow, largestFollowedWindow } from './scoring.js';
+import { followDwellPoints, followedWindow, largestFollowedWindow } from './scoring.js';
 import {
   createStreamJudge,
-  DEFAULT_FULL_PERIOD_RECHECK_SHARE,
   ExtremeQueue,
-  type StreamJudge,
   type StreamJudgeModelState,
   type StreamJudgeOptions,
 } from './stream-judge.js';
@@ -63,7 +59,8 @@ const TRIM_SLACK = 256;
 /**
  * A following judge on `opts` (its `windowPoints` is the smallest window). `restored`: a state
  * and the history it was taken with (at least the state's current window less one point, or as
- * many as were ever pushed), to continue exactly where that judge stopped.
+ * many as were ever pushed), to continue exactly where that judge stopped; absent, a fresh
+ * judge (`freshFollowingState` with no history).
  */
 export function createFollowingJudge(
   opts: StreamJudgeOptions,
@@ -78,31 +75,17 @@ export function createFollowingJudge(
   const lows = memory > 0 ? new ExtremeQueue(memory + 2, strictBelow) : null;
   const highs = memory > 0 ? new ExtremeQueue(memory + 2, strictAbove) : null;
 
-  let history: number[] = [];
-  let historyPoints = floor - 1;
-  let target = floor;
-  let switchedAt: number | null = null;
+  const start = restored ?? { state: freshFollowingState(floor, 0), history: [] };
+  const s = start.state;
+  let historyPoints = Math.min(Math.max(floor - 1, Math.floor(s.historyPoints)), largest - 1);
+  let target = Math.min(Math.max(floor, Math.floor(s.targetWindow)), largest);
+  let switchedAt = s.switchedAt ?? null;
+  let history = start.history.slice(-historyPoints);
+  lows?.load(s.pastLows);
+  highs?.load(s.pastHighs);
+  let window = Math.min(Math.max(floor, Math.floor(s.judge.windowPoints)), largest);
+  let judge = createStreamJudge({ ...inner, windowPoints: window }, { ...s.judge, windowPoints: window, values: history.slice(-(window - 1)) });
   let released = false;
-  let judge: StreamJudge;
-
-  if (restored === undefined) {
-    judge = createStreamJudge({ ...inner, windowPoints: floor });
-  } else {
-    const s = restored.state;
-    historyPoints = Math.min(Math.max(floor - 1, Math.floor(s.historyPoints)), largest - 1);
-    target = Math.min(Math.max(floor, Math.floor(s.targetWindow)), largest);
-    switchedAt = s.switchedAt ?? null;
-    history = restored.history.slice(-historyPoints);
-    lows?.load(s.pastLows);
-    highs?.load(s.pastHighs);
-    const window = Math.min(Math.max(floor, Math.floor(s.judge.windowPoints)), largest);
-    judge = createStreamJudge({ ...inner, windowPoints: window }, { ...s.judge, windowPoints: window, values: history.slice(-(window - 1)) });
-  }
-  let window = windowOf(judge);
-
-  function windowOf(j: StreamJudge): number {
-    return j.modelState().windowPoints;
-  }
 
   /** Moves the oldest kept values beyond `historyPoints` into the past range. */
   function trim(force: boolean): void {
@@ -147,7 +130,7 @@ export function createFollowingJudge(
 
   /** Whether the current window has been kept for its period-recheck interval. */
   function settled(): boolean {
-    return switchedAt === null || judge.seen - switchedAt >= Math.max(1, Math.floor(DEFAULT_FULL_PERIOD_RECHECK_SHARE * window));
+    return switchedAt === null || judge.seen - switchedAt >= followDwellPoints(window);
   }
 
   function push(value: number): LastResult {
@@ -189,6 +172,22 @@ export function createFollowingJudge(
       if (!released) judge.release();
       released = true;
     },
+  };
+}
+
+/**
+ * The state of a following judge that has not judged yet, after `seen` points of history: its
+ * window `windowPoints`, its history that window less one point, no model, no past range.
+ */
+export function freshFollowingState(windowPoints: number, seen: number): FollowingJudgeState {
+  return {
+    version: 1,
+    historyPoints: windowPoints - 1,
+    targetWindow: windowPoints,
+    switchedAt: null,
+    judge: { version: 1, windowPoints, seen, detectedAt: null, cachedPeriod: 0, model: null },
+    pastLows: [],
+    pastHighs: [],
   };
 }
 

@@ -54,6 +54,7 @@ export {
   createFollowingJudge,
   type FollowingJudge,
   type FollowingJudgeState,
+  freshFollowingState,
   judgeStreamFollowing,
 } from './following-judge.js';
 export {

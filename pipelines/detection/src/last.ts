@@ -12,7 +12,7 @@ import {
   type SeriesContext,
 } from './prepare.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, median, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
-import { followedWindow, largestFollowedWindow, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
+import { followDwellPoints, followedWindow, largestFollowedWindow, marginMultiplier, severityOf, suggestedWindow } from './scoring.js';
 import type { DetectOptions, Granularity, LastResult, PastRange, SeriesInput } from './types.js';
 import { rulesInForce, type RulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
@@ -264,12 +264,6 @@ export const SUSTAINED_POINTS = TUNING.SUSTAINED_POINTS.value;
  * which a sustained rise of the errors (a drift, a change of regime that no single point shows)
  * raises an alarm (README "Last-point detection").
  */
-/**
- * Share of a followed window (`followSuggestedWindow`) that passes before it may change again:
- * the incremental judge's full-window period-recheck interval, so detectStream and the following
- * judge keep a window alike.
- */
-const FOLLOW_DWELL_SHARE = TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value;
 export const SUSTAINED_Z = TUNING.SUSTAINED_Z.value;
 /**
  * Fewest one-step errors the sustained-error alarm needs: six stretches of SUSTAINED_POINTS, so
@@ -1176,10 +1170,10 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const pastOfMemory = (): PastRange | null => rangeOf(ctx.values, memoryFrom, memoryTo);
   const given = opts.pastRange;
   const pastGiven = given === undefined ? null : () => given;
-  // A followed window is kept for at least half of itself, as the following judge keeps it.
+  // A followed window is kept for its dwell, as the following judge keeps it.
   let switchedAt = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
-    if (follow && i > 0 && i - switchedAt >= Math.floor(FOLLOW_DWELL_SHARE * window)) {
+    if (follow && i > 0 && i - switchedAt >= followDwellPoints(window)) {
       const next = followedWindow(results[i - 1]!.period, floor, largest);
       if (next !== window) {
         window = next;

@@ -153,6 +153,16 @@ export function followedWindow(period: number, floor: number, largest: number): 
   return Math.min(Math.max(floor, period > 0 ? period * 4 + 1 : 0), largest);
 }
 
+/**
+ * Points a followed window is kept before it may change again: its full-window period-recheck
+ * interval (`DEFAULT_FULL_PERIOD_RECHECK_SHARE` of it). A fresh judge detects the period and runs
+ * the seasonal check at its first point, so without the wait a period that the larger window
+ * drops and the smaller keeps would switch the window at every point.
+ */
+export function followDwellPoints(window: number): number {
+  return Math.max(1, Math.floor(TUNING.DEFAULT_FULL_PERIOD_RECHECK_SHARE.value * window));
+}
+
 /** The largest window a following judge grows to: its memory (or a request's most points), at least `floor`. */
 export function largestFollowedWindow(floor: number, memoryPoints: number): number {
   return Math.max(floor, memoryPoints > 0 ? memoryPoints : STREAM_DEFAULTS.memoryPoints);
