@@ -62,11 +62,11 @@ export function nabFolds(nab: NabDetectorResult, profiles: readonly NabProfile[]
  * first: the last/detect client calls the engine afresh for every row.
  */
 function runCost(run: NabThreadRequest): number {
-  if (!('row' in run)) return 30;
-  return { 'shipped:last-client': 120, 'window:8640': 60, 'shipped:entire': 5 }[run.row] ?? 15;
+  if (!('row' in run)) return run.variant === 'no-suggested-span' ? 60 : 30;
+  return { 'shipped:last-client': 120, 'window:720': 45, 'window:1441': 40, 'window:8640': 60, 'shipped:entire': 5 }[run.row] ?? 15;
 }
 
-/** NAB standard of the streaming judge per window of the robustness row, with the spread. */
+/** NAB standard of a last/detect client per window of the robustness row, with the spread. */
 export interface WindowRobustness {
   readonly windows: readonly { readonly window: RobustnessWindow; readonly id: string; readonly standard: number; readonly folds?: FoldSummary }[];
   /** Largest minus smallest standard score over the windows. */
@@ -99,8 +99,8 @@ export function windowRobustness(entries: readonly { id: string; nab?: NabDetect
 export function robustnessTable(r: WindowRobustness): string {
   const vendor = r.vendor === undefined ? [] : [r.vendor];
   const header = [
-    'streaming worker, NAB standard',
-    ...r.windows.map((w) => (w.window === 'suggested' ? 'window suggested: row (a)' : `fixed window ${w.window}`)),
+    'last/detect client, NAB standard',
+    ...r.windows.map((w) => (w.window === 'suggested' ? 'window suggested: row (b)' : `fixed window ${w.window}`)),
     'spread',
     ...vendor.map(() => "vendor's window (4 periods + 1; not in the spread)"),
   ];

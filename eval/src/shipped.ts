@@ -9,9 +9,10 @@
 //  (c) `shipped:entire`: entire-series detection per file, in requests of at most 8,640 rows
 //      (batch.ts), as a batch user of entire/detect gets it;
 //
-// and the window rows: the streaming judge of (a) held to fixed windows instead of the one it
-// follows, so the table shows how far the figure moves with the window alone, and beside them the
-// vendor's shorter suggestion (4 periods + 1) that the service no longer makes.
+// and the window rows: a last/detect client that sends fixed windows (720, 1,441, 8,640 points)
+// instead of the suggested one, each with the past range of the points it keeps, so the table
+// shows how far the figure moves with the window a client chooses, and beside them the vendor's
+// shorter suggestion (4 periods + 1) that the service no longer makes.
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { REQUEST_POINTS, requestFlags } from './batch.js';
 import type { StreamingDetector } from './detectors.js';
@@ -47,38 +48,41 @@ export const HEADLINE_ROWS: readonly ShippedRow[] = [
 ];
 
 /**
- * The window robustness row: the judge of (a) held to these windows; `suggested` is row (a)
- * itself, which follows the window its verdicts suggest.
+ * The window robustness row: a last/detect client sending these windows; `suggested` is row (b)
+ * itself, which sends the window the previous answer suggests.
  */
 export const ROBUSTNESS_WINDOWS = [STREAM_DEFAULTS.windowPoints, 1441, 'suggested', 8640] as const;
 export type RobustnessWindow = (typeof ROBUSTNESS_WINDOWS)[number];
 
-/** The row id of a robustness window (the suggested window is row (a)). */
+/** The row id of a robustness window (the suggested window is row (b)). */
 export function windowRowId(window: RobustnessWindow): string {
-  return window === 'suggested' ? 'shipped:stream' : `window:${window}`;
+  return window === 'suggested' ? 'shipped:last-client' : `window:${window}`;
 }
 
 /** The window rows besides row (a): fixed windows. */
 export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w): w is number => w !== 'suggested').map((window) => ({
   id: windowRowId(window),
-  name: `streaming worker, fixed window ${window}`,
-  description: `row (a)'s judge held to a window of ${window} points (the incremental judge, judgeStream), whatever period it finds`,
+  name: `last/detect client, fixed window ${window}`,
+  description: `a client of last/detect sending the newest ${window} points for every row and the past range of the ${STREAM_DEFAULTS.memoryPoints} it keeps (detectStream: detectLastPoint over each window), whatever period the answers find`,
 }));
 
 /** The vendor's suggestion (4 periods + 1), a reference beside the window row, not in its spread. */
 export const VENDOR_WINDOW_ROW: ShippedRow = {
   id: 'window:vendor',
-  name: "streaming worker, the vendor's suggested window",
-  description: `row (a)'s judge held to the vendor's suggestedWindow for the period detected in the file's first ${STREAM_DEFAULTS.windowPoints} points (4 periods + 1, or 1441 without a period)`,
+  name: "last/detect client, the vendor's suggested window",
+  description: `a last/detect client sending the vendor's suggestedWindow for the period detected in the file's first ${STREAM_DEFAULTS.windowPoints} points (4 periods + 1, or 1441 without a period)`,
 };
 
 export const SHIPPED_ROWS: readonly ShippedRow[] = [...HEADLINE_ROWS, ...WINDOW_ROWS, VENDOR_WINDOW_ROW];
 
 
-/** The streaming settings of a window row ('vendor': the vendor's suggestion). */
-export function windowSettings(window: RobustnessWindow | 'vendor'): StreamSettings {
-  if (window === 'suggested') return SHIPPED_STREAM;
-  const fixed = { ...SHIPPED_STREAM, judge: { kind: 'incremental' } } as const;
+/**
+ * The streaming settings of a fixed window row ('vendor': the vendor's suggestion): exact
+ * last-point detection over that window, with the past range of the kept points (the suggested
+ * window is row (b), `lastDetectClient`).
+ */
+export function windowSettings(window: number | 'vendor'): StreamSettings {
+  const fixed = { ...SHIPPED_STREAM, judge: { kind: 'exact' } } as const;
   if (window === 'vendor') return { ...fixed, window: { kind: 'vendor-at', points: STREAM_DEFAULTS.windowPoints } };
   return { ...fixed, window: { kind: 'fixed', points: window } };
 }
@@ -114,7 +118,10 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
       },
     };
   }
-  const window = id === VENDOR_WINDOW_ROW.id ? 'vendor' : (ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as RobustnessWindow);
-  const detector = engineStreamingDetector(api, { name: 'default', description: row.description }, windowSettings(window), row.name);
+  const settings =
+    id === 'shipped:stream'
+      ? SHIPPED_STREAM
+      : windowSettings(id === VENDOR_WINDOW_ROW.id ? 'vendor' : (ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as number));
+  const detector = engineStreamingDetector(api, { name: 'default', description: row.description }, settings, row.name);
   return { detector, planOf: () => detector.lastPlan() };
 }

@@ -95,6 +95,13 @@ export const ENGINE_VARIANTS: readonly EngineVariant[] = [
     removeRules: ['seasonalCheck'],
   },
   {
+    name: 'no-suggested-span',
+    description:
+      "a client sending 8,640 points is judged from all of them, not from the newest suggestedWindow with the older ones as the past range (the incremental judge over a fixed 8,640-point window, which judges its whole window; the exact one would take hours)",
+    stream: { window: { kind: 'fixed', points: 8640 }, judge: { kind: 'incremental' } },
+    removeRules: ['suggestedSpan'],
+  },
+  {
     name: 'no-past-range',
     description:
       "the client sends its window alone, not the range of the points it keeps before the window: a new level is judged against the window's older half only",

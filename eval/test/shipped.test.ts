@@ -31,6 +31,7 @@ function recordingEngine() {
     judge: [] as StreamOptions[],
     following: [] as StreamOptions[],
     stream: 0,
+    streamed: [] as StreamOptions[],
     period: [] as [number, string][],
     last: [] as { points: number; opts: DetectOptions }[],
     entire: [] as number[],
@@ -41,8 +42,9 @@ function recordingEngine() {
       calls.period.push([values.length, granularity]);
       return 24;
     },
-    detectStream(input) {
+    detectStream(input, opts) {
       calls.stream += 1;
+      calls.streamed.push(opts);
       return input.values.map(() => record(false));
     },
     judgeStream(values, opts) {
@@ -120,17 +122,19 @@ describe('row (a): the streaming worker with its defaults', () => {
 });
 
 describe('the window robustness row', () => {
-  it("runs row (a)'s judge held to 720, 1441 and 8640 points, beside row (a) itself (the suggested window)", () => {
-    expect(ROBUSTNESS_WINDOWS.map(windowRowId)).toEqual(['window:720', 'window:1441', 'shipped:stream', 'window:8640']);
-    expect(windowSettings(1441)).toEqual({ ...SHIPPED_STREAM, judge: { kind: 'incremental' }, window: { kind: 'fixed', points: 1441 } });
-    expect(windowSettings('suggested')).toBe(SHIPPED_STREAM);
+  it('runs a last/detect client sending 720, 1441 and 8640 points, beside row (b) itself (the suggested window)', () => {
+    expect(ROBUSTNESS_WINDOWS.map(windowRowId)).toEqual(['window:720', 'window:1441', 'shipped:last-client', 'window:8640']);
+    expect(windowSettings(1441)).toEqual({ ...SHIPPED_STREAM, judge: { kind: 'exact' }, window: { kind: 'fixed', points: 1441 } });
     const { api, calls } = recordingEngine();
     shippedDetector(api, 'window:720').detector.flags(new Array<number>(3000).fill(1));
     shippedDetector(api, 'window:8640').detector.flags([1, 2, 3]);
-    expect(calls.judge).toEqual([
+    // Exact last-point detection over each window (detectStream), with the kept points' past range.
+    expect(calls.streamed).toEqual([
       expect.objectContaining({ windowPoints: 720, memoryPoints: 8640 }),
       expect.objectContaining({ windowPoints: 8640, memoryPoints: 8640 }),
     ]);
+    expect(calls.streamed.some((o) => 'followSuggestedWindow' in o)).toBe(false);
+    expect(calls.judge).toEqual([]);
     expect(calls.following).toEqual([]);
     expect(calls.period).toEqual([]);
   });
@@ -141,7 +145,7 @@ describe('the window robustness row', () => {
     shippedDetector(engine, 'window:vendor').detector.flags(new Array<number>(3000).fill(1));
     // The period the service finds in the first 720 points, as a request without timestamps: 4 × 24 + 1.
     expect(calls.period).toEqual([[720, 'none']]);
-    expect(calls.judge.map((j) => j.windowPoints)).toEqual([97]);
+    expect(calls.streamed.map((j) => j.windowPoints)).toEqual([97]);
   });
 
   it('reports each window and the spread once every window ran', () => {
@@ -149,7 +153,7 @@ describe('the window robustness row', () => {
     const entries = [
       { id: 'window:720', nab: nab(64) },
       { id: 'window:1441', nab: nab(66) },
-      { id: 'shipped:stream', nab: nab(58.5) },
+      { id: 'shipped:last-client', nab: nab(58.5) },
     ];
     expect(windowRobustness(entries)).toBeUndefined();
     const r = windowRobustness([...entries, { id: 'window:8640', nab: nab(60) }]);

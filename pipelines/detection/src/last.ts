@@ -1083,10 +1083,12 @@ export function lastResult(
 
 /**
  * Judges the last point from the points before it only: the timestamps of the whole series are
- * validated, but the period is detected, the gaps imputed and the model fitted on points
- * 0..n−2, and the last point is forecast (trend extrapolated from the recent past plus the
- * seasonal value of its phase). Changing the last value therefore never changes expectedValue
- * or the margins. O(n) once the period is known, plus O(n log n) to detect it.
+ * validated and the period is detected on points 0..n−2; the model is fitted on the newest
+ * `suggestedWindow(period)` of them and the point (rule `suggestedSpan`: a longer request is
+ * judged as the suggested window with the rest of it joining `pastRange`), and the last point is
+ * forecast (trend extrapolated from the recent past plus the seasonal value of its phase).
+ * Changing the last value therefore never changes expectedValue or the margins. O(n) once the
+ * period is known, plus O(n log n) to detect it.
  */
 export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastResult {
   const n = input.values.length;
@@ -1095,8 +1097,31 @@ export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastRe
   const problem = rangePeriodProblem(ctx, 0, n, opts.period);
   if (problem !== null) throw problem;
   const rules = rulesInForce(opts);
-  const past = opts.pastRange === undefined ? null : () => opts.pastRange!;
-  return judgeLast(ctx, 0, n - 1, prepareRange(ctx, 0, n - 1, opts.period, rules.periodStability, minCyclesOf(rules)), opts, rules, past);
+  const model = prepareRange(ctx, 0, n - 1, opts.period, rules.periodStability, minCyclesOf(rules));
+  const from = spanStart(ctx, 0, n - 1, model.period, rules);
+  const given = opts.pastRange;
+  if (from === 0) return judgeLast(ctx, 0, n - 1, model, opts, rules, given === undefined ? null : () => given);
+  const past = (): PastRange | null => joinRanges(given ?? null, rangeOf(ctx.values, 0, from));
+  return judgeLast(ctx, from, n - 1, prepareRange(ctx, from, n - 1, model.period), opts, rules, past);
+}
+
+/**
+ * Where the judged span of the window from..last (the judged point included) starts: with the
+ * `suggestedSpan` rule, the newest `suggestedWindow(period)` points of a longer window, so a
+ * client that sends more points than the model needs is judged as one that sends the suggestion
+ * (the older points join the past range); otherwise, or when the window is no longer, `from`.
+ */
+function spanStart(ctx: SeriesContext, from: number, last: number, period: number, rules: RulesInForce): number {
+  if (!rules.suggestedSpan) return from;
+  const span = suggestedWindow(period, ctx.granularity);
+  return last - from + 1 > span ? last - span + 1 : from;
+}
+
+/** The union of two ranges (either may be absent). */
+function joinRanges(a: PastRange | null, b: PastRange | null): PastRange | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return { min: Math.min(a.min, b.min), max: Math.max(a.max, b.max) };
 }
 
 export interface StreamOptions extends DetectOptions {
@@ -1106,9 +1131,10 @@ export interface StreamOptions extends DetectOptions {
   readonly minHistory?: number;
   /**
    * Points a client keeps: the newest `memoryPoints` up to and including the judged one. Those
-   * before its window give the judged point's `pastRange` (the lowest and highest of them), as
-   * a client sending its window and the range of the rest would. Absent, 0 or at most
-   * `windowPoints`: no past range (`pastRange`, if given, applies to every point instead).
+   * before its judged span give the judged point's `pastRange` (the lowest and highest of them),
+   * as a client sending its window and the range of the rest would. Absent, 0 or at most
+   * `windowPoints`: `pastRange`, if given, applies to every point instead (joined with the
+   * window's points before its suggested span).
    */
   readonly memoryPoints?: number;
   /**
@@ -1136,8 +1162,9 @@ export interface StreamOptions extends DetectOptions {
 /**
  * Last-point detection for every point of a series, as a streaming client calling last/detect
  * with a trailing window would get it: record i = detectLastPoint over points
- * max(0, i − windowPoints + 1)..i, with two documented shortcuts that keep 20,000 points in
- * seconds:
+ * max(0, i − windowPoints + 1)..i (so a window longer than the suggestion for its period is judged
+ * from its newest suggested points, the rest joining the past range), with two documented
+ * shortcuts that keep 20,000 points in seconds:
  *  - without a client period, the period is detected on the window's history only every
  *    `periodRecheckPoints` points and reused in between (the window slides by fewer points than
  *    it holds, so the period rarely changes in between);
@@ -1165,11 +1192,19 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
 
   const firstJudged = Math.max(0, Math.floor(opts.firstJudged ?? 0));
   const memory = Math.floor(opts.memoryPoints ?? 0);
-  let memoryFrom = 0;
-  let memoryTo = 0;
-  const pastOfMemory = (): PastRange | null => rangeOf(ctx.values, memoryFrom, memoryTo);
-  const given = opts.pastRange;
-  const pastGiven = given === undefined ? null : () => given;
+  const given = opts.pastRange ?? null;
+  // The past range of the point judged from judgedFrom in the window from..i: the kept points
+  // before the judged span (a memory longer than the window), or the given range joined with the
+  // window's points before the span.
+  const pastOf = (from: number, judgedFrom: number, i: number): (() => PastRange | null) | null => {
+    if (memory > window) {
+      const memoryFrom = Math.max(0, i - memory + 1);
+      if (memoryFrom < judgedFrom) return () => rangeOf(ctx.values, memoryFrom, judgedFrom);
+    } else if (from < judgedFrom) {
+      return () => joinRanges(given, rangeOf(ctx.values, from, judgedFrom));
+    }
+    return given === null ? null : () => given;
+  };
   // A followed window is kept for its dwell, as the following judge keeps it.
   let switchedAt = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
@@ -1186,13 +1221,14 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
       results[i] = notJudged(input.values[i]!, opts.period ?? cachedPeriod, ctx.granularity);
       continue;
     }
-    let model: ModelInput;
+    let model: ModelInput | null = null;
+    let period: number;
     if (opts.period !== undefined) {
       if (rangePeriodProblem(ctx, from, i + 1, opts.period) !== null) {
         results[i] = notJudged(input.values[i]!, opts.period, ctx.granularity);
         continue;
       }
-      model = prepareRange(ctx, from, i, opts.period);
+      period = opts.period;
     } else {
       const recheckPoints = opts.periodRecheckPoints ?? Math.min(MAX_PERIOD_RECHECK_POINTS, length / 10);
       const recheck = Math.max(1, Math.floor(recheckPoints));
@@ -1203,13 +1239,15 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
           cachedPeriod = model.period;
           detectedAt = i;
         }
+        period = model.period;
       } else {
-        model = prepareRange(ctx, from, i, cachedPeriod);
+        period = cachedPeriod;
       }
     }
-    memoryFrom = Math.max(0, i - memory + 1);
-    memoryTo = from;
-    results[i] = judgeLast(ctx, from, i, model, opts, rules, memory > window && memoryFrom < from ? pastOfMemory : pastGiven);
+    // A followed window is already the suggestion; a fixed one is judged from its suggested span.
+    const judgedFrom = follow ? from : spanStart(ctx, from, i, period, rules);
+    if (model === null || judgedFrom !== from) model = prepareRange(ctx, judgedFrom, i, period);
+    results[i] = judgeLast(ctx, judgedFrom, i, model, opts, rules, pastOf(from, judgedFrom, i));
   }
   return results;
 }

@@ -2,7 +2,9 @@
 // time (`DetectOptions.rules`, `ChangePointOptions.rules`). Every detector resolves the rules in
 // force once per call (`rulesInForce`, `changePointRulesInForce`) and reads that record; the
 // last-point detector and the incremental judge resolve the same list the same way, so a rule
-// removed for one is removed for the other.
+// removed for one is removed for the other (`suggestedSpan` acts in detectLastPoint and
+// detectStream only: the incremental judge judges its whole window, and the following judge's
+// windows are the suggestion already).
 import type { ChangePointOptions, DetectOptions } from './types.js';
 
 /** One rule: its name and what it does. `requires`: a rule it only acts through (removed with it). */
@@ -14,10 +16,14 @@ export interface Rule<Name extends string = string> {
 
 /**
  * The rules of last-point detection (`detectLastPoint`, `detectStream`, the incremental judge) in
- * the order a verdict applies them: the model's period, the band's scale, the band and what holds
+ * the order a verdict applies them: the judged span and the model's period, the band's scale, the band and what holds
  * a report of it back, then the alarms that need no band report.
  */
 export const LAST_POINT_RULES = [
+  {
+    name: 'suggestedSpan',
+    does: 'judge a window longer than the suggestion for its period (suggestedWindow) from its newest suggestedWindow points, the older ones joining the past range',
+  },
   { name: 'periodStability', does: "prefer the lag that removes the most residual variance among lags close to the sinusoid's" },
   { name: 'twoCyclePeriod', does: 'accept a data-driven period with 2 full cycles in the history (without: 3, as the batch detectors)' },
   { name: 'seasonalCheck', does: 'drop a data-driven period when the forecast without it errs clearly less' },

@@ -3,8 +3,10 @@
 // every `refitPoints` points. Between refits a point costs what judgeLast does after the model:
 // the forecast line (Theil–Sen over the newest 31 points), the one-step errors tilted by that
 // line's slope, their calibration spread, the refractory maximum and the sustained-error scores,
-// a few cheap passes, no model fit, no allocation. README "Incremental streaming judge" says
-// precisely where it differs from `detectStream`.
+// a few cheap passes, no model fit, no allocation. It judges from its whole window: the
+// `suggestedSpan` rule does not act here (the following judge sizes each window to the
+// suggestion). README "Incremental streaming judge" says precisely where it differs from
+// `detectStream`.
 import { fitHistory } from './decomposition.js';
 import {
   bandReportedWithin,

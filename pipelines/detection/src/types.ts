@@ -121,6 +121,8 @@ export interface DecisionInputs {
 
 /** The last-point detector's components (see README, "Last-point detection"); all default to on. */
 export interface DetectionComponents {
+  /** Judge a window longer than its suggestion from the newest suggestedWindow points, the rest as past range. */
+  readonly suggestedSpan?: boolean;
   /** Widen the noise scale to the spread of the window's own recent one-step errors. */
   readonly calibration?: boolean;
   /** No new alarm while an event is under way in the window, unless a deviation dwarfs it. */

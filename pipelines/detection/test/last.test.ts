@@ -831,6 +831,58 @@ describe('detectStream', () => {
   });
 });
 
+describe('the suggested span: a window longer than the suggestion for its period', () => {
+  // No period: wide noise (sd 8) over the first 2,000 points, quiet (sd 1) over the last 1,000.
+  const values = noiseSeries(3000, 41).map((v, i) => (i < 2000 ? 100 + (v - 100) * 8 : v));
+
+  it('is judged from its newest suggestedWindow points, the older ones joining the past range', () => {
+    const whole = detectLastPoint(plainInput(values), DEFAULTS);
+    expect([whole.period, whole.suggestedWindow]).toEqual([0, 720]);
+    const span = plainInput(values.slice(-720));
+    const older = rangeOf(values, 0, 3000 - 720)!;
+    expect(whole).toEqual(detectLastPoint(span, { ...DEFAULTS, pastRange: older }));
+    // A client's own past range joins the older points' range.
+    const given = { min: 10, max: 120 };
+    const joined = { min: 10, max: Math.max(120, older.max) };
+    expect(detectLastPoint(plainInput(values), { ...DEFAULTS, pastRange: given })).toEqual(detectLastPoint(span, { ...DEFAULTS, pastRange: joined }));
+    // A window no longer than the suggestion is judged whole.
+    expect(detectLastPoint(span, DEFAULTS)).toEqual(detectLastPoint(span, { ...DEFAULTS, components: { suggestedSpan: false } }));
+  });
+
+  it('keeps the quiet recent band where the whole window would widen it with noise long past', () => {
+    const spiked = [...values.slice(0, -1), 110];
+    const span = detectLastPoint(plainInput(spiked), DEFAULTS);
+    const whole = detectLastPoint(plainInput(spiked), { ...DEFAULTS, components: { suggestedSpan: false } });
+    expect(whole.upperMargin).toBeGreaterThan(3 * span.upperMargin);
+    expect(span.isPositiveAnomaly).toBe(true);
+    expect(whole.isAnomaly).toBe(false);
+  });
+
+  it('takes the suggestion of the period found in the whole window: four periods and one point', () => {
+    const seasonal = sineSeries(3000, { period: 300, noise: 1, seed: 8 });
+    const whole = detectLastPoint(plainInput(seasonal), DEFAULTS);
+    expect([whole.period, whole.suggestedWindow]).toEqual([300, 1201]);
+    const pastRange = rangeOf(seasonal, 0, 3000 - 1201)!;
+    expect(whole).toEqual(detectLastPoint(plainInput(seasonal.slice(-1201)), { ...DEFAULTS, pastRange }));
+  });
+
+  it('is what detectStream judges for every point of a fixed window, with or without a memory', () => {
+    const opts = { ...DEFAULTS, windowPoints: 1500, periodRecheckPoints: 1 };
+    const alone = detectStream(plainInput(values), opts);
+    const kept = detectStream(plainInput(values), { ...opts, memoryPoints: 3000 });
+    for (const i of [719, 720, 1499, 1500, 2100, 2999]) {
+      const window = windowInput(plainInput(values), i, 1500);
+      expectSameRecord(alone[i]!, detectLastPoint(window, DEFAULTS), `point ${i}`);
+      const pastRange = rangeOf(values, 0, Math.max(0, i - 1499)) ?? undefined;
+      expectSameRecord(kept[i]!, detectLastPoint(window, { ...DEFAULTS, ...(pastRange === undefined ? {} : { pastRange }) }), `point ${i}, memory`);
+    }
+    // Without the rule, each point is judged from the whole window.
+    const whole = detectStream(plainInput(values), { ...opts, components: { suggestedSpan: false } });
+    expectSameRecord(whole[2999]!, detectLastPoint(windowInput(plainInput(values), 2999, 1500), { ...DEFAULTS, components: { suggestedSpan: false } }), 'whole window');
+    expect(whole[2999]!.upperMargin).not.toBeCloseTo(alone[2999]!.upperMargin, 3);
+  });
+});
+
 /** `sideSpreads` written out: the newest errors sorted, each half by rank, the median distance of each from the median. */
 function sideSpreadsByDefinition(errors: readonly number[]): { upper: number; lower: number } {
   const recent = errors.slice(-CALIBRATION_POINTS).sort((x, y) => x - y);
