@@ -217,6 +217,29 @@ describe('request fields change the result', () => {
     expect(await entire({ series, pastRange: { min: 90, max: 110 } })).toEqual(await entire({ series }));
   });
 
+  it('last/detect: a request longer than its suggestedWindow is judged as that window with the rest as pastRange', async () => {
+    // 3,000 points of noise without a period: wide (±15) over the first 2,000, quiet (±1.5)
+    // after, and a last value 10 above the quiet level.
+    const values = Array.from({ length: 3000 }, (_, i) => {
+      const noise = ((Math.abs(Math.sin(i * 12.9898) * 43758.5453) % 1) - 0.5) * 3;
+      return i === 2999 ? 110 : 100 + (i < 2000 ? 10 : 1) * noise;
+    });
+    const last = async (points: number[], extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
+      const res = await post(app, LAST, { series: points.map((value) => ({ value })), ...extra });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Record<string, unknown>;
+    };
+    const whole = await last(values);
+    expect(whole).toMatchObject({ period: 0, suggestedWindow: 720, isAnomaly: true, isPositiveAnomaly: true });
+    const older = values.slice(0, 3000 - 720);
+    const pastRange = { min: Math.min(...older), max: Math.max(...older) };
+    expect(await last(values.slice(-720), { pastRange })).toEqual(whole);
+    // A client's own pastRange joins the older points' range.
+    expect(await last(values, { pastRange: { min: 50, max: 101 } })).toEqual(
+      await last(values.slice(-720), { pastRange: { min: 50, max: pastRange.max } }),
+    );
+  });
+
   it('entire/detect: a reading pinned at 100 for 60 hours is reported once, at its first hour, judged against the level around it', async () => {
     // 3,000 hourly values around 50 that never repeat, 100 from hour 600 to 659: shorter than a
     // twentieth of the request (half the reference window), 2 % of it.
