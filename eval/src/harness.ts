@@ -22,6 +22,7 @@ import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js'
 import type { NabProfile } from './nab-scorer.js';
 import { type NabDetectorResult, runNab, scoreNab } from './nab-run.js';
 import { detectVariantsInThreads, type NabThreadRequest, runKey } from './nab-threads.js';
+import { type CommittedPeerNab, committedPeerNab } from './peers.js';
 import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
@@ -125,6 +126,8 @@ export interface EvalResults {
   readonly nab: unknown;
   readonly tcpd: unknown;
   readonly anchors: typeof ANCHORS;
+  /** The peers' NAB figures from the committed eval/peers.json, as the table prints them. */
+  readonly peers: readonly CommittedPeerNab[];
   readonly table: string;
   /** The ablation's figures (--ablation), also written to eval/ablation.json; null without it. */
   readonly ablation: AblationSummary | null;
@@ -315,6 +318,9 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
       note: notes.join('; '),
     };
   });
+  // The peers' NAB figures of the last `npm run eval:peers` (they need Python; not run here).
+  const peers = nabCorpus === undefined ? [] : await committedPeerNab(path.join(config.repoRoot, 'eval/peers.json'));
+  for (const p of peers) rows.push({ name: p.name, nab: p.nab, note: `peer: npm run eval:peers, ${p.date} (eval/peers.json)` });
   for (const a of ANCHORS) rows.push({ name: a.name, nab: a.nab, tcpdF1: a.tcpdF1, tcpdCover: a.tcpdCover, note: 'anchor' });
   const robustness = windowRobustness(entries);
   const table = [
@@ -374,6 +380,7 @@ export async function runEvaluation(config: EvalConfig, io: Io): Promise<EvalRes
         }
       : null,
     anchors: ANCHORS,
+    peers,
     table,
     ablation:
       variants.length > 1

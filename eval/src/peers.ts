@@ -275,6 +275,38 @@ export function peerRows(results: readonly PeerResult[]): PeerRow[] {
   });
 }
 
+/** A peer's NAB figures as the committed summary (eval/peers.json) holds them, for `npm run eval`'s table. */
+export interface CommittedPeerNab {
+  readonly name: string;
+  readonly nab: readonly [number, number, number];
+  /** The day `npm run eval:peers` measured it. */
+  readonly date: string;
+}
+
+/**
+ * The peers' NAB rows of the last `npm run eval:peers` (its summary file), so that `npm run eval`
+ * prints them beside our rows without running Python: none when the file is absent.
+ */
+export async function committedPeerNab(file: string): Promise<CommittedPeerNab[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const summary = record(JSON.parse(text) as unknown, file);
+  const date = typeof summary['date'] === 'string' ? summary['date'] : 'unknown date';
+  if (!Array.isArray(summary['results'])) throw new SyntaxError(`${file}: expected results`);
+  return (summary['results'] as unknown[]).flatMap((entry, i) => {
+    const result = record(entry, `${file}: results[${i}]`);
+    const peer = result['peer'] as PeerName;
+    const scores = result['nab'] === undefined ? undefined : record(result['nab'], `${file}: results[${i}].nab`)['scores'];
+    if (!PEER_NAMES.includes(peer) || !Array.isArray(scores) || scores.length !== 3 || !scores.every((v) => typeof v === 'number')) return [];
+    return [{ name: ROW_NAMES[peer], nab: scores as unknown as readonly [number, number, number], date }];
+  });
+}
+
 // --- running ------------------------------------------------------------------------------
 
 export interface PeersOptions {

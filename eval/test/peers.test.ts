@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { scoreCorpus, windowDetectionValue, type NabProfile } from '../src/nab-scorer.js';
 import type { NabCorpus } from '../src/nab-data.js';
 import {
+  committedPeerNab,
   NOT_SET_UP,
   parseNabPeerOutput,
   parsePeersArgs,
@@ -165,6 +166,32 @@ describe('scoreUcrPeer', () => {
       JSON.stringify({ peer: 'p', version: '1', elapsedMs: 1, series: [{ file: UCR_FILE, n: 9000, trainEnd: 2400, locations: [5500] }] }),
     );
     expect(() => scoreUcrPeer(out)).toThrow(RangeError);
+  });
+});
+
+describe("the peers' rows in npm run eval's table (committedPeerNab)", () => {
+  it('reads the NAB scores of the committed summary, none when it is absent, and refuses a malformed one', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'peers-'));
+    const file = path.join(dir, 'peers.json');
+    expect(await committedPeerNab(file)).toEqual([]);
+    const summary = {
+      date: '2026-11-26',
+      results: [
+        { peer: 'vendor', package: 'time-series-anomaly-detector', version: '0.4.0', nab: { scores: [-1337.2, -2768.7, -859.3] }, ucr: { top1: 0.32 } },
+        { peer: 'stumpy', package: 'stumpy', version: '1.14.1', ucr: { top1: 0.66 } },
+      ],
+    };
+    await writeFile(file, JSON.stringify(summary));
+    expect(await committedPeerNab(file)).toEqual([
+      { name: 'time-series-anomaly-detector, entire series (peer)', nab: [-1337.2, -2768.7, -859.3], date: '2026-11-26' },
+    ]);
+    // The committed summary has the vendor package's NAB row.
+    const committed = await committedPeerNab(path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'peers.json'));
+    expect(committed.map((p) => p.name)).toEqual(['time-series-anomaly-detector, entire series (peer)']);
+    await writeFile(file, JSON.stringify({ date: '2026-11-26', results: 'none' }));
+    await expect(committedPeerNab(file)).rejects.toThrow(/expected results/);
+    await writeFile(file, '{');
+    await expect(committedPeerNab(file)).rejects.toThrow(SyntaxError);
   });
 });
 

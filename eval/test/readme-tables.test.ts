@@ -36,6 +36,7 @@ interface Results {
   };
   readonly tcpd: { readonly detectors: readonly { readonly id: string; readonly f1: number; readonly cover: number }[] };
   readonly anchors: readonly { readonly name: string; readonly nab?: readonly number[]; readonly tcpdF1?: number; readonly tcpdCover?: number }[];
+  readonly peers: readonly { readonly name: string; readonly nab: readonly number[]; readonly date: string }[];
 }
 interface Ablation {
   readonly engine: { readonly version: string };
@@ -133,6 +134,7 @@ describe('the evaluation tables of docs/evaluation.md', () => {
       ['rolling z-score (reference)', [...nabCells('zscore'), '', '']],
       ['spectral residual (reference)', [...nabCells('sr'), '', '']],
       ['never fires (NAB null, TCPD zero)', [...nabCells('null'), ...tcpdCells('null')]],
+      ...results.peers.map((p): [string, string[]] => [`${p.name.replace(' (peer)', '')} (peer; npm run eval:peers, ${p.date})`, [...p.nab.map((v) => v.toFixed(1)), '', '']]),
       ['ARTime (published, 35 dev files)', [...anchor('ARTime (published)').nab!.map((s) => s.toFixed(1)), '', '']],
       ['Numenta HTM (published, 35 dev files)', [...anchor('Numenta HTM (published)').nab!.map((s) => s.toFixed(1)), '', '']],
       ['binseg, default (published, 25 series)', ['', '', '', anchor('binseg default (published)').tcpdF1!.toFixed(3), anchor('binseg default (published)').tcpdCover!.toFixed(3)]],
