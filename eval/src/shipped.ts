@@ -59,7 +59,7 @@ export function windowRowId(window: RobustnessWindow): string {
   return window === 'suggested' ? 'shipped:last-client' : `window:${window}`;
 }
 
-/** The window rows besides row (a): fixed windows. */
+/** The window rows besides row (b): fixed windows. */
 export const WINDOW_ROWS: readonly ShippedRow[] = ROBUSTNESS_WINDOWS.filter((w): w is number => w !== 'suggested').map((window) => ({
   id: windowRowId(window),
   name: `last/detect client, fixed window ${window}`,

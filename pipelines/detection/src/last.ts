@@ -1099,10 +1099,8 @@ export function detectLastPoint(input: SeriesInput, opts: DetectOptions): LastRe
   const rules = rulesInForce(opts);
   const model = prepareRange(ctx, 0, n - 1, opts.period, rules.periodStability, minCyclesOf(rules));
   const from = spanStart(ctx, 0, n - 1, model.period, rules);
-  const given = opts.pastRange;
-  if (from === 0) return judgeLast(ctx, 0, n - 1, model, opts, rules, given === undefined ? null : () => given);
-  const past = (): PastRange | null => joinRanges(given ?? null, rangeOf(ctx.values, 0, from));
-  return judgeLast(ctx, from, n - 1, prepareRange(ctx, from, n - 1, model.period), opts, rules, past);
+  const span = from === 0 ? model : prepareRange(ctx, from, n - 1, model.period);
+  return judgeLast(ctx, from, n - 1, span, opts, rules, pastBeforeSpan(ctx.values, opts.pastRange ?? null, 0, from));
 }
 
 /**
@@ -1115,6 +1113,16 @@ function spanStart(ctx: SeriesContext, from: number, last: number, period: numbe
   if (!rules.suggestedSpan) return from;
   const span = suggestedWindow(period, ctx.granularity);
   return last - from + 1 > span ? last - span + 1 : from;
+}
+
+/**
+ * The past range of a point judged from `judgedFrom` whose request starts at `from`: the given
+ * range joined with the range of the request's points before its judged span (read only when a
+ * rule asks for it); null when there is neither.
+ */
+function pastBeforeSpan(values: ArrayLike<number>, given: PastRange | null, from: number, judgedFrom: number): (() => PastRange | null) | null {
+  if (from < judgedFrom) return () => joinRanges(given, rangeOf(values, from, judgedFrom));
+  return given === null ? null : () => given;
 }
 
 /** The union of two ranges (either may be absent). */
@@ -1194,16 +1202,11 @@ export function detectStream(input: SeriesInput, opts: StreamOptions): LastResul
   const memory = Math.floor(opts.memoryPoints ?? 0);
   const given = opts.pastRange ?? null;
   // The past range of the point judged from judgedFrom in the window from..i: the kept points
-  // before the judged span (a memory longer than the window), or the given range joined with the
-  // window's points before the span.
+  // before the judged span (a memory longer than the window), else as detectLastPoint gives it.
   const pastOf = (from: number, judgedFrom: number, i: number): (() => PastRange | null) | null => {
-    if (memory > window) {
-      const memoryFrom = Math.max(0, i - memory + 1);
-      if (memoryFrom < judgedFrom) return () => rangeOf(ctx.values, memoryFrom, judgedFrom);
-    } else if (from < judgedFrom) {
-      return () => joinRanges(given, rangeOf(ctx.values, from, judgedFrom));
-    }
-    return given === null ? null : () => given;
+    const memoryFrom = Math.max(0, i - memory + 1);
+    if (memory > window && memoryFrom < judgedFrom) return () => rangeOf(ctx.values, memoryFrom, judgedFrom);
+    return pastBeforeSpan(ctx.values, given, from, judgedFrom);
   };
   // A followed window is kept for its dwell, as the following judge keeps it.
   let switchedAt = Number.NEGATIVE_INFINITY;
