@@ -1,0 +1,304 @@
+// Leave-one-category-out folds for the last-point detector's tuned constants, on what ships.
+//
+//   npm run eval:tune                      # every constant of TUNE_GRID; writes eval/tune.json
+//   npm run eval:tune -- --only SUSTAINED_Z,ECHO_POINTS --threads 2 --out /tmp/tune.json
+//   npm run eval:tune -- --set REFRACTORY_POINTS=150     # the folds around other values
+//
+// For each constant of the grid and each candidate value, row (a) of the evaluation (the
+// worker's judge with its defaults, `shipped:stream`) streams every NAB dev file with that one
+// constant changed and the others as shipped. Each setting runs in a thread of its own: the
+// bootstrap sets the value in the engine's TUNING table before the engine's modules load, so the
+// engine runs unmodified. Then, for each NAB category held out in turn, the value that the other
+// categories score best with (NAB standard; a tie keeps the shipped value) is the fold's choice,
+// and the held-out category is scored with it and with the shipped value. A constant's verdict:
+//
+//  - `shipped`: every fold chooses the shipped value;
+//  - `moves`: every fold chooses the same other value;
+//  - `leans`: the folds disagree, but another value scores at least as well as the shipped one
+//    on every fold (the files of three categories) and better on one;
+//  - `split`: the folds disagree and no value passes that test.
+//
+// A value changes only on `moves`, one constant at a time (the largest gain first, the grid then
+// run again around the new values): what all four folds choose, each without seeing the category
+// it leaves out.
+//
+// One constant at a time around the shipped values (coordinate-wise): it says whether each value
+// sits where folds would put it, not what a joint search would find. `--set` moves the point the
+// grid is taken around (every run gets those values; "shipped" then means them), so the
+// search can be repeated from where the previous one moved.
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { TUNING, type TunedName } from '@adp/detection';
+import { engineSourceHash } from './engine.js';
+import { nabCategory } from './folds.js';
+import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
+import { type NabFileDetections, scoreCorpus } from './nab-scorer.js';
+
+/** The constants the folds check, each with its candidate values (the shipped value among them). */
+export const TUNE_GRID: ReadonlyArray<{ readonly name: TunedName; readonly values: readonly number[] }> = [
+  { name: 'LAST_POINT_BAND_FACTOR', values: [1.3, 1.4, 1.45, 1.5, 1.6] },
+  { name: 'LAST_POINT_MIN_CYCLES', values: [2, 3] },
+  { name: 'SEASONAL_SCALE_RATIO', values: [0.5, 0.6, 0.7, 0.8, 0.9] },
+  { name: 'FORECAST_POINTS', values: [21, 31, 41] },
+  { name: 'ERROR_LEVEL_POINTS', values: [8, 16, 24] },
+  { name: 'CALIBRATION_POINTS', values: [50, 75, 100, 150, 200] },
+  { name: 'SIDE_MIN_ERRORS', values: [10, 20, 40] },
+  { name: 'REFRACTORY_POINTS', values: [90, 120, 135, 150, 165, 180] },
+  { name: 'NEW_EVENT_FACTOR', values: [10, 15, 20, 30, 50, 100] },
+  { name: 'NEW_EVENT_RISE_POINTS', values: [1, 2, 3, 5] },
+  { name: 'ECHO_POINTS', values: [1, 3, 5] },
+  { name: 'SUSTAINED_POINTS', values: [20, 30, 45] },
+  { name: 'SUSTAINED_Z', values: [4.5, 5, 5.5, 6] },
+  { name: 'SUSTAINED_MIN_STRETCHES', values: [4, 6, 8] },
+  { name: 'SUSTAINED_QUIET_SHARE', values: [0.05, 0.1, 0.2] },
+  { name: 'NEW_LEVEL_MARGIN', values: [0.15, 0.2, 0.25, 0.3, 0.35] },
+  { name: 'NEW_LEVEL_RECENT_SHARE', values: [1 / 3, 0.5, 2 / 3] },
+  { name: 'NEW_LEVEL_MIN_POINTS', values: [50, 100, 200] },
+  { name: 'MARGINAL_BAND_RATIO', values: [1.25, 1.5, 2] },
+  { name: 'FAMILIAR_EDGE_SHARE', values: [0.15, 0.2, 0.25, 0.3] },
+  { name: 'ROUTINE_MISS_COUNT', values: [5, 8, 12] },
+];
+
+/** The row the folds tune on: the worker's judge with its defaults. */
+export const TUNE_ROW = 'shipped:stream';
+
+export interface TuneThreadData {
+  readonly nabDir: string;
+  /** Constants set before the engine loads, by name. */
+  readonly overrides: Readonly<Record<string, number>>;
+  readonly row: string;
+}
+
+export type TuneThreadMessage = { readonly kind: 'done'; readonly flags: readonly Uint8Array[] } | { readonly kind: 'failed'; readonly error: string };
+
+/** One setting's flags per file (corpus order), from a fresh thread. */
+export function detectWithOverrides(nabDir: string, overrides: Readonly<Record<string, number>>, row: string = TUNE_ROW): Promise<Uint8Array[]> {
+  return new Promise((resolve, reject) => {
+    const data: TuneThreadData = { nabDir, overrides, row };
+    const worker = new Worker(new URL('./tune-thread-bootstrap.mjs', import.meta.url), { workerData: data });
+    let settled = false;
+    const finish = (error: Error | undefined, flags?: Uint8Array[]): void => {
+      if (settled) return;
+      settled = true;
+      void worker.terminate();
+      if (error === undefined) resolve(flags!);
+      else reject(error);
+    };
+    worker.on('message', (message: TuneThreadMessage) => {
+      if (message.kind === 'done') finish(undefined, [...message.flags]);
+      else finish(new Error(`tuning thread (${JSON.stringify(overrides)}): ${message.error}`));
+    });
+    worker.on('error', (error) => finish(error));
+    worker.on('exit', (code) => finish(new Error(`tuning thread (${JSON.stringify(overrides)}) exited with code ${code} before answering`)));
+  });
+}
+
+/** NAB scores by profile name. */
+export type ProfileScores = Readonly<Record<string, number>>;
+
+export interface FoldChoice {
+  /** The category held out. */
+  readonly heldOut: string;
+  /** The value the other categories' files score best with (NAB standard; ties keep the shipped value, else the first). */
+  readonly chosen: number;
+  /** Those files' NAB standard score at each value, in the grid's order. */
+  readonly trainStandard: readonly number[];
+  /** The held-out category's NAB scores at the chosen and at the shipped value; null without windows. */
+  readonly heldOutChosen: ProfileScores | null;
+  readonly heldOutShipped: ProfileScores | null;
+  /** Its false-positive rows (flags after the probationary rows outside every window) at the chosen and the shipped value. */
+  readonly heldOutFalsePositiveRowsChosen: number;
+  readonly heldOutFalsePositiveRowsShipped: number;
+}
+
+export type Verdict = 'shipped' | 'moves' | 'leans' | 'split';
+
+export interface ConstantOutcome {
+  readonly name: string;
+  readonly shipped: number;
+  readonly values: readonly number[];
+  /** All files' NAB scores at each value, in the grid's order. */
+  readonly whole: readonly ProfileScores[];
+  readonly folds: readonly FoldChoice[];
+  readonly verdict: Verdict;
+  /** For `moves`, the value every fold chose; for `leans`, the value every fold scores at least as well with (the best of them by the whole set). */
+  readonly movesTo?: number;
+}
+
+function scores(detections: readonly NabFileDetections[], corpus: Pick<NabCorpus, 'profiles'>): ProfileScores {
+  return Object.fromEntries(corpus.profiles.map((p) => [p.name, scoreCorpus(detections, p).score]));
+}
+
+function falsePositiveRows(detections: readonly NabFileDetections[], corpus: Pick<NabCorpus, 'profiles'>): number {
+  return scoreCorpus(detections, corpus.profiles[0]!).files.reduce((n, f) => n + f.falsePositiveRows, 0);
+}
+
+/**
+ * The folds' verdict on one constant from each value's detections (`byValue[i]` for
+ * `values[i]`, every file of the corpus, in its order). Categories are held out in name order.
+ */
+export function foldConstant(
+  name: string,
+  shipped: number,
+  values: readonly number[],
+  byValue: readonly (readonly NabFileDetections[])[],
+  corpus: Pick<NabCorpus, 'profiles'>,
+): ConstantOutcome {
+  const at = values.indexOf(shipped);
+  if (at < 0) throw new RangeError(`${name}: the grid lacks the shipped value ${shipped}`);
+  if (byValue.length !== values.length) throw new RangeError(`${name}: ${byValue.length} runs for ${values.length} values`);
+  const standard = corpus.profiles[0]!;
+  const files = byValue[at]!;
+  const categories = [...new Set(files.map((d) => nabCategory(d.file)))].sort();
+  const folds = categories.map((heldOut): FoldChoice => {
+    const train = byValue.map((run) => scoreCorpus(run.filter((d) => nabCategory(d.file) !== heldOut), standard).score);
+    const top = Math.max(...train);
+    const chosenAt = train[at] === top ? at : train.indexOf(top);
+    const held = (i: number): NabFileDetections[] => byValue[i]!.filter((d) => nabCategory(d.file) === heldOut);
+    const windows = held(at).reduce((n, d) => n + d.windows.length, 0);
+    return {
+      heldOut,
+      chosen: values[chosenAt]!,
+      trainStandard: train,
+      heldOutChosen: windows === 0 ? null : scores(held(chosenAt), corpus),
+      heldOutShipped: windows === 0 ? null : scores(held(at), corpus),
+      heldOutFalsePositiveRowsChosen: falsePositiveRows(held(chosenAt), corpus),
+      heldOutFalsePositiveRowsShipped: falsePositiveRows(held(at), corpus),
+    };
+  });
+  const whole = byValue.map((run) => scores(run, corpus));
+  // Values at least as good as the shipped one on every fold and better on one: the fold rule's candidates.
+  const passing = values
+    .map((_, i) => i)
+    .filter((i) => i !== at && folds.every((f) => f.trainStandard[i]! >= f.trainStandard[at]!) && folds.some((f) => f.trainStandard[i]! > f.trainStandard[at]!));
+  const best = passing.sort((x, y) => (whole[y]![standard.name] ?? 0) - (whole[x]![standard.name] ?? 0))[0];
+  const first = folds[0]?.chosen;
+  const unanimous = first !== undefined && folds.every((f) => f.chosen === first);
+  if (unanimous && first === shipped) return { name, shipped, values, whole, folds, verdict: 'shipped' };
+  if (unanimous) return { name, shipped, values, whole, folds, verdict: 'moves', movesTo: first };
+  if (best !== undefined) return { name, shipped, values, whole, folds, verdict: 'leans', movesTo: values[best]! };
+  return { name, shipped, values, whole, folds, verdict: 'split' };
+}
+
+const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : String(Number(x.toFixed(3))));
+
+/** The outcomes as a markdown table: one line per constant. */
+export function tuneTable(outcomes: readonly ConstantOutcome[]): string {
+  const folds = outcomes[0]?.folds.map((f) => f.heldOut) ?? [];
+  const lines = [
+    `| constant | shipped | NAB standard by value | folds' choices (held out: ${folds.join(' / ')}) | held-out standard, chosen vs shipped (mean over categories with windows) | verdict |`,
+    '|---|---:|---|---|---:|---|',
+  ];
+  for (const o of outcomes) {
+    const byValue = o.values.map((v, i) => `${fmt(v)}: ${(o.whole[i]!['standard'] ?? Number.NaN).toFixed(1)}`).join(', ');
+    const held = o.folds.filter((f) => f.heldOutChosen !== null);
+    const mean = (pick: (f: FoldChoice) => ProfileScores | null): number =>
+      held.reduce((s, f) => s + (pick(f)?.['standard'] ?? 0), 0) / Math.max(1, held.length);
+    const verdict = o.verdict === 'moves' || o.verdict === 'leans' ? `${o.verdict} to ${fmt(o.movesTo!)}` : o.verdict;
+    lines.push(
+      `| ${o.name} | ${fmt(o.shipped)} | ${byValue} | ${o.folds.map((f) => fmt(f.chosen)).join(' / ')} | ${mean((f) => f.heldOutChosen).toFixed(1)} vs ${mean((f) => f.heldOutShipped).toFixed(1)} | ${verdict} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** `NAME=VALUE,...` as overrides, each name a tuned constant and each value a finite number. */
+export function parseSettings(text: string): Partial<Record<TunedName, number>> {
+  const out: Partial<Record<TunedName, number>> = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const eq = part.indexOf('=');
+    const name = part.slice(0, eq).trim();
+    const value = Number(part.slice(eq + 1));
+    if (eq < 1 || !(name in TUNING)) throw new RangeError(`--set: ${part} does not name a tuned constant (NAME=VALUE)`);
+    if (part.slice(eq + 1).trim() === '' || !Number.isFinite(value)) throw new RangeError(`--set: ${part} has no finite value`);
+    out[name as TunedName] = value;
+  }
+  return out;
+}
+
+/** Runs `tasks` with at most `threads` at once, keeping their order. */
+async function pooled<T>(tasks: readonly (() => Promise<T>)[], threads: number): Promise<T[]> {
+  const results = new Array<T>(tasks.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(threads, tasks.length)) }, lane));
+  return results;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const { values: args } = parseArgs({
+    args: [...argv],
+    options: { only: { type: 'string' }, set: { type: 'string' }, threads: { type: 'string' }, out: { type: 'string' }, datasets: { type: 'string' } },
+  });
+  const base = parseSettings(args.set ?? '');
+  const only = args.only?.split(',').map((s) => s.trim());
+  const grid = only === undefined ? TUNE_GRID : TUNE_GRID.filter((g) => only.includes(g.name));
+  const unknown = (only ?? []).filter((n) => !TUNE_GRID.some((g) => g.name === n));
+  if (unknown.length > 0) throw new RangeError(`--only: not in the grid: ${unknown.join(', ')} (the grid: ${TUNE_GRID.map((g) => g.name).join(', ')})`);
+  const threads = args.threads === undefined ? Math.min(4, Math.max(1, os.cpus().length)) : Number(args.threads);
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new RangeError(`--threads: ${args.threads} is not an integer from 1 to 64`);
+  const nabDir = path.join(args.datasets ?? path.resolve(repoRoot, '..', 'shared', 'datasets'), 'nab_dev');
+  const out = args.out ?? path.join(repoRoot, 'eval', 'tune.json');
+  const corpus = await loadNabCorpus(nabDir);
+  const started = performance.now();
+
+  // One run with every constant as shipped, and one per other value.
+  const centre = (name: TunedName): number => base[name] ?? TUNING[name].value;
+  const valuesOf = (g: (typeof grid)[number]): number[] => [...new Set([...g.values, centre(g.name)])].sort((x, y) => x - y);
+  const settings: Array<{ name: string | null; value: number }> = [{ name: null, value: Number.NaN }];
+  for (const g of grid) for (const value of valuesOf(g)) if (value !== centre(g.name)) settings.push({ name: g.name, value });
+  let done = 0;
+  const flags = await pooled(
+    settings.map((s) => async () => {
+      const result = await detectWithOverrides(nabDir, s.name === null ? base : { ...base, [s.name]: s.value });
+      done += 1;
+      process.stderr.write(`\r${done} / ${settings.length} settings`);
+      return result;
+    }),
+    threads,
+  );
+  process.stderr.write('\n');
+  const detectionsOf = (runFlags: readonly Uint8Array[]): NabFileDetections[] =>
+    corpus.series.map((s, i) => ({ file: s.file, rowCount: s.values.length, windows: s.windows, detections: Array.from(runFlags[i]!, (x) => x === 1) }));
+  const shippedRun = detectionsOf(flags[0]!);
+  const outcomes = grid.map((g) => {
+    const values = valuesOf(g);
+    const byValue = values.map((v) => (v === centre(g.name) ? shippedRun : detectionsOf(flags[settings.findIndex((s) => s.name === g.name && s.value === v)]!)));
+    return foldConstant(g.name, centre(g.name), values, byValue, corpus);
+  });
+  const table = tuneTable(outcomes);
+  const setText = Object.entries(base).map(([n, v]) => `${n}=${fmt(v)}`).join(', ');
+  console.log(`row ${TUNE_ROW}, every constant as shipped${setText === '' ? '' : ` but ${setText}`}: ${NAB_PROFILE_NAMES.map((p) => (scores(shippedRun, corpus)[p] ?? Number.NaN).toFixed(1)).join(' / ')}`);
+  console.log(table);
+  const elapsedMs = performance.now() - started;
+  console.log(`${settings.length} settings in ${(elapsedMs / 60000).toFixed(1)} min (${threads} threads)`);
+  const summary = {
+    engine: { sourceSha256: await engineSourceHash(repoRoot) },
+    date: new Date().toISOString(),
+    elapsedMs: Math.round(elapsedMs),
+    row: TUNE_ROW,
+    set: base,
+    shipped: scores(shippedRun, corpus),
+    constants: outcomes,
+    table,
+  };
+  await writeFile(out, `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,140 @@
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as detection from '@adp/detection';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineApi } from '../src/engine.js';
+import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
+import { detectNab } from '../src/nab-run.js';
+import type { NabFileDetections } from '../src/nab-scorer.js';
+import { shippedDetector } from '../src/shipped.js';
+import { detectWithOverrides, foldConstant, parseSettings, TUNE_GRID, TUNE_ROW, tuneTable } from '../src/tune.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const NAB_DIR = path.resolve(REPO, '../shared/datasets/nab_dev');
+const FILES = ['realAWSCloudwatch/iio_us-east-1_i-a2eb1cd9_NetworkIn.csv', 'realKnownCause/rogue_agent_key_hold.csv'];
+
+/** A 1,000-row file of `category` with one window [500, 600], flagged at `rows`. */
+function file(category: string, rows: readonly number[]): NabFileDetections {
+  const detections = new Array<boolean>(1000).fill(false);
+  for (const r of rows) detections[r] = true;
+  return { file: `${category}/f.csv`, rowCount: 1000, windows: [{ startRow: 500, endRow: 600 }], detections };
+}
+
+describe('leave-one-category-out folds for a tuned constant', () => {
+  let corpus: NabCorpus;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'tune-'));
+    const windows = JSON.parse(await readFile(path.join(NAB_DIR, 'labels', 'combined_windows.json'), 'utf8')) as Record<string, unknown>;
+    await mkdir(path.join(dir, 'labels'), { recursive: true });
+    await writeFile(path.join(dir, 'labels', 'combined_windows.json'), JSON.stringify(Object.fromEntries(FILES.map((f) => [f, windows[f]]))));
+    await cp(path.join(NAB_DIR, 'config'), path.join(dir, 'config'), { recursive: true });
+    for (const f of FILES) {
+      await mkdir(path.dirname(path.join(dir, 'data', f)), { recursive: true });
+      await cp(path.join(NAB_DIR, 'data', f), path.join(dir, 'data', f));
+    }
+    corpus = await loadNabCorpus(dir);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const shipped = [file('A', [550]), file('B', [550]), file('C', [550])];
+
+  it('keeps the shipped value when no fold does better without it (a tie keeps it too)', () => {
+    // The other value adds a false positive in A: the fold holding A out ties, the others lose.
+    const o = foldConstant('X', 1, [1, 2], [shipped, [file('A', [550, 300]), file('B', [550]), file('C', [550])]], corpus);
+    expect(o.verdict).toBe('shipped');
+    expect(o.movesTo).toBeUndefined();
+    expect(o.folds.map((f) => [f.heldOut, f.chosen])).toEqual([
+      ['A', 1],
+      ['B', 1],
+      ['C', 1],
+    ]);
+    const a = o.folds[0]!;
+    expect(a.trainStandard[0]).toBe(a.trainStandard[1]);
+    expect(a.heldOutFalsePositiveRowsShipped).toBe(0);
+    expect(a.heldOutFalsePositiveRowsChosen).toBe(0);
+    // The fold holding out B scores A and C: the false positive costs A_FP = 0.11 of 4 (2 windows).
+    const b = o.folds[1]!;
+    expect(b.trainStandard[0]! - b.trainStandard[1]!).toBeCloseTo((100 * 0.11) / 4, 9);
+    expect(o.whole).toHaveLength(2);
+    expect(o.whole[0]!['standard']).toBeGreaterThan(o.whole[1]!['standard']!);
+  });
+
+  it('moves to a value every fold chooses', () => {
+    // The shipped value has a false positive in every category that the other value avoids.
+    const withFp = [file('A', [550, 300]), file('B', [550, 300]), file('C', [550, 300])];
+    const o = foldConstant('X', 1, [0.5, 1], [shipped, withFp], corpus);
+    expect(o.verdict).toBe('moves');
+    expect(o.movesTo).toBe(0.5);
+    expect(o.folds.map((f) => f.chosen)).toEqual([0.5, 0.5, 0.5]);
+    expect(o.folds.map((f) => [f.heldOutFalsePositiveRowsChosen, f.heldOutFalsePositiveRowsShipped])).toEqual([
+      [0, 1],
+      [0, 1],
+      [0, 1],
+    ]);
+    expect(o.folds[0]!.heldOutChosen!['standard']).toBeGreaterThan(o.folds[0]!.heldOutShipped!['standard']!);
+    expect(tuneTable([o])).toMatch(/\| moves to 0\.5 \|$/);
+  });
+
+  it('leans to a value at least as good on every fold and better on one, when the folds disagree', () => {
+    // The shipped value has a false positive in A only: the fold holding A out ties and keeps it.
+    const withFp = [file('A', [550, 300]), file('B', [550]), file('C', [550])];
+    const o = foldConstant('X', 1, [0.5, 1], [shipped, withFp], corpus);
+    expect(o.verdict).toBe('leans');
+    expect(o.movesTo).toBe(0.5);
+    expect(o.folds.map((f) => f.chosen)).toEqual([1, 0.5, 0.5]);
+    // Held out, A is scored at its fold's choice and at the shipped value alike (the same value here).
+    expect(o.folds[0]!.heldOutChosen).toEqual(o.folds[0]!.heldOutShipped);
+    expect(o.folds[1]!.heldOutFalsePositiveRowsChosen).toBe(0);
+  });
+
+  it('calls a value that helps one fold and hurts another a split, and keeps the shipped value', () => {
+    // The other value avoids A's false positive but misses B's window.
+    const withFp = [file('A', [550, 300]), file('B', [550]), file('C', [550])];
+    const other = [file('A', [550]), file('B', []), file('C', [550])];
+    const o = foldConstant('X', 1, [1, 2], [withFp, other], corpus);
+    expect(o.folds.map((f) => f.chosen)).toEqual([1, 2, 1]);
+    expect(o.verdict).toBe('split');
+    // Held out, B at the fold's choice (2) lost its window: 0 − 1 = −1 of 2 → 0 normalised; shipped detects it.
+    const b = o.folds[1]!;
+    expect(b.heldOutChosen!['standard']).toBeCloseTo(0, 9);
+    expect(b.heldOutShipped!['standard']).toBeGreaterThan(90);
+    expect(tuneTable([o])).toContain('| X | 1 | 1: ');
+    expect(tuneTable([o])).toMatch(/\| 1 \/ 2 \/ 1 \| .* \| split \|$/);
+  });
+
+  it('refuses a grid without the shipped value or with a run missing', () => {
+    expect(() => foldConstant('X', 3, [1, 2], [shipped, shipped], corpus)).toThrow(/lacks the shipped value 3/);
+    expect(() => foldConstant('X', 1, [1, 2], [shipped], corpus)).toThrow(/1 runs for 2 values/);
+  });
+
+  it('reads --set as tuned constants with finite values, and refuses anything else', () => {
+    expect(parseSettings('')).toEqual({});
+    expect(parseSettings('REFRACTORY_POINTS=150, SUSTAINED_Z=5.5')).toEqual({ REFRACTORY_POINTS: 150, SUSTAINED_Z: 5.5 });
+    expect(() => parseSettings('NOT_A_CONSTANT=1')).toThrow(/does not name a tuned constant/);
+    expect(() => parseSettings('SUSTAINED_Z')).toThrow(/does not name a tuned constant/);
+    expect(() => parseSettings('SUSTAINED_Z=')).toThrow(/no finite value/);
+    expect(() => parseSettings('SUSTAINED_Z=abc')).toThrow(/no finite value/);
+  });
+
+  it('every constant of the grid has its shipped value among its candidates', () => {
+    for (const g of TUNE_GRID) expect(g.values, g.name).toContain(detection.TUNING[g.name].value);
+  });
+
+  it('runs the engine with a constant changed in a thread of its own, and as shipped without one', async () => {
+    const here = detectNab(corpus, shippedDetector(detection as unknown as EngineApi, TUNE_ROW).detector).detections;
+    const asShipped = await detectWithOverrides(dir, {});
+    expect(asShipped.map((f) => Array.from(f, (x) => x === 1))).toEqual(here.map((d) => d.detections));
+    const count = (flags: readonly Uint8Array[]): number => flags.reduce((n, f) => n + f.reduce((s, x) => s + x, 0), 0);
+    expect(count(asShipped)).toBeGreaterThan(0);
+    // A band 20 times wider reports fewer rows; this process's engine keeps its own value.
+    const wide = await detectWithOverrides(dir, { LAST_POINT_BAND_FACTOR: 20 * detection.TUNING.LAST_POINT_BAND_FACTOR.value });
+    expect(count(wide)).toBeLessThan(count(asShipped));
+    expect(detection.TUNING.LAST_POINT_BAND_FACTOR.value).toBe(1.45);
+    await expect(detectWithOverrides(dir, { NOT_A_CONSTANT: 1 })).rejects.toThrow(/no tuned constant NOT_A_CONSTANT/);
+  }, 120_000);
+});
