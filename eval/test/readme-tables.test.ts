@@ -20,7 +20,7 @@ interface FoldSummary {
   readonly max: number;
 }
 interface Results {
-  readonly engine: { readonly version: string };
+  readonly engine: { readonly version: string; readonly sourceSha256: string };
   readonly nab: {
     readonly detectors: readonly {
       readonly id: string;
@@ -48,6 +48,11 @@ interface Ablation {
 }
 const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as Results;
 const ablation = JSON.parse(readFileSync(fileURLToPath(new URL('../ablation.json', import.meta.url)), 'utf8')) as Ablation;
+const tune = JSON.parse(readFileSync(fileURLToPath(new URL('../tune.json', import.meta.url)), 'utf8')) as {
+  readonly engine: { readonly sourceSha256: string };
+  readonly set: Readonly<Record<string, number>>;
+  readonly table: string;
+};
 
 function detector(id: string): Results['nab']['detectors'][number] {
   const found = results.nab.detectors.find((d) => d.id === id);
@@ -141,6 +146,12 @@ describe('the evaluation tables of docs/evaluation.md', () => {
       ['bocpd, best parameters per series (published oracle)', ['', '', '', anchor('bocpd oracle (published)').tcpdF1!.toFixed(3), '']],
     ]);
     expect(new Map(rows.map(([label, ...cells]) => [label!, cells]))).toEqual(expected);
+  });
+
+  it("print the folds' table of the last eval:tune run, taken around the shipped engine", () => {
+    expect(PAGE).toContain(tune.table);
+    expect(tune.set).toEqual({});
+    expect(tune.engine.sourceSha256).toBe(results.engine.sourceSha256);
   });
 
   it('give every variant of the last --ablation run one ablation row with its figures', () => {

@@ -27,7 +27,7 @@ import {
   type StreamOptions,
 } from '../src/index.js';
 import { MAD_TO_SIGMA, robustScale, scaleFloor } from '../src/robust.js';
-import { CALIBRATION_POINTS, rangeOf } from '../src/last.js';
+import { CALIBRATION_POINTS, rangeOf, REFRACTORY_POINTS } from '../src/last.js';
 import { gaussian, gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -334,20 +334,21 @@ describe('detectStream', () => {
     // refractory rule alone lets it through; the echo rule sees that the point before was reported.
     const values = noiseSeries(800, 8, 10);
     // The second bump comes after the refractory stretch (REFRACTORY_POINTS) of the first.
-    for (const at of [600, 745]) {
+    const second = 600 + REFRACTORY_POINTS + 25;
+    for (const at of [600, second]) {
       values[at] = values[at]! + 7;
       values[at + 1] = values[at + 1]! + 7;
     }
     const opts = { ...DEFAULTS, windowPoints: 500 };
     const flags = flaggedOf(detectStream(plainInput(values), opts)).filter((i) => i >= 500);
-    expect(flags).toEqual([600, 745]);
+    expect(flags).toEqual([600, second]);
     expect(flaggedOf(detectStream(plainInput(values), { ...opts, components: { echo: false } })).filter((i) => i >= 500)).toEqual([
-      600, 601, 745,
+      600, 601, second,
     ]);
     // The last-point endpoint decides the same from the window alone, and so does the worker's judge.
     const window = windowInput(plainInput(values), 601, 500);
     expect(detectLastPoint(window, DEFAULTS).isAnomaly).toBe(false);
-    expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 500)).toEqual([600, 745]);
+    expect(flaggedOf(judgeStream(values, opts)).filter((i) => i >= 500)).toEqual([600, second]);
     // The points before are judged against the default sensitivity's band, so a higher
     // sensitivity never flags fewer: every point flagged at one is flagged at the next.
     let previous: number[] = [];
@@ -356,7 +357,7 @@ describe('detectStream', () => {
       expect(now, `sensitivity ${sensitivity}`).toEqual(expect.arrayContaining(previous));
       previous = now;
     }
-    expect(previous).toEqual(expect.arrayContaining([600, 745]));
+    expect(previous).toEqual(expect.arrayContaining([600, second]));
   });
 
   it('reports a level shift once, when it begins, not for every point after it', () => {
@@ -417,7 +418,7 @@ describe('detectStream', () => {
     // and the bursts went farther (no new-level alarm); the last burst ends over a refractory
     // stretch before the judged point.
     const bursty = (width: number): number[] =>
-      noiseSeries(601, 83).map((v, i) => ([330, 400, 470].some((b) => i >= b && i < b + width) ? v + 12 : v));
+      noiseSeries(601, 83).map((v, i) => ([310, 370, 430].some((b) => i >= b && i < b + width) ? v + 12 : v));
     const verdict = (values: number[], ratio: number, opts: typeof DEFAULTS & { components?: object }): LastResult => {
       const probe = detectLastPoint(plainInput(values), opts);
       const last = [...values.slice(0, -1), probe.expectedValue + ratio * probe.upperMargin];
@@ -802,7 +803,8 @@ describe('detectStream', () => {
 
   it('flags more (never fewer) last points as sensitivity rises, the band staying independent of the last value', () => {
     const values = noiseSeries(400, 8);
-    values[250] = values[250]! + 9; // an earlier event in the window, before the refractory stretch
+    const earlier = values.length - REFRACTORY_POINTS - 11; // an earlier event in the window, before the refractory stretch
+    values[earlier] = values[earlier]! + 9;
     let previous = 0;
     for (const sensitivity of [0, 25, 50, 75, 90, 95, 99]) {
       let count = 0;

@@ -5,6 +5,7 @@ import {
   DEFAULT_REFIT_POINTS,
   detectStream,
   judgeStream,
+  REFRACTORY_POINTS,
   type LastResult,
   type StreamJudgeErrors,
   type StreamJudgeOptions,
@@ -98,24 +99,26 @@ describe('createStreamJudge', () => {
   });
 
   it('holds back routine misses where detectStream does', () => {
-    // Noise with a 3-point dip of 12 scales every 150 points, and a value 8 scales up (a narrow
-    // miss, beyond the older half's range, past the refractory stretch of the last dip) 130
-    // points after each dip: once the window holds three dips (nine such jumps) those misses
+    // Noise with a 3-point dip of 12 scales every `cycle` points, and a value 8 scales up (a
+    // narrow miss, beyond the older half's range, past the refractory stretch of the last dip)
+    // `at` points after each dip: once the window holds three dips (nine such jumps) those misses
     // are routine.
-    const values = noiseSeries(2400, 29, 100, 1).map((v, i) => (i % 150 < 3 ? v - 12 : i % 150 === 130 ? 108 : v));
+    const at = REFRACTORY_POINTS + 10;
+    const cycle = at + 20;
+    const values = noiseSeries(2400, 29, 100, 1).map((v, i) => (i % cycle < 3 ? v - 12 : i % cycle === at ? 108 : v));
     const opts = { ...DEFAULTS, windowPoints: 720 };
     const exact = detectStream(plainInput(values), opts);
     const without = detectStream(plainInput(values), { ...opts, components: { routineMiss: false } });
-    const planted = (records: readonly LastResult[]): number[] => flagged(records).filter((i) => i % 150 === 130);
+    const planted = (records: readonly LastResult[]): number[] => flagged(records).filter((i) => i % cycle === at);
     // The rule is at work on this stream: some planted misses are flagged without it only.
-    expect(planted(without).length).toBe(16);
-    expect(planted(exact)).toEqual([130, 280]);
+    expect(planted(without).length).toBe(Math.floor(2400 / cycle));
+    expect(planted(exact)).toEqual([at, cycle + at]);
     expect(judgeStream(values, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null })).toEqual(exact);
     expect(flagged(judgeStream(values, opts))).toEqual(flagged(exact));
     // On a 48-point cycle the jumps are measured on the values themselves, not deseasonalised:
     // the judge must read the same buffer as detectStream.
     const seasonal = sineSeries(2400, { period: 48, amplitude: 10, noise: 1, seed: 31 }).map((v, i) =>
-      i % 150 < 3 ? v - 12 : i % 150 === 130 ? v + 8 : v,
+      i % cycle < 3 ? v - 12 : i % cycle === at ? v + 8 : v,
     );
     expect(judgeStream(seasonal, { ...opts, refitPoints: 1, fullPeriodRecheckShare: null })).toEqual(
       detectStream(plainInput(seasonal), opts),
