@@ -69,7 +69,8 @@ describe.skipIf(!run)(title, () => {
 
   it('judges N points of M machines into N rows: spikes flagged, energies and regimes where a baseline exists', async () => {
     const { names, streaming } = await isolated('it_wpipe');
-    const POINTS = 800;
+    // Three spikes in the second half, each out of the others' refractory stretch.
+    const POINTS = 1000;
     const series = exampleSeries({ points: POINTS, machines: 4, spikes: 3, endMs: 1_750_000_000_000, stepMs: 60_000 });
     // machine-001 has a baseline: statistics of the generic model's energies on its healthy first half.
     const withBaseline = series[0]!;

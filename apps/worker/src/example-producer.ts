@@ -10,7 +10,7 @@
 // you can find them in GET /v1/machines/{id}/results). Timestamps end now, one step apart.
 // The brokers default to KAFKA_BROKERS, then 127.0.0.1:9092.
 import { parseArgs } from 'node:util';
-import { seededRandom } from '@adp/detection';
+import { REFRACTORY_POINTS, seededRandom } from '@adp/detection';
 import {
   createKafkaBus,
   encodeTelemetryBatches,
@@ -40,14 +40,16 @@ export function exampleSeries(options: {
   // Deterministic (mulberry32), so a run can be repeated.
   const next = seededRandom(options.seed ?? 7);
   return Array.from({ length: options.machines }, (_, m) => {
-    // Spread over the second half, one per equal stretch (jittered inside its middle third), so
-    // no spike falls in the shadow of another (the engine does not re-alarm during an event).
+    // Spread over the second half, one per equal stretch (jittered inside its middle third, less
+    // where the stretch is short), so no spike falls in the shadow of another (the engine does
+    // not re-alarm within REFRACTORY_POINTS of an event) where the stretches are longer than that.
     const spikes = new Set<number>();
     const half = Math.floor(options.points / 2);
     const count = Math.min(options.spikes, options.points - half);
     const stretch = (options.points - half) / Math.max(1, count);
+    const jitter = Math.min(stretch / 3, Math.max(0, stretch - REFRACTORY_POINTS - 1));
     for (let k = 0; k < count; k++) {
-      spikes.add(half + Math.floor(stretch * (k + 1 / 3 + next() / 3)));
+      spikes.add(half + Math.floor(stretch * (k + 0.5) + jitter * (next() - 0.5)));
     }
     const level = 40 + 20 * next();
     const amplitude = 2 + 3 * next();

@@ -4,11 +4,10 @@
 // the band and direction follow from it (`learnedOverride`); an engine flag on a point whose
 // learned score is within the band is overruled (`baselineFindsOrdinary`). A stream cannot look ahead to group
 // an excursion into one event, so it pages at the excursion's onset only: a point whose learned
-// score is beyond the band is a learned flag only when no point of the REFRACTORY_POINTS before
-// it was (the engine's own refractory stretch), so a score that hovers about the band, or dips
-// within it for a while, is one excursion. The series' window keeps where the last point beyond
+// score is beyond the band is a learned flag only when no point of the LEARNED_ONSET_POINTS before
+// it was, so a score that hovers about the band, or dips within it for a while, is one excursion. The series' window keeps where the last point beyond
 // the band was (series-window.ts), so this holds across batches and restarts.
-import { bandHolding, baselineFindsOrdinary, learnedOverride, learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
+import { bandHolding, baselineFindsOrdinary, LEARNED_ONSET_POINTS, learnedOverride, learnedSeverity, marginMultiplier, type LastResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 
 export interface StreamLearnedInput {
@@ -63,7 +62,7 @@ export function joinLearnedVerdicts(input: StreamLearnedInput): StreamLearnedVer
       detections.push(detection);
       continue;
     }
-    const onset = lastExcessAt < 0 || index - lastExcessAt > REFRACTORY_POINTS;
+    const onset = lastExcessAt < 0 || index - lastExcessAt > LEARNED_ONSET_POINTS;
     lastExcessAt = index;
     const override = onset ? learnedOverride(input.values[k]!, detection.expectedValue, detection.severity, learned) : null;
     if (override === null) {

@@ -1,4 +1,4 @@
-import { learnedSeverity, marginMultiplier, REFRACTORY_POINTS, type LastResult } from '@adp/detection';
+import { LEARNED_ONSET_POINTS, learnedSeverity, marginMultiplier, type LastResult } from '@adp/detection';
 import { WINDOW_POINTS } from '@adp/model';
 import { describe, expect, it } from 'vitest';
 import { joinLearnedVerdicts, type StreamLearnedInput } from '../src/learned-verdict.js';
@@ -46,20 +46,20 @@ describe('joinLearnedVerdicts', () => {
     expect(joinLearnedVerdicts(input([0, 1], { lastExcessAt: 900 })).lastExcessAt).toBe(900);
   });
 
-  it('flags a new excursion once REFRACTORY_POINTS points went by within the band', () => {
+  it('flags a new excursion once LEARNED_ONSET_POINTS points went by within the band', () => {
     const high = BAND + 2;
-    const scores = new Array<number>(2 * REFRACTORY_POINTS + 3).fill(0);
+    const scores = new Array<number>(2 * LEARNED_ONSET_POINTS + 3).fill(0);
     scores[0] = high;
-    scores[REFRACTORY_POINTS] = high; // REFRACTORY_POINTS after the first: the same excursion
-    scores[2 * REFRACTORY_POINTS + 1] = high; // REFRACTORY_POINTS + 1 after the last: a new one
-    expect(flags(joinLearnedVerdicts(input(scores)).detections)).toEqual([0, 2 * REFRACTORY_POINTS + 1]);
+    scores[LEARNED_ONSET_POINTS] = high; // LEARNED_ONSET_POINTS after the first: the same excursion
+    scores[2 * LEARNED_ONSET_POINTS + 1] = high; // LEARNED_ONSET_POINTS + 1 after the last: a new one
+    expect(flags(joinLearnedVerdicts(input(scores)).detections)).toEqual([0, 2 * LEARNED_ONSET_POINTS + 1]);
   });
 
   it("continues an excursion across batches: the window's last point beyond the band decides the first point's onset", () => {
     const high = BAND + 2;
     expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 999 })).detections)).toEqual([]);
-    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 1000 - REFRACTORY_POINTS })).detections)).toEqual([]);
-    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 999 - REFRACTORY_POINTS })).detections)).toEqual([0]);
+    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 1000 - LEARNED_ONSET_POINTS })).detections)).toEqual([]);
+    expect(flags(joinLearnedVerdicts(input([high, high], { lastExcessAt: 999 - LEARNED_ONSET_POINTS })).detections)).toEqual([0]);
     // At the band is within it (the engine's rule: out only beyond it).
     expect(joinLearnedVerdicts(input([BAND], { lastExcessAt: -1 })).lastExcessAt).toBe(-1);
   });

@@ -71,7 +71,15 @@ export {
   type StreamJudgeState,
 } from './stream-judge.js';
 export { STREAM_DEFAULTS, type StreamDefaults } from './stream-defaults.js';
-export { bandHolding, baselineFindsOrdinary, learnedOverride, learnedScores, learnedSeverity, type LearnedOverride } from './learned.js';
+export {
+  bandHolding,
+  baselineFindsOrdinary,
+  LEARNED_ONSET_POINTS,
+  learnedOverride,
+  learnedScores,
+  learnedSeverity,
+  type LearnedOverride,
+} from './learned.js';
 export {
   MAX_SHAPE_REFERENCE_POINTS,
   nearestNeighbourDistances,

@@ -3,6 +3,13 @@
 // point's shape is against the baseline's shapes), judged with the engine's own band at the
 // request's sensitivity (marginMultiplier), so one sensitivity means the same on both sides.
 import { widenedMargin } from './scoring.js';
+import { TUNING } from './tuning.js';
+
+/**
+ * A streamed point beyond the learned band within this many points of the last one beyond it
+ * belongs to the same learned excursion (the worker flags an excursion at its onset only).
+ */
+export const LEARNED_ONSET_POINTS = TUNING.LEARNED_ONSET_POINTS.value;
 
 /**
  * A baselined point's learned score: its energy z-score plus its shape score where that is above

@@ -89,6 +89,11 @@ export const TUNING = {
     does: 'one-step errors before the judged point that the refractory rule looks back over, whatever the window',
     tunedOn: `${TUNE_FOLDS}: every fold chose it among 90, 120, 135, 150, 165, 180 (120 before, a sixth of the worker's 720-point window); fixed in points, not a share of the window: the window row in docs/evaluation.md, "Window robustness"`,
   },
+  LEARNED_ONSET_POINTS: {
+    value: 120,
+    does: "points before a streamed point within which a learned excursion (beyond the learned band) makes it part of that excursion, not a new one (the worker's baselined verdict)",
+    tunedOn: "not tuned: the engine's refractory stretch (REFRACTORY_POINTS) when the worker's learned verdict was written; kept when that stretch went to 150, which the folds chose on the engine's verdicts alone",
+  },
   NEW_EVENT_FACTOR: {
     value: 20,
     does: 'a deviation this many times the largest error of the event under way is a new event, reported despite the refractory rule',
