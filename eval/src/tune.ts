@@ -1,16 +1,19 @@
-// Leave-one-category-out folds for the last-point detector's tuned constants, on what ships.
+// Leave-one-category-out folds for the detectors' tuned constants, on what ships.
 //
-//   npm run eval:tune                      # every constant of TUNE_GRID; writes eval/tune.json
-//   npm run eval:tune -- --only SUSTAINED_Z,ECHO_POINTS --threads 2 --out /tmp/tune.json
+//   npm run eval:tune                      # both rows' grids; writes eval/tune.json
+//   npm run eval:tune -- --row shipped:entire --only SHOULDER_QUANTILE --threads 2 --out /tmp/tune.json
 //   npm run eval:tune -- --set REFRACTORY_POINTS=150     # the folds around other values
 //
-// For each constant of the grid and each candidate value, row (a) of the evaluation (the
-// worker's judge with its defaults, `shipped:stream`) streams every NAB dev file with that one
-// constant changed and the others as shipped. Each setting runs in a thread of its own: the
-// bootstrap sets the value in the engine's TUNING table before the engine's modules load, so the
-// engine runs unmodified. Then, for each NAB category held out in turn, the value that the other
-// categories score best with (NAB standard; a tie keeps the shipped value) is the fold's choice,
-// and the held-out category is scored with it and with the shipped value. A constant's verdict:
+// Two rows of the evaluation, each with its grid (`TUNE_ROWS`): row (a), the worker's judge with
+// its defaults (`shipped:stream`), for the last-point detector's constants, and row (c),
+// entire-series detection per file (`shipped:entire`), for entire/detect's; the constants every
+// detector reads (period detection, the model's trend) on both. For each constant and each
+// candidate value, the row streams every NAB dev file with that one constant changed and the
+// others as shipped. Each setting runs in a thread of its own: the bootstrap sets the value in the
+// engine's TUNING table before the engine's modules load, so the engine runs unmodified. Then, for
+// each NAB category held out in turn, the value that the other categories score best with (NAB
+// standard; a tie keeps the shipped value) is the fold's choice, and the held-out category is
+// scored with it and with the shipped value. A constant's verdict:
 //
 //  - `shipped`: every fold chooses the shipped value;
 //  - `moves`: every fold chooses the same other value;
@@ -18,14 +21,13 @@
 //    on every fold (the files of three categories) and better on one;
 //  - `split`: the folds disagree and no value passes that test.
 //
-// A value changes only on `moves`, one constant at a time (the largest gain first, the grid then
-// run again around the new values): what all four folds choose, each without seeing the category
-// it leaves out.
+// A value changes only on `moves` (for a shared constant, on both rows), one constant at a time
+// (the largest gain first, the grid then run again around the new values): what all four folds
+// choose, each without seeing the category it leaves out.
 //
 // One constant at a time around the shipped values (coordinate-wise): it says whether each value
 // sits where folds would put it, not what a joint search would find. `--set` moves the point the
-// grid is taken around (every run gets those values; "shipped" then means them), so the
-// search can be repeated from where the previous one moved.
+// grids are taken around (every run gets those values; "shipped" then means them).
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,8 +40,14 @@ import { nabCategory } from './folds.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
 import { type NabFileDetections, scoreCorpus } from './nab-scorer.js';
 
-/** The constants the folds check, each with its candidate values (the shipped value among them). */
-export const TUNE_GRID: ReadonlyArray<{ readonly name: TunedName; readonly values: readonly number[] }> = [
+/** One constant of a grid and its candidate values (the shipped value among them). */
+export interface GridConstant {
+  readonly name: TunedName;
+  readonly values: readonly number[];
+}
+
+/** The last-point detector's own constants (the streaming worker, last/detect, the CLI's stream mode). */
+const LAST_POINT_GRID: readonly GridConstant[] = [
   { name: 'LAST_POINT_BAND_FACTOR', values: [1.3, 1.4, 1.45, 1.5, 1.6] },
   { name: 'LAST_POINT_MIN_CYCLES', values: [2, 3] },
   { name: 'SEASONAL_SCALE_RATIO', values: [0.5, 0.6, 0.7, 0.8, 0.9] },
@@ -63,8 +71,39 @@ export const TUNE_GRID: ReadonlyArray<{ readonly name: TunedName; readonly value
   { name: 'ROUTINE_MISS_COUNT', values: [5, 8, 12] },
 ];
 
-/** The row the folds tune on: the worker's judge with its defaults. */
-export const TUNE_ROW = 'shipped:stream';
+/** Entire-series detection's own constants (entire/detect). */
+const ENTIRE_GRID: readonly GridConstant[] = [
+  { name: 'SHOULDER_QUANTILE', values: [0.7, 0.75, 0.8, 0.85, 0.9] },
+  { name: 'PHASE_POOL_MIN_POINTS', values: [15, 30, 60] },
+  { name: 'PHASE_MIN_CYCLES', values: [3, 4, 6] },
+  { name: 'EXCURSION_REFERENCE_SHARE', values: [0.05, 0.1, 0.2] },
+  { name: 'EXCURSION_ENTRY_POINTS', values: [1, 2, 3] },
+  { name: 'EXCURSION_MAX_SHARE', values: [0.025, 0.05, 0.1] },
+  { name: 'ROUTINE_EVENT_COUNT', values: [8, 12, 16] },
+  { name: 'EVENT_GAP_SHARE', values: [0.0025, 0.005, 0.01] },
+];
+
+/** Constants every anomaly detector reads (period detection, the model's trend): checked on both rows. */
+const SHARED_GRID: readonly GridConstant[] = [
+  { name: 'NON_SEASONAL_TREND_WINDOW', values: [11, 15, 21, 27] },
+  { name: 'SEASONAL_TREND_MIN_WINDOW', values: [7, 9, 13] },
+  { name: 'SEASONAL_TREND_MAX_WINDOW', values: [19, 25, 31] },
+  { name: 'MIN_SEASONAL_FIT', values: [0.15, 0.25, 0.35] },
+  { name: 'LONGER_PERIOD_GAIN', values: [0.7, 0.8, 0.9] },
+  { name: 'FUNDAMENTAL_TOLERANCE', values: [0.02, 0.05, 0.1] },
+  { name: 'MIN_PEAK_ACF', values: [0.05, 0.1, 0.2] },
+  { name: 'PEAKS_TESTED', values: [3, 5, 8] },
+];
+
+/**
+ * The rows the folds tune on, each with its grid: row (a), the worker's judge with its
+ * defaults, for the last-point constants, and row (c), entire-series detection per file, for
+ * entire/detect's; the shared constants on both (one moves only where both rows' folds move it).
+ */
+export const TUNE_ROWS: ReadonlyArray<{ readonly row: string; readonly grid: readonly GridConstant[] }> = [
+  { row: 'shipped:stream', grid: [...LAST_POINT_GRID, ...SHARED_GRID] },
+  { row: 'shipped:entire', grid: [...ENTIRE_GRID, ...SHARED_GRID] },
+];
 
 export interface TuneThreadData {
   readonly nabDir: string;
@@ -76,7 +115,7 @@ export interface TuneThreadData {
 export type TuneThreadMessage = { readonly kind: 'done'; readonly flags: readonly Uint8Array[] } | { readonly kind: 'failed'; readonly error: string };
 
 /** One setting's flags per file (corpus order), from a fresh thread. */
-export function detectWithOverrides(nabDir: string, overrides: Readonly<Record<string, number>>, row: string = TUNE_ROW): Promise<Uint8Array[]> {
+export function detectWithOverrides(nabDir: string, overrides: Readonly<Record<string, number>>, row: string): Promise<Uint8Array[]> {
   return new Promise((resolve, reject) => {
     const data: TuneThreadData = { nabDir, overrides, row };
     const worker = new Worker(new URL('./tune-thread-bootstrap.mjs', import.meta.url), { workerData: data });
@@ -238,13 +277,26 @@ async function main(argv: readonly string[]): Promise<void> {
   const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const { values: args } = parseArgs({
     args: [...argv],
-    options: { only: { type: 'string' }, set: { type: 'string' }, threads: { type: 'string' }, out: { type: 'string' }, datasets: { type: 'string' } },
+    options: {
+      row: { type: 'string' },
+      only: { type: 'string' },
+      set: { type: 'string' },
+      threads: { type: 'string' },
+      out: { type: 'string' },
+      datasets: { type: 'string' },
+    },
   });
   const base = parseSettings(args.set ?? '');
+  const rowIds = args.row?.split(',').map((s) => s.trim());
+  const badRows = (rowIds ?? []).filter((r) => !TUNE_ROWS.some((t) => t.row === r));
+  if (badRows.length > 0) throw new RangeError(`--row: ${badRows.join(', ')} (the rows: ${TUNE_ROWS.map((t) => t.row).join(', ')})`);
   const only = args.only?.split(',').map((s) => s.trim());
-  const grid = only === undefined ? TUNE_GRID : TUNE_GRID.filter((g) => only.includes(g.name));
-  const unknown = (only ?? []).filter((n) => !TUNE_GRID.some((g) => g.name === n));
-  if (unknown.length > 0) throw new RangeError(`--only: not in the grid: ${unknown.join(', ')} (the grid: ${TUNE_GRID.map((g) => g.name).join(', ')})`);
+  const rows = TUNE_ROWS.filter((t) => rowIds === undefined || rowIds.includes(t.row)).map((t) => ({
+    row: t.row,
+    grid: only === undefined ? t.grid : t.grid.filter((g) => only.includes(g.name)),
+  }));
+  const unknown = (only ?? []).filter((n) => !rows.some((t) => t.grid.some((g) => g.name === n)));
+  if (unknown.length > 0) throw new RangeError(`--only: not in the grids: ${unknown.join(', ')}`);
   const threads = args.threads === undefined ? Math.min(4, Math.max(1, os.cpus().length)) : Number(args.threads);
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new RangeError(`--threads: ${args.threads} is not an integer from 1 to 64`);
   const nabDir = path.join(args.datasets ?? path.resolve(repoRoot, '..', 'shared', 'datasets'), 'nab_dev');
@@ -252,15 +304,18 @@ async function main(argv: readonly string[]): Promise<void> {
   const corpus = await loadNabCorpus(nabDir);
   const started = performance.now();
 
-  // One run with every constant as shipped, and one per other value.
+  // Per row, one run with every constant as shipped (or as --set) and one per other value.
   const centre = (name: TunedName): number => base[name] ?? TUNING[name].value;
-  const valuesOf = (g: (typeof grid)[number]): number[] => [...new Set([...g.values, centre(g.name)])].sort((x, y) => x - y);
-  const settings: Array<{ name: string | null; value: number }> = [{ name: null, value: Number.NaN }];
-  for (const g of grid) for (const value of valuesOf(g)) if (value !== centre(g.name)) settings.push({ name: g.name, value });
+  const valuesOf = (g: GridConstant): number[] => [...new Set([...g.values, centre(g.name)])].sort((x, y) => x - y);
+  const settings: Array<{ row: string; name: string | null; value: number }> = [];
+  for (const { row, grid } of rows) {
+    settings.push({ row, name: null, value: Number.NaN });
+    for (const g of grid) for (const value of valuesOf(g)) if (value !== centre(g.name)) settings.push({ row, name: g.name, value });
+  }
   let done = 0;
   const flags = await pooled(
     settings.map((s) => async () => {
-      const result = await detectWithOverrides(nabDir, s.name === null ? base : { ...base, [s.name]: s.value });
+      const result = await detectWithOverrides(nabDir, s.name === null ? base : { ...base, [s.name]: s.value }, s.row);
       done += 1;
       process.stderr.write(`\r${done} / ${settings.length} settings`);
       return result;
@@ -270,27 +325,30 @@ async function main(argv: readonly string[]): Promise<void> {
   process.stderr.write('\n');
   const detectionsOf = (runFlags: readonly Uint8Array[]): NabFileDetections[] =>
     corpus.series.map((s, i) => ({ file: s.file, rowCount: s.values.length, windows: s.windows, detections: Array.from(runFlags[i]!, (x) => x === 1) }));
-  const shippedRun = detectionsOf(flags[0]!);
-  const outcomes = grid.map((g) => {
-    const values = valuesOf(g);
-    const byValue = values.map((v) => (v === centre(g.name) ? shippedRun : detectionsOf(flags[settings.findIndex((s) => s.name === g.name && s.value === v)]!)));
-    return foldConstant(g.name, centre(g.name), values, byValue, corpus);
-  });
-  const table = tuneTable(outcomes);
+  const runOf = (row: string, name: string | null, value: number): NabFileDetections[] =>
+    detectionsOf(flags[settings.findIndex((s) => s.row === row && s.name === name && (name === null || s.value === value))]!);
   const setText = Object.entries(base).map(([n, v]) => `${n}=${fmt(v)}`).join(', ');
-  console.log(`row ${TUNE_ROW}, every constant as shipped${setText === '' ? '' : ` but ${setText}`}: ${NAB_PROFILE_NAMES.map((p) => (scores(shippedRun, corpus)[p] ?? Number.NaN).toFixed(1)).join(' / ')}`);
-  console.log(table);
+  const results = rows.map(({ row, grid }) => {
+    const shippedRun = runOf(row, null, Number.NaN);
+    const constants = grid.map((g) => {
+      const values = valuesOf(g);
+      const byValue = values.map((v) => (v === centre(g.name) ? shippedRun : runOf(row, g.name, v)));
+      return foldConstant(g.name, centre(g.name), values, byValue, corpus);
+    });
+    const table = tuneTable(constants);
+    const shipped = scores(shippedRun, corpus);
+    console.log(`\nrow ${row}, every constant as shipped${setText === '' ? '' : ` but ${setText}`}: ${NAB_PROFILE_NAMES.map((p) => (shipped[p] ?? Number.NaN).toFixed(1)).join(' / ')}`);
+    console.log(table);
+    return { row, shipped, constants, table };
+  });
   const elapsedMs = performance.now() - started;
   console.log(`${settings.length} settings in ${(elapsedMs / 60000).toFixed(1)} min (${threads} threads)`);
   const summary = {
     engine: { sourceSha256: await engineSourceHash(repoRoot) },
     date: new Date().toISOString(),
     elapsedMs: Math.round(elapsedMs),
-    row: TUNE_ROW,
     set: base,
-    shipped: scores(shippedRun, corpus),
-    constants: outcomes,
-    table,
+    rows: results,
   };
   await writeFile(out, `${JSON.stringify(summary, null, 2)}\n`);
   console.log(`wrote ${path.relative(process.cwd(), out)}`);

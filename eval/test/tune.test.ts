@@ -9,7 +9,7 @@ import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { detectNab } from '../src/nab-run.js';
 import type { NabFileDetections } from '../src/nab-scorer.js';
 import { shippedDetector } from '../src/shipped.js';
-import { detectWithOverrides, foldConstant, parseSettings, TUNE_GRID, TUNE_ROW, tuneTable } from '../src/tune.js';
+import { detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneTable } from '../src/tune.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const NAB_DIR = path.resolve(REPO, '../shared/datasets/nab_dev');
@@ -121,20 +121,30 @@ describe('leave-one-category-out folds for a tuned constant', () => {
     expect(() => parseSettings('SUSTAINED_Z=abc')).toThrow(/no finite value/);
   });
 
-  it('every constant of the grid has its shipped value among its candidates', () => {
-    for (const g of TUNE_GRID) expect(g.values, g.name).toContain(detection.TUNING[g.name].value);
+  it("every constant of the rows' grids has its shipped value among its candidates, and no row lists one twice", () => {
+    expect(TUNE_ROWS.map((r) => r.row)).toEqual(['shipped:stream', 'shipped:entire']);
+    for (const { row, grid } of TUNE_ROWS) {
+      for (const g of grid) expect(g.values, `${row} ${g.name}`).toContain(detection.TUNING[g.name].value);
+      expect(new Set(grid.map((g) => g.name)).size, row).toBe(grid.length);
+    }
   });
 
   it('runs the engine with a constant changed in a thread of its own, and as shipped without one', async () => {
-    const here = detectNab(corpus, shippedDetector(detection as unknown as EngineApi, TUNE_ROW).detector).detections;
-    const asShipped = await detectWithOverrides(dir, {});
+    const here = detectNab(corpus, shippedDetector(detection as unknown as EngineApi, 'shipped:stream').detector).detections;
+    const asShipped = await detectWithOverrides(dir, {}, 'shipped:stream');
     expect(asShipped.map((f) => Array.from(f, (x) => x === 1))).toEqual(here.map((d) => d.detections));
     const count = (flags: readonly Uint8Array[]): number => flags.reduce((n, f) => n + f.reduce((s, x) => s + x, 0), 0);
     expect(count(asShipped)).toBeGreaterThan(0);
     // A band 20 times wider reports fewer rows; this process's engine keeps its own value.
-    const wide = await detectWithOverrides(dir, { LAST_POINT_BAND_FACTOR: 20 * detection.TUNING.LAST_POINT_BAND_FACTOR.value });
+    const wide = await detectWithOverrides(dir, { LAST_POINT_BAND_FACTOR: 20 * detection.TUNING.LAST_POINT_BAND_FACTOR.value }, 'shipped:stream');
     expect(count(wide)).toBeLessThan(count(asShipped));
     expect(detection.TUNING.LAST_POINT_BAND_FACTOR.value).toBe(1.45);
-    await expect(detectWithOverrides(dir, { NOT_A_CONSTANT: 1 })).rejects.toThrow(/no tuned constant NOT_A_CONSTANT/);
+    await expect(detectWithOverrides(dir, { NOT_A_CONSTANT: 1 }, 'shipped:stream')).rejects.toThrow(/no tuned constant NOT_A_CONSTANT/);
+    // Row (c) through the same threads: entire-series detection per file, its own constants.
+    const entire = detectNab(corpus, shippedDetector(detection as unknown as EngineApi, 'shipped:entire').detector).detections;
+    const entireThere = await detectWithOverrides(dir, {}, 'shipped:entire');
+    expect(entireThere.map((f) => Array.from(f, (x) => x === 1))).toEqual(entire.map((d) => d.detections));
+    const noRoutine = await detectWithOverrides(dir, { ROUTINE_EVENT_COUNT: 1 }, 'shipped:entire');
+    expect(noRoutine.map((f) => Array.from(f, (x) => x === 1))).not.toEqual(entire.map((d) => d.detections));
   }, 120_000);
 });
