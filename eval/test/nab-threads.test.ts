@@ -1,5 +1,4 @@
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as detection from '@adp/detection';
@@ -10,25 +9,17 @@ import { detectNab } from '../src/nab-run.js';
 import { detectVariantsInThreads, runKey } from '../src/nab-threads.js';
 import { shippedDetector } from '../src/shipped.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
+import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const NAB_DIR = path.resolve(REPO, '../shared/datasets/nab_dev');
 // The two shortest files of the split, as a corpus of their own.
-const FILES = ['realAWSCloudwatch/iio_us-east-1_i-a2eb1cd9_NetworkIn.csv', 'realKnownCause/rogue_agent_key_hold.csv'];
+const FILES = SHORTEST_FILES;
 
 describe('NAB detection threads', () => {
   let dir: string;
   let corpus: NabCorpus;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'nab-threads-'));
-    const windows = JSON.parse(await readFile(path.join(NAB_DIR, 'labels', 'combined_windows.json'), 'utf8')) as Record<string, unknown>;
-    await mkdir(path.join(dir, 'labels'), { recursive: true });
-    await writeFile(path.join(dir, 'labels', 'combined_windows.json'), JSON.stringify(Object.fromEntries(FILES.map((f) => [f, windows[f]]))));
-    await cp(path.join(NAB_DIR, 'config'), path.join(dir, 'config'), { recursive: true });
-    for (const file of FILES) {
-      await mkdir(path.dirname(path.join(dir, 'data', file)), { recursive: true });
-      await cp(path.join(NAB_DIR, 'data', file), path.join(dir, 'data', file));
-    }
+    dir = await nabSubset(FILES, 'nab-threads-');
     corpus = await loadNabCorpus(dir);
   });
   afterAll(async () => {

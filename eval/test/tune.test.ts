@@ -1,7 +1,4 @@
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rm } from 'node:fs/promises';
 import * as detection from '@adp/detection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineApi } from '../src/engine.js';
@@ -10,10 +7,10 @@ import { detectNab } from '../src/nab-run.js';
 import type { NabFileDetections } from '../src/nab-scorer.js';
 import { shippedDetector } from '../src/shipped.js';
 import { detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneTable } from '../src/tune.js';
+import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const NAB_DIR = path.resolve(REPO, '../shared/datasets/nab_dev');
-const FILES = ['realAWSCloudwatch/iio_us-east-1_i-a2eb1cd9_NetworkIn.csv', 'realKnownCause/rogue_agent_key_hold.csv'];
+// The two shortest files of the split, as a corpus of their own.
+const FILES = SHORTEST_FILES;
 
 /** A 1,000-row file of `category` with one window [500, 600], flagged at `rows`. */
 function file(category: string, rows: readonly number[]): NabFileDetections {
@@ -26,15 +23,7 @@ describe('leave-one-category-out folds for a tuned constant', () => {
   let corpus: NabCorpus;
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'tune-'));
-    const windows = JSON.parse(await readFile(path.join(NAB_DIR, 'labels', 'combined_windows.json'), 'utf8')) as Record<string, unknown>;
-    await mkdir(path.join(dir, 'labels'), { recursive: true });
-    await writeFile(path.join(dir, 'labels', 'combined_windows.json'), JSON.stringify(Object.fromEntries(FILES.map((f) => [f, windows[f]]))));
-    await cp(path.join(NAB_DIR, 'config'), path.join(dir, 'config'), { recursive: true });
-    for (const f of FILES) {
-      await mkdir(path.dirname(path.join(dir, 'data', f)), { recursive: true });
-      await cp(path.join(NAB_DIR, 'data', f), path.join(dir, 'data', f));
-    }
+    dir = await nabSubset(FILES, 'tune-');
     corpus = await loadNabCorpus(dir);
   });
   afterAll(async () => {
