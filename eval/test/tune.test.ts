@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import * as detection from '@adp/detection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +116,24 @@ describe('leave-one-category-out folds for a tuned constant', () => {
     for (const { row, grid } of TUNE_ROWS) {
       for (const g of grid) expect(g.values, `${row} ${g.name}`).toContain(detection.TUNING[g.name].value);
       expect(new Set(grid.map((g) => g.name)).size, row).toBe(grid.length);
+    }
+  });
+
+  it("records the committed run's verdict on every constant it checks in the engine's TUNING table", () => {
+    const committed = JSON.parse(readFileSync(new URL('../tune.json', import.meta.url), 'utf8')) as {
+      rows: { row: string; constants: { name: string; verdict: string; movesTo?: number }[] }[];
+    };
+    const label: Record<string, string> = { 'shipped:stream': 'row (a)', 'shipped:entire': 'row (c)' };
+    const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : String(Number(x.toFixed(3))));
+    expect(committed.rows.map((r) => r.row)).toEqual(TUNE_ROWS.map((r) => r.row));
+    for (const r of committed.rows) {
+      expect(r.constants.map((c) => c.name)).toEqual(TUNE_ROWS.find((t) => t.row === r.row)!.grid.map((g) => g.name));
+      for (const c of r.constants) {
+        const said = c.verdict === 'moves' || c.verdict === 'leans' ? `${c.verdict} to ${fmt(c.movesTo!)}` : c.verdict;
+        const folds = (detection.TUNING as Record<string, { folds?: string }>)[c.name]!.folds;
+        expect(folds, c.name).toBeDefined();
+        expect(folds!.split('; ').some((part) => part.startsWith(`${label[r.row]!}: ${said}`)), `${c.name}: ${folds}`).toBe(true);
+      }
     }
   });
 

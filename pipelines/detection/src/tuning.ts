@@ -17,6 +17,12 @@ export interface Tuned {
   readonly does: string;
   /** What it was tuned on (and the candidates tried, where there was a sweep). */
   readonly tunedOn: string;
+  /**
+   * What the leave-one-category-out folds of `npm run eval:tune` say of it, per row it is checked
+   * on (row (a): the worker's judge; row (c): entire-series detection): `shipped`, `moves to`,
+   * `leans to` or `split` (eval/README.md, "Tuning with folds"; eval/tune.json).
+   */
+  readonly folds?: string;
 }
 
 const NAB = 'NAB dev (35 files), whole set';
@@ -32,6 +38,7 @@ export const TUNING = {
     value: 2,
     does: 'fewest full cycles a data-driven period needs in a last-point history (the batch detectors need 3)',
     tunedOn: `${NAB}; against 3 (the no-two-cycle-period variant)`,
+    folds: 'row (a): shipped',
   },
   MAX_PERIOD_RECHECK_POINTS: {
     value: 100,
@@ -42,6 +49,7 @@ export const TUNING = {
     value: 31,
     does: "newest points the forecast's Theil–Sen line runs through (two trend windows)",
     tunedOn: NAB,
+    folds: 'row (a): shipped',
   },
   LINE_MEDIAN_PENALTY: {
     value: 1.57,
@@ -57,26 +65,31 @@ export const TUNING = {
     value: 16,
     does: "points before a history point whose median (calibration, refractory) or mean (sustained alarm) is its one-step level",
     tunedOn: NAB,
+    folds: 'row (a): split',
   },
   LAST_POINT_BAND_FACTOR: {
     value: 1.45,
     does: 'the last-point band in noise scales is this × the batch band z(sensitivity) (about 6 scales at 95)',
     tunedOn: `${NAB}; among 1, 1.2, 1.45, 1.7, 2`,
+    folds: 'row (a): split',
   },
   SEASONAL_SCALE_RATIO: {
     value: 0.7,
     does: "a detected period is dropped when the forecast without it has a noise scale under this share of the seasonal one's",
     tunedOn: `${NAB}; among 1, 0.9, 0.8, 0.7, 0.6, 0.5 (a plateau from 0.8 to 0.5)`,
+    folds: 'row (a): leans to 0.8',
   },
   CALIBRATION_POINTS: {
     value: 100,
     does: 'newest one-step errors whose spread calibrates (widens) the noise scale',
     tunedOn: NAB,
+    folds: 'row (a): split',
   },
   SIDE_MIN_ERRORS: {
     value: 20,
     does: 'fewest calibration errors from which the band gets its own spread on each side',
     tunedOn: NAB,
+    folds: 'row (a): shipped',
   },
   // The refractory rule and the echo rule.
   REFRACTORY_SENSITIVITY: {
@@ -88,6 +101,7 @@ export const TUNING = {
     value: 150,
     does: 'one-step errors before the judged point that the refractory rule looks back over, whatever the window',
     tunedOn: `${TUNE_FOLDS}: every fold chose it among 90, 120, 135, 150, 165, 180 (120 before, a sixth of the worker's 720-point window); fixed in points, not a share of the window: the window row in docs/evaluation.md, "Window robustness"`,
+    folds: 'row (a): shipped',
   },
   LEARNED_ONSET_POINTS: {
     value: 120,
@@ -98,68 +112,81 @@ export const TUNING = {
     value: 20,
     does: 'a deviation this many times the largest error of the event under way is a new event, reported despite the refractory rule',
     tunedOn: `${NAB}; among 8, 10, 20, 40`,
+    folds: 'row (a): leans to 30',
   },
   NEW_EVENT_RISE_POINTS: {
     value: 3,
     does: 'newest one-step errors that belong to an event still rising (no new-event exception while its largest error is among them)',
     tunedOn: `${NAB}; among 0 (no such rule), 1, 2, 3, 5 (a plateau from 2)`,
+    folds: 'row (a): shipped',
   },
   ECHO_POINTS: {
     value: 3,
     does: 'points before the judged one whose band report makes a point outside its band an echo, not reported again',
     tunedOn: `${NAB}; among 1, 3, 5`,
+    folds: 'row (a): shipped',
   },
   // The sustained-error alarm.
   SUSTAINED_POINTS: {
     value: 30,
     does: 'one-step errors averaged for the sustained-error alarm (its stretch)',
     tunedOn: NAB,
+    folds: 'row (a): shipped',
   },
   SUSTAINED_Z: {
     value: 5,
     does: "standard deviations above the window's usual stretch mean at which the sustained-error alarm fires",
     tunedOn: `${NAB}; among 4.5, 5, 6 (a narrow optimum)`,
+    folds: 'row (a): split',
   },
   SUSTAINED_MIN_STRETCHES: {
     value: 6,
     does: 'fewest stretches of SUSTAINED_POINTS errors the sustained-error alarm needs (its reference)',
     tunedOn: `${NAB}; fewer fired on stationary noise while a window was filling`,
+    folds: 'row (a): leans to 8',
   },
   SUSTAINED_QUIET_SHARE: {
     value: 0.1,
     does: "the sustained-error alarm's point must deviate from its forecast by at least this share of its band",
     tunedOn: `${NAB}; 0.05 to 0.3 all gained. ${TUNE_FOLDS}: every fold chose 0.2 (among 0.05, 0.1, 0.2) once REFRACTORY_POINTS was 150, not taken: the alarm fires once per rise, so a wider gate loses more rises (an oscillation of ±3 noise scales after 600 quiet points, 60 seeds: 46 caught without the gate, 41 at 0.1, 33 at 0.2) to remove 4 of NAB's false-positive rows`,
+    folds: 'row (a): moves to 0.2 (not taken: see tunedOn)',
   },
   // The new-level alarm, the familiar-range and routine-miss rules, the stuck-value alarm.
   NEW_LEVEL_MARGIN: {
     value: 0.25,
     does: "a new level must lie beyond the range of the window's older points by this share of that range",
     tunedOn: `${NAB}; among 0.15, 0.2, 0.25, 0.3, 0.35 (a plateau)`,
+    folds: 'row (a): split',
   },
   NEW_LEVEL_RECENT_SHARE: {
     value: 0.5,
     does: "share of the history, its newest points, that the new-level alarm's reference range leaves out",
     tunedOn: `${NAB}; among 1/3, 1/2, 2/3`,
+    folds: 'row (a): leans to 0.333',
   },
   NEW_LEVEL_MIN_POINTS: {
     value: 100,
     does: 'fewest history points the new-level alarm (and the rules reading the older range) needs',
     tunedOn: NAB,
+    folds: 'row (a): shipped',
   },
   MARGINAL_BAND_RATIO: {
     value: 1.5,
     does: 'a deviation under this many margins is marginal: the familiar-range and routine-miss rules may hold it back',
     tunedOn: `${NAB}; among 1.25, 1.5, 2, 2.5`,
+    folds: 'row (a): split',
   },
   FAMILIAR_EDGE_SHARE: {
     value: 0.25,
     does: "a marginal miss deeper inside the older half's range than this share of it from both edges is familiar",
     tunedOn: `${NAB}; among 0.15, 0.2, 0.25, 0.3, 0.35`,
+    folds: 'row (a): split',
   },
   ROUTINE_MISS_COUNT: {
     value: 8,
     does: 'a marginal miss is routine when at least this many window points jumped as far in their local noise',
     tunedOn: `${NAB}; among 3, 5, 8, 12 (the middle of the plateau)`,
+    folds: 'row (a): shipped',
   },
   STUCK_POINTS: {
     value: 12,
@@ -212,57 +239,68 @@ export const TUNING = {
     value: 0.8,
     does: "quantile of |residual − median| that the entire series' shoulder scale reads",
     tunedOn: `${NAB_BATCH}; among 0.7, 0.75, 0.8, 0.85, 0.9`,
+    folds: 'row (c): split',
   },
   PHASE_POOL_MIN_POINTS: {
     value: 30,
     does: "fewest residuals a seasonal phase's pool holds (its neighbours' added when the cycles are few)",
     tunedOn: NAB_BATCH,
+    folds: 'row (c): leans to 15',
   },
   PHASE_MIN_CYCLES: {
     value: 4,
     does: 'fewest whole cycles for per-phase noise scales',
     tunedOn: NAB_BATCH,
+    folds: 'row (c): leans to 3',
   },
   EXCURSION_REFERENCE_SHARE: {
     value: 0.1,
     does: 'share of the series the excursion reference (a centred median) spans, at least two periods',
     tunedOn: NAB_BATCH,
+    folds: 'row (c): leans to 0.2',
   },
   EXCURSION_ENTRY_POINTS: {
     value: 2,
     does: 'points after a jump of the trend within which its excursion must begin',
     tunedOn: NAB_BATCH,
+    folds: 'row (c): leans to 1',
   },
   EXCURSION_MAX_SHARE: {
     value: 0.05,
     does: 'most of the series that candidate excursions may cover together (beyond: none is reported)',
     tunedOn: NAB_BATCH,
+    folds: 'row (c): shipped',
   },
   ROUTINE_EVENT_COUNT: {
     value: 12,
     does: 'an event (flags outside the band) is routine, and not reported, when at least this many other events of the series reach its peak (in margins)',
     tunedOn: `${NAB_BATCH_FOLDS}, jointly with EVENT_GAP_SHARE`,
+    folds: 'row (c): shipped',
   },
   EVENT_GAP_SHARE: {
     value: 0.005,
     does: "share of the request's points (rounded) that may lie within the band between two flagged points of one event (a burst is one event)",
     tunedOn: `${NAB_BATCH_FOLDS}, jointly with ROUTINE_EVENT_COUNT`,
+    folds: 'row (c): shipped',
   },
   // The model and the margins (every detector).
   NON_SEASONAL_TREND_WINDOW: {
     value: 15,
     does: 'running-median trend window of a non-seasonal series (bursts of up to 7 points ignored)',
     tunedOn: NAB,
+    folds: "row (a): split; row (c): moves to 21 (not taken: a shared constant, and at 21 a quantized metric's entire-series noise scale collapses; docs/evaluation.md, Constants chosen by folds)",
   },
   SEASONAL_TREND_MIN_WINDOW: {
     value: 9,
     does: 'shortest trend window on a deseasonalised series (about one period, at least this)',
     tunedOn: NAB,
+    folds: 'row (a): shipped; row (c): shipped',
   },
   SEASONAL_TREND_MAX_WINDOW: {
     value: 25,
     does: 'longest trend window on a deseasonalised series (long periods still follow level changes)',
     tunedOn: NAB,
+    folds: 'row (a): shipped; row (c): split',
   },
   NARROWEST_Z: {
     value: 2.5,
@@ -274,16 +312,19 @@ export const TUNING = {
     value: 0.25,
     does: 'share of the detrended variance a seasonal profile must explain out of sample for its period to be accepted',
     tunedOn: NAB,
+    folds: 'row (a): shipped; row (c): shipped',
   },
   LONGER_PERIOD_GAIN: {
     value: 0.8,
     does: 'a longer candidate that is a multiple of a shorter one must leave under this share of its unexplained variance',
     tunedOn: NAB,
+    folds: 'row (a): leans to 0.9; row (c): shipped',
   },
   FUNDAMENTAL_TOLERANCE: {
     value: 0.05,
     does: "a divisor of the chosen lag whose fit is within this of the lag's replaces it (the fundamental)",
     tunedOn: NAB,
+    folds: 'row (a): split; row (c): shipped',
   },
   MIN_DATA_PERIOD: {
     value: 3,
@@ -294,11 +335,13 @@ export const TUNING = {
     value: 0.1,
     does: 'autocorrelation peaks lower than this are not period candidates',
     tunedOn: NAB,
+    folds: 'row (a): shipped; row (c): shipped',
   },
   PEAKS_TESTED: {
     value: 5,
     does: 'highest autocorrelation peaks that get a seasonal-fit test',
     tunedOn: NAB,
+    folds: 'row (a): shipped; row (c): leans to 3',
   },
   // Changepoints.
   GRADIENT_PERCENTILE: {
