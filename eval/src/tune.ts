@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { TUNING, type TunedName } from '@adp/detection';
+import { nabScores } from './batch.js';
 import { engineSourceHash } from './engine.js';
 import { nabCategory } from './folds.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
@@ -168,10 +169,6 @@ export interface ConstantOutcome {
   readonly movesTo?: number;
 }
 
-function scores(detections: readonly NabFileDetections[], corpus: Pick<NabCorpus, 'profiles'>): ProfileScores {
-  return Object.fromEntries(corpus.profiles.map((p) => [p.name, scoreCorpus(detections, p).score]));
-}
-
 function falsePositiveRows(detections: readonly NabFileDetections[], corpus: Pick<NabCorpus, 'profiles'>): number {
   return scoreCorpus(detections, corpus.profiles[0]!).files.reduce((n, f) => n + f.falsePositiveRows, 0);
 }
@@ -203,13 +200,13 @@ export function foldConstant(
       heldOut,
       chosen: values[chosenAt]!,
       trainStandard: train,
-      heldOutChosen: windows === 0 ? null : scores(held(chosenAt), corpus),
-      heldOutShipped: windows === 0 ? null : scores(held(at), corpus),
+      heldOutChosen: windows === 0 ? null : nabScores(held(chosenAt), corpus.profiles),
+      heldOutShipped: windows === 0 ? null : nabScores(held(at), corpus.profiles),
       heldOutFalsePositiveRowsChosen: falsePositiveRows(held(chosenAt), corpus),
       heldOutFalsePositiveRowsShipped: falsePositiveRows(held(at), corpus),
     };
   });
-  const whole = byValue.map((run) => scores(run, corpus));
+  const whole = byValue.map((run) => nabScores(run, corpus.profiles));
   // Values at least as good as the shipped one on every fold and better on one: the fold rule's candidates.
   const passing = values
     .map((_, i) => i)
@@ -225,6 +222,11 @@ export function foldConstant(
 
 const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : String(Number(x.toFixed(3))));
 
+/** A verdict as the table and the engine's TUNING table (`folds`) say it: `shipped`, `split`, or `moves to` / `leans to` a value. */
+export function verdictText(o: Pick<ConstantOutcome, 'verdict' | 'movesTo'>): string {
+  return o.verdict === 'moves' || o.verdict === 'leans' ? `${o.verdict} to ${fmt(o.movesTo!)}` : o.verdict;
+}
+
 /** The outcomes as a markdown table: one line per constant. */
 export function tuneTable(outcomes: readonly ConstantOutcome[]): string {
   const folds = outcomes[0]?.folds.map((f) => f.heldOut) ?? [];
@@ -237,7 +239,7 @@ export function tuneTable(outcomes: readonly ConstantOutcome[]): string {
     const held = o.folds.filter((f) => f.heldOutChosen !== null);
     const mean = (pick: (f: FoldChoice) => ProfileScores | null): number =>
       held.reduce((s, f) => s + (pick(f)?.['standard'] ?? 0), 0) / Math.max(1, held.length);
-    const verdict = o.verdict === 'moves' || o.verdict === 'leans' ? `${o.verdict} to ${fmt(o.movesTo!)}` : o.verdict;
+    const verdict = verdictText(o);
     lines.push(
       `| ${o.name} | ${fmt(o.shipped)} | ${byValue} | ${o.folds.map((f) => fmt(f.chosen)).join(' / ')} | ${mean((f) => f.heldOutChosen).toFixed(1)} vs ${mean((f) => f.heldOutShipped).toFixed(1)} | ${verdict} |`,
     );
@@ -336,7 +338,7 @@ async function main(argv: readonly string[]): Promise<void> {
       return foldConstant(g.name, centre(g.name), values, byValue, corpus);
     });
     const table = tuneTable(constants);
-    const shipped = scores(shippedRun, corpus);
+    const shipped = nabScores(shippedRun, corpus.profiles);
     console.log(`\nrow ${row}, every constant as shipped${setText === '' ? '' : ` but ${setText}`}: ${NAB_PROFILE_NAMES.map((p) => (shipped[p] ?? Number.NaN).toFixed(1)).join(' / ')}`);
     console.log(table);
     return { row, shipped, constants, table };

@@ -7,7 +7,7 @@ import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { detectNab } from '../src/nab-run.js';
 import type { NabFileDetections } from '../src/nab-scorer.js';
 import { shippedDetector } from '../src/shipped.js';
-import { detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneTable } from '../src/tune.js';
+import { type ConstantOutcome, detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneTable, verdictText } from '../src/tune.js';
 import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
 // The two shortest files of the split, as a corpus of their own.
@@ -121,15 +121,14 @@ describe('leave-one-category-out folds for a tuned constant', () => {
 
   it("records the committed run's verdict on every constant it checks in the engine's TUNING table", () => {
     const committed = JSON.parse(readFileSync(new URL('../tune.json', import.meta.url), 'utf8')) as {
-      rows: { row: string; constants: { name: string; verdict: string; movesTo?: number }[] }[];
+      rows: { row: string; constants: Pick<ConstantOutcome, 'name' | 'verdict' | 'movesTo'>[] }[];
     };
     const label: Record<string, string> = { 'shipped:stream': 'row (a)', 'shipped:entire': 'row (c)' };
-    const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : String(Number(x.toFixed(3))));
     expect(committed.rows.map((r) => r.row)).toEqual(TUNE_ROWS.map((r) => r.row));
     for (const r of committed.rows) {
       expect(r.constants.map((c) => c.name)).toEqual(TUNE_ROWS.find((t) => t.row === r.row)!.grid.map((g) => g.name));
       for (const c of r.constants) {
-        const said = c.verdict === 'moves' || c.verdict === 'leans' ? `${c.verdict} to ${fmt(c.movesTo!)}` : c.verdict;
+        const said = verdictText(c);
         const folds = (detection.TUNING as Record<string, { folds?: string }>)[c.name]!.folds;
         expect(folds, c.name).toBeDefined();
         expect(folds!.split('; ').some((part) => part.startsWith(`${label[r.row]!}: ${said}`)), `${c.name}: ${folds}`).toBe(true);
