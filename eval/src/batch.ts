@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DetectOptions, EntireResult, SeriesInput } from '@adp/detection';
 import { engineSourceHash } from './engine.js';
+import { nabCategory } from './folds.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabSeries } from './nab-data.js';
 import { scoreCorpus, type NabFileDetections, type NabProfile, type NabWindow } from './nab-scorer.js';
 
@@ -168,12 +169,6 @@ export function batchDetectors(detect: EntireApi = engine.detectEntireSeries): B
   ];
 }
 
-/** The folder a NAB file lies in: its category, the unit of the folds. */
-export function categoryOf(file: string): string {
-  const slash = file.indexOf('/');
-  return slash < 0 ? file : file.slice(0, slash);
-}
-
 /** One cell of the event rules' grid: the constants the folds choose among. */
 export interface EventCell {
   readonly routineCount: number;
@@ -259,9 +254,9 @@ export function eventFolds(
     });
     return at;
   };
-  const categories = [...new Set(corpus.series.map((s) => categoryOf(s.file)))];
+  const categories = [...new Set(corpus.series.map((s) => nabCategory(s.file)))];
   const folds = categories.map((heldOut): FoldOutcome => {
-    const inFold = (file: string): boolean => categoryOf(file) === heldOut;
+    const inFold = (file: string): boolean => nabCategory(file) === heldOut;
     const c = best((file) => !inFold(file));
     const held = (cell: number) => detectionsByCell[cell]!.filter((d) => inFold(d.file));
     const windows = held(c).reduce((n, d) => n + d.windows.length, 0);

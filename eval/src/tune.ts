@@ -275,8 +275,21 @@ async function pooled<T>(tasks: readonly (() => Promise<T>)[], threads: number):
   return results;
 }
 
-async function main(argv: readonly string[]): Promise<void> {
-  const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** What a run of `eval:tune` does: its rows with their grids, the --set point, threads and paths. */
+export interface TuneRun {
+  readonly rows: ReadonlyArray<{ readonly row: string; readonly grid: readonly GridConstant[] }>;
+  readonly base: Partial<Record<TunedName, number>>;
+  readonly threads: number;
+  readonly nabDir: string;
+  readonly out: string;
+}
+
+/**
+ * The command line of `eval:tune` as a run: `--row` picks rows of TUNE_ROWS, `--only` constants of
+ * their grids, `--set` the point the folds are taken around, `--threads` 1 to 64 (default: the
+ * cores, at most 4). Anything it does not know is a RangeError naming what it knows.
+ */
+export function tuneRun(argv: readonly string[], repoRoot: string, cores: number): TuneRun {
   const { values: args } = parseArgs({
     args: [...argv],
     options: {
@@ -293,16 +306,21 @@ async function main(argv: readonly string[]): Promise<void> {
   const badRows = (rowIds ?? []).filter((r) => !TUNE_ROWS.some((t) => t.row === r));
   if (badRows.length > 0) throw new RangeError(`--row: ${badRows.join(', ')} (the rows: ${TUNE_ROWS.map((t) => t.row).join(', ')})`);
   const only = args.only?.split(',').map((s) => s.trim());
-  const rows = TUNE_ROWS.filter((t) => rowIds === undefined || rowIds.includes(t.row)).map((t) => ({
-    row: t.row,
-    grid: only === undefined ? t.grid : t.grid.filter((g) => only.includes(g.name)),
-  }));
+  const rows = TUNE_ROWS.filter((t) => rowIds === undefined || rowIds.includes(t.row))
+    .map((t) => ({ row: t.row, grid: only === undefined ? t.grid : t.grid.filter((g) => only.includes(g.name)) }))
+    .filter((t) => t.grid.length > 0 || only === undefined);
   const unknown = (only ?? []).filter((n) => !rows.some((t) => t.grid.some((g) => g.name === n)));
   if (unknown.length > 0) throw new RangeError(`--only: not in the grids: ${unknown.join(', ')}`);
-  const threads = args.threads === undefined ? Math.min(4, Math.max(1, os.cpus().length)) : Number(args.threads);
+  const threads = args.threads === undefined ? Math.min(4, Math.max(1, cores)) : Number(args.threads);
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new RangeError(`--threads: ${args.threads} is not an integer from 1 to 64`);
   const nabDir = path.join(args.datasets ?? path.resolve(repoRoot, '..', 'shared', 'datasets'), 'nab_dev');
   const out = args.out ?? path.join(repoRoot, 'eval', 'tune.json');
+  return { rows, base, threads, nabDir, out };
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const { rows, base, threads, nabDir, out } = tuneRun(argv, repoRoot, os.cpus().length);
   const corpus = await loadNabCorpus(nabDir);
   const started = performance.now();
 

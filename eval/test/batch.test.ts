@@ -1,6 +1,6 @@
 // The entire-series benchmark's counting (eval/src/batch.ts), by hand.
 import { describe, expect, it } from 'vitest';
-import { alertRuns, batchRow, categoryOf, eventFolds, fileOutcome, nabScores, REQUEST_POINTS, requestFlags, type BatchDetector } from '../src/batch.js';
+import { alertRuns, batchRow, eventFolds, fileOutcome, nabScores, REQUEST_POINTS, requestFlags, type BatchDetector } from '../src/batch.js';
 import { scoreCorpus, type NabProfile } from '../src/nab-scorer.js';
 
 describe('alertRuns', () => {
@@ -69,8 +69,8 @@ const PROFILES: NabProfile[] = [
   { name: 'reward_low_FN_rate', tpWeight: 1, fnWeight: 2, fpWeight: 0.11 },
 ];
 
-describe('nabScores and categoryOf', () => {
-  it('scores the flags with every profile as the streaming rows are, and names a file by its folder', () => {
+describe('nabScores', () => {
+  it('scores the flags with every profile as the streaming rows are', () => {
     const flags = new Array<boolean>(100).fill(false);
     flags[50] = true;
     flags[90] = true;
@@ -78,7 +78,6 @@ describe('nabScores and categoryOf', () => {
     const scores = nabScores(detections, PROFILES);
     for (const p of PROFILES) expect(scores[p.name]).toBe(scoreCorpus(detections, p).score);
     expect(scores.standard).toBeLessThan(100);
-    expect(categoryOf('realKnownCause/nyc_taxi.csv')).toBe('realKnownCause');
   });
 });
 

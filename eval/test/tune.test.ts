@@ -7,7 +7,7 @@ import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { detectNab } from '../src/nab-run.js';
 import type { NabFileDetections } from '../src/nab-scorer.js';
 import { shippedDetector } from '../src/shipped.js';
-import { type ConstantOutcome, detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneTable, verdictText } from '../src/tune.js';
+import { type ConstantOutcome, detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneRun, tuneTable, verdictText } from '../src/tune.js';
 import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
 // The two shortest files of the split, as a corpus of their own.
@@ -109,6 +109,26 @@ describe('leave-one-category-out folds for a tuned constant', () => {
     expect(() => parseSettings('SUSTAINED_Z')).toThrow(/does not name a tuned constant/);
     expect(() => parseSettings('SUSTAINED_Z=')).toThrow(/no finite value/);
     expect(() => parseSettings('SUSTAINED_Z=abc')).toThrow(/no finite value/);
+  });
+
+  it('reads the command line: rows, constants, threads and paths, and names what it does not know', () => {
+    const all = tuneRun([], '/repo', 16);
+    expect(all.rows.map((r) => r.row)).toEqual(TUNE_ROWS.map((r) => r.row));
+    expect(all.rows.map((r) => r.grid.length)).toEqual(TUNE_ROWS.map((r) => r.grid.length));
+    expect(all).toMatchObject({ base: {}, threads: 4, nabDir: '/shared/datasets/nab_dev', out: '/repo/eval/tune.json' });
+    expect(tuneRun([], '/repo', 1).threads).toBe(1);
+    const stream = tuneRun(['--row', 'shipped:stream', '--only', 'REFRACTORY_POINTS', '--threads', '2', '--set', 'SUSTAINED_Z=6', '--out', '/tmp/t.json', '--datasets', '/d'], '/repo', 2);
+    expect(stream.rows).toEqual([{ row: 'shipped:stream', grid: TUNE_ROWS[0]!.grid.filter((g) => g.name === 'REFRACTORY_POINTS') }]);
+    expect(stream).toMatchObject({ base: { SUSTAINED_Z: 6 }, threads: 2, nabDir: '/d/nab_dev', out: '/tmp/t.json' });
+    // A constant of one row's grid only: the other row is not run at all.
+    const entireOnly = TUNE_ROWS[1]!.grid.find((g) => !TUNE_ROWS[0]!.grid.some((h) => h.name === g.name))!.name;
+    expect(tuneRun(['--only', entireOnly], '/repo', 2).rows.map((r) => r.row)).toEqual(['shipped:entire']);
+    expect(() => tuneRun(['--row', 'shipped:nope'], '/repo', 2)).toThrow(/--row: shipped:nope \(the rows: shipped:stream, shipped:entire\)/);
+    expect(() => tuneRun(['--only', 'NOT_A_CONSTANT'], '/repo', 2)).toThrow(/--only: not in the grids: NOT_A_CONSTANT/);
+    expect(() => tuneRun(['--row', 'shipped:stream', '--only', entireOnly], '/repo', 2)).toThrow(/--only: not in the grids/);
+    for (const t of ['0', '65', '1.5', 'two']) expect(() => tuneRun(['--threads', t], '/repo', 2)).toThrow(/--threads: .* is not an integer from 1 to 64/);
+    expect(() => tuneRun(['--set', 'NOPE=1'], '/repo', 2)).toThrow(/--set: NOPE=1 does not name a tuned constant/);
+    expect(() => tuneRun(['--bogus'], '/repo', 2)).toThrow(/bogus/);
   });
 
   it("every constant of the rows' grids has its shipped value among its candidates, and no row lists one twice", () => {
