@@ -4,7 +4,8 @@ NAB lets a detector learn from the first min(floor(0.15 * N), 750) rows of each 
 probationary period, `probationaryRows` in eval/src/nab-scorer.ts) and scores only the rows after
 it. We take those rows and additionally stop before the first row of the first labelled window
 (windows are matched to rows by timestamp, as eval/src/nab-data.ts does), so no row inside or
-after an anomaly window is ever learned from. TCPD has no training split and is never read.
+after an anomaly window is ever learned from. TCPD has no training split and is never read; UCR
+dev's training parts are not read either (its terms allow evaluation only).
 
 The rows are split by file into training and validation (every VALIDATION_EVERY-th file in sorted
 order is held out), so the validation loss measures series the model has never seen.
