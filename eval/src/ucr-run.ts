@@ -263,7 +263,8 @@ export function ucrTable(rows: readonly UcrRowResult[]): string {
   return lines.join('\n');
 }
 
-interface UcrArgs {
+/** The command line of `eval:ucr`. */
+export interface UcrArgs {
   seriesIds?: number[];
   limit?: number;
   out?: string;
@@ -273,31 +274,58 @@ interface UcrArgs {
   half?: 'A' | 'B';
 }
 
-function parseArgs(argv: readonly string[]): UcrArgs {
+const FINE_TUNE_MODES = ['ridge', 'head', 'full'] as const;
+
+/**
+ * Reads `eval:ucr`'s options (each takes a value): `--series` series numbers, `--limit` a
+ * positive count, `--rows` row groups, `--half` A or B, `--finetune-mode`, `--out`, `--data`.
+ * Anything else is a RangeError that names what it accepts.
+ */
+export function parseUcrArgs(argv: readonly string[]): UcrArgs {
   const parsed: UcrArgs = {};
-  for (let index = 0; index < argv.length; index++) {
-    const flag = argv[index];
+  const list = (flag: string, value: string): string[] => {
+    const items = value.split(',').map((item) => item.trim());
+    if (items.some((item) => item === '')) throw new RangeError(`${flag}: an empty item in ${JSON.stringify(value)}`);
+    return items;
+  };
+  for (let index = 0; index < argv.length; index += 2) {
+    const flag = argv[index]!;
     const value = argv[index + 1];
-    if (value === undefined) throw new Error(`${flag ?? ''} needs a value`);
-    if (flag === '--series') parsed.seriesIds = value.split(',').map(Number);
-    else if (flag === '--limit') parsed.limit = Number(value);
-    else if (flag === '--out') parsed.out = value;
+    if (!['--series', '--limit', '--out', '--data', '--rows', '--half', '--finetune-mode'].includes(flag)) {
+      throw new RangeError(`unknown option ${flag} (--series, --limit, --rows, --half, --finetune-mode, --out, --data)`);
+    }
+    if (value === undefined || value.startsWith('--')) throw new RangeError(`${flag} needs a value`);
+    if (flag === '--series') {
+      parsed.seriesIds = list(flag, value).map((item) => {
+        const id = Number(item);
+        if (!Number.isInteger(id) || id < 1) throw new RangeError(`--series: ${item} is not a series number`);
+        return id;
+      });
+    } else if (flag === '--limit') {
+      const limit = Number(value);
+      if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`--limit: ${value} is not a positive integer`);
+      parsed.limit = limit;
+    } else if (flag === '--out') parsed.out = value;
     else if (flag === '--data') parsed.data = value;
-    else if (flag === '--rows') parsed.groups = value.split(',').map((group) => {
-      if (!(UCR_ROW_GROUPS as readonly string[]).includes(group)) throw new Error(`--rows: one of ${UCR_ROW_GROUPS.join(', ')}`);
-      return group as UcrRowGroup;
-    });
-    else if (flag === '--half' && (value === 'A' || value === 'B')) parsed.half = value;
-    else if (flag === '--finetune-mode' && (value === 'ridge' || value === 'head' || value === 'full')) parsed.mode = value;
-    else throw new Error(`unknown option ${flag ?? ''}`);
-    index += 1;
+    else if (flag === '--rows') {
+      parsed.groups = list(flag, value).map((group) => {
+        if (!(UCR_ROW_GROUPS as readonly string[]).includes(group)) throw new RangeError(`--rows: ${group} is not one of ${UCR_ROW_GROUPS.join(', ')}`);
+        return group as UcrRowGroup;
+      });
+    } else if (flag === '--half') {
+      if (value !== 'A' && value !== 'B') throw new RangeError(`--half: ${value} is not A or B`);
+      parsed.half = value;
+    } else {
+      if (!(FINE_TUNE_MODES as readonly string[]).includes(value)) throw new RangeError(`--finetune-mode: ${value} is not one of ${FINE_TUNE_MODES.join(', ')}`);
+      parsed.mode = value as (typeof FINE_TUNE_MODES)[number];
+    }
   }
   return parsed;
 }
 
 async function main(argv: readonly string[]): Promise<void> {
   const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const args = parseArgs(argv);
+  const args = parseUcrArgs(argv);
   const ucrDir = path.resolve(args.data ?? path.join(repoRoot, '..', 'shared', 'datasets', 'ucr_dev'));
   const filtered = args.seriesIds !== undefined || args.limit !== undefined || args.mode !== undefined || args.groups !== undefined || args.half !== undefined;
   const { rows, elapsedS } = await runUcr({
@@ -331,7 +359,7 @@ async function main(argv: readonly string[]): Promise<void> {
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(`${err instanceof RangeError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   });
 }
