@@ -149,10 +149,24 @@ function halvesReport(files: readonly RecordedFile[], profiles: readonly NabProf
   return `${lines.join('\n')}\n`;
 }
 
+/** `eval:replay`'s options: `--halves`, `--out FILE`; anything else is a RangeError. */
+export function parseReplayArgs(argv: readonly string[]): { halves: boolean; out?: string } {
+  const parsed: { halves: boolean; out?: string } = { halves: false };
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index]!;
+    if (flag === '--halves') parsed.halves = true;
+    else if (flag === '--out') {
+      const file = argv[index + 1];
+      if (file === undefined || file.startsWith('--')) throw new RangeError('--out needs a file');
+      parsed.out = file;
+      index++;
+    } else throw new RangeError(`unknown option ${flag} (--halves, --out FILE)`);
+  }
+  return parsed;
+}
+
 async function main(argv: readonly string[]): Promise<void> {
-  const outAt = argv.indexOf('--out');
-  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
-  if (outAt >= 0 && out === undefined) throw new Error('--out needs a file');
+  const { halves, out } = parseReplayArgs(argv);
   const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const corpus = await loadNabCorpus(path.resolve(repoRoot, '..', 'shared', 'datasets', 'nab_dev'));
   const started = performance.now();
@@ -166,7 +180,7 @@ async function main(argv: readonly string[]): Promise<void> {
       `${((recorded - started) / 1000).toFixed(1)} s\nengine's rule replayed in ${(replayed - recorded).toFixed(0)} ms: NAB ${figures} ` +
       `(standard / low FP / low FN), ${result.missedWindows} windows missed, ${result.falsePositiveRows} false-positive rows\n`,
   );
-  if (argv.includes('--halves')) process.stdout.write(`\n${halvesReport(files, corpus.profiles)}`);
+  if (halves) process.stdout.write(`\n${halvesReport(files, corpus.profiles)}`);
   if (out !== undefined) {
     await writeFile(out, JSON.stringify({ profiles: corpus.profiles, files }));
     process.stdout.write(`wrote ${out}\n`);
@@ -175,7 +189,7 @@ async function main(argv: readonly string[]): Promise<void> {
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(`${err instanceof RangeError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   });
 }

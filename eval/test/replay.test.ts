@@ -8,6 +8,7 @@ import { scoreCorpus } from '../src/nab-scorer.js';
 import {
   type DecisionRule,
   engineRule,
+  parseReplayArgs,
   type RecordedFile,
   recordDecisions,
   replay,
@@ -115,5 +116,15 @@ describe('replaying recorded decisions', () => {
     const recorded = files[file]!.inputs[2131 - files[file]!.firstJudged]!;
     expect(recorded.newLevel).toBeGreaterThan(detection.NEW_LEVEL_MARGIN);
     expect(Math.abs(recorded.deviation)).toBeGreaterThan(recorded.margin);
+  });
+});
+
+describe('eval:replay command line', () => {
+  it('reads --halves and --out, and refuses anything else', () => {
+    expect(parseReplayArgs([])).toEqual({ halves: false });
+    expect(parseReplayArgs(['--halves', '--out', '/tmp/r.json'])).toEqual({ halves: true, out: '/tmp/r.json' });
+    expect(() => parseReplayArgs(['--out'])).toThrow('--out needs a file');
+    expect(() => parseReplayArgs(['--out', '--halves'])).toThrow('--out needs a file');
+    expect(() => parseReplayArgs(['--half'])).toThrow('unknown option --half (--halves, --out FILE)');
   });
 });
