@@ -136,8 +136,13 @@ export function createFollowingJudge(
   function push(value: number): LastResult {
     if (released) throw new Error('this following judge was released');
     const result = judge.push(value);
-    history.push(value);
     target = followedWindow(result.period, floor, largest);
+    // The kept history grows from here on: values beyond the bound it had are the past range's
+    // already, though amortised trimming may not have moved them yet (state() moves them at
+    // once). Moved now, so a larger window never starts sooner on values a checkpoint would have
+    // dropped, and the judge continues the same whenever it was checkpointed.
+    if (target - 1 > historyPoints) trim(true);
+    history.push(value);
     historyPoints = Math.max(historyPoints, target - 1);
     trim(false);
     if (settled() && (target < window || (target > window && history.length >= target - 1))) switchTo(target);

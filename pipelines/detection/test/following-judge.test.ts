@@ -107,6 +107,29 @@ describe('createFollowingJudge', () => {
     }
   });
 
+  it('grows its window the same whether or not it was checkpointed while the history was trimmed', () => {
+    // 700 points without a cycle (the history holds the 200-point window and up to 255 more
+    // values not yet moved to the past range), then an 80-point cycle: the larger window (321)
+    // must wait for its points as it would after a checkpoint, not start on values a checkpoint
+    // drops.
+    const values = [...noiseSeries(700, 31, 100, 1), ...sineSeries(1300, { period: 80, amplitude: 10, noise: 1, seed: 32 })];
+    values[1500] = values[1500]! + 14;
+    const continuous = createFollowingJudge(OPTS);
+    const whole = values.map((value) => continuous.push(value));
+    expect(continuous.windowPoints, 'the cycle is found').toBe(321);
+    continuous.release();
+    for (const every of [1, 50, 97]) {
+      const judge = createFollowingJudge(OPTS);
+      const out = values.map((value, i) => {
+        const result = judge.push(value);
+        if ((i + 1) % every === 0) judge.state();
+        return result;
+      });
+      judge.release();
+      expect(verdicts(out), `state() every ${every} points`).toEqual(verdicts(whole));
+    }
+  });
+
   it('never keeps more history than the largest window it was suggested, less one', () => {
     const values = longCycle(3000, 4);
     const judge = createFollowingJudge(OPTS);
