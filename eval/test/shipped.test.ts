@@ -1,15 +1,20 @@
 import * as detection from '@adp/detection';
 import { type DetectOptions, type LastResult, type SeriesInput, STREAM_DEFAULTS } from '@adp/detection';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../apps/worker/src/config.js';
+import { appendToWindow, decodeWindow, emptyWindow, encodeWindow, judgeHistory, windowCapacity } from '../../apps/worker/src/series-window.js';
 import { judgeNewPoints, type JudgeModelState } from '../../apps/worker/src/stream-judge.js';
 import { REQUEST_POINTS } from '../src/batch.js';
 import { type EngineApi, SHIPPED_STREAM, type StreamOptions } from '../src/engine.js';
 import { foldCell, leaveOneCategoryOut, nabCategory } from '../src/folds.js';
+import { parseNabCsv } from '../src/nab-data.js';
 import { windowRobustness } from '../src/harness.js';
 import { lastClientRequest, lastDetectClient } from '../src/last-client.js';
 import type { NabDetectorResult } from '../src/nab-run.js';
 import { ROBUSTNESS_WINDOWS, SHIPPED_ROWS, shippedDetector, windowRowId, windowSettings } from '../src/shipped.js';
+import { NAB_DIR } from './nab-subset.js';
 
 function record(isAnomaly: boolean, suggestedWindow = 29): LastResult {
   return {
@@ -118,6 +123,44 @@ describe('row (a): the streaming worker with its defaults', () => {
     expect(ours[1900]).toBe(true);
     // The window grew (the history kept beyond 719 points) at some point of the stream.
     expect(judge!.historyPoints).toBeGreaterThan(worker.windowPoints - 1);
+  });
+});
+
+describe("row (a) and the worker's checkpoints", () => {
+  // The NAB dev files where the judge's window grows after its kept history was full: through the
+  // worker's glue (its window keeps the judge's history beside it, a checkpoint after every batch,
+  // batches of 1 to 60 points), every verdict is row (a)'s, margins and expected values included.
+  const FILES = ['artificialWithAnomaly/art_daily_jumpsup.csv', 'artificialWithAnomaly/art_daily_nojump.csv', 'realKnownCause/nyc_taxi.csv'];
+
+  it('judges each file as one uninterrupted judge does', async () => {
+    const worker = loadWorkerConfig({});
+    const settings = { windowPoints: worker.windowPoints, memoryPoints: worker.memoryPoints, maxAnomalyRatio: worker.maxAnomalyRatio };
+    const capacity = windowCapacity(worker.windowPoints);
+    let seed = 7;
+    const draw = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    for (const file of FILES) {
+      const { values } = parseNabCsv(file, await readFile(path.join(NAB_DIR, 'data', file), 'utf8'));
+      const whole = detection.judgeStreamFollowing(values, { ...settings, sensitivity: worker.sensitivity });
+      const window = emptyWindow();
+      let judge: JudgeModelState | null = null;
+      const out: LastResult[] = [];
+      let grewWithin = false;
+      for (let at = 0; at < values.length; ) {
+        const batch = values.slice(at, at + 1 + Math.floor(draw() * 60));
+        const context = judgeHistory(window);
+        const result = judgeNewPoints({ context, newValues: batch, seenPoints: at, sensitivity: worker.sensitivity, judge }, settings);
+        out.push(...result.detections);
+        // The kept history grew in this batch while it was full: the case the window must follow.
+        if (judge !== null && context.length >= judge.historyPoints && result.judge.historyPoints > judge.historyPoints) grewWithin = true;
+        appendToWindow(window, { values: batch, timestampsMs: batch.map((_, k) => at + k), zScores: batch.map(() => Number.NaN) }, capacity, result.historyLength);
+        window.judge = result.judge;
+        Object.assign(window, decodeWindow(encodeWindow(window), capacity)!);
+        judge = window.judge;
+        at += batch.length;
+      }
+      expect(grewWithin, `${file}: the kept history grew while full`).toBe(true);
+      expect(out, file).toEqual(whole);
+    }
   });
 });
 

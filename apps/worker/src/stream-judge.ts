@@ -46,6 +46,12 @@ export interface JudgeResult {
   readonly detections: LastResult[];
   /** The judge's state after the last new value, to keep with the window. */
   readonly judge: JudgeModelState;
+  /**
+   * How many of the newest values (the context and the new ones) the judge keeps as its history:
+   * the window keeps as many (`appendToWindow`'s `historyPoints`), no more, so a judge restored
+   * from the window continues exactly. Below `judge.historyPoints` after the history grew.
+   */
+  readonly historyLength: number;
 }
 
 /**
@@ -59,7 +65,7 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
   const kept = live?.take(task, settings.windowPoints) ?? null;
   if (kept !== null) {
     const detections = task.newValues.map((value) => kept.push(value));
-    return { detections, judge: live!.keep(task, kept, kept.state(), settings.windowPoints) };
+    return { detections, judge: live!.keep(task, kept, kept.state(), settings.windowPoints), historyLength: kept.historyLength };
   }
   const resumable = task.judge !== null && task.judge.judge.seen === task.seenPoints;
   const state: FollowingJudgeState = resumable ? task.judge! : freshFollowingState(settings.windowPoints, task.seenPoints);
@@ -74,11 +80,12 @@ export function judgeNewPoints(task: JudgeTask, settings: JudgeSettings, live?: 
   );
   const detections = task.newValues.map((value) => judge.push(value));
   const after = judge.state();
+  const historyLength = judge.historyLength;
   if (live === undefined) {
     judge.release();
-    return { detections, judge: after };
+    return { detections, judge: after, historyLength };
   }
-  return { detections, judge: live.keep(task, judge, after, settings.windowPoints) };
+  return { detections, judge: live.keep(task, judge, after, settings.windowPoints), historyLength };
 }
 
 /**

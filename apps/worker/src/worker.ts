@@ -196,6 +196,8 @@ interface Judged {
   readonly detections: LastResult[];
   /** The incremental judge's state after the new points (null: nothing was judged). */
   readonly judge: JudgeModelState | null;
+  /** How many of the newest values the judge keeps as its history (`JudgeResult.historyLength`). */
+  readonly historyLength: number | null;
   energies: Float64Array | null;
   zScores: Float64Array | null;
   /** The new points' z-scores as the regime rules judged them (spikes' echoes out); kept in the window. */
@@ -584,9 +586,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
     let nextResult = 0;
     const judged: Judged[] = prepared.map((p) => {
-      const result: { detections: LastResult[]; judge: JudgeModelState | null } = p.task
+      const result: { detections: LastResult[]; judge: JudgeModelState | null; historyLength: number | null } = p.task
         ? results[nextResult++]!
-        : { detections: [], judge: null };
+        : { detections: [], judge: null, historyLength: null };
       return {
         pending: p.pending,
         window: p.window,
@@ -595,6 +597,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         newValues: p.newValues,
         detections: result.detections,
         judge: result.judge,
+        historyLength: result.historyLength,
         energies: null,
         zScores: null,
         judgedZScores: null,
@@ -670,7 +673,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       if (j.newValues.length === 0) continue;
       const key = `${j.pending.orgId}/${j.pending.seriesId}`;
       const zScores = j.judgedZScores ?? new Array<number>(j.newValues.length).fill(Number.NaN);
-      appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity, j.judge?.historyPoints ?? capacity);
+      appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity, j.historyLength ?? capacity);
       j.window.judge = j.judge;
       j.window.lastLearnedExcessAt = j.lastLearnedExcessAt;
       updated.set(key, j.window);

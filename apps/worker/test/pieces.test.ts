@@ -511,7 +511,7 @@ describe('window checkpoints with a grown window (version 7)', () => {
       );
       pieces.push(...result.detections);
       const values = series.slice(from, to);
-      appendToWindow(window, { values, timestampsMs: values.map((_, k) => from + k), zScores: values.map(() => Number.NaN) }, 119, result.judge.historyPoints);
+      appendToWindow(window, { values, timestampsMs: values.map((_, k) => from + k), zScores: values.map(() => Number.NaN) }, 119, result.historyLength);
       window.judge = result.judge;
       // Every batch resumes from the checkpoint, as a restarted worker would.
       // (Its judge resumes as the same judge: empty past queues read back as none.)
@@ -525,6 +525,33 @@ describe('window checkpoints with a grown window (version 7)', () => {
     expect(window.values).toEqual(series.slice(900 - 119));
     expect(window.olderValues).toEqual(series.slice(900 - kept, 900 - 119));
     expect(judgeHistory(window)).toEqual(series.slice(900 - kept));
+  });
+
+  it('keeps what the judge keeps when its window grows within a batch after a long stretch without a cycle', () => {
+    // 500 points without a cycle (the judge's history is its 119-point window), then the 48-point
+    // cycle: the window grows within a batch, and the values of that batch before the growth
+    // beyond the old history are not the judge's any more, so the window must not keep them.
+    const noisy = Array.from({ length: 500 }, (_, i) => 50 + ((i * 7919) % 13) / 13);
+    const values = noisy.concat(series.map((v) => v + 0.5));
+    const reference = judgeNewPoints({ context: [], newValues: values, seenPoints: 0, sensitivity: 95, judge: null }, settings);
+    expect(reference.judge.judge.windowPoints).toBeGreaterThan(120);
+    for (const size of [29, 100, 137]) {
+      const window = emptyWindow();
+      let judge: JudgeModelState | null = null;
+      const pieces = [];
+      for (let from = 0; from < values.length; from += size) {
+        const batch = values.slice(from, from + size);
+        const result = judgeNewPoints({ context: judgeHistory(window), newValues: batch, seenPoints: from, sensitivity: 95, judge }, settings);
+        pieces.push(...result.detections);
+        appendToWindow(window, { values: batch, timestampsMs: batch.map((_, k) => from + k), zScores: batch.map(() => Number.NaN) }, 119, result.historyLength);
+        window.judge = result.judge;
+        const back = decodeWindow(encodeWindow(window), 119)!;
+        Object.assign(window, back);
+        judge = back.judge;
+      }
+      expect(pieces, `batches of ${size}`).toEqual(reference.detections);
+      expect(judgeHistory(window).length, `batches of ${size}`).toBe(reference.historyLength);
+    }
   });
 
   it('drops a damaged following section (the window stays) and refuses a damaged older-values section', () => {

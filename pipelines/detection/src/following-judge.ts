@@ -50,6 +50,12 @@ export interface FollowingJudge {
   state(): FollowingJudgeState;
   /** The kept history, oldest first (at most `state().historyPoints` values). */
   history(): number[];
+  /**
+   * How many values `history()` holds: after the kept history grew, fewer than
+   * `state().historyPoints` until enough points arrive. A caller that keeps the history itself
+   * (the worker's window) keeps this many, so a judge restored from it continues exactly.
+   */
+  readonly historyLength: number;
   release(): void;
 }
 
@@ -156,6 +162,9 @@ export function createFollowingJudge(
     },
     get seen() {
       return judge.seen;
+    },
+    get historyLength() {
+      return Math.min(history.length, historyPoints);
     },
     state() {
       trim(true);
