@@ -93,9 +93,9 @@ export function createFollowingJudge(
   let judge = createStreamJudge({ ...inner, windowPoints: window }, { ...s.judge, windowPoints: window, values: history.slice(-(window - 1)) });
   let released = false;
 
-  /** Moves the oldest kept values beyond `historyPoints` into the past range. */
-  function trim(force: boolean): void {
-    const excess = history.length - historyPoints;
+  /** Moves the oldest kept values beyond `limit` (the kept history's bound) into the past range. */
+  function trim(force: boolean, limit = historyPoints): void {
+    const excess = history.length - limit;
     if (excess <= 0 || (!force && excess < TRIM_SLACK)) return;
     const firstPoint = judge.seen - history.length;
     if (lows !== null && highs !== null) {
@@ -142,13 +142,13 @@ export function createFollowingJudge(
   function push(value: number): LastResult {
     if (released) throw new Error('this following judge was released');
     const result = judge.push(value);
-    target = followedWindow(result.period, floor, largest);
-    // The kept history grows from here on: values beyond the bound it had are the past range's
-    // already, though amortised trimming may not have moved them yet (state() moves them at
-    // once). Moved now, so a larger window never starts sooner on values a checkpoint would have
-    // dropped, and the judge continues the same whenever it was checkpointed.
-    if (target - 1 > historyPoints) trim(true);
     history.push(value);
+    target = followedWindow(result.period, floor, largest);
+    // The kept history grows from here on: values beyond the bound it had before this point are
+    // the past range's already, though amortised trimming may not have moved them yet (state()
+    // moves them at once). Moved now, so a larger window never starts sooner on values a
+    // checkpoint would have dropped, and the judge continues the same whenever it was checkpointed.
+    if (target - 1 > historyPoints) trim(true, historyPoints + 1);
     historyPoints = Math.max(historyPoints, target - 1);
     trim(false);
     if (settled() && (target < window || (target > window && history.length >= target - 1))) switchTo(target);

@@ -130,6 +130,28 @@ describe('createFollowingJudge', () => {
     }
   });
 
+  it("keeps each value's own point index in its past range, also across the growth of its history", () => {
+    const values = [...noiseSeries(700, 31, 100, 1), ...sineSeries(1300, { period: 80, amplitude: 10, noise: 1, seed: 32 })];
+    const judge = createFollowingJudge(OPTS);
+    for (const [i, value] of values.entries()) {
+      judge.push(value);
+      if (i % 37 !== 0 && i !== values.length - 1) continue;
+      const state = judge.state();
+      for (const queue of [state.pastLows, state.pastHighs]) {
+        for (let k = 0; k < queue.length; k += 2) {
+          const point = queue[k]!;
+          expect(queue[k + 1], `point ${point} at ${i}`).toBe(values[point]);
+          if (k > 0) expect(point).toBeGreaterThan(queue[k - 2]!);
+        }
+      }
+      // The past range covers points older than the kept history only.
+      const oldest = judge.seen - judge.history().length;
+      expect(state.pastLows.filter((_, k) => k % 2 === 0).every((point) => point < oldest)).toBe(true);
+    }
+    expect(judge.windowPoints).toBe(321);
+    judge.release();
+  });
+
   it('never keeps more history than the largest window it was suggested, less one', () => {
     const values = longCycle(3000, 4);
     const judge = createFollowingJudge(OPTS);
