@@ -586,7 +586,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
     let nextResult = 0;
     const judged: Judged[] = prepared.map((p) => {
-      const result: { detections: LastResult[]; judge: JudgeModelState | null; historyLength: number | null } = p.task
+      const result: Pick<Judged, 'detections' | 'judge' | 'historyLength'> = p.task
         ? results[nextResult++]!
         : { detections: [], judge: null, historyLength: null };
       return {
