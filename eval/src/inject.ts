@@ -5,15 +5,15 @@
 // Three suites, each a clean series and events injected into it one at a time: a
 // tweet-volume-like series (5-minute points, a daily cycle from 20 to 80 with half-height
 // weekends, noise with a spread of √level), a machine temperature (minutely, continuous) and a
-// CPU percentage reported as whole numbers (minutely). Each series is streamed through the
-// engine's default NAB row (`engineStreamingDetector`: the same window and options), once clean
-// and once per event. For each event: the first flagged row from the event's start (or none
+// CPU percentage reported as whole numbers (minutely). Each series is streamed through what
+// ships, NAB's row (a): the worker's following judge with its defaults (`SHIPPED_STREAM`), once
+// clean and once per event. For each event: the first flagged row from the event's start (or none
 // within its length plus 250 rows), and the flags over the whole series. Deterministic (seeded).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { ChangePointOptions, DetectOptions, SeriesInput } from '@adp/detection';
-import { engineStreamingDetector, granularityOfSpacing, type EngineApi } from './engine.js';
+import { engineStreamingDetector, granularityOfSpacing, SHIPPED_STREAM, type EngineApi, type StreamSettings } from './engine.js';
 import { ENGINE_VARIANTS } from './variants.js';
 
 /** Points per day at 5-minute steps. */
@@ -194,7 +194,12 @@ export function batchOutcome(batch: BatchApi, values: readonly number[], stepMs:
  * Streams the suite's clean series and each injected one through the engine's default NAB row;
  * with `batch`, also sends each series' last BATCH_POINTS rows to the batch endpoints.
  */
-export function runInjections(api: EngineApi, suite: InjectionSuite, batch?: BatchApi): InjectionResult[] {
+export function runInjections(
+  api: EngineApi,
+  suite: InjectionSuite,
+  batch?: BatchApi,
+  settings: StreamSettings = SHIPPED_STREAM,
+): InjectionResult[] {
   const { clean, events } = suite;
   const timestamps = clean.map((_, i) => i * suite.stepMs);
   const variant = ENGINE_VARIANTS.find((v) => v.name === 'default')!;
@@ -204,13 +209,13 @@ export function runInjections(api: EngineApi, suite: InjectionSuite, batch?: Bat
       name: 'none (the clean series)',
       at: 0,
       delay: null,
-      flags: count(engineStreamingDetector(api, variant).flags(clean, timestamps)),
+      flags: count(engineStreamingDetector(api, variant, settings).flags(clean, timestamps)),
       ...(batch === undefined ? {} : { batch: batchOutcome(batch, clean, suite.stepMs, 0, 0) }),
     },
   ];
   for (const event of events) {
     const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v, i - event.at) : v));
-    const flags = engineStreamingDetector(api, variant).flags(values, timestamps);
+    const flags = engineStreamingDetector(api, variant, settings).flags(values, timestamps);
     let delay: number | null = null;
     for (let i = event.at; i < Math.min(values.length, event.at + event.length + 250); i++) {
       if (flags[i]) {
