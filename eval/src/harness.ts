@@ -26,7 +26,7 @@ import { type CommittedPeerNab, committedPeerNab } from './peers.js';
 import { nullDetector, zeroChangePoints } from './reference/null.js';
 import { spectralResidual, SPECTRAL_RESIDUAL_DEFAULTS } from './reference/spectral-residual.js';
 import { ROLLING_ZSCORE_DEFAULTS, rollingZScore } from './reference/zscore.js';
-import { runSweep, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
+import { runSweep, SWEEP_ROW, type SweepPoint, sweepChartPng, sweepPoint } from './sweep.js';
 import { HEADLINE_ROWS, ROBUSTNESS_WINDOWS, type RobustnessWindow, SHIPPED_ROWS, shippedDetector, VENDOR_WINDOW_ROW, windowRowId } from './shipped.js';
 import { markdownTable, type TableRow } from './table.js';
 import { loadTcpdSeries, TCPD_SERIES } from './tcpd-data.js';
@@ -147,7 +147,7 @@ export interface AblationSummary {
 
 function selectedVariants(config: EvalConfig): EngineVariant[] {
   if (config.variants === undefined) {
-    return config.ablation || config.sweep ? [...ENGINE_VARIANTS] : ENGINE_VARIANTS.filter((v) => v.name === 'default');
+    return config.ablation ? [...ENGINE_VARIANTS] : ENGINE_VARIANTS.filter((v) => v.name === 'default');
   }
   const unknown = config.variants.filter((v) => !ENGINE_VARIANTS.some((e) => e.name === v));
   if (unknown.length > 0) throw new RangeError(`unknown variant(s): ${unknown.join(', ')}`);
@@ -413,8 +413,6 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
   const sourceSha256 = await engineSourceHash(config.repoRoot);
   const engine = await loadEngine(config.repoRoot);
   if (engine.kind !== 'loaded') throw new Error(`the sweep needs the engine, which is ${engineStatus(engine)}`);
-  const variant = selectedVariants(config)[0];
-  if (variant === undefined) throw new RangeError('no engine variant selected');
   const corpus = await loadNabCorpus(path.join(config.datasetsDir, 'nab_dev'));
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
   const report = (p: SweepPoint): void =>
@@ -423,8 +421,8 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
     );
   let points: SweepPoint[];
   if (config.threads > 1 && config.sweepSensitivities.length > 1) {
-    // One NAB pass per sensitivity, spread over threads like the evaluation's variants.
-    const runs = config.sweepSensitivities.map((sensitivity) => ({ variant: variant.name, sensitivity }));
+    // One NAB pass per sensitivity, spread over threads like the evaluation's rows.
+    const runs = config.sweepSensitivities.map((sensitivity) => ({ row: SWEEP_ROW, sensitivity }));
     const detected = await detectVariantsInThreads({
       repoRoot: config.repoRoot,
       nabDir: path.join(config.datasetsDir, 'nab_dev'),
@@ -433,12 +431,12 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
       threads: config.threads,
     });
     points = runs.map((run) => {
-      const point = sweepPoint(run.sensitivity, scoreNab(corpus, `engine: ${variant.name}`, detected.get(runKey(run))!));
+      const point = sweepPoint(run.sensitivity, scoreNab(corpus, SWEEP_ROW, detected.get(runKey(run))!));
       report(point);
       return point;
     });
   } else {
-    points = runSweep(corpus, engine.api, variant, config.sweepSensitivities, report);
+    points = runSweep(corpus, engine.api, config.sweepSensitivities, report);
   }
   const lines = [
     '| sensitivity | precision | recall | detections | windows recalled | NAB standard | NAB low FP | NAB low FN |',
@@ -452,13 +450,14 @@ export async function runSweepCommand(config: EvalConfig, io: Io): Promise<Sweep
   ];
   io.out(lines.join('\n'));
   await writeJson(path.join(config.repoRoot, 'eval', 'sweep.json'), {
-    engine: { package: '@adp/detection', version: engine.version, sourceSha256, variant: variant.name },
+    engine: { package: '@adp/detection', version: engine.version, sourceSha256 },
+    row: SWEEP_ROW,
     date: new Date().toISOString(),
     definitions: {
       precision: 'detected rows inside windows / all detected rows, after each file\'s probationary period; null without detections',
       recall: 'windows holding at least one detection (after probation) / all 55 windows',
     },
-    settings: HARNESS_STREAM,
+    settings: SHIPPED_STREAM,
     points,
   });
   const chart = path.join(config.repoRoot, 'docs', 'sensitivity-sweep.png');

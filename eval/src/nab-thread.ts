@@ -24,12 +24,11 @@ port.on('message', (request: NabThreadRequest) => {
       if (engine.kind !== 'loaded') throw new Error(`engine not ready: missing ${engine.missing.join(', ')}`);
       let built: { detector: StreamingDetector; planOf?: () => unknown };
       if ('row' in request) {
-        built = shippedDetector(engine.api, request.row);
+        built = shippedDetector(engine.api, request.row, request.sensitivity);
       } else {
         const variant = ENGINE_VARIANTS.find((v) => v.name === request.variant);
         if (variant === undefined) throw new RangeError(`unknown variant ${request.variant}`);
-        const settings = request.sensitivity === undefined ? HARNESS_STREAM : { ...HARNESS_STREAM, sensitivity: request.sensitivity };
-        const detector = engineStreamingDetector(engine.api, variant, settings);
+        const detector = engineStreamingDetector(engine.api, variant, HARNESS_STREAM);
         built = { detector, planOf: () => detector.lastPlan() };
       }
       const run = detectNab(corpus, built.detector, {

@@ -12,17 +12,15 @@ export interface NabThreadData {
 }
 
 /**
- * One NAB pass: an engine variant on the harness window, at its sensitivity or another; or a
- * row of what ships (shipped.ts), by its id.
+ * One NAB pass: an engine variant on the harness window; or a row of what ships (shipped.ts), by
+ * its id, at the default sensitivity or another (the sensitivity sweep).
  */
-export type NabThreadRequest =
-  | { readonly variant: string; readonly sensitivity?: number }
-  | { readonly row: string };
+export type NabThreadRequest = { readonly variant: string } | { readonly row: string; readonly sensitivity?: number };
 
-/** The key a run's results are filed under: the row's id, or the variant and `@<sensitivity>` when given. */
+/** The key a run's results are filed under: the variant's name, or the row's id and `@<sensitivity>` when given. */
 export function runKey(run: NabThreadRequest): string {
-  if ('row' in run) return run.row;
-  return run.sensitivity === undefined ? run.variant : `${run.variant}@${run.sensitivity}`;
+  if ('variant' in run) return run.variant;
+  return run.sensitivity === undefined ? run.row : `${run.row}@${run.sensitivity}`;
 }
 
 export type NabThreadMessage =
@@ -39,7 +37,7 @@ export type NabThreadMessage =
 
 export interface NabThreadOptions extends NabThreadData {
   readonly corpus: NabCorpus;
-  /** The runs: variant names, variants at a sensitivity, or shipped rows. */
+  /** The runs: variant names, or shipped rows (at a sensitivity for the sweep). */
   readonly runs: readonly (string | NabThreadRequest)[];
   readonly threads: number;
   /** Progress: the run's key (`runKey`), the file, its time and error. */

@@ -87,8 +87,15 @@ export function windowSettings(window: number | 'vendor'): StreamSettings {
   return { ...fixed, window: { kind: 'fixed', points: window } };
 }
 
-/** The detector of a shipped row, with a per-file plan for results.json where there is one. */
-export function shippedDetector(api: EngineApi, id: string): { detector: StreamingDetector; planOf?: () => unknown } {
+/**
+ * The detector of a shipped row, with a per-file plan for results.json where there is one;
+ * `sensitivity` other than the default only for the sensitivity sweep.
+ */
+export function shippedDetector(
+  api: EngineApi,
+  id: string,
+  sensitivity: number = STREAM_DEFAULTS.sensitivity,
+): { detector: StreamingDetector; planOf?: () => unknown } {
   const row = SHIPPED_ROWS.find((r) => r.id === id);
   if (row === undefined) throw new RangeError(`unknown row ${id}`);
   if (id === 'shipped:last-client') {
@@ -97,7 +104,7 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
     const detector = lastDetectClient(
       detect,
       {
-        sensitivity: STREAM_DEFAULTS.sensitivity,
+        sensitivity,
         maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio,
         memoryPoints: STREAM_DEFAULTS.memoryPoints,
         minPoints: 12,
@@ -110,7 +117,7 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
   if (id === 'shipped:entire') {
     const detect = api.detectEntireSeries;
     if (detect === undefined) throw new TypeError('this engine has no detectEntireSeries');
-    const options = { sensitivity: STREAM_DEFAULTS.sensitivity, maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio };
+    const options = { sensitivity, maxAnomalyRatio: STREAM_DEFAULTS.maxAnomalyRatio };
     return {
       detector: {
         name: row.name,
@@ -122,6 +129,11 @@ export function shippedDetector(api: EngineApi, id: string): { detector: Streami
     id === 'shipped:stream'
       ? SHIPPED_STREAM
       : windowSettings(id === VENDOR_WINDOW_ROW.id ? 'vendor' : (ROBUSTNESS_WINDOWS.find((w) => windowRowId(w) === id) as number));
-  const detector = engineStreamingDetector(api, { name: 'default', description: row.description }, settings, row.name);
+  const detector = engineStreamingDetector(
+    api,
+    { name: 'default', description: row.description },
+    { ...settings, sensitivity },
+    row.name,
+  );
   return { detector, planOf: () => detector.lastPlan() };
 }

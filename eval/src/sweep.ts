@@ -1,10 +1,11 @@
-// The sensitivity sweep: the engine's default variant over NAB at several sensitivities, with
-// window-level precision and recall (see nab-scorer windowPrecisionRecall) and the NAB scores.
+// The sensitivity sweep: what ships (row (a), the worker's following judge with its defaults) over
+// NAB at several sensitivities, with window-level precision and recall (see nab-scorer
+// windowPrecisionRecall) and the NAB scores.
 import { lineChartPng } from './chart.js';
-import { type EngineApi, engineStreamingDetector, HARNESS_STREAM } from './engine.js';
+import type { EngineApi } from './engine.js';
 import type { NabCorpus } from './nab-data.js';
 import { type NabDetectorResult, runNab } from './nab-run.js';
-import type { EngineVariant } from './variants.js';
+import { shippedDetector } from './shipped.js';
 
 export interface SweepPoint {
   readonly sensitivity: number;
@@ -22,16 +23,17 @@ export interface SweepPoint {
   readonly errors: number;
 }
 
+/** The row the sweep runs at each sensitivity. */
+export const SWEEP_ROW = 'shipped:stream';
+
 export function runSweep(
   corpus: NabCorpus,
   api: EngineApi,
-  variant: EngineVariant,
   sensitivities: readonly number[],
   onPoint: (p: SweepPoint) => void = () => {},
 ): SweepPoint[] {
   return sensitivities.map((sensitivity) => {
-    const detector = engineStreamingDetector(api, variant, { ...HARNESS_STREAM, sensitivity });
-    const point = sweepPoint(sensitivity, runNab(corpus, detector));
+    const point = sweepPoint(sensitivity, runNab(corpus, shippedDetector(api, SWEEP_ROW, sensitivity).detector));
     onPoint(point);
     return point;
   });
