@@ -17,9 +17,10 @@ import {
   type Platform,
 } from './helpers.js';
 
-// Further apart than the refractory stretch (120 points): a second spike within it is the same event.
-const SPIKES = new Set([150, 280, 410]);
-const POINTS = 460;
+// Further apart than the refractory stretch (REFRACTORY_POINTS, 150): a second spike within it is
+// the same event.
+const SPIKES = new Set([140, 300, 460]);
+const POINTS = 520;
 const T0 = 1_700_000_000_000;
 const STEP = 60_000;
 
