@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { ChangePointOptions, DetectOptions, SeriesInput } from '@adp/detection';
-import { engineStreamingDetector, granularityOfSpacing, SHIPPED_STREAM, type EngineApi, type StreamSettings } from './engine.js';
+import { engineStreamingDetector, granularityOfSpacing, SHIPPED_STREAM, type EngineApi } from './engine.js';
 import { ENGINE_VARIANTS } from './variants.js';
 
 /** Points per day at 5-minute steps. */
@@ -194,12 +194,7 @@ export function batchOutcome(batch: BatchApi, values: readonly number[], stepMs:
  * Streams the suite's clean series and each injected one through the engine's default NAB row;
  * with `batch`, also sends each series' last BATCH_POINTS rows to the batch endpoints.
  */
-export function runInjections(
-  api: EngineApi,
-  suite: InjectionSuite,
-  batch?: BatchApi,
-  settings: StreamSettings = SHIPPED_STREAM,
-): InjectionResult[] {
+export function runInjections(api: EngineApi, suite: InjectionSuite, batch?: BatchApi): InjectionResult[] {
   const { clean, events } = suite;
   const timestamps = clean.map((_, i) => i * suite.stepMs);
   const variant = ENGINE_VARIANTS.find((v) => v.name === 'default')!;
@@ -209,13 +204,13 @@ export function runInjections(
       name: 'none (the clean series)',
       at: 0,
       delay: null,
-      flags: count(engineStreamingDetector(api, variant, settings).flags(clean, timestamps)),
+      flags: count(engineStreamingDetector(api, variant, SHIPPED_STREAM).flags(clean, timestamps)),
       ...(batch === undefined ? {} : { batch: batchOutcome(batch, clean, suite.stepMs, 0, 0) }),
     },
   ];
   for (const event of events) {
     const values = clean.map((v, i) => (i >= event.at && i < event.at + event.length ? event.apply(v, i - event.at) : v));
-    const flags = engineStreamingDetector(api, variant, settings).flags(values, timestamps);
+    const flags = engineStreamingDetector(api, variant, SHIPPED_STREAM).flags(values, timestamps);
     let delay: number | null = null;
     for (let i = event.at; i < Math.min(values.length, event.at + event.length + 250); i++) {
       if (flags[i]) {
