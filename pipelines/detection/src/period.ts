@@ -144,32 +144,95 @@ function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: n
     }
   }
   const sharpened = sharpenPeriod(centred, fundamental, maxLag);
-  return stabilise ? bestFittingLag(sharpened, maxLag, fitOf) : sharpened;
+  return stabilise ? bestFittingLag(x, sharpened, maxLag) : sharpened;
 }
 
 /**
- * Among lags within 2 % of the estimate, the one whose seasonal profile removes the most
- * residual variance out of sample (`seasonalFitScore`): on a clean cycle a lag one or two off
- * smears every phase, so the true period wins clearly, and the answer no longer wanders with
- * the window's position as the sinusoid's does on non-sinusoidal shapes (a 288-point daily
- * square-ish wave came out anywhere from 282 to 294). The sinusoid's lag is kept unless the
- * best lag leaves clearly less unexplained (LONGER_PERIOD_GAIN, as for multiples): on a noisy
- * sine the two fit alike and the sinusoid resolves the frequency better.
+ * Among lags within 2 % of the sinusoid's estimate, the one whose cycles predict each other best
+ * (`cyclePredictionScorer`: each point against the median of its phase in the other cycles,
+ * errors counted by their size, not their square). On a clean cycle a lag one or two off smears
+ * every phase, so the true period wins clearly, and the answer no longer wanders with the
+ * window's position as the sinusoid's does on non-sinusoidal shapes (a 288-point daily
+ * square-ish wave came out anywhere from 282 to 294), nor with one anomalous cycle in the window
+ * (a raised or a flat day pulls the sinusoid's lag; the medians shrug it off). The price: on a
+ * noisy sine with few cycles the lags score alike, and the answer may be one off where the
+ * sinusoid's would not.
  */
-function bestFittingLag(period: number, maxLag: number, fitOf: (p: number) => number): number {
+function bestFittingLag(x: Float64Array, period: number, maxLag: number): number {
   const reach = Math.round(period * 0.02);
   if (reach < 1) return period;
-  const sinusoidFit = fitOf(period);
+  const scoreOf = cyclePredictionScorer(x);
   let best = period;
-  let bestFit = sinusoidFit;
+  let bestScore = scoreOf(period);
   for (let lag = Math.max(MIN_DATA_PERIOD, period - reach); lag <= Math.min(maxLag, period + reach); lag++) {
-    const fit = fitOf(lag);
-    if (fit > bestFit) {
+    const score = scoreOf(lag);
+    if (score > bestScore) {
       best = lag;
-      bestFit = fit;
+      bestScore = score;
     }
   }
-  return 1 - bestFit < LONGER_PERIOD_GAIN * (1 - sinusoidFit) ? best : period;
+  return best;
+}
+
+/**
+ * How well the cycles of period `period` predict each other, for many periods of one series:
+ * the series less its one-period moving average (which averages one cycle out), each point
+ * predicted by the median of its phase's points in the other cycles; the score is 1 − the sum of
+ * the absolute prediction errors over the sum of the points' absolute deviations from their
+ * median (1: the cycles repeat exactly; 0 or less: no better than a flat line). Higher is better;
+ * −∞ for fewer than two cycles. Each phase's handful of points is sorted once, and the median of
+ * the others read from it around the point's rank.
+ */
+export function cyclePredictionScorer(x: ArrayLike<number>): (period: number) => number {
+  const n = x.length;
+  const prefix = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + x[i]!;
+  const detrended = new Float64Array(n);
+  const scratch = new Float64Array(n);
+  let phase = new Float64Array(0);
+  return (period: number): number => {
+    const p = Math.floor(period);
+    if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
+    const half = p >> 1;
+    const firstMean = prefix[p]! / p;
+    const lastMean = (prefix[n]! - prefix[n - p]!) / p;
+    for (let i = 0; i < n; i++) {
+      const start = i - half;
+      const mean = start <= 0 ? firstMean : start >= n - p ? lastMean : (prefix[start + p]! - prefix[start]!) / p;
+      detrended[i] = x[i]! - mean;
+    }
+    scratch.set(detrended);
+    const centre = medianInPlace(scratch);
+    const cycles = Math.ceil(n / p);
+    if (phase.length < cycles) phase = new Float64Array(cycles);
+    let error = 0;
+    let spread = 0;
+    for (let k = 0; k < p; k++) {
+      let c = 0;
+      for (let i = k; i < n; i += p) {
+        // Insertion into the phase's sorted points (a handful).
+        const v = detrended[i]!;
+        let j = c++;
+        while (j > 0 && phase[j - 1]! > v) {
+          phase[j] = phase[j - 1]!;
+          j--;
+        }
+        phase[j] = v;
+      }
+      if (c < 2) continue;
+      // The median of the others: the sorted points with rank r left out, whose middle rank(s)
+      // h (and h − 1 when they are even in number) sit one place up from r on.
+      const m = c - 1;
+      const h = m >> 1;
+      for (let r = 0; r < c; r++) {
+        const upper = phase[h < r ? h : h + 1]!;
+        const others = m % 2 === 1 ? upper : (upper + phase[h - 1 < r ? h - 1 : h]!) / 2;
+        error += Math.abs(phase[r]! - others);
+        spread += Math.abs(phase[r]! - centre);
+      }
+    }
+    return spread > 0 ? 1 - error / spread : 0;
+  };
 }
 
 /**

