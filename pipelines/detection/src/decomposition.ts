@@ -1,7 +1,7 @@
 // The robust seasonal-trend model behind every expected value: trend by running medians,
 // seasonal profile by per-phase medians of the detrended series, each refined once with the
 // other. Medians throughout, so anomalies do not pull the fit towards themselves.
-import { detrendedRunningMedian, oddWindow, selectInPlace } from './robust.js';
+import { detrendedRunningMedian, median, medianInPlace, oddWindow, robustScale, selectInPlace } from './robust.js';
 import { TUNING } from './tuning.js';
 
 /** Trend window for non-seasonal series: bursts of up to 7 anomalous points are ignored. */
@@ -51,6 +51,10 @@ export interface SeasonalFit {
  * Only the three middle order statistics of each phase (ranks h−1, h, h+1, h = ⌊c/2⌋) are
  * needed: removing one value shifts the median by at most one rank. So each phase costs one
  * selection, not a sort, and the whole fit is O(n), as the streaming detector needs.
+ *
+ * With `othersAt` (length n, overwritten) it also writes each point's seasonal value over the
+ * other cycles of its phase, the median of the others centred as the profile is (the profile's
+ * value where there are no others, and for an imputed point).
  */
 export function fitSeasonal(
   detrended: Float64Array,
@@ -58,8 +62,10 @@ export function fitSeasonal(
   imputed: Uint8Array,
   period: number,
   withResiduals = true,
+  othersAt?: Float64Array,
 ): SeasonalFit {
   const n = detrended.length;
+  othersAt?.fill(Number.NaN);
   // Consecutive slots (a filled grid, the usual case): phase k is every period-th point, read
   // in place. Otherwise the points are grouped by phase first.
   const regular = n === 0 || slots[n - 1]! - slots[0]! === n - 1;
@@ -126,11 +132,16 @@ export function fitSeasonal(
       const low = x <= below ? mid : below;
       const others = even ? low : (low + (x <= mid ? above : mid)) / 2;
       residuals[written++] = x - others;
+      if (othersAt !== undefined) othersAt[i] = others;
     }
   }
   centre = observedPhases > 0 ? centre / observedPhases : 0;
   for (let k = 0; k < period; k++) profile[k] = observed[k] === 0 ? 0 : profile[k]! - centre;
   for (let j = 0; j < written; j++) residuals[j] = residuals[j]! + centre;
+  if (othersAt !== undefined) {
+    // Points without a value over other cycles (imputed, or alone in their phase) take the profile.
+    for (let i = 0; i < n; i++) othersAt[i] = Number.isNaN(othersAt[i]!) ? profile[phaseOf(slots[i]!, period)]! : othersAt[i]! - centre;
+  }
   return { profile, residuals: residuals.subarray(0, written) };
 }
 
@@ -222,11 +233,23 @@ export function decompose(
  * cycle and averages the cycle out.
  */
 export function movingAverageResiduals(values: Float64Array, window: number): Float64Array {
+  return movingAverageResidualsInto(values, prefixSums(values), window, new Float64Array(values.length));
+}
+
+/** Running sums of `values`: prefix[i] = values[0] + ... + values[i − 1], n + 1 of them. */
+export function prefixSums(values: ArrayLike<number>): Float64Array {
+  const prefix = new Float64Array(values.length + 1);
+  for (let i = 0; i < values.length; i++) prefix[i + 1] = prefix[i]! + values[i]!;
+  return prefix;
+}
+
+/**
+ * `movingAverageResiduals` from the values' `prefixSums`, written into `out` (at least n long)
+ * and returned: the period scorers take the sums once and try many windows.
+ */
+export function movingAverageResidualsInto(values: ArrayLike<number>, prefix: Float64Array, window: number, out: Float64Array): Float64Array {
   const n = values.length;
   const w = Math.max(1, Math.min(Math.floor(window), n));
-  const prefix = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + values[i]!;
-  const out = new Float64Array(n);
   const half = w >> 1;
   for (let i = 0; i < n; i++) {
     const start = Math.min(Math.max(i - half, 0), n - w);
@@ -241,7 +264,21 @@ export interface HistoryFit {
   readonly profile: Float64Array | null;
   /** Residuals the forecast's noise scale is estimated from (observed points only). */
   readonly scaleResiduals: Float64Array;
+  /**
+   * Seasonal: with fewer than FEW_CYCLES cycles of the period in the history, each point's phase
+   * value over the other cycles (`fitSeasonal`'s `othersAt`), to deseasonalise the history with;
+   * null otherwise (the profile serves), when non-seasonal and without `pointwise`.
+   */
+  readonly pointSeasonal: Float64Array | null;
 }
+
+/**
+ * Fewest cycles of the period in a last-point history from which its points are deseasonalised
+ * with their phase's median: below it (two cycles and a part), a phase's median is mostly the mean
+ * of its own two values, so each deseasonalised value would hide half of its difference from the
+ * other cycle, and the history's one-step errors would look calmer than a new point's.
+ */
+export const FEW_CYCLES = TUNING.FEW_CYCLES.value;
 
 /**
  * The model of last-point detection, on the O(n) budget of a detector that runs once per
@@ -251,7 +288,7 @@ export interface HistoryFit {
  * residuals around a 15-point moving average. The level itself is not fitted here: the
  * forecast extrapolates a Theil–Sen line through the newest deseasonalised points.
  */
-export function fitHistory(values: Float64Array, slots: Float64Array, imputed: Uint8Array, period: number): HistoryFit {
+export function fitHistory(values: Float64Array, slots: Float64Array, imputed: Uint8Array, period: number, pointwise = true): HistoryFit {
   const n = values.length;
   if (!isSeasonal(period, n)) {
     const detrended = movingAverageResiduals(values, NON_SEASONAL_TREND_WINDOW);
@@ -259,8 +296,49 @@ export function fitHistory(values: Float64Array, slots: Float64Array, imputed: U
     for (let i = 0; i < n; i++) if (imputed[i] === 0) count++;
     const scaleResiduals = count === n ? detrended : new Float64Array(count);
     if (count !== n) for (let i = 0, k = 0; i < n; i++) if (imputed[i] === 0) scaleResiduals[k++] = detrended[i]!;
-    return { profile: null, scaleResiduals };
+    return { profile: null, scaleResiduals, pointSeasonal: null };
   }
-  const fit = fitSeasonal(movingAverageResiduals(values, period), slots, imputed, period);
-  return { profile: fit.profile, scaleResiduals: fit.residuals };
+  const pointSeasonal = pointwise && n < FEW_CYCLES * period ? new Float64Array(n) : null;
+  const fit = fitSeasonal(movingAverageResiduals(values, period), slots, imputed, period, true, pointSeasonal ?? undefined);
+  return { profile: fit.profile, scaleResiduals: fit.residuals, pointSeasonal };
+}
+
+/**
+ * The seasonal check's noise scale when one cycle may be anomalous: each cycle of the period
+ * (slots ⌊slot / period⌋, from the history's first) less its own median, each point's
+ * leave-one-out residual against its phase over the other cycles, the robust scale of each full
+ * cycle's residuals, and the median of those scales. One anomalous cycle moves one cycle's level
+ * and one cycle's scale, where the one-period moving average of `fitHistory` spreads it over its
+ * neighbours and its residual scale over the whole history. +Infinity without a full cycle.
+ */
+export function cycleMedianScale(values: Float64Array, slots: Float64Array, imputed: Uint8Array, period: number, floor: number): number {
+  const n = values.length;
+  if (n === 0) return Number.POSITIVE_INFINITY;
+  const first = Math.floor(slots[0]! / period);
+  const cycles = Math.floor(slots[n - 1]! / period) - first + 1;
+  // Points of each cycle: [bounds[c], bounds[c + 1]) (slots ascend).
+  const bounds = new Int32Array(cycles + 1);
+  for (let i = 0; i < n; i++) bounds[Math.floor(slots[i]! / period) - first + 1]!++;
+  for (let c = 0; c < cycles; c++) bounds[c + 1]! += bounds[c]!;
+  const levelled = new Float64Array(n);
+  const scratch = new Float64Array(n);
+  for (let c = 0; c < cycles; c++) {
+    let count = 0;
+    for (let i = bounds[c]!; i < bounds[c + 1]!; i++) if (imputed[i] === 0) scratch[count++] = values[i]!;
+    const level = count === 0 ? 0 : medianInPlace(scratch.subarray(0, count));
+    for (let i = bounds[c]!; i < bounds[c + 1]!; i++) levelled[i] = values[i]! - level;
+  }
+  const others = new Float64Array(n);
+  fitSeasonal(levelled, slots, imputed, period, true, others);
+  const scales: number[] = [];
+  for (let c = 0; c < cycles; c++) {
+    const from = bounds[c]!;
+    const to = bounds[c + 1]!;
+    if (to - from === 0 || slots[to - 1]! - slots[from]! !== period - 1) continue;
+    let count = 0;
+    for (let i = from; i < to; i++) if (imputed[i] === 0) scratch[count++] = levelled[i]! - others[i]!;
+    if (count > 0) scales.push(robustScale(scratch.subarray(0, count), floor));
+  }
+  if (scales.length === 0) return Number.POSITIVE_INFINITY;
+  return median(scales);
 }

@@ -1,7 +1,7 @@
 // Last-point detection and its streaming form: the newest point judged only from the points
 // before it, by forecasting it from a model fitted on them.
 import { tooSparseForSeasonality, type PreparedSeries } from './alignment.js';
-import { fitHistory, phaseOf } from './decomposition.js';
+import { cycleMedianScale, fitHistory, phaseOf } from './decomposition.js';
 import {
   expectedLengthOf,
   prepareRange,
@@ -71,6 +71,10 @@ interface Forecast {
   readonly levelErrors: Float64Array;
   /** The seasonal profile the forecast used (null: none). */
   readonly profile: Float64Array | null;
+  /** What the history was deseasonalised with per point, where not the profile (`HistoryFit.pointSeasonal`). */
+  readonly pointSeasonal: Float64Array | null;
+  /** The widening of the scale for the extrapolated line (`scale` = the history's noise × this). */
+  readonly inflation: number;
 }
 
 /**
@@ -103,10 +107,7 @@ function forecastNext(
 
   const points = Math.min(m, FORECAST_POINTS);
   const recent = new Float64Array(points);
-  for (let j = m - points; j < m; j++) {
-    const seasonal = model.profile === null ? 0 : model.profile[phaseOf(slots[j]!, period)]!;
-    recent[j - m + points] = values[j]! - seasonal;
-  }
+  for (let j = m - points; j < m; j++) recent[j - m + points] = values[j]! - historySeasonal(model, slots, period, j);
   const line = theilSen(recent, slots.subarray(m - points, m), 0, points);
   let meanSlot = 0;
   for (let j = m - points; j < m; j++) meanSlot += slots[j]!;
@@ -119,7 +120,7 @@ function forecastNext(
   const seasonal = model.profile === null ? 0 : model.profile[phaseOf(targetSlot, period)]!;
   const u =
     errorPoints > 0 || levelErrors
-      ? tilted(values, slots, model.profile, period, line.slope, levelErrors ? 0 : m - errorPoints - ERROR_LEVEL_POINTS)
+      ? tilted(values, slots, model, period, line.slope, levelErrors ? 0 : m - errorPoints - ERROR_LEVEL_POINTS)
       : null;
   return {
     expected: line.intercept + line.slope * targetSlot + seasonal,
@@ -127,7 +128,20 @@ function forecastNext(
     recentErrors: errorPoints > 0 ? recentErrors(u!, imputed, errorPoints) : new Float64Array(0),
     levelErrors: levelErrors ? meanLevelErrors(u!, imputed) : new Float64Array(0),
     profile: model.profile,
+    pointSeasonal: model.pointSeasonal,
+    inflation,
   };
+}
+
+/** The seasonal value history point j is deseasonalised with: its own (`pointSeasonal`) or its phase's. */
+function historySeasonal(
+  model: { readonly profile: Float64Array | null; readonly pointSeasonal: Float64Array | null },
+  slots: Float64Array,
+  period: number,
+  j: number,
+): number {
+  if (model.profile === null) return 0;
+  return model.pointSeasonal !== null ? model.pointSeasonal[j]! : model.profile[phaseOf(slots[j]!, period)]!;
 }
 
 /** Points before each recent point its one-step level is the median of. */
@@ -142,7 +156,7 @@ export const ERROR_LEVEL_POINTS = TUNING.ERROR_LEVEL_POINTS.value;
 function tilted(
   values: Float64Array,
   slots: Float64Array,
-  profile: Float64Array | null,
+  model: { readonly profile: Float64Array | null; readonly pointSeasonal: Float64Array | null },
   period: number,
   slope: number,
   from: number,
@@ -150,7 +164,7 @@ function tilted(
   // Only points from `from` on are read; the rest stay 0.
   const u = new Float64Array(values.length);
   for (let j = Math.max(0, from); j < values.length; j++) {
-    u[j] = values[j]! - (profile === null ? 0 : profile[phaseOf(slots[j]!, period)]!) - slope * slots[j]!;
+    u[j] = values[j]! - historySeasonal(model, slots, period, j) - slope * slots[j]!;
   }
   return u;
 }
@@ -227,7 +241,8 @@ export function lastPointMultiplier(sensitivity: number): number {
 
 /**
  * A period detected in a last-point history is dropped when the forecast without it has a noise
- * scale under this share of the seasonal forecast's.
+ * scale under this share of the seasonal forecast's, and of the seasonal noise weighed cycle by
+ * cycle (`cycleMedianScale`).
  */
 export const SEASONAL_SCALE_RATIO = TUNING.SEASONAL_SCALE_RATIO.value;
 
@@ -888,11 +903,11 @@ export function decideLastPoint(c: VerdictContext): Verdict {
 }
 
 /** The history's values minus the seasonal profile (the values themselves without one). */
-function deseasonalised(history: PreparedSeries, period: number, profile: Float64Array | null): Float64Array {
-  if (profile === null || period === 0) return history.values;
+function deseasonalised(history: PreparedSeries, period: number, forecast: Forecast): Float64Array {
+  if (forecast.profile === null || period === 0) return history.values;
   const { values, slots } = history;
   const out = new Float64Array(values.length);
-  for (let k = 0; k < values.length; k++) out[k] = values[k]! - profile[phaseOf(slots[k]!, period)]!;
+  for (let k = 0; k < values.length; k++) out[k] = values[k]! - historySeasonal(forecast, slots, period, k);
   return out;
 }
 
@@ -901,9 +916,9 @@ function deseasonalised(history: PreparedSeries, period: number, profile: Float6
  * before the judged one from its forecast line (the history's own slots, so a gap is a gap),
  * deseasonalised with the judged point's profile; NaN for an imputed point or too short a history.
  */
-function previousDeviation(history: PreparedSeries, period: number, profile: Float64Array | null): (j: number) => number {
+function previousDeviation(history: PreparedSeries, period: number, forecast: Forecast): (j: number) => number {
   const { values, slots, imputed } = history;
-  const seasonalAt = (k: number): number => (profile === null ? 0 : profile[phaseOf(slots[k]!, period)]!);
+  const seasonalAt = (k: number): number => historySeasonal(forecast, slots, period, k);
   return (j) => {
     const index = values.length - j;
     if (index < FORECAST_POINTS || imputed[index] !== 0) return Number.NaN;
@@ -941,10 +956,15 @@ function judgeLast(
   let period = model.period;
   // A period found in the data must earn its place: when the history forecast without it errs
   // clearly less, the seasonal profile is fitting noise or an event (a jump that happens to
-  // repeat at some lag) and the point is judged without seasonality.
+  // repeat at some lag) and the point is judged without seasonality. The seasonal side is also
+  // weighed cycle by cycle (`cycleMedianScale`), so that one anomalous cycle does not drop it.
   if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
     const plain = forecastNext(model.prepared, 0, targetSlot, errorPoints, sustained);
-    if (plain.scale < SEASONAL_SCALE_RATIO * forecast.scale) {
+    const { values, slots, imputed } = model.prepared;
+    if (
+      plain.scale < SEASONAL_SCALE_RATIO * forecast.scale &&
+      plain.scale < SEASONAL_SCALE_RATIO * cycleMedianScale(values, slots, imputed, period, scaleFloor(values)) * forecast.inflation
+    ) {
       forecast = plain;
       period = 0;
     }
@@ -984,11 +1004,11 @@ function judgeLast(
     largest,
     newest,
     echo: () =>
-      reportedJustBefore(previousDeviation(history, period, forecast.profile), errors, errors.length, scale, stretch),
+      reportedJustBefore(previousDeviation(history, period, forecast), errors, errors.length, scale, stretch),
     // Deseasonalised with the point's profile: a seasonal swing does not make a value familiar.
     familiar: () =>
       familiarMiss(
-        deseasonalised(history, period, forecast.profile),
+        deseasonalised(history, period, forecast),
         0,
         history.values.length,
         value - (forecast.profile === null ? 0 : forecast.profile[phaseOf(targetSlot, period)]!),

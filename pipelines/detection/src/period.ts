@@ -2,6 +2,7 @@
 // granularity suggests (a day of hours, a week of days, ...), then whatever the data's
 // autocorrelation shows. Every candidate must earn its place by a cross-validated seasonal fit,
 // so noise, trends and random walks come out as non-seasonal (period 0).
+import { movingAverageResidualsInto, prefixSums } from './decomposition.js';
 import { autocorrelation } from './fft.js';
 import { MAD_TO_SIGMA, medianInPlace } from './robust.js';
 import type { Granularity } from './types.js';
@@ -185,22 +186,14 @@ function bestFittingLag(x: Float64Array, period: number, maxLag: number): number
  */
 export function cyclePredictionScorer(x: ArrayLike<number>): (period: number) => number {
   const n = x.length;
-  const prefix = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + x[i]!;
+  const prefix = prefixSums(x);
   const detrended = new Float64Array(n);
   const scratch = new Float64Array(n);
   let phase = new Float64Array(0);
   return (period: number): number => {
     const p = Math.floor(period);
     if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
-    const half = p >> 1;
-    const firstMean = prefix[p]! / p;
-    const lastMean = (prefix[n]! - prefix[n - p]!) / p;
-    for (let i = 0; i < n; i++) {
-      const start = i - half;
-      const mean = start <= 0 ? firstMean : start >= n - p ? lastMean : (prefix[start + p]! - prefix[start]!) / p;
-      detrended[i] = x[i]! - mean;
-    }
+    movingAverageResidualsInto(x, prefix, p, detrended);
     scratch.set(detrended);
     const centre = medianInPlace(scratch);
     const cycles = Math.ceil(n / p);
@@ -327,8 +320,7 @@ export function seasonalFitScore(x: ArrayLike<number>, period: number): number {
  */
 export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => number {
   const n = x.length;
-  const prefix = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + x[i]!;
+  const prefix = prefixSums(x);
   const detrended = new Float64Array(n);
   const scratch = new Float64Array(n);
   const clipped = new Float64Array(n);
@@ -337,15 +329,8 @@ export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => num
   return (period: number): number => {
     const p = Math.floor(period);
     if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
-    // The full-period moving average centred on i (clamped to the series): the first window for
-    // the first half period, the last one for the last, each computed once for its stretch.
-    const half = p >> 1;
-    const firstMean = (prefix[p]! - prefix[0]!) / p;
-    let i = 0;
-    for (; i < n && i - half <= 0; i++) detrended[i] = x[i]! - firstMean;
-    for (; i < n && i - half < n - p; i++) detrended[i] = x[i]! - (prefix[i - half + p]! - prefix[i - half]!) / p;
-    const lastMean = (prefix[n]! - prefix[n - p]!) / p;
-    for (; i < n; i++) detrended[i] = x[i]! - lastMean;
+    // The full-period moving average centred on i (clamped to the series).
+    movingAverageResidualsInto(x, prefix, p, detrended);
     const d = winsoriseInto(detrended, scratch, clipped);
 
     if (sums.length < 2 * p) {

@@ -7,7 +7,7 @@
 // `suggestedSpan` rule does not act here (the following judge sizes each window to the
 // suggestion). README "Incremental streaming judge" says precisely where it differs from
 // `detectStream`.
-import { fitHistory } from './decomposition.js';
+import { cycleMedianScale, fitHistory } from './decomposition.js';
 import {
   bandReportedWithin,
   CALIBRATION_POINTS,
@@ -175,6 +175,12 @@ interface Model {
   profile: Float64Array | null;
   origin: number;
   baseScale: number;
+  /**
+   * With fewer than FEW_CYCLES cycles in the history, what each history point (by its position
+   * at the refit) is deseasonalised with (`HistoryFit.pointSeasonal`), in a judge that refits for
+   * every point (`refitPoints` 1, detectStream's verdicts); null otherwise.
+   */
+  pointSeasonal: Float64Array | null;
 }
 
 const K = ERROR_LEVEL_POINTS;
@@ -218,6 +224,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   const historyCap = window - 1;
   const minPoints = Math.max(2, Math.floor(opts.minHistory ?? MIN_STREAM_POINTS));
   const refitEvery = Math.max(1, Math.floor(opts.refitPoints ?? DEFAULT_REFIT_POINTS));
+  /** Few-cycle histories deseasonalised point by point (`Model.pointSeasonal`): only when refitting for every point. */
+  const pointwise = refitEvery === 1;
   const refreshEvery = Math.max(1, Math.floor(opts.errorRefreshPoints ?? DEFAULT_ERROR_REFRESH_POINTS));
   // The same rules in force as detectStream's under these options.
   const rules = rulesInForce(opts);
@@ -286,12 +294,18 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     resumAbs();
   }
 
-  /** Recomputes des of the whole history from the model's profile. */
+  /** Recomputes des of the whole history from the model's profile (or its per-point values). */
   function rederive(): void {
     slopes.invalidate();
+    const own = model?.pointSeasonal ?? null;
+    if (own !== null) {
+      for (let b = start; b < end; b++) des[b] = vals[b]! - own[b - start]!;
+      return;
+    }
     const first = firstIndex();
     for (let b = start; b < end; b++) des[b] = vals[b]! - seasonalOf(first + (b - start));
   }
+
 
   /**
    * The history's one-step errors for a line of slope `slope`, as forecastNext computes them:
@@ -499,7 +513,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     }
     const prepared = { values, slots: gridSlots.subarray(0, m), imputed: noneImputed.subarray(0, m) };
     const floor = scaleFloor(prepared.values);
-    const fit = fitHistory(prepared.values, prepared.slots, prepared.imputed, period);
+    const fit = fitHistory(prepared.values, prepared.slots, prepared.imputed, period, pointwise);
     let profile = fit.profile;
     let baseScale = robustScale(fit.scaleResiduals, floor);
     let reported = period;
@@ -508,13 +522,19 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
       const plain = fitHistory(prepared.values, prepared.slots, prepared.imputed, 0);
       const plainScale = robustScale(plain.scaleResiduals, floor);
-      if (plainScale * inflation < SEASONAL_SCALE_RATIO * (baseScale * inflation)) {
+      if (
+        plainScale * inflation < SEASONAL_SCALE_RATIO * (baseScale * inflation) &&
+        plainScale * inflation < SEASONAL_SCALE_RATIO * (cycleMedianScale(prepared.values, prepared.slots, prepared.imputed, period, floor) * inflation)
+      ) {
         profile = null;
         baseScale = plainScale;
         reported = 0;
       }
     }
-    model = { refitAt: index, period: reported, profile, origin, baseScale };
+    // Per-point seasonal values change with every point, so only a judge that refits for every
+    // point uses them; between refits the judge keeps the profile's (the worker's judge, which a
+    // checkpoint restores from the profile alone).
+    model = { refitAt: index, period: reported, profile, origin, baseScale, pointSeasonal: pointwise && reported > 0 ? fit.pointSeasonal : null };
     restoredProfile = null;
     scoredAt = Number.NEGATIVE_INFINITY;
     reused = null;
@@ -589,7 +609,8 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
       echoSlots[q] = index - FORECAST_POINTS + q;
     }
     const line = theilSen(echoValues, echoSlots, 0, FORECAST_POINTS);
-    return vals[start + index]! - (line.intercept + line.slope * index + seasonalOf(seen - j));
+    const seasonal = model!.pointSeasonal !== null ? model!.pointSeasonal[index]! : seasonalOf(seen - j);
+    return vals[start + index]! - (line.intercept + line.slope * index + seasonal);
   };
 
   /** The one-step errors' summaries in reuse; null: compute them at the next point. */
@@ -828,6 +849,7 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
         profile: s.profile === null ? null : Float64Array.from(s.profile),
         origin: s.origin,
         baseScale: s.baseScale,
+        pointSeasonal: null,
       };
       // Summaries without the side spreads (a state written before they existed) are not reused.
       const kept = state.errors ?? null;

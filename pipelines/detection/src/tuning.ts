@@ -40,6 +40,11 @@ export const TUNING = {
     tunedOn: `${NAB}; against 3 (the no-two-cycle-period variant)`,
     folds: 'row (a): shipped',
   },
+  FEW_CYCLES: {
+    value: 3,
+    does: "a seasonal last-point history with fewer cycles than this is deseasonalised with each point's phase value over the other cycles (leave one out), not with the phase median the point is part of",
+    tunedOn: 'not tuned: the fewest cycles the batch detectors need for a period; with two, a phase median is the mean of its two values and hides half of their difference',
+  },
   MAX_PERIOD_RECHECK_POINTS: {
     value: 100,
     does: 'longest stretch detectStream goes without re-detecting the period (else a tenth of the window)',
@@ -75,7 +80,7 @@ export const TUNING = {
   },
   SEASONAL_SCALE_RATIO: {
     value: 0.7,
-    does: "a detected period is dropped when the forecast without it has a noise scale under this share of the seasonal one's",
+    does: "a detected period is dropped when the forecast without it has a noise scale under this share of the seasonal one's, weighed on the whole history and cycle by cycle (cycleMedianScale)",
     tunedOn: `${NAB}; among 1, 0.9, 0.8, 0.7, 0.6, 0.5 (a plateau from 0.8 to 0.5)`,
     folds: 'row (a): shipped',
   },

@@ -1004,4 +1004,16 @@ describe('detectLastPoint: a data-driven period must beat the forecast without i
     const seasonal = sineSeries(1153, { period: 288, noise: 1, seed: 5 });
     expect(detectLastPoint(gridInput(seasonal), DEFAULTS).period).toBe(288);
   });
+
+  it('keeps the period through one anomalous cycle in the window (weighed cycle by cycle)', () => {
+    // Four days and a point of a daily rise (night 20, day 60, noise 1), one day of which never
+    // rises: the one-period moving average spreads that day over its neighbours, so the seasonal
+    // fit's residuals widen past the plain forecast's; cycle by cycle they do not.
+    const draw = gaussian(17);
+    const values = Array.from({ length: 1153 }, (_, i) => (i % 288 < 144 ? 20 : 60) + draw());
+    for (let i = 2 * 288 + 144; i < 3 * 288; i++) values[i] = values[i]! - 40;
+    const judged = detectLastPoint(plainInput(values), DEFAULTS);
+    expect(judged.period).toBe(288);
+    expect(detectLastPoint(plainInput(values), { ...DEFAULTS, components: { seasonalCheck: false } }).period).toBe(288);
+  });
 });
