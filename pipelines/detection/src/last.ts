@@ -246,6 +246,17 @@ export function lastPointMultiplier(sensitivity: number): number {
  */
 export const SEASONAL_SCALE_RATIO = TUNING.SEASONAL_SCALE_RATIO.value;
 
+/**
+ * The seasonal check (rule `seasonalCheck`) of the last-point detector and the incremental judge:
+ * whether a detected period is dropped, given the noise scales of the forecast without it
+ * (`plain`), of the seasonal forecast (`seasonal`) and of the seasonal fit weighed cycle by cycle
+ * (`cycles`, asked only when the first test drops it: `cycleMedianScale` is the costly part), all
+ * three on the same footing (the forecast line's inflation applied to each or to none).
+ */
+export function seasonalCheckDrops(plain: number, seasonal: number, cycles: () => number): boolean {
+  return plain < SEASONAL_SCALE_RATIO * seasonal && plain < SEASONAL_SCALE_RATIO * cycles();
+}
+
 /** Newest one-step errors whose spread calibrates the noise scale. */
 export const CALIBRATION_POINTS = TUNING.CALIBRATION_POINTS.value;
 /**
@@ -961,10 +972,8 @@ function judgeLast(
   if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
     const plain = forecastNext(model.prepared, 0, targetSlot, errorPoints, sustained);
     const { values, slots, imputed } = model.prepared;
-    if (
-      plain.scale < SEASONAL_SCALE_RATIO * forecast.scale &&
-      plain.scale < SEASONAL_SCALE_RATIO * cycleMedianScale(values, slots, imputed, period, scaleFloor(values)) * forecast.inflation
-    ) {
+    const cycles = (): number => cycleMedianScale(values, slots, imputed, period, scaleFloor(values)) * forecast.inflation;
+    if (seasonalCheckDrops(plain.scale, forecast.scale, cycles)) {
       forecast = plain;
       period = 0;
     }

@@ -30,7 +30,7 @@ import {
   olderEnd,
   REFRACTORY_POINTS,
   reportedJustBefore,
-  SEASONAL_SCALE_RATIO,
+  seasonalCheckDrops,
   sideSpreads,
   type SideSpreads,
   slideSorted,
@@ -522,19 +522,17 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
     if (opts.period === undefined && period > 0 && rules.seasonalCheck) {
       const plain = fitHistory(prepared.values, prepared.slots, prepared.imputed, 0);
       const plainScale = robustScale(plain.scaleResiduals, floor);
-      if (
-        plainScale * inflation < SEASONAL_SCALE_RATIO * (baseScale * inflation) &&
-        plainScale * inflation < SEASONAL_SCALE_RATIO * (cycleMedianScale(prepared.values, prepared.slots, prepared.imputed, period, floor) * inflation)
-      ) {
+      const cycles = (): number => cycleMedianScale(prepared.values, prepared.slots, prepared.imputed, period, floor) * inflation;
+      if (seasonalCheckDrops(plainScale * inflation, baseScale * inflation, cycles)) {
         profile = null;
         baseScale = plainScale;
         reported = 0;
       }
     }
     // Per-point seasonal values change with every point, so only a judge that refits for every
-    // point uses them; between refits the judge keeps the profile's (the worker's judge, which a
-    // checkpoint restores from the profile alone).
-    model = { refitAt: index, period: reported, profile, origin, baseScale, pointSeasonal: pointwise && reported > 0 ? fit.pointSeasonal : null };
+    // point has them (`fitHistory` returns them only when `pointwise`); between refits the judge
+    // keeps the profile's (the worker's judge, which a checkpoint restores from the profile alone).
+    model = { refitAt: index, period: reported, profile, origin, baseScale, pointSeasonal: reported > 0 ? fit.pointSeasonal : null };
     restoredProfile = null;
     scoredAt = Number.NEGATIVE_INFINITY;
     reused = null;

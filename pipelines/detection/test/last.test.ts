@@ -27,7 +27,7 @@ import {
   type StreamOptions,
 } from '../src/index.js';
 import { MAD_TO_SIGMA, robustScale, scaleFloor } from '../src/robust.js';
-import { CALIBRATION_POINTS, rangeOf, REFRACTORY_POINTS } from '../src/last.js';
+import { CALIBRATION_POINTS, rangeOf, REFRACTORY_POINTS, SEASONAL_SCALE_RATIO, seasonalCheckDrops } from '../src/last.js';
 import { gaussian, gridInput, noiseSeries, plainInput, sineSeries } from './helpers.js';
 import { vendorMonthlyInput } from './vendor-fixtures.js';
 
@@ -998,6 +998,20 @@ describe('detectLastPoint: a data-driven period must beat the forecast without i
     expect(withCheck.period).toBe(0);
     expect(withCheck.upperMargin).toBeLessThan(7);
     expect(withCheck.suggestedWindow).toBe(detectLastPoint(input, { ...DEFAULTS, period: 0 }).suggestedWindow);
+  });
+
+  it('drops a period only when the plain scale is under the ratio of both seasonal scales, asking the costly one last', () => {
+    let asked = 0;
+    const cycles = (scale: number) => (): number => {
+      asked++;
+      return scale;
+    };
+    const under = SEASONAL_SCALE_RATIO * 0.99;
+    expect(seasonalCheckDrops(under, 1, cycles(1))).toBe(true);
+    expect(seasonalCheckDrops(under, 1, cycles(0.9))).toBe(false);
+    expect(asked).toBe(2);
+    expect(seasonalCheckDrops(SEASONAL_SCALE_RATIO, 1, cycles(10))).toBe(false);
+    expect(asked).toBe(2);
   });
 
   it('keeps a period that the data really has', () => {
