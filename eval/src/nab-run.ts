@@ -1,7 +1,7 @@
 // Streams every NAB file through one detector and scores the flags with every profile.
 import type { StreamingDetector } from './detectors.js';
 import type { NabCorpus } from './nab-data.js';
-import { scoreCorpus, type NabFileDetections, windowPrecisionRecall } from './nab-scorer.js';
+import { type NabLosses, scoreCorpus, type NabFileDetections, windowPrecisionRecall } from './nab-scorer.js';
 
 export interface NabProfileScore {
   /** Normalised NAB score: null detector 0, perfect 100. */
@@ -9,6 +9,8 @@ export interface NabProfileScore {
   readonly raw: number;
   readonly nullRaw: number;
   readonly perfectRaw: number;
+  /** S_perfect − raw by cause: missed windows, late detections, false positives. */
+  readonly lost: NabLosses;
 }
 
 export interface NabFileResult {
@@ -101,7 +103,7 @@ export function scoreNab(
   const byProfile = corpus.profiles.map((p) => scoreCorpus(detections, p));
   const profiles: Record<string, NabProfileScore> = {};
   for (const s of byProfile) {
-    profiles[s.profile] = { score: s.score, raw: s.raw, nullRaw: s.nullRaw, perfectRaw: s.perfectRaw };
+    profiles[s.profile] = { score: s.score, raw: s.raw, nullRaw: s.nullRaw, perfectRaw: s.perfectRaw, lost: s.lost };
   }
   const files = detections.map((d, i): NabFileResult => {
     const first = byProfile[0]?.files[i];

@@ -44,6 +44,32 @@ export interface NabFileScore {
   readonly detectionRows: number;
   /** Detected rows inside a window, after the probationary period. */
   readonly detectionRowsInWindows: number;
+  /** What the file's raw score falls short of a perfect file's (A_TP per window), by cause. */
+  readonly lost: NabLosses;
+}
+
+/**
+ * Where a raw score falls short of a perfect one (A_TP per window, nothing else flagged), each
+ * part at least 0, adding up to S_perfect − S: `missedWindows` A_TP + A_FN per window without a
+ * detection, `lateDetections` A_TP less each detected window's value (its first detection after
+ * the window's left edge), `falsePositives` the weighted false positives' cost.
+ */
+export interface NabLosses {
+  readonly missedWindows: number;
+  readonly lateDetections: number;
+  readonly falsePositives: number;
+}
+
+/** Losses added up (over files). */
+export function addLosses(all: readonly NabLosses[]): NabLosses {
+  return all.reduce<NabLosses>(
+    (sum, l) => ({
+      missedWindows: sum.missedWindows + l.missedWindows,
+      lateDetections: sum.lateDetections + l.lateDetections,
+      falsePositives: sum.falsePositives + l.falsePositives,
+    }),
+    { missedWindows: 0, lateDetections: 0, falsePositives: 0 },
+  );
 }
 
 export interface NabCorpusScore {
@@ -57,6 +83,8 @@ export interface NabCorpusScore {
   /** 100 * (S - S_null) / (S_perfect - S_null): null = 0, perfect = 100. */
   readonly score: number;
   readonly windowCount: number;
+  /** The files' losses added up: S_perfect − S. */
+  readonly lost: NabLosses;
   readonly files: readonly NabFileScore[];
 }
 
@@ -139,23 +167,27 @@ export function scoreFile(file: NabFileDetections, profile: NabProfile): NabFile
   }
   let windowTotal = 0;
   let detectedWindows = 0;
+  let lateDetections = 0;
   for (const value of best) {
     if (value === undefined) {
       windowTotal -= profile.fnWeight;
     } else {
       windowTotal += value;
+      lateDetections += profile.tpWeight - value;
       detectedWindows += 1;
     }
   }
+  const missedWindows = windows.length - detectedWindows;
   return {
     file: file.file,
     raw: windowTotal + fpTotal,
     windowCount: windows.length,
     detectedWindows,
-    missedWindows: windows.length - detectedWindows,
+    missedWindows,
     falsePositiveRows,
     detectionRows,
     detectionRowsInWindows,
+    lost: { missedWindows: missedWindows * (profile.tpWeight + profile.fnWeight), lateDetections, falsePositives: 0 - fpTotal },
   };
 }
 
@@ -170,7 +202,7 @@ export function scoreCorpus(
   const nullRaw = -profile.fnWeight * windowCount;
   const perfectRaw = profile.tpWeight * windowCount;
   const score = windowCount === 0 ? 0 : (100 * (raw - nullRaw)) / (perfectRaw - nullRaw);
-  return { profile: profile.name, raw, nullRaw, perfectRaw, score, windowCount, files: scored };
+  return { profile: profile.name, raw, nullRaw, perfectRaw, score, windowCount, lost: addLosses(scored.map((f) => f.lost)), files: scored };
 }
 
 /**

@@ -16,7 +16,7 @@ import * as engine from '@adp/detection';
 import type { DecisionInputs } from '@adp/detection';
 import { type EngineApi, engineStreamingDetector, HARNESS_STREAM, type StreamSettings } from './engine.js';
 import { loadNabCorpus, type NabCorpus } from './nab-data.js';
-import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus } from './nab-scorer.js';
+import { falsePositiveWeight, type NabFileDetections, type NabProfile, type NabWindow, probationaryRows, scoreCorpus } from './nab-scorer.js';
 
 /** One file's recording: `inputs[k]` belongs to row `firstJudged + k`; earlier rows are not judged. */
 export interface RecordedFile {
@@ -31,16 +31,27 @@ export interface RecordedFile {
 /** A decision rule: is this judged row an anomaly, given what the detector computed for it? */
 export type DecisionRule = (inputs: DecisionInputs, row: number, file: RecordedFile) => boolean;
 
+/** The alarms of last-point detection, in the order a verdict tries them. */
+export const ALARMS = ['band', 'sustained', 'newLevel', 'stuck'] as const;
+export type Alarm = (typeof ALARMS)[number];
+
 /**
- * The engine's decision from its exported functions; `quietShare` is the sustained alarm's
- * quiet-point gate (`SUSTAINED_QUIET_SHARE`; 0 replays the engine without it).
+ * Which alarm reports the point under the engine's exported decision functions, null for none;
+ * `quietShare` is the sustained alarm's quiet-point gate (`SUSTAINED_QUIET_SHARE`; 0 replays the
+ * engine without it).
  */
-function decide(d: DecisionInputs, quietShare: number): boolean {
+export function alarmOf(d: DecisionInputs, quietShare: number = engine.SUSTAINED_QUIET_SHARE): Alarm | null {
   const outside = engine.outsideBand(d.deviation, d.margin, d.scale, d.largest, d.newest) && !d.echo && !d.familiar && !d.routine;
+  if (outside) return 'band';
   const scores = Number.isNaN(d.sustainedNow) ? null : { now: d.sustainedNow, before: d.sustainedBefore };
-  const drift = engine.sustainedAlarm(outside, d.deviation, scores, () => d.reportedInStretch, quietShare * d.margin);
-  const reported = outside || drift > 0 || engine.newLevelAlarm(outside || drift > 0, d.newLevel, scores, () => d.reportedInStretch) !== 0;
-  return reported || engine.stuckAlarm(reported, d.stuck, () => d.reportedInStretch) !== 0;
+  if (engine.sustainedAlarm(false, d.deviation, scores, () => d.reportedInStretch, quietShare * d.margin) > 0) return 'sustained';
+  if (engine.newLevelAlarm(false, d.newLevel, scores, () => d.reportedInStretch) !== 0) return 'newLevel';
+  return engine.stuckAlarm(false, d.stuck, () => d.reportedInStretch) !== 0 ? 'stuck' : null;
+}
+
+/** The engine's decision from its exported functions (see `alarmOf`). */
+function decide(d: DecisionInputs, quietShare: number): boolean {
+  return alarmOf(d, quietShare) !== null;
 }
 
 /** The engine's own rule, from its exported decision functions: replaying it gives its flags. */
@@ -105,6 +116,88 @@ export function replay(files: readonly RecordedFile[], profiles: readonly NabPro
     }
   });
   return { scores, missedWindows, falsePositiveRows, detections };
+}
+
+/** What one alarm did on the recorded rows, after each file's probationary period. */
+export interface AlarmRecord {
+  readonly alarm: Alarm;
+  readonly reportedRows: number;
+  readonly falsePositiveRows: number;
+  /** The weighted cost of those false positives under the profile (positive). */
+  readonly falsePositiveCost: number;
+  /** Windows whose first detection this alarm made. */
+  readonly windowsFirst: number;
+  /** Median |deviation| / margin of the windows' first detections by this alarm (null: none). */
+  readonly firstMedianMargins: number | null;
+  /** Median |deviation| / margin of this alarm's false positives (null: none). */
+  readonly falsePositiveMedianMargins: number | null;
+}
+
+function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The engine's reports by the alarm that raised them (`alarmOf`): rows, false positives and their
+ * cost under `profile` (NAB's weights, as the scorer counts them), the windows each alarm caught
+ * first, and how far outside its band (in margins) a first detection and a false positive lay.
+ */
+export function alarmRecords(files: readonly RecordedFile[], profile: NabProfile): AlarmRecord[] {
+  const acc = new Map<Alarm, { reported: number; fp: number; cost: number; first: number[]; fpMargins: number[] }>(
+    ALARMS.map((a) => [a, { reported: 0, fp: 0, cost: 0, first: [], fpMargins: [] }]),
+  );
+  for (const f of files) {
+    const probation = probationaryRows(f.rowCount);
+    const caught = f.windows.map(() => false);
+    let w = 0;
+    f.inputs.forEach((d, k) => {
+      const row = f.firstJudged + k;
+      while (w < f.windows.length && f.windows[w]!.endRow < row) w += 1;
+      const alarm = alarmOf(d);
+      if (alarm === null || row < probation) return;
+      const a = acc.get(alarm)!;
+      a.reported += 1;
+      const margins = Math.abs(d.deviation) / d.margin;
+      const current = f.windows[w];
+      if (current !== undefined && row >= current.startRow) {
+        if (!caught[w]) a.first.push(margins);
+        caught[w] = true;
+      } else {
+        a.fp += 1;
+        a.cost -= profile.fpWeight * falsePositiveWeight(row, f.windows[w - 1]);
+        a.fpMargins.push(margins);
+      }
+    });
+  }
+  return ALARMS.map((alarm) => {
+    const a = acc.get(alarm)!;
+    return {
+      alarm,
+      reportedRows: a.reported,
+      falsePositiveRows: a.fp,
+      falsePositiveCost: a.cost,
+      windowsFirst: a.first.length,
+      firstMedianMargins: median(a.first),
+      falsePositiveMedianMargins: median(a.fpMargins),
+    };
+  });
+}
+
+function alarmReport(files: readonly RecordedFile[], profile: NabProfile): string {
+  const cell = (x: number | null): string => (x === null ? '' : x.toFixed(2));
+  const lines = [
+    `| alarm | rows reported | false-positive rows | their cost (${profile.name}, raw) | windows caught first | margins out: first detections (median) | margins out: false positives (median) |`,
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...alarmRecords(files, profile).map(
+      (r) =>
+        `| ${r.alarm} | ${r.reportedRows} | ${r.falsePositiveRows} | ${r.falsePositiveCost.toFixed(2)} | ${r.windowsFirst} | ` +
+        `${cell(r.firstMedianMargins)} | ${cell(r.falsePositiveMedianMargins)} |`,
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /**
@@ -180,6 +273,8 @@ async function main(argv: readonly string[]): Promise<void> {
       `${((recorded - started) / 1000).toFixed(1)} s\nengine's rule replayed in ${(replayed - recorded).toFixed(0)} ms: NAB ${figures} ` +
       `(standard / low FP / low FN), ${result.missedWindows} windows missed, ${result.falsePositiveRows} false-positive rows\n`,
   );
+  const standard = corpus.profiles.find((p) => p.name === 'standard');
+  if (standard !== undefined) process.stdout.write(`\n${alarmReport(files, standard)}`);
   if (halves) process.stdout.write(`\n${halvesReport(files, corpus.profiles)}`);
   if (out !== undefined) {
     await writeFile(out, JSON.stringify({ profiles: corpus.profiles, files }));

@@ -118,6 +118,38 @@ describe('scoreFile (standard profile unless stated)', () => {
   });
 });
 
+describe('losses against a perfect score', () => {
+  it('split into missed windows, late detections and false positives, adding up to S_perfect - S', () => {
+    // Windows [20,29] (detected at row 25) and [60,69] (missed); false positives at 15 (before any
+    // window: weight -1) and 30 (y = 1/9 after the first window).
+    const windows = [
+      { startRow: 20, endRow: 29 },
+      { startRow: 60, endRow: 69 },
+    ];
+    // Row 25 of [20,29]: y = -(29 - 25 + 1) / 10 = -0.5.
+    const value = scaledSigmoid(-0.5) / SIG_MINUS_1;
+    const fpAfter = -scaledSigmoid(1 / 9);
+    for (const profile of [STANDARD, LOW_FP, LOW_FN]) {
+      const s = scoreFile(file([15, 25, 30], windows), profile);
+      expect(s.lost.missedWindows).toBeCloseTo(profile.tpWeight + profile.fnWeight, 12);
+      expect(s.lost.lateDetections).toBeCloseTo(profile.tpWeight - value, 12);
+      expect(s.lost.falsePositives).toBeCloseTo(profile.fpWeight * (1 + fpAfter), 12);
+      const lost = s.lost.missedWindows + s.lost.lateDetections + s.lost.falsePositives;
+      expect(lost).toBeCloseTo(profile.tpWeight * 2 - s.raw, 12);
+    }
+  });
+
+  it('a detection at the left edge loses nothing; the corpus adds its files up', () => {
+    const edge = file([40]);
+    expect(scoreFile(edge, STANDARD).lost).toEqual({ missedWindows: 0, lateDetections: 0, falsePositives: 0 });
+    const corpus = scoreCorpus([edge, file([], [WINDOW]), file([80], [])], STANDARD);
+    expect(corpus.lost.missedWindows).toBe(2);
+    expect(corpus.lost.lateDetections).toBe(0);
+    expect(corpus.lost.falsePositives).toBeCloseTo(0.11, 12);
+    expect(corpus.lost.missedWindows + corpus.lost.falsePositives).toBeCloseTo(corpus.perfectRaw - corpus.raw, 12);
+  });
+});
+
 describe('scoreCorpus normalisation', () => {
   it('hand case: (S - S_null) / (S_perfect - S_null)', () => {
     // File a: windows [40,49] detected at the edge (+1) and [70,79] missed (-1); file b: [40,49]

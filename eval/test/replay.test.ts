@@ -6,6 +6,9 @@ import { type EngineApi, engineStreamingDetector } from '../src/engine.js';
 import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
 import { scoreCorpus } from '../src/nab-scorer.js';
 import {
+  ALARMS,
+  alarmOf,
+  alarmRecords,
   type DecisionRule,
   engineRule,
   parseReplayArgs,
@@ -116,6 +119,28 @@ describe('replaying recorded decisions', () => {
     const recorded = files[file]!.inputs[2131 - files[file]!.firstJudged]!;
     expect(recorded.newLevel).toBeGreaterThan(detection.NEW_LEVEL_MARGIN);
     expect(Math.abs(recorded.deviation)).toBeGreaterThan(recorded.margin);
+  });
+
+  it('counts the reports by the alarm that raised them, adding up to the scorer\'s false positives and windows', () => {
+    const standard = corpus.profiles.find((p) => p.name === 'standard')!;
+    const result = replay(files, corpus.profiles, engineRule);
+    const scored = scoreCorpus(result.detections, standard);
+    const records = alarmRecords(files, standard);
+    expect(records.map((r) => r.alarm)).toEqual([...ALARMS]);
+    const sum = (pick: (r: (typeof records)[number]) => number): number => records.reduce((n, r) => n + pick(r), 0);
+    expect(sum((r) => r.falsePositiveRows)).toBe(result.falsePositiveRows);
+    expect(sum((r) => r.falsePositiveCost)).toBeCloseTo(scored.lost.falsePositives, 9);
+    const windows = corpus.series.reduce((n, s) => n + s.windows.length, 0);
+    expect(sum((r) => r.windowsFirst)).toBe(windows - result.missedWindows);
+    expect(sum((r) => r.reportedRows)).toBe(scored.files.reduce((n, f) => n + f.detectionRows, 0));
+    // Each flagged row has exactly one alarm, and a row nothing reports has none.
+    for (const f of files) {
+      for (const d of f.inputs) expect(alarmOf(d) !== null).toBe(d.isAnomaly);
+    }
+    // These files' first detections by the band lie closer to it than its false positives do.
+    const band = records.find((r) => r.alarm === 'band')!;
+    expect(band.windowsFirst).toBeGreaterThan(0);
+    expect(band.firstMedianMargins!).toBeLessThan(band.falsePositiveMedianMargins!);
   });
 });
 
