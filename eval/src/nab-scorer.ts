@@ -136,10 +136,35 @@ function assertWellFormed(file: NabFileDetections): void {
   }
 }
 
-/** Rules 3 to 7 for one file and one profile. */
-export function scoreFile(file: NabFileDetections, profile: NabProfile): NabFileScore {
+/**
+ * One detected row after the probationary period, as rules 5 and 6 see it: the index of the
+ * window it lies in, or -1 and its false-positive weight s (rule 6; A_FP * s is its value).
+ */
+export interface ScoredDetection {
+  readonly row: number;
+  readonly window: number;
+  readonly falsePositiveWeight: number;
+}
+
+/** The file's detected rows after the probationary period (rule 3), in row order, with where each lies. */
+export function* scoredDetections(file: NabFileDetections): Generator<ScoredDetection> {
   assertWellFormed(file);
   const probation = probationaryRows(file.rowCount);
+  const windows = file.windows;
+  // Index of the next window whose right edge is not yet passed; windows[w - 1] is the most recent
+  // window that ended before the current row.
+  let w = 0;
+  for (let row = 0; row < file.rowCount; row += 1) {
+    while (w < windows.length && (windows[w] as NabWindow).endRow < row) w += 1;
+    if (row < probation || file.detections[row] !== true) continue;
+    const current = windows[w];
+    if (current !== undefined && row >= current.startRow) yield { row, window: w, falsePositiveWeight: 0 };
+    else yield { row, window: -1, falsePositiveWeight: falsePositiveWeight(row, windows[w - 1]) };
+  }
+}
+
+/** Rules 3 to 7 for one file and one profile. */
+export function scoreFile(file: NabFileDetections, profile: NabProfile): NabFileScore {
   const windows = file.windows;
   // Best (= first, since values fall with the row) detection value per window; undefined = missed.
   const best: (number | undefined)[] = windows.map(() => undefined);
@@ -147,22 +172,16 @@ export function scoreFile(file: NabFileDetections, profile: NabProfile): NabFile
   let falsePositiveRows = 0;
   let detectionRows = 0;
   let detectionRowsInWindows = 0;
-  // Index of the next window whose right edge is not yet passed; windows[w - 1] is the most recent
-  // window that ended before the current row.
-  let w = 0;
-  for (let row = 0; row < file.rowCount; row += 1) {
-    while (w < windows.length && (windows[w] as NabWindow).endRow < row) w += 1;
-    if (row < probation || file.detections[row] !== true) continue;
+  for (const d of scoredDetections(file)) {
     detectionRows += 1;
-    const current = windows[w];
-    if (current !== undefined && row >= current.startRow) {
+    if (d.window >= 0) {
       detectionRowsInWindows += 1;
-      const value = windowDetectionValue(current, row, profile);
-      const seen = best[w];
-      if (seen === undefined || value > seen) best[w] = value;
+      const value = windowDetectionValue(windows[d.window] as NabWindow, d.row, profile);
+      const seen = best[d.window];
+      if (seen === undefined || value > seen) best[d.window] = value;
     } else {
       falsePositiveRows += 1;
-      fpTotal += profile.fpWeight * falsePositiveWeight(row, windows[w - 1]);
+      fpTotal += profile.fpWeight * d.falsePositiveWeight;
     }
   }
   let windowTotal = 0;

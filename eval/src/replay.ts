@@ -16,7 +16,7 @@ import * as engine from '@adp/detection';
 import type { DecisionInputs } from '@adp/detection';
 import { type EngineApi, engineStreamingDetector, HARNESS_STREAM, type StreamSettings } from './engine.js';
 import { loadNabCorpus, type NabCorpus } from './nab-data.js';
-import { falsePositiveWeight, type NabFileDetections, type NabProfile, type NabWindow, probationaryRows, scoreCorpus } from './nab-scorer.js';
+import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus, scoredDetections } from './nab-scorer.js';
 
 /** One file's recording: `inputs[k]` belongs to row `firstJudged + k`; earlier rows are not judged. */
 export interface RecordedFile {
@@ -93,15 +93,18 @@ export interface ReplayResult {
   readonly detections: readonly NabFileDetections[];
 }
 
+/** The file's flags under `rule` (rows before the first judged one are not flagged). */
+function detectionsOf(f: RecordedFile, rule: DecisionRule): NabFileDetections {
+  const flags = new Array<boolean>(f.rowCount).fill(false);
+  f.inputs.forEach((d, k) => {
+    flags[f.firstJudged + k] = rule(d, f.firstJudged + k, f);
+  });
+  return { file: f.file, rowCount: f.rowCount, windows: f.windows, detections: flags };
+}
+
 /** Scores `rule` on the recorded inputs with NAB's scorer, every profile. */
 export function replay(files: readonly RecordedFile[], profiles: readonly NabProfile[], rule: DecisionRule): ReplayResult {
-  const detections = files.map((f): NabFileDetections => {
-    const flags = new Array<boolean>(f.rowCount).fill(false);
-    f.inputs.forEach((d, k) => {
-      flags[f.firstJudged + k] = rule(d, f.firstJudged + k, f);
-    });
-    return { file: f.file, rowCount: f.rowCount, windows: f.windows, detections: flags };
-  });
+  const detections = files.map((f) => detectionsOf(f, rule));
   const scores: Record<string, number> = {};
   let missedWindows = 0;
   let falsePositiveRows = 0;
@@ -150,27 +153,24 @@ export function alarmRecords(files: readonly RecordedFile[], profile: NabProfile
     ALARMS.map((a) => [a, { reported: 0, fp: 0, cost: 0, first: [], fpMargins: [] }]),
   );
   for (const f of files) {
-    const probation = probationaryRows(f.rowCount);
     const caught = f.windows.map(() => false);
-    let w = 0;
-    f.inputs.forEach((d, k) => {
-      const row = f.firstJudged + k;
-      while (w < f.windows.length && f.windows[w]!.endRow < row) w += 1;
+    // The recorded verdicts (recordDecisions checked them against detectStream's flags).
+    for (const s of scoredDetections(detectionsOf(f, (d) => d.isAnomaly))) {
+      const d = f.inputs[s.row - f.firstJudged]!;
       const alarm = alarmOf(d);
-      if (alarm === null || row < probation) return;
+      if (alarm === null) throw new Error(`${f.file}: row ${s.row} is flagged but no alarm reports it`);
       const a = acc.get(alarm)!;
       a.reported += 1;
       const margins = Math.abs(d.deviation) / d.margin;
-      const current = f.windows[w];
-      if (current !== undefined && row >= current.startRow) {
-        if (!caught[w]) a.first.push(margins);
-        caught[w] = true;
+      if (s.window >= 0) {
+        if (!caught[s.window]) a.first.push(margins);
+        caught[s.window] = true;
       } else {
         a.fp += 1;
-        a.cost -= profile.fpWeight * falsePositiveWeight(row, f.windows[w - 1]);
+        a.cost -= profile.fpWeight * s.falsePositiveWeight;
         a.fpMargins.push(margins);
       }
-    });
+    }
   }
   return ALARMS.map((alarm) => {
     const a = acc.get(alarm)!;

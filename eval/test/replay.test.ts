@@ -4,7 +4,7 @@ import * as detection from '@adp/detection';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EngineApi, engineStreamingDetector } from '../src/engine.js';
 import { loadNabCorpus, type NabCorpus } from '../src/nab-data.js';
-import { scoreCorpus } from '../src/nab-scorer.js';
+import { probationaryRows, scoreCorpus } from '../src/nab-scorer.js';
 import {
   ALARMS,
   alarmOf,
@@ -141,6 +141,11 @@ describe('replaying recorded decisions', () => {
     const band = records.find((r) => r.alarm === 'band')!;
     expect(band.windowsFirst).toBeGreaterThan(0);
     expect(band.firstMedianMargins!).toBeLessThan(band.falsePositiveMedianMargins!);
+    // A recording whose verdict no alarm gives (not the engine's) is refused, not counted.
+    const first = files[0]!;
+    const quiet = first.inputs.findIndex((d, k) => !d.isAnomaly && first.firstJudged + k >= probationaryRows(first.rowCount));
+    const forged = { ...first, inputs: first.inputs.map((d, k) => (k === quiet ? { ...d, isAnomaly: true } : d)) };
+    expect(() => alarmRecords([forged], standard)).toThrow(/flagged but no alarm reports it/);
   });
 });
 
