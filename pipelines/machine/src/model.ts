@@ -1,0 +1,324 @@
+// The joint healthy state of a machine's channels, and how far each new reading departs from it.
+//
+// Fitted on the machine's baseline (its healthy rows), the model is a Gaussian of the channels'
+// standardised readings: their levels, spreads and correlations (a covariance shrunk towards the
+// identity, so a channel that never moved in the baseline cannot make the inverse explode). A
+// reading's departure is its squared Mahalanobis distance from the healthy state, which is
+// Hotelling's T-squared on every principal direction at once (the squared prediction error of a
+// truncated PCA is the part on the small directions, which this keeps instead of cutting off).
+//
+// Healthy machines wander: temperatures follow the room, slowly. A channel whose baseline behaves
+// like a random walk (its variogram still grows between half and the whole drift lag) gets a
+// spread that grows with the points since the baseline ended, the predictive spread of a local-level
+// model; the model is centred on the baseline's last stretch, where that walk was last seen. Levels
+// of stationary channels keep their healthy spread however far from the baseline a reading is.
+//
+// A fault is a departure that lasts: the score of a point is the mean distance over the trailing
+// `smoothingPoints`, and the threshold comes from the baseline itself, out of sample: the model
+// fitted on the baseline's first blocks scores the next block (forward, as new data arrives after
+// a baseline), and the threshold at a sensitivity is that quantile of those held-out scores.
+import { symmetricEigen } from './linalg.js';
+
+/** The model's constants, each with what it was chosen on (docs/machine-model.md). */
+export const MACHINE_MODEL_TUNING = {
+  /** Covariance shrinkage towards the identity (on standardised channels). SKAB dev, a plateau 0.01-0.3. */
+  shrinkage: 0.1,
+  /** Drift lag as a share of the baseline's rows: the variogram's growth between half of it and it is drift. SKAB dev. */
+  driftLagShare: 0.2,
+  /** Trailing points whose distances are averaged into a point's score. SKAB dev (10-20 a plateau). */
+  smoothingPoints: 20,
+  /** Blocks the baseline is cut into to calibrate the threshold out of sample; the first two are the smallest fit. */
+  calibrationBlocks: 5,
+  /** A spread floor, as a share of a channel's typical magnitude, for channels constant in the baseline. */
+  scaleFloorShare: 1e-6,
+} as const;
+
+/** Fewest healthy rows a machine model is fitted on. */
+export const MIN_MACHINE_MODEL_ROWS = 50;
+
+/** A fitted machine model: plain data, stored with the machine's baseline as JSON. */
+export interface MachineModel {
+  readonly kind: 'gaussian-drift';
+  readonly channels: readonly string[];
+  /** Per channel: the healthy mean. */
+  readonly center: readonly number[];
+  /** Per channel: the healthy spread (standard deviation, floored). */
+  readonly scale: readonly number[];
+  /** Per channel: drift variance per point, in units of the spread squared (0: stationary). */
+  readonly drift: readonly number[];
+  /** The shrunk correlation of the standardised healthy readings, rows per channel. */
+  readonly correlation: readonly (readonly number[])[];
+  /** Trailing points averaged into a score. */
+  readonly smoothingPoints: number;
+  /** Held-out healthy scores, ascending: the thresholds' distribution. */
+  readonly calibration: readonly number[];
+  /** Healthy rows the model was fitted on. */
+  readonly rows: number;
+}
+
+/** A machine's readings, channel-major: `values[c][t]` is channel c at point t. */
+export interface ChannelMatrix {
+  readonly channels: readonly string[];
+  readonly values: readonly ArrayLike<number>[];
+}
+
+interface Fit {
+  readonly center: readonly number[];
+  readonly scale: readonly number[];
+  readonly drift: readonly number[];
+  /** The shrunk correlation of the standardised readings. */
+  readonly correlation: readonly (readonly number[])[];
+}
+
+function rowsOf(matrix: ChannelMatrix): number {
+  return matrix.values[0]?.length ?? 0;
+}
+
+function fitRange(values: readonly ArrayLike<number>[], from: number, to: number): Fit {
+  const d = values.length;
+  const n = to - from;
+  const { shrinkage, driftLagShare, scaleFloorShare } = MACHINE_MODEL_TUNING;
+  const mean = new Array<number>(d).fill(0);
+  const scale = new Array<number>(d).fill(0);
+  for (let c = 0; c < d; c++) {
+    const v = values[c]!;
+    let sum = 0;
+    let magnitude = 0;
+    for (let t = from; t < to; t++) {
+      sum += v[t]!;
+      magnitude += Math.abs(v[t]!);
+    }
+    mean[c] = sum / n;
+    let squares = 0;
+    for (let t = from; t < to; t++) squares += (v[t]! - mean[c]!) ** 2;
+    const floor = Math.max(scaleFloorShare * (magnitude / n), 1e-12);
+    scale[c] = Math.max(Math.sqrt(squares / Math.max(1, n - 1)), floor);
+  }
+  // Drift: the variogram's growth from half the lag to the lag, per point, relative to the spread
+  // (stationary noise has reached its plateau by half the lag; a random walk keeps growing).
+  const lag = Math.max(2, Math.round(driftLagShare * n));
+  const half = Math.max(1, Math.round(lag / 2));
+  const variogram = (v: ArrayLike<number>, h: number): number => {
+    let sum = 0;
+    for (let t = from; t + h < to; t++) sum += (v[t + h]! - v[t]!) ** 2;
+    return sum / Math.max(1, n - h);
+  };
+  const drift = values.map((v, c) => Math.max(0, (variogram(v, lag) - variogram(v, half)) / (lag - half)) / scale[c]! ** 2);
+  // Shrunk correlation of the standardised readings, and its inverse square root.
+  const correlation: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
+  for (let i = 0; i < d; i++) {
+    for (let j = i; j < d; j++) {
+      const vi = values[i]!;
+      const vj = values[j]!;
+      let sum = 0;
+      for (let t = from; t < to; t++) sum += ((vi[t]! - mean[i]!) / scale[i]!) * ((vj[t]! - mean[j]!) / scale[j]!);
+      const r = (1 - shrinkage) * (sum / Math.max(1, n - 1)) + (i === j ? shrinkage : 0);
+      correlation[i]![j] = r;
+      correlation[j]![i] = r;
+    }
+  }
+  return { center: mean, scale, drift, correlation };
+}
+
+/** Horizons below this are each their own; beyond it they share a whitening per 1/16 of growth. */
+const EXACT_HORIZONS = 16;
+
+/** The horizon whose whitening a point at `horizon` uses: itself while small, else the floor of a geometric grid. */
+function horizonStep(horizon: number): number {
+  if (horizon <= EXACT_HORIZONS) return Math.max(0, horizon);
+  const step = Math.floor(Math.log(horizon / EXACT_HORIZONS) / Math.log(1 + 1 / EXACT_HORIZONS));
+  return EXACT_HORIZONS * (1 + 1 / EXACT_HORIZONS) ** step;
+}
+
+/**
+ * The symmetric inverse square root of the readings' covariance `horizon` points after the
+ * baseline: the healthy correlation plus each channel's independent drift so far (in units of its
+ * spread squared). Its rows whiten a standardised reading; the squares of the whitened
+ * coordinates add up to the squared Mahalanobis distance.
+ */
+function whiteningAt(fit: Fit, horizon: number): number[][] {
+  const d = fit.correlation.length;
+  const covariance = fit.correlation.map((row, i) => row.map((r, j) => r + (i === j ? fit.drift[i]! * horizon : 0)));
+  const eigen = symmetricEigen(covariance);
+  const whitening: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
+  const floor = MACHINE_MODEL_TUNING.shrinkage;
+  for (let k = 0; k < d; k++) {
+    const weight = 1 / Math.sqrt(Math.max(eigen.values[k]!, floor));
+    const vector = eigen.vectors[k]!;
+    for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) whitening[i]![j]! += weight * vector[i]! * vector[j]!;
+  }
+  return whitening;
+}
+
+const whitenings = new WeakMap<object, Map<number, number[][]>>();
+
+/** `whiteningAt` on the horizon grid, remembered per fit. */
+function cachedWhitening(fit: Fit, horizon: number): number[][] {
+  const key = horizonStep(horizon);
+  let byHorizon = whitenings.get(fit.correlation);
+  if (!byHorizon) {
+    byHorizon = new Map();
+    whitenings.set(fit.correlation, byHorizon);
+  }
+  let whitening = byHorizon.get(key);
+  if (!whitening) {
+    whitening = whiteningAt(fit, key);
+    if (byHorizon.size > 4096) byHorizon.clear();
+    byHorizon.set(key, whitening);
+  }
+  return whitening;
+}
+
+/**
+ * Per point: the squared distance of the readings from the healthy state, and each channel's part
+ * of it (the complete decomposition: the whitened reading's squared coordinates, which add up to
+ * the distance and are never negative). `horizon0` is the drift horizon of the first point (points
+ * since the fit's data ended, 1 for the point right after it).
+ */
+function distances(fit: Fit, values: readonly ArrayLike<number>[], from: number, to: number, horizon0: number): { distance: Float64Array; parts: Float64Array[] } {
+  const d = values.length;
+  const n = to - from;
+  const distance = new Float64Array(n);
+  const parts = Array.from({ length: d }, () => new Float64Array(n));
+  const z = new Float64Array(d);
+  const drifts = fit.drift.some((x) => x > 0);
+  let whitening = cachedWhitening(fit, drifts ? horizon0 : 0);
+  for (let t = 0; t < n; t++) {
+    if (drifts) whitening = cachedWhitening(fit, horizon0 + t);
+    for (let c = 0; c < d; c++) z[c] = (values[c]![from + t]! - fit.center[c]!) / fit.scale[c]!;
+    let total = 0;
+    for (let i = 0; i < d; i++) {
+      const row = whitening[i]!;
+      let w = 0;
+      for (let j = 0; j < d; j++) w += row[j]! * z[j]!;
+      const part = w * w;
+      parts[i]![t] = part;
+      total += part;
+    }
+    distance[t] = total;
+  }
+  return { distance, parts };
+}
+
+/** Trailing means over `points` (fewer at the start), continuing the values of `prefix`. */
+function trailingMeans(values: Float64Array, points: number, prefix?: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(values.length);
+  const carried = prefix ? Array.from(prefix).slice(-(points - 1)) : [];
+  const all = [...carried, ...values];
+  let sum = 0;
+  for (let i = 0; i < all.length; i++) {
+    sum += all[i]!;
+    if (i >= points) sum -= all[i - points]!;
+    if (i >= carried.length) out[i - carried.length] = sum / Math.min(i + 1, points);
+  }
+  return out;
+}
+
+/** Fits the model on a machine's healthy rows (every channel the same length). */
+export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
+  const n = rowsOf(healthy);
+  if (healthy.values.length === 0 || healthy.values.length !== healthy.channels.length) {
+    throw new RangeError('a machine model needs one value series per channel');
+  }
+  if (healthy.values.some((v) => v.length !== n)) throw new RangeError('every channel needs the same number of healthy rows');
+  if (n < MIN_MACHINE_MODEL_ROWS) throw new RangeError(`a machine model needs at least ${MIN_MACHINE_MODEL_ROWS} healthy rows`);
+  const { smoothingPoints, calibrationBlocks } = MACHINE_MODEL_TUNING;
+  const fit = fitRange(healthy.values, 0, n);
+  // Out of sample: fit on the first k blocks, score the next block as the data after that fit.
+  const calibration: number[] = [];
+  const block = Math.floor(n / calibrationBlocks);
+  for (let k = 2; k < calibrationBlocks; k++) {
+    const end = k * block;
+    const partial = fitRange(healthy.values, 0, end);
+    const stop = k === calibrationBlocks - 1 ? n : end + block;
+    const { distance } = distances(partial, healthy.values, end, stop, 1);
+    const smoothed = trailingMeans(distance, smoothingPoints);
+    // A block's first means average fewer points, noisier than any judged later: left out.
+    for (let t = Math.min(smoothingPoints - 1, smoothed.length - 1); t < smoothed.length; t++) calibration.push(smoothed[t]!);
+  }
+  calibration.sort((a, b) => a - b);
+  return {
+    kind: 'gaussian-drift',
+    channels: [...healthy.channels],
+    center: fit.center,
+    scale: fit.scale,
+    drift: fit.drift,
+    correlation: fit.correlation,
+    smoothingPoints,
+    calibration,
+    rows: n,
+  };
+}
+
+/** The standard normal quantile (Acklam's rational approximation, relative error under 1.2e-9). */
+export function normalQuantile(p: number): number {
+  if (p <= 0) return Number.NEGATIVE_INFINITY;
+  if (p >= 1) return Number.POSITIVE_INFINITY;
+  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
+  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+  const low = 0.02425;
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  }
+  if (p > 1 - low) return -normalQuantile(1 - p);
+  const q = p - 0.5;
+  const r = q * q;
+  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+}
+
+/**
+ * The threshold at a sensitivity (0..99): that quantile of a scaled chi-square fitted to the held-out
+ * healthy scores by their mean and variance (Satterthwaite's match). A score is a mean of squared
+ * distances, so a scaled chi-square is its shape; the held-out scores are few and, smoothed,
+ * strongly dependent, so their mean and variance say more about the tail than their top few values.
+ */
+export function machineThreshold(model: MachineModel, sensitivity: number): number {
+  const scores = model.calibration;
+  if (scores.length < 2) return Number.POSITIVE_INFINITY;
+  const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
+  const variance = scores.reduce((a, b) => a + (b - mean) ** 2, 0) / (scores.length - 1);
+  if (!(variance > 0) || !(mean > 0)) return mean > 0 ? mean : Number.MIN_VALUE;
+  const scale = variance / (2 * mean);
+  const freedom = (2 * mean * mean) / variance;
+  const q = Math.min(0.9999, Math.max(0.5, sensitivity / 100));
+  // Wilson-Hilferty: a chi-square's cube root is nearly normal.
+  const z = normalQuantile(q);
+  const k = 2 / (9 * freedom);
+  return scale * freedom * Math.max(0, 1 - k + z * Math.sqrt(k)) ** 3;
+}
+
+export interface MachineScores {
+  /** Per point: the trailing mean squared distance from the healthy state. */
+  readonly score: Float64Array;
+  /** Per channel (the model's order): its part of each point's score (they add up to it). */
+  readonly contributions: Float64Array[];
+}
+
+/** What came before a judged stretch (a stream's carry); absent: the stretch follows the baseline. */
+export interface ScoreContext {
+  /** Drift horizon of the first point: points since the baseline ended (1: right after it). */
+  readonly horizon?: number;
+  /** The unsmoothed distances and parts of the points just before, oldest first. */
+  readonly previous?: { readonly distance: ArrayLike<number>; readonly parts: readonly ArrayLike<number>[] };
+}
+
+export interface ScoredStretch extends MachineScores {
+  /** Per point: its own squared distance, unsmoothed. */
+  readonly distance: Float64Array;
+  /** Per channel: its part of each point's own distance. */
+  readonly parts: Float64Array[];
+}
+
+/** Scores readings (channel-major, in the model's channel order) against the model. */
+export function scoreMachine(model: MachineModel, readings: readonly ArrayLike<number>[], context: ScoreContext = {}): ScoredStretch {
+  if (readings.length !== model.channels.length) throw new RangeError(`expected ${model.channels.length} channels, got ${readings.length}`);
+  const n = readings[0]?.length ?? 0;
+  const fit: Fit = model;
+  const { distance, parts } = distances(fit, readings, 0, n, context.horizon ?? 1);
+  const score = trailingMeans(distance, model.smoothingPoints, context.previous?.distance);
+  const contributions = parts.map((part, c) => trailingMeans(part, model.smoothingPoints, context.previous?.parts[c]));
+  return { score, contributions, distance, parts };
+}

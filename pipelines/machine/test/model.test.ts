@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { fitMachineModel, judgeMachine, machineThreshold, scoreMachine, symmetricEigen, MIN_MACHINE_MODEL_ROWS } from '../src/index.js';
+
+/** A seeded uniform generator (mulberry32), so every run sees the same data. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gaussian(next: () => number): () => number {
+  return () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
+}
+
+/** Three channels: two that move together (flow and current), one independent (vibration). */
+function machine(points: number, seed: number): { channels: string[]; values: number[][] } {
+  const noise = gaussian(random(seed));
+  const flow: number[] = [];
+  const current: number[] = [];
+  const vibration: number[] = [];
+  for (let t = 0; t < points; t++) {
+    const load = noise();
+    flow.push(30 + 2 * load + 0.2 * noise());
+    current.push(1 + 0.1 * load + 0.01 * noise());
+    vibration.push(0.03 + 0.001 * noise());
+  }
+  return { channels: ['flow', 'current', 'vibration'], values: [flow, current, vibration] };
+}
+
+describe('symmetricEigen', () => {
+  it('decomposes a symmetric matrix into orthonormal eigenvectors, values descending', () => {
+    const matrix = [
+      [4, 1, 0.5],
+      [1, 3, 0.2],
+      [0.5, 0.2, 1],
+    ];
+    const { values, vectors } = symmetricEigen(matrix);
+    expect(values).toEqual([...values].sort((a, b) => b - a));
+    for (let k = 0; k < 3; k++) {
+      const v = vectors[k]!;
+      // A v = lambda v
+      for (let i = 0; i < 3; i++) {
+        const av = matrix[i]!.reduce((sum, m, j) => sum + m * v[j]!, 0);
+        expect(av).toBeCloseTo(values[k]! * v[i]!, 10);
+      }
+      expect(v.reduce((sum, x) => sum + x * x, 0)).toBeCloseTo(1, 12);
+    }
+    expect(values.reduce((a, b) => a + b, 0)).toBeCloseTo(8, 10);
+  });
+});
+
+describe('fitMachineModel', () => {
+  it('refuses channels of different lengths, too few rows, and no channels', () => {
+    expect(() => fitMachineModel({ channels: ['a', 'b'], values: [[1, 2, 3], [1, 2]] })).toThrow(/same number/);
+    expect(() => fitMachineModel({ channels: ['a'], values: [Array.from({ length: MIN_MACHINE_MODEL_ROWS - 1 }, (_, i) => i)] })).toThrow(/at least/);
+    expect(() => fitMachineModel({ channels: [], values: [] })).toThrow(/one value series per channel/);
+  });
+
+  it('keeps a constant channel finite (its spread is floored)', () => {
+    const healthy = machine(400, 1);
+    const model = fitMachineModel({ channels: [...healthy.channels, 'setpoint'], values: [...healthy.values, new Array<number>(400).fill(5)] });
+    expect(model.scale.every((s) => Number.isFinite(s) && s > 0)).toBe(true);
+    const { score } = scoreMachine(model, [[30], [1], [0.03], [5]]);
+    expect(Number.isFinite(score[0])).toBe(true);
+  });
+
+  it('calibrates on held-out healthy data: new healthy data is rarely flagged', () => {
+    let flaggedShare = 0;
+    const seeds = [2, 12, 22, 32];
+    for (const seed of seeds) {
+      const model = fitMachineModel(machine(400, seed));
+      expect(model.calibration.length).toBeGreaterThan(150);
+      expect(machineThreshold(model, 99)).toBeGreaterThan(machineThreshold(model, 90));
+      const verdict = judgeMachine(model, machine(2000, seed + 1).values, 95);
+      flaggedShare += verdict.isAnomaly.filter(Boolean).length / 2000 / seeds.length;
+    }
+    // A 400-row baseline estimates its own spread to a few per cent, and a mean of 20 distances is
+    // narrow: one baseline in four here reads fresh data 20 % high. On average the share stays low.
+    expect(flaggedShare).toBeLessThan(0.12);
+  });
+});
+
+describe('judgeMachine', () => {
+  const model = fitMachineModel(machine(400, 4));
+
+  it('flags a broken correlation that no channel shows alone, for as long as it lasts, and names the channels', () => {
+    const judged = machine(600, 5);
+    // Flow rises 2 spreads while current stays: each within its own healthy range, together unheard of.
+    for (let t = 200; t < 400; t++) judged.values[0]![t]! += 4;
+    const verdict = judgeMachine(model, judged.values, 95);
+    const inside = verdict.isAnomaly.slice(220, 400).filter(Boolean).length;
+    expect(inside).toBeGreaterThan(170);
+    expect(verdict.isAnomaly.slice(0, 180).filter(Boolean).length).toBeLessThan(20);
+    const episode = verdict.episodes.find((e) => e.start <= 230 && e.end >= 380);
+    expect(episode).toBeDefined();
+    expect(episode!.closed).toBe(true);
+    expect(episode!.channels[0]!.channel).toBe('flow');
+    expect(episode!.severity).toBeGreaterThan(0);
+    expect(episode!.severity).toBeLessThanOrEqual(1);
+    // The flags of a lasting departure are one episode, not one per point.
+    expect(verdict.episodes.filter((e) => e.start >= 200 && e.start < 400).length).toBe(1);
+  });
+
+  it("splits each point's score into channel contributions that add up to it", () => {
+    const judged = machine(100, 6);
+    judged.values[2]![50] = 0.5;
+    const { score, contributions } = scoreMachine(model, judged.values);
+    for (let t = 0; t < 100; t++) {
+      const sum = contributions.reduce((acc, part) => acc + part[t]!, 0);
+      expect(sum).toBeCloseTo(score[t]!, 9);
+      expect(contributions.every((part) => part[t]! >= 0)).toBe(true);
+    }
+  });
+
+  it('reports a departure still under way at the end as an open episode', () => {
+    const judged = machine(300, 7);
+    for (let t = 250; t < 300; t++) judged.values[2]![t] = 0.05;
+    const verdict = judgeMachine(model, judged.values, 95);
+    const last = verdict.episodes.at(-1)!;
+    expect(last.end).toBe(299);
+    expect(last.closed).toBe(false);
+    expect(last.channels[0]!.channel).toBe('vibration');
+  });
+
+  it('scores a stream in pieces as it scores it whole, given the carry', () => {
+    const judged = machine(300, 8);
+    const whole = scoreMachine(model, judged.values);
+    const first = scoreMachine(model, judged.values.map((v) => v.slice(0, 137)));
+    const second = scoreMachine(
+      model,
+      judged.values.map((v) => v.slice(137)),
+      { horizon: 138, previous: { distance: first.distance, parts: first.parts } },
+    );
+    const joined = [...first.score, ...second.score];
+    joined.forEach((value, t) => expect(value).toBeCloseTo(whole.score[t]!, 9));
+  });
+
+  it('lets a drifting channel wander further the longer after its baseline', () => {
+    const noise = gaussian(random(9));
+    let level = 50;
+    const temperature: number[] = [];
+    const other: number[] = [];
+    for (let t = 0; t < 400; t++) {
+      level += 0.05 * noise();
+      temperature.push(level + 0.01 * noise());
+      other.push(noise());
+    }
+    const drifting = fitMachineModel({ channels: ['temperature', 'other'], values: [temperature, other] });
+    expect(drifting.drift[0]).toBeGreaterThan(0);
+    const near = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1 }).distance[0]!;
+    const far = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1000 }).distance[0]!;
+    expect(far).toBeLessThan(near / 2);
+  });
+});
