@@ -3,6 +3,7 @@
 // zero included, reads back bit for bit; the embedded store keeps the bytes as a BLOB, ClickHouse as
 // base64 text. Validation lives here too, so both adapters refuse the same shape references.
 import { StoreError } from './errors.js';
+import { MACHINE_MODEL_MAX_CHARS } from './constants.js';
 import type { ShapeReference } from './types.js';
 
 /** The most healthy values a shape reference may carry (a day of 10-second points). */
@@ -27,6 +28,22 @@ export function validateShapeReference(operation: string, shape: ShapeReference 
   if (length * 3 > values.length) fail('length must be at most a third of the values');
   if (typeof center !== 'number' || !Number.isFinite(center) || center < 0) fail('center must be a finite number >= 0');
   if (typeof spread !== 'number' || !Number.isFinite(spread) || spread <= 0) fail('spread must be a finite number > 0');
+}
+
+/** Refuses a machine model that is not null, nor JSON text of an object within MACHINE_MODEL_MAX_CHARS. */
+export function validateMachineModel(operation: string, model: string | null | undefined): void {
+  if (model === null || model === undefined) return;
+  const fail = (problem: string): never => {
+    throw new StoreError('STORE_INVALID_ARGUMENT', operation, `machine model: ${problem}`);
+  };
+  if (typeof model !== 'string' || model.length === 0 || model.length > MACHINE_MODEL_MAX_CHARS) fail(`must be null or JSON text of 1 to ${MACHINE_MODEL_MAX_CHARS} characters`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(model);
+  } catch {
+    fail('must be JSON text');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail('must be a JSON object');
 }
 
 /** The bytes a valid shape reference is stored as (validate it first), or null for none. */

@@ -193,6 +193,12 @@ export interface NewBaseline {
    * (null for baselines written without it) and keep `values` bit for bit.
    */
   readonly shapeReference?: ShapeReference | null;
+  /**
+   * A multivariate machine's joint model of its channels (@adp/machine's MachineModel as JSON
+   * text, opaque to the store, at most MACHINE_MODEL_MAX_CHARS). Null or absent: none. The stores
+   * always return it (null for baselines written without it) and keep the text as written.
+   */
+  readonly machineModel?: string | null;
 }
 
 /** A baseline's shape reference: see pipelines/detection's shape-distance.ts. */

@@ -103,15 +103,29 @@ describe('embedded DuckDB store specifics', () => {
     const store = await openEmbeddedStore({ dataDir });
     const old = await store.upsertBaseline('org_old', baselineFor('pump-1'));
     await store.close();
-    // Back to the schema before migration 10, the baseline kept.
+    // Back to the schema before migration 10, the baseline kept (and before 11, which follows it).
+    await undoMigration(11, 'ALTER TABLE baselines DROP COLUMN machine_model');
     await undoMigration(10, 'ALTER TABLE baselines DROP COLUMN shape_reference');
 
     const migrated = await openEmbeddedStore({ dataDir });
     opened.push(migrated);
-    expect(await migrated.getBaseline('org_old', 'pump-1')).toEqual({ ...old, shapeReference: null });
+    expect(await migrated.getBaseline('org_old', 'pump-1')).toEqual({ ...old, shapeReference: null, machineModel: null });
     const shapeReference = { length: 2, values: [0.1 + 0.2, 1e300, 3, 4, 5, 6], center: 0, spread: 1 };
     expect((await migrated.upsertBaseline('org_old', baselineFor('pump-1', { shapeReference }))).shapeReference).toEqual(shapeReference);
     expect((await migrated.getBaseline('org_old', 'pump-1'))?.shapeReference).toEqual(shapeReference);
+  });
+
+  it('migrates baselines from before machine models: they read as having none', async () => {
+    const store = await openEmbeddedStore({ dataDir });
+    const old = await store.upsertBaseline('org_old', baselineFor('rig', { channels: ['a', 'b'] }));
+    await store.close();
+    await undoMigration(11, 'ALTER TABLE baselines DROP COLUMN machine_model');
+
+    const migrated = await openEmbeddedStore({ dataDir });
+    opened.push(migrated);
+    expect(await migrated.getBaseline('org_old', 'rig')).toEqual({ ...old, machineModel: null });
+    const machineModel = JSON.stringify({ kind: 'gaussian-drift' });
+    expect((await migrated.upsertBaseline('org_old', baselineFor('rig', { channels: ['a', 'b'], machineModel }))).machineModel).toBe(machineModel);
   });
 
   it('stores only hashes, never the plaintext key', async () => {

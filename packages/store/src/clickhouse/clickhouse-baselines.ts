@@ -41,6 +41,7 @@ interface BaselineRow {
   normalisation_scale: string | null;
   channels: string | null;
   shape_reference_base64: string | null;
+  machine_model: string | null;
   created_at_ms: number;
   updated_at_ms: number;
   deleted: number;
@@ -51,7 +52,7 @@ const BASELINE_FIELDS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, ' +
   'finetune_epochs_max, finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights_base64, ' +
-  'normalisation_center, normalisation_scale, channels, shape_reference_base64, created_at_ms, updated_at_ms, deleted, version';
+  'normalisation_center, normalisation_scale, channels, shape_reference_base64, machine_model, created_at_ms, updated_at_ms, deleted, version';
 
 export class ClickHouseBaselineStore extends ClickHouseAdapter implements BaselineStore {
   upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord> {
@@ -83,6 +84,7 @@ export class ClickHouseBaselineStore extends ClickHouseAdapter implements Baseli
         updatedAt: new Date(nowMs),
         channels: baseline.channels ? [...baseline.channels] : null,
         shapeReference: copyShapeReference(baseline.shapeReference),
+        machineModel: baseline.machineModel ?? null,
       };
       await this.insert(operation, this.t.baselines, [baselineRow(record, this.clock.next(previous.version))]);
       await startActivity(this.db, operation, orgId, baseline.machineId, nowMs);
@@ -158,6 +160,7 @@ function baselineRow(record: BaselineRecord, version: number): Record<string, un
     normalisation_scale: exactTextOrNull(record.normalisation?.scale ?? null),
     channels: record.channels ? JSON.stringify(record.channels) : null,
     shape_reference_base64: base64OrNull(encodeShapeReference(record.shapeReference)),
+    machine_model: record.machineModel ?? null,
     created_at_ms: record.createdAt.getTime(),
     updated_at_ms: record.updatedAt.getTime(),
     deleted: 0,
@@ -191,6 +194,7 @@ export function baselineTombstone(orgId: string, machineId: string, version: num
     normalisation_scale: null,
     channels: null,
     shape_reference_base64: null,
+    machine_model: null,
     created_at_ms: 0,
     updated_at_ms: 0,
     deleted: 1,
@@ -230,6 +234,7 @@ function toBaseline(row: BaselineRow): BaselineRecord {
     updatedAt: new Date(Number(row.updated_at_ms)),
     channels: channelsOf(row.channels),
     shapeReference: decodeShapeReference(row.shape_reference_base64 === null ? null : new Uint8Array(Buffer.from(row.shape_reference_base64, 'base64'))),
+    machineModel: row.machine_model ?? null,
   };
 }
 

@@ -2,7 +2,7 @@
 // number that is written must be finite (JSON has no NaN or Infinity, and a NaN would arrive as
 // NULL), every count a non-negative safe integer.
 import { StoreError } from '../errors.js';
-import { validateShapeReference } from '../shape-reference.js';
+import { validateMachineModel, validateShapeReference } from '../shape-reference.js';
 import { REGIME_NAMES, type MachineDetection, type NewApiKey, type NewBaseline, type NewOrganization, type Plan } from '../types.js';
 
 function invalid(operation: string, problem: string): never {
@@ -82,6 +82,7 @@ export function validateBaseline(orgId: string, baseline: NewBaseline): void {
     invalid(operation, 'channels must be null or a non-empty list of non-empty names');
   }
   validateShapeReference(operation, baseline.shapeReference);
+  validateMachineModel(operation, baseline.machineModel);
 }
 
 export function validateDetection(orgId: string, machineId: string, detection: MachineDetection): void {

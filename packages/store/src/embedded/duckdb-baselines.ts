@@ -2,7 +2,7 @@
 // counters a new baseline restarts), on the embedded database's connection and queue.
 import { DOUBLE, DuckDBBlobValue, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StoreError } from '../errors.js';
-import { decodeShapeReference, encodeShapeReference, validateShapeReference } from '../shape-reference.js';
+import { decodeShapeReference, encodeShapeReference, validateMachineModel, validateShapeReference } from '../shape-reference.js';
 import type { BaselineRecord, BaselineStore, NewBaseline } from '../types.js';
 import { startActivity } from './duckdb-baseline-activity.js';
 import { EmbeddedAdapter, toDate, toNumberOrNull, toStringOrNull, type Row } from './duckdb-database.js';
@@ -11,7 +11,7 @@ const BASELINE_COLUMNS =
   'org_id, machine_id, baseline_id, label, granularity, sensitivity, energy_mean, energy_std, energy_p99, ' +
   'num_windows, series_length, finetune_status, finetune_final_loss, finetune_epochs_run, finetune_epochs_max, ' +
   'finetune_early_stopped, finetune_windows, finetune_duration_seconds, predictor_weights, normalisation_center, ' +
-  'normalisation_scale, channels, shape_reference, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
+  'normalisation_scale, channels, shape_reference, machine_model, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms';
 
 export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStore {
   upsertBaseline(orgId: string, baseline: NewBaseline): Promise<BaselineRecord> {
@@ -29,8 +29,8 @@ export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStor
         const { stats, fineTuneStats: tune } = baseline;
         await this.connection.run(
           `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-                     epoch_ms(CAST($24 AS BIGINT)), epoch_ms(CAST($24 AS BIGINT)))
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+                     epoch_ms(CAST($25 AS BIGINT)), epoch_ms(CAST($25 AS BIGINT)))
              ON CONFLICT (org_id, machine_id) DO UPDATE SET
                baseline_id = excluded.baseline_id, label = excluded.label, granularity = excluded.granularity,
                sensitivity = excluded.sensitivity, energy_mean = excluded.energy_mean, energy_std = excluded.energy_std,
@@ -42,7 +42,8 @@ export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStor
                finetune_duration_seconds = excluded.finetune_duration_seconds,
                predictor_weights = excluded.predictor_weights, normalisation_center = excluded.normalisation_center,
                normalisation_scale = excluded.normalisation_scale, channels = excluded.channels,
-               shape_reference = excluded.shape_reference, updated_at = excluded.updated_at`,
+               shape_reference = excluded.shape_reference, machine_model = excluded.machine_model,
+               updated_at = excluded.updated_at`,
           [
             orgId,
             baseline.machineId,
@@ -67,6 +68,7 @@ export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStor
             baseline.normalisation?.scale ?? null,
             baseline.channels ? JSON.stringify(baseline.channels) : null,
             blobOrNull(encodeShapeReference(baseline.shapeReference)),
+            baseline.machineModel ?? null,
             now,
           ],
           BASELINE_PARAMETER_TYPES,
@@ -128,6 +130,7 @@ function validateBaseline(orgId: string, baseline: NewBaseline): void {
     fail('channels must be null or a non-empty list of non-empty names');
   }
   validateShapeReference('upsertBaseline', baseline.shapeReference);
+  validateMachineModel('upsertBaseline', baseline.machineModel);
 }
 
 function blobOrNull(bytes: Uint8Array | null): DuckDBBlobValue | null {
@@ -175,5 +178,6 @@ function toBaseline(row: Row): BaselineRecord {
     updatedAt: toDate(row['updated_ms']) ?? new Date(0),
     channels: toChannels(row['channels']),
     shapeReference: decodeShapeReference(shape instanceof DuckDBBlobValue ? shape.bytes : null),
+    machineModel: toStringOrNull(row['machine_model']),
   };
 }

@@ -253,4 +253,12 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE baselines ADD COLUMN shape_reference BLOB',
     ],
   },
+  {
+    version: 11,
+    statements: [
+      // A multivariate machine's joint model of its channels (JSON text written by the API). NULL
+      // for single series, channels' own baselines and baselines written before it was kept.
+      'ALTER TABLE baselines ADD COLUMN machine_model VARCHAR',
+    ],
+  },
 ];

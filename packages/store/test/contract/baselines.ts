@@ -137,6 +137,25 @@ export function describeBaselineContract(name: string, backend: StoreBackend): v
       expect((await store.getBaseline('org_a', 'pump-2'))?.shapeReference).toBeNull();
     });
 
+    it('keeps a machine model as written, clears it on a replacement without one, and refuses one that is not a JSON object', async () => {
+      const store = await openStore();
+      const model = JSON.stringify({ kind: 'gaussian-drift', channels: ['temp', 'rpm'], center: [0.1 + 0.2, 5e-324], calibration: [1 / 3] });
+      const written = await store.upsertBaseline('org_a', baselineFor('rig-model', { channels: ['temp', 'rpm'], machineModel: model }));
+      expect(written.machineModel).toBe(model);
+      expect((await store.getBaseline('org_a', 'rig-model'))?.machineModel).toBe(model);
+      expect((await store.getBaseline('org_b', 'rig-model'))).toBeNull();
+      expect((await store.upsertBaseline('org_a', baselineFor('plain'))).machineModel).toBeNull();
+      expect((await store.getBaseline('org_a', 'plain'))?.machineModel).toBeNull();
+      for (const machineModel of ['', 'not json', '[1,2]', '42', 'null', 'x'.repeat(1_000_001)]) {
+        await expect(store.upsertBaseline('org_a', baselineFor('rig-model', { machineModel })), machineModel.slice(0, 20)).rejects.toMatchObject({
+          code: 'STORE_INVALID_ARGUMENT',
+        });
+      }
+      expect((await store.getBaseline('org_a', 'rig-model'))?.machineModel).toBe(model);
+      await store.upsertBaseline('org_a', baselineFor('rig-model', { channels: ['temp', 'rpm'] }));
+      expect((await store.getBaseline('org_a', 'rig-model'))?.machineModel).toBeNull();
+    });
+
     it('refuses a shape reference that breaks any of its rules, keeping the stored one', async () => {
       const store = await openStore();
       const kept = shapeFor();
