@@ -38,6 +38,7 @@ function predictor(normalisation: Normalisation | null): MachinePredictor {
   return {
     weights: null,
     normalisation,
+    machineModel: null,
     baseline: {
       orgId: 'org_default',
       machineId: 'm-1',

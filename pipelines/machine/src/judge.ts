@@ -35,7 +35,8 @@ export const DRIVER_SHARE = 0.1;
  * Judges readings (channel-major, the model's channel order) at a sensitivity (0..99). A point is
  * out when its score is over the threshold; runs of such points are episodes, and a gap no longer
  * than the smoothing window between two runs belongs to the episode (the trailing mean dips inside
- * one departure), its points flagged with it.
+ * one departure), its points flagged with it. The first points of a stretch with no carry, whose
+ * windows are not yet whole, are not flagged.
  */
 export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<number>[], sensitivity: number, context: ScoreContext = {}): MachineVerdict {
   const threshold = machineThreshold(model, sensitivity);
@@ -43,7 +44,11 @@ export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<n
   const n = score.length;
   const w = model.smoothingPoints;
   const runs: [number, number][] = [];
-  for (let t = 0; t < n; t++) {
+  // A point's window is whole once smoothingPoints have been judged (with a stream's carry); a
+  // mean of fewer is noisier than the held-out scores the threshold came from, so it flags nothing.
+  const carried = Math.min(w - 1, context.previous?.distance.length ?? 0);
+  const firstWhole = Math.max(0, w - 1 - carried);
+  for (let t = firstWhole; t < n; t++) {
     if (!(score[t]! > threshold)) continue;
     const last = runs.at(-1);
     if (last && t - last[1] <= w) last[1] = t;

@@ -27,11 +27,19 @@ export const MACHINE_MODEL_TUNING = {
   driftLagShare: 0.2,
   /** Trailing points whose distances are averaged into a point's score. SKAB dev (10-20 a plateau). */
   smoothingPoints: 20,
+  /** Share of a window's largest distances left out of its mean (one spike in 20), not tuned. */
+  trimmedShare: 0.1,
   /** Blocks the baseline is cut into to calibrate the threshold out of sample; the first two are the smallest fit. */
   calibrationBlocks: 5,
   /** A spread floor, as a share of a channel's typical magnitude, for channels constant in the baseline. */
   scaleFloorShare: 1e-6,
 } as const;
+
+/** Lags averaged on each side of the drift estimate. */
+const DRIFT_LAGS = 16;
+
+/** Standard errors the healthy level's estimate is raised by before a threshold is set on it. */
+const LEVEL_CONFIDENCE_Z = 2;
 
 /** Fewest healthy rows a machine model is fitted on. */
 export const MIN_MACHINE_MODEL_ROWS = 50;
@@ -52,6 +60,8 @@ export interface MachineModel {
   readonly smoothingPoints: number;
   /** Held-out healthy scores, ascending: the thresholds' distribution. */
   readonly calibration: readonly number[];
+  /** The relative standard error of the held-out points' mean distance: how well the healthy level is known. */
+  readonly calibrationError: number;
   /** Healthy rows the model was fitted on. */
   readonly rows: number;
 }
@@ -94,16 +104,27 @@ function fitRange(values: readonly ArrayLike<number>[], from: number, to: number
     const floor = Math.max(scaleFloorShare * (magnitude / n), 1e-12);
     scale[c] = Math.max(Math.sqrt(squares / Math.max(1, n - 1)), floor);
   }
-  // Drift: the variogram's growth from half the lag to the lag, per point, relative to the spread
-  // (stationary noise has reached its plateau by half the lag; a random walk keeps growing).
-  const lag = Math.max(2, Math.round(driftLagShare * n));
-  const half = Math.max(1, Math.round(lag / 2));
+  // Drift: the variogram's growth per point of lag, from the lags in the lower half of the drift lag
+  // to those in the upper half, relative to the spread. Stationary noise has reached its plateau
+  // by then (a cycle's variogram swings around it, and averaging over many lags evens the swings
+  // out); a random walk's keeps growing.
+  const lag = Math.max(4, Math.round(driftLagShare * n));
+  const lagsOf = (low: number, high: number): number[] => {
+    const count = Math.min(DRIFT_LAGS, high - low);
+    return Array.from({ length: count }, (_, k) => Math.round(low + ((k + 1) * (high - low)) / count));
+  };
+  const lower = lagsOf(Math.round(lag / 4), Math.round(lag / 2));
+  const upper = lagsOf(Math.round(lag / 2), lag);
+  const meanOf = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const variogram = (v: ArrayLike<number>, h: number): number => {
     let sum = 0;
     for (let t = from; t + h < to; t++) sum += (v[t + h]! - v[t]!) ** 2;
     return sum / Math.max(1, n - h);
   };
-  const drift = values.map((v, c) => Math.max(0, (variogram(v, lag) - variogram(v, half)) / (lag - half)) / scale[c]! ** 2);
+  const drift = values.map((v, c) => {
+    const growth = meanOf(upper.map((h) => variogram(v, h))) - meanOf(lower.map((h) => variogram(v, h)));
+    return Math.max(0, growth / (meanOf(upper) - meanOf(lower))) / scale[c]! ** 2;
+  });
   // Shrunk correlation of the standardised readings, and its inverse square root.
   const correlation: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
   for (let i = 0; i < d; i++) {
@@ -200,18 +221,49 @@ function distances(fit: Fit, values: readonly ArrayLike<number>[], from: number,
   return { distance, parts };
 }
 
-/** Trailing means over `points` (fewer at the start), continuing the values of `prefix`. */
-function trailingMeans(values: Float64Array, points: number, prefix?: ArrayLike<number>): Float64Array {
-  const out = new Float64Array(values.length);
-  const carried = prefix ? Array.from(prefix).slice(-(points - 1)) : [];
-  const all = [...carried, ...values];
-  let sum = 0;
+/**
+ * Trailing trimmed means over `points` (fewer at the start), continuing the values of `prefix`: in
+ * each window the `trimmedPoints` largest distances are left out, so one spike cannot lift a
+ * window on its own (spikes are the channel judges' to flag; the machine's score is for departures
+ * that last). `parts` are averaged over the same points, so they still add up to the score.
+ */
+function trimmedTrailingMeans(
+  distance: Float64Array,
+  parts: readonly Float64Array[],
+  points: number,
+  prefix?: { readonly distance: ArrayLike<number>; readonly parts: readonly ArrayLike<number>[] },
+): { score: Float64Array; contributions: Float64Array[] } {
+  const carried = prefix ? Math.min(points - 1, prefix.distance.length) : 0;
+  const n = distance.length;
+  const all = new Float64Array(carried + n);
+  const allParts = parts.map((part, c) => {
+    const joined = new Float64Array(carried + n);
+    const before = prefix?.parts[c];
+    for (let i = 0; i < carried; i++) joined[i] = before?.[before.length - carried + i] ?? 0;
+    joined.set(part, carried);
+    return joined;
+  });
+  for (let i = 0; i < carried; i++) all[i] = prefix!.distance[prefix!.distance.length - carried + i]!;
+  all.set(distance, carried);
+  const score = new Float64Array(n);
+  const contributions = parts.map(() => new Float64Array(n));
+  const window: number[] = [];
   for (let i = 0; i < all.length; i++) {
-    sum += all[i]!;
-    if (i >= points) sum -= all[i - points]!;
-    if (i >= carried.length) out[i - carried.length] = sum / Math.min(i + 1, points);
+    window.push(i);
+    if (window.length > points) window.shift();
+    if (i < carried) continue;
+    const trim = Math.floor(window.length * MACHINE_MODEL_TUNING.trimmedShare);
+    const kept = trim === 0 ? window : [...window].sort((x, y) => all[x]! - all[y]! || x - y).slice(0, window.length - trim);
+    let sum = 0;
+    for (const k of kept) sum += all[k]!;
+    score[i - carried] = sum / kept.length;
+    allParts.forEach((part, c) => {
+      let acc = 0;
+      for (const k of kept) acc += part[k]!;
+      contributions[c]![i - carried] = acc / kept.length;
+    });
   }
-  return out;
+  return { score, contributions };
 }
 
 /** Fits the model on a machine's healthy rows (every channel the same length). */
@@ -226,17 +278,21 @@ export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
   const fit = fitRange(healthy.values, 0, n);
   // Out of sample: fit on the first k blocks, score the next block as the data after that fit.
   const calibration: number[] = [];
+  const raw: number[] = [];
   const block = Math.floor(n / calibrationBlocks);
   for (let k = 2; k < calibrationBlocks; k++) {
     const end = k * block;
     const partial = fitRange(healthy.values, 0, end);
     const stop = k === calibrationBlocks - 1 ? n : end + block;
-    const { distance } = distances(partial, healthy.values, end, stop, 1);
-    const smoothed = trailingMeans(distance, smoothingPoints);
+    const { distance, parts } = distances(partial, healthy.values, end, stop, 1);
+    const smoothed = trimmedTrailingMeans(distance, parts, smoothingPoints).score;
+    raw.push(...distance);
     // A block's first means average fewer points, noisier than any judged later: left out.
     for (let t = Math.min(smoothingPoints - 1, smoothed.length - 1); t < smoothed.length; t++) calibration.push(smoothed[t]!);
   }
   calibration.sort((a, b) => a - b);
+  const rawMean = raw.reduce((a, b) => a + b, 0) / Math.max(1, raw.length);
+  const rawSd = Math.sqrt(raw.reduce((a, b) => a + (b - rawMean) ** 2, 0) / Math.max(1, raw.length - 1));
   return {
     kind: 'gaussian-drift',
     channels: [...healthy.channels],
@@ -246,6 +302,7 @@ export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
     correlation: fit.correlation,
     smoothingPoints,
     calibration,
+    calibrationError: rawMean > 0 && raw.length > 1 ? rawSd / (rawMean * Math.sqrt(raw.length)) : 0,
     rows: n,
   };
 }
@@ -287,11 +344,14 @@ export function machineThreshold(model: MachineModel, sensitivity: number): numb
   // Wilson-Hilferty: a chi-square's cube root is nearly normal.
   const z = normalQuantile(q);
   const k = 2 / (9 * freedom);
-  return scale * freedom * Math.max(0, 1 - k + z * Math.sqrt(k)) ** 3;
+  // The held-out points are few: the healthy level is known only to calibrationError, and a mean
+  // of many distances is narrow enough for that to matter. The threshold stands above the level's
+  // upper confidence bound (two standard errors).
+  return scale * freedom * Math.max(0, 1 - k + z * Math.sqrt(k)) ** 3 * (1 + LEVEL_CONFIDENCE_Z * model.calibrationError);
 }
 
 export interface MachineScores {
-  /** Per point: the trailing mean squared distance from the healthy state. */
+  /** Per point: the trailing trimmed mean squared distance from the healthy state. */
   readonly score: Float64Array;
   /** Per channel (the model's order): its part of each point's score (they add up to it). */
   readonly contributions: Float64Array[];
@@ -318,7 +378,6 @@ export function scoreMachine(model: MachineModel, readings: readonly ArrayLike<n
   const n = readings[0]?.length ?? 0;
   const fit: Fit = model;
   const { distance, parts } = distances(fit, readings, 0, n, context.horizon ?? 1);
-  const score = trailingMeans(distance, model.smoothingPoints, context.previous?.distance);
-  const contributions = parts.map((part, c) => trailingMeans(part, model.smoothingPoints, context.previous?.parts[c]));
+  const { score, contributions } = trimmedTrailingMeans(distance, parts, model.smoothingPoints, context.previous);
   return { score, contributions, distance, parts };
 }

@@ -106,6 +106,17 @@ describe('judgeMachine', () => {
     expect(verdict.episodes.filter((e) => e.start >= 200 && e.start < 400).length).toBe(1);
   });
 
+  it('leaves a lone spike to the channel judges: it opens no episode', () => {
+    const judged = machine(300, 10);
+    const without = judgeMachine(model, judged.values, 95);
+    judged.values[2]![150] = 0.03 + 0.001 * 40;
+    const verdict = judgeMachine(model, judged.values, 95);
+    expect(verdict.isAnomaly).toEqual(without.isAnomaly);
+    // Held for a while, the same reading is a departure.
+    for (let t = 150; t < 200; t++) judged.values[2]![t] = 0.03 + 0.001 * 40;
+    expect(judgeMachine(model, judged.values, 95).isAnomaly.slice(165, 200).every(Boolean)).toBe(true);
+  });
+
   it("splits each point's score into channel contributions that add up to it", () => {
     const judged = machine(100, 6);
     judged.values[2]![50] = 0.5;

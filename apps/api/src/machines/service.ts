@@ -12,6 +12,8 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
+import { fitMachineModel, type MachineModel } from '@adp/machine';
+import { decodeMachineModel, encodeMachineModel } from './joint.js';
 import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
 import { shapeReferenceInSlices } from '@adp/detection';
 import { nextTurn } from './next-turn.js';
@@ -127,6 +129,8 @@ export interface MachinePredictor {
   readonly baseline: Omit<BaselineRecord, 'predictorWeights'>;
   readonly weights: PredictorWeights | null;
   readonly normalisation: Normalisation | null;
+  /** A multivariate machine's joint model of its channels; null for a single series or a machine baselined before it was kept. */
+  readonly machineModel: MachineModel | null;
 }
 
 export function baselineIdOf(machineId: string): string {
@@ -186,6 +190,8 @@ export class BaselineService {
           throw inChannel(error, channel);
         }
       }
+      // The joint model of the channels: pure and fast (no model runs), fitted on the same healthy rows.
+      const machineModel = fitMachineModel({ channels: channels.map(({ channel }) => channel), values: channels.map(({ values }) => values) });
       const previous = (await this.options.store.getBaseline(orgId, settings.machineId))?.channels ?? [];
       const written: ChannelBaseline[] = [];
       for (const { channel, tuned } of tunedChannels) {
@@ -218,6 +224,7 @@ export class BaselineService {
         predictorWeights: null,
         normalisation: null,
         channels: channels.map(({ channel }) => channel),
+        machineModel: encodeMachineModel(machineModel),
       });
       this.cache.replace(cacheKey(orgId, settings.machineId), toPredictor(record, null));
       await this.options.onChanged?.(orgId, settings.machineId);
@@ -435,5 +442,5 @@ export class BaselineService {
 
 function toPredictor(record: BaselineRecord, weights: PredictorWeights | null): MachinePredictor {
   const { predictorWeights: _bytes, ...baseline } = record;
-  return { baseline, weights, normalisation: record.normalisation };
+  return { baseline, weights, normalisation: record.normalisation, machineModel: decodeMachineModel(record.machineModel ?? null) };
 }

@@ -4,6 +4,7 @@
 // so a channel's baseline is the one the streaming workers use for that channel's telemetry.
 // The machine-level regime of a point is its most severe channel regime; its driver is the channel
 // at that regime with the highest z-score.
+import { judgeMachine, type MachineModel, type MachineVerdict } from '@adp/machine';
 import type { Regime } from '@adp/regimes';
 import { AppError, ERRORS } from '../errors.js';
 import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
@@ -233,6 +234,98 @@ export function machineJudgement(channels: readonly ChannelJudgement[]): Machine
     }
     driver[index] = chosen;
     if (chosen !== null) counts.set(chosen, (counts.get(chosen) ?? 0) + 1);
+  }
+  return { regimes, driver, drivers: Object.fromEntries(counts) };
+}
+
+/** The machine model's verdict as `POST /v1/detect` answers it. */
+export interface MachineVerdictBody {
+  readonly model: 'gaussian-drift';
+  readonly sensitivity: number;
+  readonly threshold: number;
+  readonly score: number[];
+  readonly is_anomaly: boolean[];
+  readonly severity: number[];
+  readonly contributions: Record<string, number[]>;
+  readonly episodes: {
+    start: number;
+    end: number;
+    start_timestamp: string | null;
+    end_timestamp: string | null;
+    peak: number;
+    peak_score: number;
+    severity: number;
+    channels: { channel: string; share: number }[];
+    closed: boolean;
+  }[];
+}
+
+/**
+ * Judges a multivariate request against the machine's joint model. The request must carry every
+ * channel of the model (a channel it adds is judged on its own only).
+ */
+export function judgeAgainstMachineModel(
+  model: MachineModel,
+  channels: readonly ChannelRequest<NativeDetectRequest>[],
+  sensitivity: number,
+): { body: MachineVerdictBody; verdict: MachineVerdict } {
+  const byName = new Map(channels.map(({ channel, request }) => [channel, request]));
+  const missing = model.channels.filter((name) => !byName.has(name));
+  if (missing.length > 0) {
+    throw invalidSeries(
+      `The machine's baseline models the channels ${model.channels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`,
+    );
+  }
+  const requests = model.channels.map((name) => byName.get(name)!);
+  const verdict = judgeMachine(model, requests.map((request) => request.input.values), sensitivity);
+  const timestamps = requests[0]?.input.timestampsMs ?? null;
+  const at = (index: number): string | null => (timestamps === null ? null : new Date(timestamps[index] ?? 0).toISOString());
+  // A Map first: a channel may be named `__proto__`, which an assignment to a plain object would not store.
+  const contributions = new Map(model.channels.map((name, c) => [name, Array.from(verdict.contributions[c] ?? [])]));
+  return {
+    verdict,
+    body: {
+      model: model.kind,
+      sensitivity,
+      threshold: verdict.threshold,
+      score: Array.from(verdict.score),
+      is_anomaly: verdict.isAnomaly,
+      severity: verdict.severity,
+      contributions: Object.fromEntries(contributions),
+      episodes: verdict.episodes.map((episode) => ({
+        start: episode.start,
+        end: episode.end,
+        start_timestamp: at(episode.start),
+        end_timestamp: at(episode.end),
+        peak: episode.peak,
+        peak_score: episode.peakScore,
+        severity: episode.severity,
+        channels: episode.channels.map(({ channel, share }) => ({ channel, share })),
+        closed: episode.closed,
+      })),
+    },
+  };
+}
+
+/**
+ * The machine-level regimes with the joint model's verdict: a point inside an episode is at least
+ * ACTIVE (a machine out of its healthy state is not HEALTHY, whatever each channel says alone),
+ * driven by the channel with the largest part of its score where no channel regime named one.
+ */
+export function withMachineVerdict(judgement: MachineJudgement, model: MachineModel, verdict: MachineVerdict): MachineJudgement {
+  const regimes = [...judgement.regimes];
+  const driver = [...judgement.driver];
+  const counts = new Map(Object.entries(judgement.drivers));
+  for (let index = 0; index < regimes.length; index++) {
+    if (!verdict.isAnomaly[index] || (regimes[index] !== 'HEALTHY' && regimes[index] !== 'UNKNOWN')) continue;
+    regimes[index] = 'ACTIVE';
+    let top = 0;
+    verdict.contributions.forEach((part, c) => {
+      if ((part[index] ?? 0) > (verdict.contributions[top]?.[index] ?? 0)) top = c;
+    });
+    const channel = model.channels[top] ?? null;
+    driver[index] = channel;
+    if (channel !== null) counts.set(channel, (counts.get(channel) ?? 0) + 1);
   }
   return { regimes, driver, drivers: Object.fromEntries(counts) };
 }

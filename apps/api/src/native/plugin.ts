@@ -8,7 +8,10 @@ import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fast
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
+import { machineThreshold } from '@adp/machine';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
+import { decodeMachineModel } from '../machines/joint.js';
+import { DEFAULT_SENSITIVITY } from '../vendor/request.js';
 import {
   BASELINE_CHANGED_CHANNEL,
   channelSeriesId,
@@ -33,6 +36,9 @@ import {
   machineJudgement,
   parseMultivariateBaselineRequest,
   parseMultivariateDetectRequest,
+  judgeAgainstMachineModel,
+  withMachineVerdict,
+  type MachineVerdictBody,
 } from './multivariate.js';
 import {
   parseBaselineRequest,
@@ -199,8 +205,19 @@ export function baselineBody(record: BaselineRecord): BaselineBody {
 
 /** A multivariate machine's record with its channels' baselines. */
 function multivariateBaselineBody(record: BaselineRecord, channels: readonly ChannelBaseline[]): BaselineBody {
+  const model = decodeMachineModel(record.machineModel ?? null);
   return {
     ...baselineBody(record),
+    machine_model:
+      model === null
+        ? null
+        : {
+            kind: model.kind,
+            channels: [...model.channels],
+            rows: model.rows,
+            drifting_channels: model.channels.filter((_, c) => (model.drift[c] ?? 0) > 0),
+            threshold: machineThreshold(model, record.sensitivity ?? DEFAULT_SENSITIVITY),
+          },
     channels: channels.map(({ channel, record: channelRecord }) => {
       const { stats, finetune_stats, shape, baseline_id, machine_id } = baselineBody(channelRecord);
       return { channel, series_id: machine_id, baseline_id, stats, finetune_stats, shape };
@@ -484,7 +501,16 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
           throw inChannelError(error, channel);
         }
       }
-      const overall = machineJudgement(judged.map(({ channel, body, zScores }) => ({ channel, regimes: body.regimes, zScores })));
+      let overall = machineJudgement(judged.map(({ channel, body, zScores }) => ({ channel, regimes: body.regimes, zScores })));
+      const joint = machine?.machineModel ?? null;
+      let machineBody: MachineVerdictBody | null = null;
+      if (joint !== null) {
+        const first = parsed.channels[0]!.request;
+        const sensitivity = first.sensitivityGiven ? first.options.sensitivity : (machine?.baseline.sensitivity ?? first.options.sensitivity);
+        const judgedJointly = judgeAgainstMachineModel(joint, parsed.channels, sensitivity);
+        machineBody = judgedJointly.body;
+        overall = withMachineVerdict(overall, joint, judgedJointly.verdict);
+      }
       await meter(request, 'v1/detect', parsed.points * judged.length);
       for (const { channel, prepared: one } of prepared) {
         await recordFor(request, orgId, one.seriesId, one.predictor, parsed.points, judged.find((j) => j.channel === channel)?.body.regimes ?? []);
@@ -499,6 +525,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         drivers: overall.drivers,
         channels: Object.fromEntries(judged.map(({ channel, body }) => [channel, body])),
         inference_time_ms: Math.round(judged.reduce((sum, { body }) => sum + body.inference_time_ms, 0) * 1000) / 1000,
+        machine: machineBody,
       };
     });
   }

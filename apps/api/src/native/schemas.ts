@@ -130,6 +130,17 @@ const ChannelBaseline = Type.Object({
   shape: ShapeSummary,
 });
 
+const MachineModelSummary = Type.Object(
+  {
+    kind: Type.Literal('gaussian-drift'),
+    channels: Type.Array(Type.String()),
+    rows: Type.Integer({ minimum: 0, description: 'Healthy rows the model was fitted on.' }),
+    drifting_channels: Type.Array(Type.String(), { description: 'Channels whose level wanders in the baseline: their spread grows with the points since it.' }),
+    threshold: Type.Number({ description: "The machine score's threshold at the baseline's sensitivity (95 without one)." }),
+  },
+  { description: "A multivariate machine's joint model of its channels (docs/machine-model.md)." },
+);
+
 export const BaselineResponse = Type.Object({
   machine_id: Type.String(),
   baseline_id: Type.String({ description: '`bl_<machine_id>`' }),
@@ -148,6 +159,7 @@ export const BaselineResponse = Type.Object({
         "A multivariate machine's channels, each with its own baseline; absent for a single series. The machine's stats then pool the channels' held-out energies and its finetune_stats sum theirs.",
     }),
   ),
+  machine_model: Type.Optional(Nullable(MachineModelSummary)),
 });
 export type BaselineResponse = Static<typeof BaselineResponse>;
 
@@ -300,6 +312,36 @@ export const DetectResponse = Type.Object({
 });
 export type DetectResponse = Static<typeof DetectResponse>;
 
+const MachineEpisode = Type.Object({
+  start: Type.Integer({ minimum: 0, description: 'Index of its first point.' }),
+  end: Type.Integer({ minimum: 0, description: 'Index of its last point (inclusive).' }),
+  start_timestamp: Nullable(Type.String({ format: 'date-time' })),
+  end_timestamp: Nullable(Type.String({ format: 'date-time' })),
+  peak: Type.Integer({ minimum: 0, description: 'Index of its highest score.' }),
+  peak_score: Type.Number(),
+  severity: Type.Number({ minimum: 0, maximum: 1, description: '1 - threshold / peak score.' }),
+  channels: Type.Array(Type.Object({ channel: Type.String(), share: Type.Number({ minimum: 0, maximum: 1 }) }), {
+    description: "The channels that drove it: each one's share of the episode's summed score (those of at least 0.1), largest first.",
+  }),
+  closed: Type.Boolean({ description: 'False when the request ended while it was still under way.' }),
+});
+
+const MachineVerdictBody = Type.Object(
+  {
+    model: Type.Literal('gaussian-drift'),
+    sensitivity: Type.Integer({ minimum: 0, maximum: 99 }),
+    threshold: Type.Number({ description: 'A score above it is out of the healthy state.' }),
+    score: Type.Array(Type.Number(), { description: 'Per point: the trailing mean squared distance of the channels from their joint healthy state.' }),
+    is_anomaly: Type.Array(Type.Boolean(), { description: 'Per point: within an episode.' }),
+    severity: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Per point: 1 - threshold / score where out, else 0.' }),
+    contributions: Type.Record(Type.String(), Type.Array(Type.Number({ minimum: 0 })), {
+      description: "Per channel, per point: its part of the score (the parts add up to the score).",
+    }),
+    episodes: Type.Array(MachineEpisode),
+  },
+  { description: "The machine's verdict against the joint model of its baseline; null without one." },
+);
+
 export const MultivariateDetectResponse = Type.Object(
   {
     machine_id: Nullable(Type.String()),
@@ -316,6 +358,7 @@ export const MultivariateDetectResponse = Type.Object(
       description: "Each channel's univariate answer, judged as the series `<machine_id>:<channel>` with its baseline.",
     }),
     inference_time_ms: Type.Number({ description: "The channels' inference times summed." }),
+    machine: Type.Optional(Nullable(MachineVerdictBody)),
   },
   { description: 'The answer to a multivariate series (points with channels).' },
 );
