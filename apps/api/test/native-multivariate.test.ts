@@ -178,7 +178,31 @@ interface SeriesDetectBody {
   baseline_id: string | null;
 }
 
+interface MachineEpisodeBody {
+  start: number;
+  end: number;
+  start_timestamp: string | null;
+  end_timestamp: string | null;
+  peak: number;
+  peak_score: number;
+  severity: number;
+  channels: { channel: string; share: number }[];
+  closed: boolean;
+}
+
+interface MachineVerdictBody {
+  model: string;
+  sensitivity: number;
+  threshold: number;
+  score: number[];
+  is_anomaly: boolean[];
+  severity: number[];
+  contributions: Record<string, number[]>;
+  episodes: MachineEpisodeBody[];
+}
+
 interface MultivariateBody {
+  machine: MachineVerdictBody | null;
   machine_id: string | null;
   baseline_id: string | null;
   regimes: Regime[];
@@ -276,6 +300,57 @@ describe('multivariate baselines and detection on the real model', () => {
     const own = single.json() as SeriesDetectBody;
     expect(own.regimes).toEqual(body.channels['rpm']?.regimes);
     own.z_scores.forEach((z, i) => expect(body.channels['rpm']?.z_scores[i]).toBeCloseTo(z, 6));
+  });
+
+  it("answers the machine's joint model with the baseline", () => {
+    expect(baseline['machine_model']).toMatchObject({ kind: 'gaussian-drift', channels: ['temp', 'rpm'], rows: TRAINING_POINTS });
+    const summary = baseline['machine_model'] as { threshold: number; drifting_channels: string[] };
+    expect(summary.threshold).toBeGreaterThan(0);
+    expect(summary.drifting_channels.every((name) => ['temp', 'rpm'].includes(name))).toBe(true);
+  });
+
+  it('flags a lasting departure of the joint state as one episode from start to end, naming the channel that drove it', async () => {
+    const detectTemp = machineSignal(600, 3, TRAINING_POINTS);
+    const detectRpm = machineSignal(600, 4, TRAINING_POINTS).map((value) => 1500 + 20 * value);
+    // rpm runs 5 % high while temp follows its cycle: a broken relation, not a spike.
+    for (let i = 250; i < 400; i++) detectRpm[i] = (detectRpm[i] ?? 0) + 75;
+    const response = await post(app, '/v1/detect', { machine_id: 'rig-1', series: channelPoints({ temp: detectTemp, rpm: detectRpm }) });
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json() as MultivariateBody;
+    const machine = body.machine!;
+    expect(machine).toMatchObject({ model: 'gaussian-drift', sensitivity: 95 });
+    expect(machine.score).toHaveLength(600);
+    expect(Object.keys(machine.contributions)).toEqual(['temp', 'rpm']);
+    machine.score.forEach((score, i) => expect((machine.contributions['temp']?.[i] ?? 0) + (machine.contributions['rpm']?.[i] ?? 0)).toBeCloseTo(score, 6));
+    expect(machine.episodes).toHaveLength(1);
+    const episode = machine.episodes[0]!;
+    expect(episode.start).toBeGreaterThanOrEqual(250);
+    expect(episode.start).toBeLessThan(265);
+    expect(episode.end).toBeGreaterThanOrEqual(399);
+    expect(episode.end).toBeLessThan(420);
+    expect(episode).toMatchObject({ closed: true, start_timestamp: null, end_timestamp: null });
+    expect(episode.channels[0]?.channel).toBe('rpm');
+    expect(episode.severity).toBeGreaterThan(0);
+    // Flagged from its start to its end, and the machine is not HEALTHY anywhere inside it.
+    for (let i = 0; i < 600; i++) expect(machine.is_anomaly[i]).toBe(i >= episode.start && i <= episode.end);
+    expect(body.regimes.slice(episode.start, episode.end + 1).every((regime) => regime !== 'HEALTHY')).toBe(true);
+    expect(machine.severity.slice(0, episode.start).every((value) => value === 0)).toBe(true);
+
+    // A lower sensitivity asked for: a higher threshold.
+    const calmer = await post(app, '/v1/detect', { machine_id: 'rig-1', sensitivity: 60, series: channelPoints({ temp: detectTemp, rpm: detectRpm }) });
+    expect((calmer.json() as MultivariateBody).machine?.threshold).toBeLessThan(machine.threshold);
+  });
+
+  it("refuses a series that lacks one of the machine model's channels", async () => {
+    const response = await post(app, '/v1/detect', { machine_id: 'rig-1', series: channelPoints({ temp: machineSignal(100, 9), flow: machineSignal(100, 8) }) });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual(error('InvalidSeries', "The machine's baseline models the channels temp, rpm together; the series lacks 'rpm'."));
+  });
+
+  it('answers machine null without a joint model (no machine id)', async () => {
+    const response = await post(app, '/v1/detect', { series: channelPoints({ temp: machineSignal(100, 9), rpm: machineSignal(100, 8) }) });
+    expect(response.statusCode, response.body).toBe(200);
+    expect((response.json() as MultivariateBody).machine).toBeNull();
   });
 
   it('refuses a single series for the multivariate machine, pointing to channels', async () => {

@@ -22,9 +22,14 @@ import { symmetricEigen } from './linalg.js';
 /** The model's constants, each with what it was chosen on (docs/machine-model.md). */
 export const MACHINE_MODEL_TUNING = {
   /** Covariance shrinkage towards the identity (on standardised channels). SKAB dev, a plateau 0.01-0.3. */
-  shrinkage: 0.1,
+  shrinkage: 0.01,
   /** Drift lag as a share of the baseline's rows: the variogram's growth between half of it and it is drift. SKAB dev. */
   driftLagShare: 0.2,
+  /**
+   * The least growth of the variogram, relative to its lower half, that counts as drift. SKAB dev's
+   * thermal channels grow 0.8-2.5, its other channels, cycles and white noise under 0.07.
+   */
+  driftMinGrowth: 0.25,
   /** Trailing points whose distances are averaged into a point's score. SKAB dev (10-20 a plateau). */
   smoothingPoints: 20,
   /** Share of a window's largest distances left out of its mean (one spike in 20), not tuned. */
@@ -122,8 +127,12 @@ function fitRange(values: readonly ArrayLike<number>[], from: number, to: number
     return sum / Math.max(1, n - h);
   };
   const drift = values.map((v, c) => {
-    const growth = meanOf(upper.map((h) => variogram(v, h))) - meanOf(lower.map((h) => variogram(v, h)));
-    return Math.max(0, growth / (meanOf(upper) - meanOf(lower))) / scale[c]! ** 2;
+    const below = meanOf(lower.map((h) => variogram(v, h)));
+    const growth = meanOf(upper.map((h) => variogram(v, h))) - below;
+    // Growth within the estimate's noise is no walk: counted drift on a steady channel would loosen
+    // its relations to the others point by point.
+    if (!(growth > MACHINE_MODEL_TUNING.driftMinGrowth * below)) return 0;
+    return growth / (meanOf(upper) - meanOf(lower)) / scale[c]! ** 2;
   });
   // Shrunk correlation of the standardised readings, and its inverse square root.
   const correlation: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
