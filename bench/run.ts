@@ -2,6 +2,7 @@
 // loopback HTTP, the engine's own speed without HTTP, and the learned model's fine-tuning.
 // Prints a markdown table and writes bench/results.json.
 // `npm run bench -- --quick` is a short smoke run that prints the table and writes nothing.
+import { fitMachineModel, judgeMachine } from '@adp/machine';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -520,7 +521,42 @@ function engineRows(batch: BenchSeries): Row[] {
       remark: 'incremental judge (createStreamJudge defaults)',
     });
   }
+  rows.push(...machineModelRows());
   return rows;
+}
+
+/** Eight channels of a machine: a shared load, each channel's own scale and noise. */
+function machineChannels(points: number, seed: number): number[][] {
+  let state = seed >>> 0;
+  const uniform = (): number => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state + 0.5) / 4294967296;
+  };
+  const noise = (): number => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  const channels = Array.from({ length: 8 }, () => new Array<number>(points));
+  for (let t = 0; t < points; t++) {
+    const load = Math.sin(t / 9) + 0.2 * noise();
+    channels.forEach((channel, c) => (channel[t] = 10 * (c + 1) + (c % 3 === 2 ? 0 : (c + 1) * load) + 0.3 * noise()));
+  }
+  return channels;
+}
+
+/** The machine model (pipelines/machine): a multivariate baseline's fit and a multivariate detection's verdict. */
+function machineModelRows(): Row[] {
+  const names = Array.from({ length: 8 }, (_, c) => `ch${c}`);
+  const healthy = { channels: names, values: machineChannels(400, 11) };
+  const judged = machineChannels(1000, 12);
+  for (let i = 0; i < 2; i++) judgeMachine(fitMachineModel(healthy), judged, SETTINGS.sensitivity);
+  const fits = timeRuns(SETTINGS.engineEntireRuns, 3, SETTINGS.engineBudgetS, () => fitMachineModel(healthy));
+  const model = fitMachineModel(healthy);
+  const judges = timeRuns(SETTINGS.engineEntireRuns, 3, SETTINGS.engineBudgetS, () => judgeMachine(model, judged, SETTINGS.sensitivity));
+  const fitLatency = summarize(fits);
+  const judgeLatency = summarize(judges);
+  log(`machine model: fit p50 ${fitLatency.p50Ms} ms, judge p50 ${judgeLatency.p50Ms} ms`);
+  return [
+    { section: 'engine', name: 'fitMachineModel, 8 channels x 400 rows', points: 3200, latency: fitLatency, throughput: round(1000 / fitLatency.meanMs, 1), throughputUnit: 'runs/s' },
+    { section: 'engine', name: 'judgeMachine, 8 channels x 1,000 points', points: 8000, latency: judgeLatency, throughput: round(1000 / judgeLatency.meanMs, 1), throughputUnit: 'runs/s' },
+  ];
 }
 
 // --- report -------------------------------------------------------------------------------------

@@ -7,34 +7,36 @@
 // Hotelling's T-squared on every principal direction at once (the squared prediction error of a
 // truncated PCA is the part on the small directions, which this keeps instead of cutting off).
 //
-// Healthy machines wander: temperatures follow the room, slowly. A channel whose baseline behaves
-// like a random walk (its variogram still grows between half and the whole drift lag) gets a
-// spread that grows with the points since the baseline ended, the predictive spread of a local-level
-// model; the model is centred on the baseline's last stretch, where that walk was last seen. Levels
-// of stationary channels keep their healthy spread however far from the baseline a reading is.
+// Healthy machines wander: temperatures follow the room, slowly. A channel whose variogram keeps
+// growing over the baseline (a walk or a trend, not noise or a cycle) gets its own independent
+// drift, whose variance grows with the points since the baseline ended, as the variogram grew; a
+// steady channel keeps its healthy spread, and its relations to the others, however far from the
+// baseline a reading is.
 //
-// A fault is a departure that lasts: the score of a point is the mean distance over the trailing
-// `smoothingPoints`, and the threshold comes from the baseline itself, out of sample: the model
-// fitted on the baseline's first blocks scores the next block (forward, as new data arrives after
-// a baseline), and the threshold at a sensitivity is that quantile of those held-out scores.
+// A fault is a departure that lasts: the score of a point is the trimmed mean distance over the
+// trailing `smoothingPoints` (a lone spike is left to the channel judges), and the threshold comes
+// from the baseline itself, out of sample: each block of the baseline is scored by the model fitted
+// on the others, and the threshold at a sensitivity is that quantile of a distribution fitted
+// robustly to those held-out scores.
 import { symmetricEigen } from './linalg.js';
 
 /** The model's constants, each with what it was chosen on (docs/machine-model.md). */
 export const MACHINE_MODEL_TUNING = {
-  /** Covariance shrinkage towards the identity (on standardised channels). SKAB dev, a plateau 0.01-0.3. */
+  /** Correlation shrinkage towards the identity: small, so a broken relation between channels that move together shows. */
   shrinkage: 0.01,
   /** Drift lag as a share of the baseline's rows: the variogram's growth between half of it and it is drift. SKAB dev. */
   driftLagShare: 0.2,
   /**
-   * The least growth of the variogram, relative to its lower half, that counts as drift. SKAB dev's
-   * thermal channels grow 0.8-2.5, its other channels, cycles and white noise under 0.07.
+   * The least share of a channel's baseline variance in the means of the baseline's fifths for it to
+   * count as drifting. SKAB dev's thermal channels hold 0.4-0.9, its other channels under 0.17;
+   * white noise and cycles shorter than a fifth about 0.01.
    */
-  driftMinGrowth: 0.25,
+  driftMinShare: 0.25,
   /** Trailing points whose distances are averaged into a point's score. SKAB dev (10-20 a plateau). */
   smoothingPoints: 20,
   /** Share of a window's largest distances left out of its mean (one spike in 20), not tuned. */
   trimmedShare: 0.1,
-  /** Blocks the baseline is cut into to calibrate the threshold out of sample; the first two are the smallest fit. */
+  /** Blocks the baseline is cut into to calibrate the threshold out of sample (each scored by a fit on the others). */
   calibrationBlocks: 5,
   /** A spread floor, as a share of a channel's typical magnitude, for channels constant in the baseline. */
   scaleFloorShare: 1e-6,
@@ -57,8 +59,13 @@ export interface MachineModel {
   readonly center: readonly number[];
   /** Per channel: the healthy spread (standard deviation, floored). */
   readonly scale: readonly number[];
-  /** Per channel: drift variance per point, in units of the spread squared (0: stationary). */
-  readonly drift: readonly number[];
+  /**
+   * The drifting channels' drift covariance at a horizon of one point, in units of their spreads
+   * (rows per channel; zero rows and columns for a steady channel).
+   */
+  readonly drift: readonly (readonly number[])[];
+  /** Per channel: how its drift grows with the horizon h, as h to this power (1 a walk, 2 a trend). */
+  readonly driftPower: readonly number[];
   /** The shrunk correlation of the standardised healthy readings, rows per channel. */
   readonly correlation: readonly (readonly number[])[];
   /** Trailing points averaged into a score. */
@@ -80,7 +87,8 @@ export interface ChannelMatrix {
 interface Fit {
   readonly center: readonly number[];
   readonly scale: readonly number[];
-  readonly drift: readonly number[];
+  readonly drift: readonly (readonly number[])[];
+  readonly driftPower: readonly number[];
   /** The shrunk correlation of the standardised readings. */
   readonly correlation: readonly (readonly number[])[];
 }
@@ -118,22 +126,57 @@ function fitRange(values: readonly ArrayLike<number>[], from: number, to: number
     const count = Math.min(DRIFT_LAGS, high - low);
     return Array.from({ length: count }, (_, k) => Math.round(low + ((k + 1) * (high - low)) / count));
   };
+  const first = lagsOf(Math.round(lag / 8), Math.round(lag / 4));
   const lower = lagsOf(Math.round(lag / 4), Math.round(lag / 2));
   const upper = lagsOf(Math.round(lag / 2), lag);
   const meanOf = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const variogram = (v: ArrayLike<number>, h: number): number => {
-    let sum = 0;
-    for (let t = from; t + h < to; t++) sum += (v[t + h]! - v[t]!) ** 2;
-    return sum / Math.max(1, n - h);
-  };
-  const drift = values.map((v, c) => {
-    const below = meanOf(lower.map((h) => variogram(v, h)));
-    const growth = meanOf(upper.map((h) => variogram(v, h))) - below;
-    // Growth within the estimate's noise is no walk: counted drift on a steady channel would loosen
-    // its relations to the others point by point.
-    if (!(growth > MACHINE_MODEL_TUNING.driftMinGrowth * below)) return 0;
-    return growth / (meanOf(upper) - meanOf(lower)) / scale[c]! ** 2;
+  // Each standardised channel's variogram, averaged over a range of lags: the variance of its
+  // change over h points, which a walk grows by its step's variance a point.
+  const standardised = values.map((v, c) => Float64Array.from({ length: n }, (_, t) => (v[from + t]! - mean[c]!) / scale[c]!));
+  const variograms = (lags: readonly number[]): number[] =>
+    standardised.map((z) => {
+      let total = 0;
+      for (const h of lags) {
+        let sum = 0;
+        for (let t = 0; t + h < n; t++) sum += (z[t + h]! - z[t]!) ** 2;
+        total += sum / Math.max(1, n - h);
+      }
+      return total / lags.length;
+    });
+  const [g1, g2, g3] = [first, lower, upper].map(variograms) as [number[], number[], number[]];
+  // Which channels wander: those whose means over the baseline's fifths differ by a large share of
+  // their variance. Noise and cycles shorter than a fifth average out within each fifth; a walk or
+  // a trend does not. (Counted drift on a steady channel would loosen its relations to the others
+  // point by point.)
+  const blocks = Math.max(1, Math.round(1 / driftLagShare));
+  const blockRows = Math.floor(n / blocks);
+  const drifting = standardised.map((z, c) => {
+    let between = 0;
+    for (let k = 0; k < blocks; k++) {
+      let sum = 0;
+      for (let t = k * blockRows; t < (k + 1) * blockRows; t++) sum += z[t]!;
+      between += (sum / blockRows) ** 2 / blocks;
+    }
+    return between > MACHINE_MODEL_TUNING.driftMinShare && g3[c]! > g2[c]!;
   });
+  // How each drifting channel's growth scales as the lags double: a random walk's doubles (power
+  // 1), a smooth trend's quadruples (power 2); its drift at a horizon h grows as h to that power.
+  const driftPower = drifting.map((walks, c) => {
+    if (!walks) return 1;
+    const near = g2[c]! - g1[c]!;
+    const far = g3[c]! - g2[c]!;
+    return Math.min(2, Math.max(1, near > 0 ? Math.log2(far / near) : 2));
+  });
+  // Each drifting channel drifts on its own: a diagonal covariance, the growth of its variogram
+  // per unit of horizon to its power. (The cross-variogram's growth kept as well, so that channels
+  // drifting together keep their relation, raised SKAB dev's false alarms from 20 % to 24 %: its
+  // two thermal channels part after a fault more than their baselines show.)
+  const drift = Array.from({ length: d }, (_, i) =>
+    Array.from({ length: d }, (_, j) => {
+      if (i !== j || !drifting[i]) return 0;
+      return (g3[i]! - g2[i]!) / (meanOf(upper) ** driftPower[i]! - meanOf(lower) ** driftPower[i]!);
+    }),
+  );
   // Shrunk correlation of the standardised readings, and its inverse square root.
   const correlation: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
   for (let i = 0; i < d; i++) {
@@ -147,7 +190,7 @@ function fitRange(values: readonly ArrayLike<number>[], from: number, to: number
       correlation[j]![i] = r;
     }
   }
-  return { center: mean, scale, drift, correlation };
+  return { center: mean, scale, drift, driftPower, correlation };
 }
 
 /** Horizons below this are each their own; beyond it they share a whitening per 1/16 of growth. */
@@ -168,7 +211,7 @@ function horizonStep(horizon: number): number {
  */
 function whiteningAt(fit: Fit, horizon: number): number[][] {
   const d = fit.correlation.length;
-  const covariance = fit.correlation.map((row, i) => row.map((r, j) => r + (i === j ? fit.drift[i]! * horizon : 0)));
+  const covariance = fit.correlation.map((row, i) => row.map((r, j) => r + fit.drift[i]![j]! * horizon ** ((fit.driftPower[i]! + fit.driftPower[j]!) / 2)));
   const eigen = symmetricEigen(covariance);
   const whitening: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
   const floor = MACHINE_MODEL_TUNING.shrinkage;
@@ -211,7 +254,7 @@ function distances(fit: Fit, values: readonly ArrayLike<number>[], from: number,
   const distance = new Float64Array(n);
   const parts = Array.from({ length: d }, () => new Float64Array(n));
   const z = new Float64Array(d);
-  const drifts = fit.drift.some((x) => x > 0);
+  const drifts = fit.drift.some((row) => row.some((x) => x !== 0));
   let whitening = cachedWhitening(fit, drifts ? horizon0 : 0);
   for (let t = 0; t < n; t++) {
     if (drifts) whitening = cachedWhitening(fit, horizon0 + t);
@@ -285,15 +328,16 @@ export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
   if (n < MIN_MACHINE_MODEL_ROWS) throw new RangeError(`a machine model needs at least ${MIN_MACHINE_MODEL_ROWS} healthy rows`);
   const { smoothingPoints, calibrationBlocks } = MACHINE_MODEL_TUNING;
   const fit = fitRange(healthy.values, 0, n);
-  // Out of sample: fit on the first k blocks, score the next block as the data after that fit.
+  // Out of sample: each block in turn is scored by the model fitted on the other blocks.
   const calibration: number[] = [];
   const raw: number[] = [];
   const block = Math.floor(n / calibrationBlocks);
-  for (let k = 2; k < calibrationBlocks; k++) {
-    const end = k * block;
-    const partial = fitRange(healthy.values, 0, end);
-    const stop = k === calibrationBlocks - 1 ? n : end + block;
-    const { distance, parts } = distances(partial, healthy.values, end, stop, 1);
+  for (let k = 0; k < calibrationBlocks; k++) {
+    const start = k * block;
+    const stop = k === calibrationBlocks - 1 ? n : start + block;
+    const others = healthy.values.map((v) => [...Array.prototype.slice.call(v, 0, start), ...Array.prototype.slice.call(v, stop)] as number[]);
+    const partial = fitRange(others, 0, others[0]!.length);
+    const { distance, parts } = distances(partial, healthy.values, start, stop, 1);
     const smoothed = trimmedTrailingMeans(distance, parts, smoothingPoints).score;
     raw.push(...distance);
     // A block's first means average fewer points, noisier than any judged later: left out.
@@ -308,6 +352,7 @@ export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
     center: fit.center,
     scale: fit.scale,
     drift: fit.drift,
+    driftPower: fit.driftPower,
     correlation: fit.correlation,
     smoothingPoints,
     calibration,
@@ -336,27 +381,31 @@ export function normalQuantile(p: number): number {
 }
 
 /**
- * The threshold at a sensitivity (0..99): that quantile of a scaled chi-square fitted to the held-out
- * healthy scores by their mean and variance (Satterthwaite's match). A score is a mean of squared
- * distances, so a scaled chi-square is its shape; the held-out scores are few and, smoothed,
- * strongly dependent, so their mean and variance say more about the tail than their top few values.
+ * The threshold at a sensitivity (0..99): that quantile of the held-out healthy scores' distribution.
+ * A score is a mean of squared distances, a scaled chi-square in shape, whose cube root is nearly
+ * normal (Wilson and Hilferty); the normal's centre and spread are taken robustly (median, median
+ * absolute deviation) from the held-out scores' cube roots, so one block of the baseline with a
+ * transient in it does not set the threshold, and the quantile comes from the fitted normal rather
+ * than from the few held-out scores at the top.
  */
 export function machineThreshold(model: MachineModel, sensitivity: number): number {
-  const scores = model.calibration;
-  if (scores.length < 2) return Number.POSITIVE_INFINITY;
-  const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
-  const variance = scores.reduce((a, b) => a + (b - mean) ** 2, 0) / (scores.length - 1);
-  if (!(variance > 0) || !(mean > 0)) return mean > 0 ? mean : Number.MIN_VALUE;
-  const scale = variance / (2 * mean);
-  const freedom = (2 * mean * mean) / variance;
+  const roots = model.calibration.map(Math.cbrt).sort((x, y) => x - y);
+  if (roots.length < 2) return Number.POSITIVE_INFINITY;
+  const centre = medianOfSorted(roots);
+  const spread = MAD_TO_SD * medianOfSorted(roots.map((r) => Math.abs(r - centre)).sort((x, y) => x - y));
   const q = Math.min(0.9999, Math.max(0.5, sensitivity / 100));
-  // Wilson-Hilferty: a chi-square's cube root is nearly normal.
-  const z = normalQuantile(q);
-  const k = 2 / (9 * freedom);
+  const threshold = Math.max(0, centre + normalQuantile(q) * spread) ** 3;
   // The held-out points are few: the healthy level is known only to calibrationError, and a mean
   // of many distances is narrow enough for that to matter. The threshold stands above the level's
   // upper confidence bound (two standard errors).
-  return scale * freedom * Math.max(0, 1 - k + z * Math.sqrt(k)) ** 3 * (1 + LEVEL_CONFIDENCE_Z * model.calibrationError);
+  return threshold * (1 + LEVEL_CONFIDENCE_Z * model.calibrationError);
+}
+
+const MAD_TO_SD = 1.4826;
+
+function medianOfSorted(sorted: readonly number[]): number {
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 export interface MachineScores {

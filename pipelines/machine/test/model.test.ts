@@ -162,7 +162,9 @@ describe('judgeMachine', () => {
       other.push(noise());
     }
     const drifting = fitMachineModel({ channels: ['temperature', 'other'], values: [temperature, other] });
-    expect(drifting.drift[0]).toBeGreaterThan(0);
+    expect(drifting.drift[0]![0]).toBeGreaterThan(0);
+    expect(drifting.drift[1]![1]).toBe(0);
+    expect(drifting.drift[0]![1]).toBe(0);
     const near = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1 }).distance[0]!;
     const far = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1000 }).distance[0]!;
     expect(far).toBeLessThan(near / 2);

@@ -25,7 +25,10 @@ export function decodeMachineModel(text: string | null): MachineModel | null {
     channels!.every((name) => typeof name === 'string') &&
     isNumberList(parsed.center, d) &&
     isNumberList(parsed.scale, d) &&
-    isNumberList(parsed.drift, d) &&
+    Array.isArray(parsed.drift) &&
+    parsed.drift.length === d &&
+    parsed.drift.every((row) => isNumberList(row, d)) &&
+    isNumberList(parsed.driftPower, d) &&
     Array.isArray(parsed.correlation) &&
     parsed.correlation.length === d &&
     parsed.correlation.every((row) => isNumberList(row, d)) &&

@@ -215,7 +215,7 @@ function multivariateBaselineBody(record: BaselineRecord, channels: readonly Cha
             kind: model.kind,
             channels: [...model.channels],
             rows: model.rows,
-            drifting_channels: model.channels.filter((_, c) => (model.drift[c] ?? 0) > 0),
+            drifting_channels: model.channels.filter((_, c) => (model.drift[c]?.[c] ?? 0) > 0),
             threshold: machineThreshold(model, record.sensitivity ?? DEFAULT_SENSITIVITY),
           },
     channels: channels.map(({ channel, record: channelRecord }) => {
