@@ -12,7 +12,7 @@ export class DatasetMissingError extends Error {
   ) {
     super(
       `${dataset}: no folder ${dir}. The evaluations read the labelled datasets from ../shared/datasets ` +
-        'beside the repository, which this checkout lacks (docs/testing.md).',
+        'beside the repository (they are not in it; docs/testing.md).',
     );
   }
 }
