@@ -6,6 +6,7 @@
 #
 #   bash infra/servers.sh          # install what is missing (one apt-get update), start, wait, print addresses
 #   bash infra/servers.sh stop     # stop the servers these scripts started
+#   bash infra/servers.sh stop kafka redis   # only those (.ci/run stops the ones it started)
 #   bash infra/servers.sh status   # exit 0 when all three answer
 #
 # Each server also has its own script (infra/redis.sh, infra/clickhouse.sh, infra/kafka.sh) with the
@@ -87,11 +88,19 @@ case "${1:-start}" in
     addresses | sed 's/^/  export /'
     ;;
   stop)
+    shift
     # Kafka first: it is the one that takes a while to shut down cleanly.
-    each stop kafka clickhouse redis
+    order=()
+    for name in kafka clickhouse redis; do
+      if (($# == 0)) || [[ " $* " == *" ${name} "* ]]; then order+=("${name}"); fi
+    done
+    for name in "$@"; do
+      [[ " ${SCRIPTS[*]} " == *" ${name} "* ]] || { printf 'servers: unknown server %s (redis, clickhouse, kafka)\n' "${name}" >&2; exit 2; }
+    done
+    each stop "${order[@]}"
     ;;
   *)
-    printf 'usage: %s [start|stop|status]\n' "$0" >&2
+    printf 'usage: %s [start|stop [NAME...]|status]\n' "$0" >&2
     exit 2
     ;;
 esac

@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DetectOptions, EntireResult, SeriesInput } from '@adp/detection';
+import { stopOnMissingDataset } from './datasets.js';
 import { engineSourceHash } from './engine.js';
 import { nabCategory } from './folds.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabSeries } from './nab-data.js';
@@ -327,7 +328,7 @@ export function batchTable(rows: readonly BatchRow[]): string {
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const repoRoot = path.resolve(here, '../..');
-  const corpus = await loadNabCorpus(path.resolve(repoRoot, '../shared/datasets/nab_dev'));
+  const corpus = await loadNabCorpus(path.resolve(repoRoot, '../shared/datasets/nab_dev')).catch(stopOnMissingDataset);
   const started = performance.now();
   const rows = batchDetectors().map((detector) => runBatch(corpus, detector));
   const table = batchTable(rows);

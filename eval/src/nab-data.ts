@@ -2,6 +2,7 @@
 // labels/combined_windows.json (windows as timestamps) and config/profiles.json.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { requireDataset } from './datasets.js';
 import type { NabProfile, NabWindow } from './nab-scorer.js';
 
 export interface NabSeries {
@@ -69,6 +70,7 @@ export function windowRows(
 }
 
 export async function loadNabCorpus(datasetDir: string): Promise<NabCorpus> {
+  await requireDataset('NAB dev split', datasetDir);
   const windowsJson = JSON.parse(
     await readFile(path.join(datasetDir, 'labels', 'combined_windows.json'), 'utf8'),
   ) as Record<string, [string, string][]>;

@@ -17,6 +17,7 @@ import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopOnMissingDataset } from './datasets.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
 import { scoreCorpus, windowPrecisionRecall, type NabFileDetections } from './nab-scorer.js';
 import { ANCHORS } from './anchors.js';
@@ -454,7 +455,7 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
   const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
   const opts = parsePeersArgs(process.argv.slice(2), repoRoot);
   const started = performance.now();
-  const run = await runPeers(opts, repoRoot);
+  const run = await runPeers(opts, repoRoot).catch(stopOnMissingDataset);
   if (run !== null) {
     console.log(`\npeers on NAB dev and UCR dev\n\n${run.table}\n`);
     if (opts.out !== null) {

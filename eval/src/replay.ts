@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
 import type { DecisionInputs } from '@adp/detection';
 import { type EngineApi, engineStreamingDetector, HARNESS_STREAM, type StreamSettings } from './engine.js';
+import { stopOnMissingDataset } from './datasets.js';
 import { loadNabCorpus, type NabCorpus } from './nab-data.js';
 import { type NabFileDetections, type NabProfile, type NabWindow, scoreCorpus, scoredDetections } from './nab-scorer.js';
 
@@ -283,7 +284,7 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
+  main(process.argv.slice(2)).catch(stopOnMissingDataset).catch((err: unknown) => {
     process.stderr.write(`${err instanceof RangeError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   });

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, USAGE, UsageError } from './config.js';
+import { stopOnMissingDataset } from './datasets.js';
 import { type Io, runEvaluation, runSweepCommand, writeJson } from './harness.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -44,7 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
+main(process.argv.slice(2)).catch(stopOnMissingDataset).then(
   (code) => {
     process.exitCode = code;
   },

@@ -2,6 +2,7 @@
 // format of schema.json, and annotations.json ({ series: { annotatorId: [0-based indices] } }).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { requireDataset } from './datasets.js';
 
 /**
  * The 25 univariate series that ANCHORS.md averages over (n_dim 1, data present, without
@@ -62,6 +63,7 @@ export async function loadTcpdSeries(
   datasetDir: string,
   names: readonly string[] = TCPD_SERIES,
 ): Promise<TcpdSeries[]> {
+  await requireDataset('TCPD subset', datasetDir);
   const annotations = JSON.parse(
     await readFile(path.join(datasetDir, 'annotations.json'), 'utf8'),
   ) as Record<string, Record<string, number[]>>;

@@ -38,6 +38,7 @@ import { TUNING, type TunedName } from '@adp/detection';
 import { nabScores } from './batch.js';
 import { engineSourceHash } from './engine.js';
 import { nabCategory } from './folds.js';
+import { stopOnMissingDataset } from './datasets.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
 import { type NabFileDetections, scoreCorpus } from './nab-scorer.js';
 
@@ -375,7 +376,7 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
+  main(process.argv.slice(2)).catch(stopOnMissingDataset).catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exitCode = 1;
   });

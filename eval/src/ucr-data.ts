@@ -3,6 +3,7 @@
 // whitespace-separated line. Positions in the name are 1-based (the dataset README).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { requireDataset } from './datasets.js';
 
 export interface UcrSeriesInfo {
   /** The archive's series number (the file name's leading NNN). */
@@ -52,6 +53,7 @@ export function checkUcrSeries(series: UcrSeries): void {
 
 /** The series files of `<ucrDir>/data`, in series-number order. */
 export async function listUcrSeries(ucrDir: string): Promise<UcrSeriesInfo[]> {
+  await requireDataset('UCR dev half', ucrDir);
   const files = await readdir(path.join(ucrDir, 'data'));
   return files
     .map((file) => parseUcrFileName(file))

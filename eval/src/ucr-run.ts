@@ -32,6 +32,7 @@ import { loadConfig } from '../../apps/api/src/config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from '../../apps/api/src/machines/model.js';
 import type { FineTuneOptions } from '@adp/model';
 import { learnedScores } from '@adp/detection';
+import { stopOnMissingDataset } from './datasets.js';
 import { writeJson } from './harness.js';
 import { listUcrSeries, loadUcrSeries, ucrHalf, type UcrSeries } from './ucr-data.js';
 import { rankedBy, scoreUcrSeries, ucrAccuracy, UCR_EXCLUSION_POINTS, type UcrAccuracy, type UcrSeriesScore } from './ucr-scorer.js';
@@ -358,7 +359,7 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
+  main(process.argv.slice(2)).catch(stopOnMissingDataset).catch((err: unknown) => {
     process.stderr.write(`${err instanceof RangeError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   });

@@ -1,6 +1,5 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { datasetGate, datasetTitle } from '../../test/datasets.js';
 import { loadNabCorpus } from '../src/nab-data.js';
 import {
   type NabFileDetections,
@@ -165,9 +164,9 @@ describe('scoreCorpus normalisation', () => {
     expect(scoreCorpus([a, b], LOW_FN).score).toBeCloseTo(100 / 3, 12);
   });
 
-  it('on the real dev split, the null detector scores 0 and the perfect detector 100', async () => {
-    const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/nab_dev');
-    const corpus = await loadNabCorpus(dir);
+  const nab = datasetGate('nab_dev');
+  it.skipIf(!nab.run)(datasetTitle('on the real dev split, the null detector scores 0 and the perfect detector 100', nab), async () => {
+    const corpus = await loadNabCorpus(nab.dir);
     expect(corpus.series).toHaveLength(35);
     expect(corpus.series.reduce((n, s) => n + s.windows.length, 0)).toBe(55);
     const asDetections = (pick: (rows: number, windows: readonly NabWindow[]) => boolean[]): NabFileDetections[] =>

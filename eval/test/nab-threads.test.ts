@@ -10,13 +10,14 @@ import { detectVariantsInThreads, runKey } from '../src/nab-threads.js';
 import { shippedDetector } from '../src/shipped.js';
 import { runSweep, SWEEP_ROW, sweepPoint } from '../src/sweep.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
-import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
+import { datasetTitle } from '../../test/datasets.js';
+import { NAB, nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // The two shortest files of the split, as a corpus of their own.
 const FILES = SHORTEST_FILES;
 
-describe('NAB detection threads', () => {
+describe.skipIf(!NAB.run)(datasetTitle('NAB detection threads', NAB), () => {
   let dir: string;
   let corpus: NabCorpus;
   beforeAll(async () => {

@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as detection from '@adp/detection';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EngineApi, engineStreamingDetector } from '../src/engine.js';
@@ -20,8 +18,9 @@ import {
   STEP_RULES,
 } from '../src/replay.js';
 import { ENGINE_VARIANTS } from '../src/variants.js';
+import { datasetGate, datasetTitle } from '../../test/datasets.js';
 
-const NAB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/nab_dev');
+const NAB = datasetGate('nab_dev');
 // A spiky file whose spikes often climb over two points, a daily cycle with a jump, a short file
 // with two windows, a file whose marginal spikes keep an event under way through a window, and
 // one whose narrow misses often lie well inside its recent range.
@@ -33,11 +32,11 @@ const FILES = [
   'rogue_agent_key_updown',
 ];
 
-describe('replaying recorded decisions', () => {
+describe.skipIf(!NAB.run)(datasetTitle('replaying recorded decisions', NAB), () => {
   let corpus: NabCorpus;
   let files: RecordedFile[];
   beforeAll(async () => {
-    const all = await loadNabCorpus(NAB_DIR);
+    const all = await loadNabCorpus(NAB.dir);
     corpus = { ...all, series: all.series.filter((s) => FILES.some((f) => s.file.includes(f))) };
     expect(corpus.series).toHaveLength(FILES.length);
     files = recordDecisions(corpus);

@@ -14,7 +14,8 @@ import { windowRobustness } from '../src/harness.js';
 import { lastClientRequest, lastDetectClient } from '../src/last-client.js';
 import type { NabDetectorResult } from '../src/nab-run.js';
 import { ROBUSTNESS_WINDOWS, SHIPPED_ROWS, shippedDetector, windowRowId, windowSettings } from '../src/shipped.js';
-import { NAB_DIR } from './nab-subset.js';
+import { datasetTitle } from '../../test/datasets.js';
+import { NAB, NAB_DIR } from './nab-subset.js';
 
 function record(isAnomaly: boolean, suggestedWindow = 29): LastResult {
   return {
@@ -126,7 +127,7 @@ describe('row (a): the streaming worker with its defaults', () => {
   });
 });
 
-describe("row (a) and the worker's checkpoints", () => {
+describe.skipIf(!NAB.run)(datasetTitle("row (a) and the worker's checkpoints", NAB), () => {
   // Through the worker's glue (its window keeps the judge's history beside it, a checkpoint after
   // every batch, batches of 1 to 60 points), every verdict is row (a)'s, margins and expected
   // values included, on the NAB dev file whose judge's window grows after its kept history was

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { datasetGate, datasetTitle } from '../../test/datasets.js';
 import { zeroChangePoints } from '../src/reference/null.js';
 import { fillMissing, loadTcpdSeries, TCPD_SERIES } from '../src/tcpd-data.js';
 import { runTcpd } from '../src/tcpd-run.js';
 import { countTruePositives, partition, tcpdCover, tcpdF1 } from '../src/tcpd-scorer.js';
 
-const TCPD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets/tcpd');
+const TCPD = datasetGate('tcpd');
+const TCPD_DIR = TCPD.dir;
 
 describe('TCPD F1', () => {
   it('matches within the margin of 5, each prediction at most once', () => {
@@ -66,12 +67,15 @@ describe('missing values', () => {
   });
 });
 
-describe('the local TCPD subset', () => {
-  const anchors = JSON.parse(readFileSync(path.join(TCPD_DIR, 'anchor_scores_local.json'), 'utf8')) as {
+describe.skipIf(!TCPD.run)(datasetTitle('the local TCPD subset', TCPD), () => {
+  let anchors: {
     series: string[];
     per_dataset: Record<string, Record<string, { default_f1: number; default_cover: number }>>;
     means_local: Record<string, { default_f1: number; default_cover: number }>;
   };
+  beforeAll(() => {
+    anchors = JSON.parse(readFileSync(path.join(TCPD_DIR, 'anchor_scores_local.json'), 'utf8')) as typeof anchors;
+  });
 
   it('uses the 25 series ANCHORS.md lists', () => {
     expect([...TCPD_SERIES].sort()).toEqual([...anchors.series].sort());

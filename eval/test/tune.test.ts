@@ -8,7 +8,8 @@ import { detectNab } from '../src/nab-run.js';
 import type { NabFileDetections } from '../src/nab-scorer.js';
 import { shippedDetector } from '../src/shipped.js';
 import { type ConstantOutcome, detectWithOverrides, foldConstant, parseSettings, TUNE_ROWS, tuneRun, tuneTable, verdictText } from '../src/tune.js';
-import { nabSubset, SHORTEST_FILES } from './nab-subset.js';
+import { datasetTitle } from '../../test/datasets.js';
+import { NAB, nabSubset, SHORTEST_FILES } from './nab-subset.js';
 
 // The two shortest files of the split, as a corpus of their own.
 const FILES = SHORTEST_FILES;
@@ -20,7 +21,7 @@ function file(category: string, rows: readonly number[]): NabFileDetections {
   return { file: `${category}/f.csv`, rowCount: 1000, windows: [{ startRow: 500, endRow: 600 }], detections };
 }
 
-describe('leave-one-category-out folds for a tuned constant', () => {
+describe.skipIf(!NAB.run)(datasetTitle('leave-one-category-out folds for a tuned constant', NAB), () => {
   let corpus: NabCorpus;
   let dir: string;
   beforeAll(async () => {

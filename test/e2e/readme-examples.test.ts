@@ -193,9 +193,15 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     }
   });
 
-  it('the quick start answers the same as the last-point example it repeats', async () => {
+  it('the quick start answers what it prints, the same as the last-point example it repeats', async () => {
     const block = theBlock(blocks, 'sh', (text) => text.includes('healthz') && text.includes('last/detect'));
     const [health, last] = await runShell(block.text, target);
+    // One answer a line, in the order of the calls.
+    const printed = blockAfter(blocks, block);
+    const [printedHealth, printedLast, ...more] = printed.text.split('\n');
+    expect(more).toEqual([]);
+    expectDocumentedAnswer(health!, { ...printed, text: printedHealth! });
+    expectDocumentedAnswer(last!, { ...printed, text: printedLast! });
     expect(JSON.parse(health!)).toEqual({ status: 'ok' });
     expectDocumentedAnswer(last!, blockAfter(blocks, theBlock(blocks, 'sh', onlyLastDetect)));
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { datasetGate, datasetTitle } from '../../../test/datasets.js';
 import {
   createStreamJudge,
   detectLastPoint,
@@ -982,15 +982,13 @@ describe('detectLastPoint: a data-driven period must beat the forecast without i
   // NAB's machine_temperature_system_failure.csv, the 750 rows ending at row 2293: a jump at row
   // 2018 and a plateau make lag 247 look like a period (two "cycles"), but its seasonal profile
   // only copies the jump; the forecast without it errs far less, so the point is judged without.
-  const file = path.resolve(
-    path.dirname(fileURLToPath(import.meta.url)),
-    '../../../../shared/datasets/nab_dev/data/realKnownCause/machine_temperature_system_failure.csv',
-  );
-  const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1);
-  const values = rows.map((row) => Number(row.split(',')[1])).slice(2293 - 749, 2294);
-  const input = plainInput(values);
+  const nab = datasetGate('nab_dev');
 
-  it('drops the period and keeps a band the size of the noise', () => {
+  it.skipIf(!nab.run)(datasetTitle('drops the period and keeps a band the size of the noise', nab), () => {
+    const file = path.join(nab.dir, 'data/realKnownCause/machine_temperature_system_failure.csv');
+    const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1);
+    const values = rows.map((row) => Number(row.split(',')[1])).slice(2293 - 749, 2294);
+    const input = plainInput(values);
     const withCheck = detectLastPoint(input, DEFAULTS);
     const without = detectLastPoint(input, { ...DEFAULTS, components: { seasonalCheck: false } });
     expect(without.period).toBe(242);

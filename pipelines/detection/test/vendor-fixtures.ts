@@ -1,5 +1,5 @@
 // The vendor's v1.1 example series (EntireDetect.json / LastDetect.json in
-// shared/reference/vendor-api/v1.1/examples): 48 monthly points from 1972-01, period 12, one
+// reference/vendor-api/v1.1/examples): 48 monthly points from 1972-01, period 12, one
 // obvious spike (index 25, 1030). Inlined so the unit tier needs nothing outside the package.
 import { parseIsoTimestamp, type SeriesInput } from '../src/index.js';
 
