@@ -156,9 +156,16 @@ function lastKey(path: string): string {
  * or more decimals, or an exponent, must be that double exactly), a model output (MODEL_OUTPUTS)
  * within MODEL_TOLERANCE of them (a z-score within Z_SCORE_SLACK more); a documented string ending in "..." only as a prefix (`key_...`);
  * anything else exactly. A key in `volatile` (a creation time, a duration: different on every run)
- * only needs a value of the same type. Empty when they agree.
+ * only needs a value of the same type. `modelOutputs` names the keys compared as model outputs
+ * (a block whose margins and severities come from a baselined verdict adds those). Empty when they agree.
  */
-export function mismatches(actual: unknown, documented: unknown, volatile: ReadonlySet<string> = new Set(), path = '$'): string[] {
+export function mismatches(
+  actual: unknown,
+  documented: unknown,
+  volatile: ReadonlySet<string> = new Set(),
+  path = '$',
+  modelOutputs: ReadonlySet<string> = MODEL_OUTPUTS,
+): string[] {
   if (volatile.has(lastKey(path))) {
     const kind = (value: unknown): string => (isDocumentedNumber(value) ? 'number' : value === null ? 'null' : typeof value);
     return kind(actual) === kind(documented) ? [] : [`${path}: ${JSON.stringify(actual)} where the README shows a ${kind(documented)}`];
@@ -169,7 +176,7 @@ export function mismatches(actual: unknown, documented: unknown, volatile: Reado
     const key = lastKey(path);
     const printed = Number(token);
     const slack = key === 'z_score' || key === 'z_scores' ? Z_SCORE_SLACK : 0;
-    const agrees = MODEL_OUTPUTS.has(key)
+    const agrees = modelOutputs.has(key)
       ? printedAs(token, actual) || Math.abs(actual - printed) <= MODEL_TOLERANCE * Math.abs(printed) + slack
       : printedAs(token, actual);
     return agrees ? [] : [`${path}: ${actual} where the README shows ${token}`];
@@ -182,7 +189,7 @@ export function mismatches(actual: unknown, documented: unknown, volatile: Reado
   if (Array.isArray(documented)) {
     if (!Array.isArray(actual)) return [`${path}: ${JSON.stringify(actual)} where the README shows an array`];
     if (actual.length !== documented.length) return [`${path}: ${actual.length} elements where the README shows ${documented.length}`];
-    return documented.flatMap((item, index) => mismatches(actual[index], item, volatile, `${path}[${index}]`));
+    return documented.flatMap((item, index) => mismatches(actual[index], item, volatile, `${path}[${index}]`, modelOutputs));
   }
   if (typeof documented === 'object' && documented !== null) {
     if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) {
@@ -192,7 +199,7 @@ export function mismatches(actual: unknown, documented: unknown, volatile: Reado
     const got = Object.keys(actual).sort();
     if (want.join() !== got.join()) return [`${path}: keys ${got.join(',')} where the README shows ${want.join(',')}`];
     return want.flatMap((key) =>
-      mismatches((actual as Record<string, unknown>)[key], (documented as Record<string, unknown>)[key], volatile, `${path}.${key}`),
+      mismatches((actual as Record<string, unknown>)[key], (documented as Record<string, unknown>)[key], volatile, `${path}.${key}`, modelOutputs),
     );
   }
   return actual === documented ? [] : [`${path}: ${JSON.stringify(actual)} where the README shows ${JSON.stringify(documented)}`];
