@@ -14,6 +14,7 @@ COPY packages/observability/package.json packages/observability/
 COPY packages/store/package.json packages/store/
 COPY packages/streaming/package.json packages/streaming/
 COPY pipelines/detection/package.json pipelines/detection/
+COPY pipelines/machine/package.json pipelines/machine/
 COPY pipelines/regimes/package.json pipelines/regimes/
 # `npm install` from the lock; no install scripts (.npmrc): onnxruntime-node's CPU binary ships in
 # the package.
