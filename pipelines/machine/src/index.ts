@@ -3,3 +3,5 @@ export type { ChannelMatrix, MachineModel, MachineScores, ScoreContext } from '.
 export { judgeMachine, DRIVER_SHARE } from './judge.js';
 export type { MachineEpisode, MachineVerdict } from './judge.js';
 export { symmetricEigen } from './linalg.js';
+export { initialStreamState, streamMachine } from './stream.js';
+export type { MachineStreamState, OpenEpisode, StreamedPoint, StreamEpisode, StreamStep } from './stream.js';

@@ -13,7 +13,7 @@ export interface MachineEpisode {
   readonly severity: number;
   /** The channels that drove it: each one's share of the episode's summed score, largest first, those of at least `DRIVER_SHARE`. */
   readonly channels: readonly { readonly channel: string; readonly share: number }[];
-  /** False when the judged points ended while it was still under way. */
+  /** False until a whole window has passed under the threshold after it (it may still go on). */
   readonly closed: boolean;
 }
 
@@ -21,7 +21,7 @@ export interface MachineVerdict {
   readonly threshold: number;
   readonly score: Float64Array;
   readonly isAnomaly: boolean[];
-  /** 0 for a healthy point; 1 - threshold / score for a flagged one (flagged gap points: their own, 0 when under). */
+  /** 0 for a healthy point; 1 - threshold / score for a flagged one. */
   readonly severity: number[];
   /** Per channel, in the model's order: its part of each point's score. */
   readonly contributions: Float64Array[];
@@ -33,10 +33,10 @@ export const DRIVER_SHARE = 0.1;
 
 /**
  * Judges readings (channel-major, the model's channel order) at a sensitivity (0..99). A point is
- * out when its score is over the threshold; runs of such points are episodes, and a gap no longer
- * than the smoothing window between two runs belongs to the episode (the trailing mean dips inside
- * one departure), its points flagged with it. The first points of a stretch with no carry, whose
- * windows are not yet whole, are not flagged.
+ * out when its score is over the threshold: each point's verdict needs nothing after it, so a
+ * stream judged point by point flags exactly the same points. The first points of a stretch with
+ * no carry, whose windows are not yet whole, are not flagged. An episode runs from the first flag
+ * of a departure to its last, through dips shorter than a window.
  */
 export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<number>[], sensitivity: number, context: ScoreContext = {}): MachineVerdict {
   const threshold = machineThreshold(model, sensitivity);
@@ -51,21 +51,31 @@ export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<n
   for (let t = firstWhole; t < n; t++) {
     if (!(score[t]! > threshold)) continue;
     const last = runs.at(-1);
-    if (last && t - last[1] <= w) last[1] = t;
+    if (last && last[1] === t - 1) last[1] = t;
     else runs.push([t, t]);
   }
   const isAnomaly = new Array<boolean>(n).fill(false);
   const severity = new Array<number>(n).fill(0);
-  const episodes: MachineEpisode[] = [];
   for (const [start, end] of runs) {
-    const closed = end < n - 1;
+    for (let t = start; t <= end; t++) {
+      isAnomaly[t] = true;
+      severity[t] = 1 - threshold / score[t]!;
+    }
+  }
+  // Runs a short dip apart are one departure: an episode stays open until the score has stayed
+  // under the threshold for a whole window (which a stream knows as the points arrive).
+  const spans: [number, number][] = [];
+  for (const [start, end] of runs) {
+    const last = spans.at(-1);
+    if (last && start - last[1] <= w) last[1] = end;
+    else spans.push([start, end]);
+  }
+  const episodes: MachineEpisode[] = spans.map(([start, end]) => {
     let peak = start;
     const totals = contributions.map(() => 0);
     let sum = 0;
     for (let t = start; t <= end; t++) {
       if (score[t]! > score[peak]!) peak = t;
-      isAnomaly[t] = true;
-      severity[t] = score[t]! > threshold ? 1 - threshold / score[t]! : 0;
       contributions.forEach((part, c) => (totals[c]! += part[t]!));
       sum += score[t]!;
     }
@@ -73,15 +83,9 @@ export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<n
       .map((channel, c) => ({ channel, share: sum > 0 ? totals[c]! / sum : 0 }))
       .filter(({ share }) => share >= DRIVER_SHARE)
       .sort((a, b) => b.share - a.share);
-    episodes.push({
-      start,
-      end,
-      peak,
-      peakScore: score[peak]!,
-      severity: score[peak]! > threshold ? 1 - threshold / score[peak]! : 0,
-      channels,
-      closed,
-    });
-  }
+    // Closed once a whole window has passed under the threshold after it.
+    const closed = n - 1 - end >= w;
+    return { start, end, peak, peakScore: score[peak]!, severity: 1 - threshold / score[peak]!, channels, closed };
+  });
   return { threshold, score, isAnomaly, severity, contributions, episodes };
 }

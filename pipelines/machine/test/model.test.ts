@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { fitMachineModel, judgeMachine, machineThreshold, scoreMachine, symmetricEigen, MIN_MACHINE_MODEL_ROWS } from '../src/index.js';
+import {
+  fitMachineModel,
+  initialStreamState,
+  judgeMachine,
+  machineThreshold,
+  scoreMachine,
+  streamMachine,
+  symmetricEigen,
+  MIN_MACHINE_MODEL_ROWS,
+  type MachineStreamState,
+  type StreamedPoint,
+  type StreamEpisode,
+} from '../src/index.js';
 
 /** A seeded uniform generator (mulberry32), so every run sees the same data. */
 function random(seed: number): () => number {
@@ -168,5 +180,60 @@ describe('judgeMachine', () => {
     const near = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1 }).distance[0]!;
     const far = scoreMachine(drifting, [[drifting.center[0]! + 0.5], [0]], { horizon: 1000 }).distance[0]!;
     expect(far).toBeLessThan(near / 2);
+  });
+});
+
+describe('streamMachine', () => {
+  const model = fitMachineModel(machine(400, 4));
+  const judged = machine(700, 11);
+  for (let t = 200; t < 330; t++) judged.values[0]![t]! += 4;
+  // A dip: the departure pauses for 8 points, then goes on.
+  for (let t = 260; t < 268; t++) judged.values[0]![t]! -= 4;
+  for (let t = 500; t < 560; t++) judged.values[2]![t] = 0.05;
+
+  it('judges a stream in batches of any size as one request is judged: flags, severities, episodes', () => {
+    const whole = judgeMachine(model, judged.values, 95);
+    expect(whole.episodes.length).toBeGreaterThanOrEqual(2);
+    for (const sizes of [[700], [1, 19, 37, 200, 443], [5], [64, 64, 572]]) {
+      let state = initialStreamState(model);
+      const points: StreamedPoint[] = [];
+      const opened: StreamEpisode[] = [];
+      const closed: StreamEpisode[] = [];
+      let at = 0;
+      let size = 0;
+      while (at < 700) {
+        const take = Math.min(sizes[size % sizes.length]!, 700 - at);
+        size++;
+        // Through JSON, as a checkpoint keeps it.
+        state = JSON.parse(JSON.stringify(state)) as MachineStreamState;
+        const step = streamMachine(model, state, judged.values.map((v) => v.slice(at, at + take)), 95);
+        points.push(...step.points);
+        opened.push(...step.opened.map(({ episode }) => episode));
+        closed.push(...step.closed.map(({ episode }) => episode));
+        state = step.state;
+        at += take;
+      }
+      expect(points.map((p) => p.isAnomaly)).toEqual(whole.isAnomaly);
+      points.forEach((p, t) => {
+        expect(p.score).toBeCloseTo(whole.score[t]!, 9);
+        expect(p.severity).toBeCloseTo(whole.severity[t]!, 9);
+      });
+      const closedInWhole = whole.episodes.filter((e) => e.closed);
+      expect(closed.map(({ start, end, peak }) => [start, end, peak])).toEqual(closedInWhole.map(({ start, end, peak }) => [start, end, peak]));
+      closed.forEach((episode, k) => {
+        expect(episode.channels.map((c) => c.channel)).toEqual(closedInWhole[k]!.channels.map((c) => c.channel));
+        episode.channels.forEach((c, i) => expect(c.share).toBeCloseTo(closedInWhole[k]!.channels[i]!.share, 9));
+      });
+      expect(opened.map((e) => e.start)).toEqual(whole.episodes.map((e) => e.start));
+      // The episode with the dip is one episode, opened once and closed once.
+      expect(closed.filter((e) => e.start <= 230 && e.end >= 300)).toHaveLength(1);
+    }
+  });
+
+  it('keeps at most a window of distances in its state', () => {
+    const step = streamMachine(model, initialStreamState(model), judged.values.map((v) => v.slice(0, 300)), 95);
+    expect(step.state.judged).toBe(300);
+    expect(step.state.distances).toHaveLength(model.smoothingPoints - 1);
+    expect(step.state.parts.every((part) => part.length === model.smoothingPoints - 1)).toBe(true);
   });
 });

@@ -316,8 +316,10 @@ export function withMachineVerdict(judgement: MachineJudgement, model: MachineMo
   const regimes = [...judgement.regimes];
   const driver = [...judgement.driver];
   const counts = new Map(Object.entries(judgement.drivers));
+  const inEpisode = new Array<boolean>(regimes.length).fill(false);
+  for (const { start, end } of verdict.episodes) for (let index = start; index <= end; index++) inEpisode[index] = true;
   for (let index = 0; index < regimes.length; index++) {
-    if (!verdict.isAnomaly[index] || (regimes[index] !== 'HEALTHY' && regimes[index] !== 'UNKNOWN')) continue;
+    if (!inEpisode[index] || (regimes[index] !== 'HEALTHY' && regimes[index] !== 'UNKNOWN')) continue;
     regimes[index] = 'ACTIVE';
     let top = 0;
     verdict.contributions.forEach((part, c) => {

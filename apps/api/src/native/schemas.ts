@@ -323,7 +323,7 @@ const MachineEpisode = Type.Object({
   channels: Type.Array(Type.Object({ channel: Type.String(), share: Type.Number({ minimum: 0, maximum: 1 }) }), {
     description: "The channels that drove it: each one's share of the episode's summed score (those of at least 0.1), largest first.",
   }),
-  closed: Type.Boolean({ description: 'False when the request ended while it was still under way.' }),
+  closed: Type.Boolean({ description: 'False until a whole smoothing window (20 points) has passed under the threshold after it: it may still go on.' }),
 });
 
 const MachineVerdictBody = Type.Object(
@@ -332,7 +332,7 @@ const MachineVerdictBody = Type.Object(
     sensitivity: Type.Integer({ minimum: 0, maximum: 99 }),
     threshold: Type.Number({ description: 'A score above it is out of the healthy state.' }),
     score: Type.Array(Type.Number(), { description: 'Per point: the trailing mean squared distance of the channels from their joint healthy state.' }),
-    is_anomaly: Type.Array(Type.Boolean(), { description: 'Per point: within an episode.' }),
+    is_anomaly: Type.Array(Type.Boolean(), { description: 'Per point: its score is over the threshold.' }),
     severity: Type.Array(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Per point: 1 - threshold / score where out, else 0.' }),
     contributions: Type.Record(Type.String(), Type.Array(Type.Number({ minimum: 0 })), {
       description: "Per channel, per point: its part of the score (the parts add up to the score).",
