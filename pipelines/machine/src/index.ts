@@ -5,3 +5,4 @@ export type { MachineEpisode, MachineVerdict } from './judge.js';
 export { symmetricEigen } from './linalg.js';
 export { initialStreamState, streamMachine } from './stream.js';
 export type { MachineStreamState, OpenEpisode, StreamedPoint, StreamEpisode, StreamStep } from './stream.js';
+export { decodeMachineModel, encodeMachineModel } from './codec.js';

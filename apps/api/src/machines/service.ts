@@ -12,8 +12,7 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
-import { fitMachineModel, type MachineModel } from '@adp/machine';
-import { decodeMachineModel, encodeMachineModel } from './joint.js';
+import { decodeMachineModel, encodeMachineModel, fitMachineModel, type MachineModel } from '@adp/machine';
 import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
 import { shapeReferenceInSlices } from '@adp/detection';
 import { nextTurn } from './next-turn.js';

@@ -8,9 +8,8 @@ import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fast
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
-import { machineThreshold } from '@adp/machine';
+import { decodeMachineModel, machineThreshold } from '@adp/machine';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
-import { decodeMachineModel } from '../machines/joint.js';
 import { DEFAULT_SENSITIVITY } from '../vendor/request.js';
 import {
   BASELINE_CHANGED_CHANNEL,
