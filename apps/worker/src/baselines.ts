@@ -7,6 +7,7 @@ import type { ShapeReferenceData } from '@adp/detection';
 import { decodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import type { BaselineRecord, Store } from '@adp/store';
 import { GenerationalCache } from '@adp/streaming';
+import { machineModelOf, type MachineModelOf } from './machine-verdicts.js';
 
 export interface SeriesBaseline {
   readonly baselineId: string;
@@ -20,6 +21,8 @@ export interface SeriesBaseline {
   readonly sensitivity: number | null;
   /** The baseline's healthy shapes, which the learned scores add to the z-scores; null: none kept. */
   readonly shapeReference: ShapeReferenceData | null;
+  /** A multi-channel machine's joint model of its channels; null: none (a single series, a channel, an older baseline). */
+  readonly machine: MachineModelOf | null;
 }
 
 interface Entry {
@@ -36,6 +39,7 @@ export function toSeriesBaseline(record: BaselineRecord): SeriesBaseline {
     energyStd: record.stats.energyStd,
     sensitivity: record.sensitivity,
     shapeReference: record.shapeReference ?? null,
+    machine: record.machineModel ? machineModelOf(record.machineModel, record.updatedAt.getTime(), record.sensitivity) : null,
   };
 }
 

@@ -45,6 +45,15 @@ import {
   type SeriesWindow,
 } from './series-window.js';
 import { joinLearnedVerdicts } from './learned-verdict.js';
+import {
+  decodeMachineCheckpoint,
+  encodeMachineCheckpoint,
+  judgeMachinePoints,
+  machineStateSeriesId,
+  type ChannelPoint,
+  type MachineCheckpoint,
+  type MachineModelOf,
+} from './machine-verdicts.js';
 import { parseTelemetryMessage, type DeadLetterReason } from './telemetry.js';
 import { startDetectorPool } from './detect-pool.js';
 import { StoreCoalescer } from './store-coalescer.js';
@@ -507,6 +516,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     return { inferenceMs, regimesMs: performance.now() - regimesStarted };
   }
 
+  /**
+   * The machines of a batch that have a joint model of their channels, with the checkpoint of
+   * their stream (read each batch: it is small, and a rebalance or a retry then needs nothing else).
+   */
+  async function machineStates(
+    candidates: readonly { orgId: string; machineId: string; points: ChannelPoint[] }[],
+  ): Promise<{ orgId: string; machineId: string; points: ChannelPoint[]; machine: MachineModelOf; checkpoint: MachineCheckpoint | null }[]> {
+    if (candidates.length === 0) return [];
+    const found = await Promise.all(candidates.map(async (candidate) => ({ ...candidate, machine: (await baselines.get(candidate.orgId, candidate.machineId))?.machine ?? null })));
+    const modelled = found.filter((candidate): candidate is typeof candidate & { machine: MachineModelOf } => candidate.machine !== null);
+    if (modelled.length === 0) return [];
+    const keyOf = (candidate: { orgId: string; machineId: string }): string => `${config.groupId}/${candidate.orgId}/${machineStateSeriesId(candidate.machineId)}`;
+    const stored = await deps.checkpoints.load(modelled.map(keyOf));
+    return modelled.map((candidate) => ({ ...candidate, checkpoint: decodeMachineCheckpoint(stored.get(keyOf(candidate))) }));
+  }
+
   async function handle(batch: IncomingBatch): Promise<void> {
     const startedMs = performance.now();
     const deletionsAtStart = deletionCount;
@@ -525,6 +550,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const deadLetters: OutgoingMessage[] = [];
     const reasons = new Map<string, number>();
     const pendingBySeries = new Map<string, PendingSeries>();
+    // Multi-channel machines' points, per `<org>/<machine>`: their machine verdict (machine-verdicts.ts).
+    const channelPoints = new Map<string, { orgId: string; machineId: string; points: ChannelPoint[] }>();
     for (const message of batch.messages) {
       const parsed = parseTelemetryMessage(codecs, message);
       if (!parsed.ok) {
@@ -533,6 +560,19 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         continue;
       }
       for (const point of parsed.points) {
+        const channelPrefix = `${parsed.machineId}:`;
+        if (point.readings.some((reading) => reading.seriesId.startsWith(channelPrefix))) {
+          const machineKey = `${parsed.orgId}/${parsed.machineId}`;
+          let machine = channelPoints.get(machineKey);
+          if (!machine) {
+            machine = { orgId: parsed.orgId, machineId: parsed.machineId, points: [] };
+            channelPoints.set(machineKey, machine);
+          }
+          machine.points.push({
+            tsMs: point.tsMs,
+            readings: new Map(point.readings.map((reading) => [reading.seriesId.slice(channelPrefix.length), reading.value])),
+          });
+        }
         for (const reading of point.readings) {
           const key = `${parsed.orgId}/${reading.seriesId}`;
           let pending = pendingBySeries.get(key);
@@ -556,6 +596,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         return baselines.get(pending.orgId, pending.seriesId);
       })),
     ]);
+    const machines = await machineStates([...channelPoints.values()]);
     const stateMs = performance.now();
 
     // 3. Detection (here or in the detection threads), then 4. energies, z-scores and regimes.
@@ -657,6 +698,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       }
     }
 
+    const machineCheckpoints = new Map<string, Buffer>();
+    for (const { orgId, machineId, points, machine, checkpoint } of machines) {
+      const judgedMachine = judgeMachinePoints({
+        orgId,
+        machineId,
+        points,
+        machine,
+        checkpoint,
+        defaultSensitivity: config.sensitivity,
+        modelVersion: `machine-${machine.model.kind}`,
+        writtenAtMs,
+      });
+      rows.push(...judgedMachine.rows);
+      machineCheckpoints.set(`${config.groupId}/${orgId}/${machineStateSeriesId(machineId)}`, encodeMachineCheckpoint(judgedMachine.checkpoint));
+    }
+
     // 6. Dead letters, then results and checkpoints (in one write with the other partitions'
     // batches that finish now): all before the handler resolves and the bus commits.
     if (deadLetters.length > 0) {
@@ -679,6 +736,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       updated.set(key, j.window);
       checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
     }
+    for (const [key, bytes] of machineCheckpoints) checkpoint.set(key, bytes);
     const stored = await sink.store(rows, checkpoint);
     const doneMs = performance.now();
 

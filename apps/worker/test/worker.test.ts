@@ -1,3 +1,4 @@
+import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import { BASELINE_CHANGED_CHANNEL, type ResultRow } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeWindow, startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
@@ -468,6 +469,62 @@ describe('startWorker on the in-process bus', () => {
     await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(60);
     expect(await allRows(platform.results, 'pump:temperature')).toHaveLength(30);
     expect((await allRows(platform.results, 'pump:pressure'))[29]!.value).toBe(3);
+  });
+
+  it("judges a multi-channel machine with a joint model as a request to POST /v1/detect would, across a restart", async () => {
+    // Three channels: flow and current follow one load, vibration on its own. Healthy rows make the
+    // baseline; the stream then breaks the flow-current relation for 120 points.
+    const readings = (from: number, to: number, fault: readonly [number, number] | null) => {
+      const out: { flow: number; current: number; vibration: number }[] = [];
+      for (let i = from; i < to; i++) {
+        const load = Math.sin(i / 7) + 0.1 * Math.sin(i * 12.9898);
+        const shifted = fault !== null && i >= fault[0] && i < fault[1] ? 1.5 : 0;
+        out.push({
+          flow: 30 + 2 * load + 0.05 * Math.sin(i * 78.233) - shifted,
+          current: 1 + 0.1 * load + 0.003 * Math.sin(i * 37.719),
+          vibration: 0.03 + 0.001 * Math.sin(i * 4.1414),
+        });
+      }
+      return out;
+    };
+    const healthy = readings(0, 600, null);
+    const channelNames = ['flow', 'current', 'vibration'] as const;
+    const model = fitMachineModel({ channels: [...channelNames], values: channelNames.map((name) => healthy.map((row) => row[name])) });
+    const record = { ...statsBaseline('rig'), channels: [...channelNames], machineModel: encodeMachineModel(model), updatedAt: new Date(5_000) };
+    const store = baselineStore(new Map([['rig', record]]));
+    const stream = readings(600, 1000, [800, 920]);
+    const expected = judgeMachine(model, channelNames.map((name) => stream.map((row) => row[name])), 95);
+    expect(expected.episodes.some((e) => e.start < 830 - 600 && e.end > 900 - 600)).toBe(true);
+    const messages = stream.map((row, i) =>
+      telemetryMessage({ machine_id: 'rig', timestamp: T0 + i * STEP, channels: channelNames.map((name) => ({ name, value: row[name] })) }),
+    );
+
+    const platform = await embeddedPlatform();
+    const producer = await platform.bus.producer();
+    const first = await start(platform, { store });
+    await producer.send('telemetry', messages.slice(0, 250));
+    await expect.poll(() => first.counters().rows, { timeout: 120_000 }).toBe(250 * 4);
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    // A restart: the machine's stream goes on from its checkpoint; a replayed point is skipped.
+    const second = await start(platform, { store });
+    await producer.send('telemetry', [messages[249]!, ...messages.slice(250)]);
+    await expect.poll(async () => (await allRows(platform.results, 'rig')).length, { timeout: 120_000 }).toBe(400);
+
+    const rows = await allRows(platform.results, 'rig');
+    expect(rows.map((row) => row.tsMs)).toEqual(stream.map((_, i) => T0 + i * STEP));
+    expect(rows.map((row) => row.isAnomaly)).toEqual(expected.isAnomaly);
+    rows.forEach((row, i) => {
+      expect(row.value).toBeCloseTo(expected.score[i]!, 9);
+      expect(row.severity).toBeCloseTo(expected.severity[i]!, 9);
+      expect(row).toMatchObject({ expectedValue: 0, lowerMargin: 0, isNegativeAnomaly: false, energy: null, zScore: null, modelVersion: 'machine-gaussian-drift' });
+      expect(row.upperMargin).toBeCloseTo(expected.threshold, 9);
+    });
+    const inEpisode = (i: number) => expected.episodes.some((e) => e.closed && i >= e.start && i <= e.end);
+    rows.forEach((row, i) => expect(row.regime, `point ${i}`).toBe(row.isAnomaly || inEpisode(i) ? 'ACTIVE' : 'HEALTHY'));
+    // Each channel is still judged as its own series.
+    expect(await allRows(platform.results, 'rig:flow')).toHaveLength(400);
+    expect(second.counters().rows).toBeGreaterThan(0);
   });
 
   it('two workers of one group share the partitions and every point is judged once', async () => {
