@@ -11,9 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../apps/api/src/app.js';
+import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { loadPackagedModel } from '../../apps/api/src/machines/model.js';
+import { openPlatform } from '../../apps/api/src/platform.js';
 import { writeJson } from './harness.js';
 import { listSkabExperiments, loadSkabExperiment, SKAB_TRAIN_ROWS, type SkabExperiment } from './skab-data.js';
 
@@ -34,6 +35,7 @@ export const SKAB_ROWS = {
   generic: 'no baseline: POST /v1/detect with channels and no machine_id; a row is flagged when any channel flags it',
   channels: "with the baseline, each channel alone: a row is flagged when any channel's own verdict flags it",
   machine: "with the baseline, the machine's verdict (machine.is_anomaly): what the API answers for the machine",
+  stream: "the judged rows sent as telemetry (POST /v1/telemetry, one second apart) to the embedded stream worker: the machine's stored rows (GET /v1/machines/{id}/results)",
 } as const;
 export type SkabRow = keyof typeof SKAB_ROWS;
 
@@ -111,15 +113,31 @@ interface MultivariateAnswer {
   readonly machine: { readonly is_anomaly: boolean[]; readonly episodes: { start: number; end: number }[] } | null;
 }
 
-async function call(app: FastifyInstance, url: string, body: unknown): Promise<unknown> {
+async function call(app: FastifyInstance, url: string, body?: unknown, expected = 200): Promise<unknown> {
   const response = await app.inject({
-    method: 'POST',
+    method: body === undefined ? 'GET' : 'POST',
     url,
-    headers: { 'x-service-key': API_KEY, 'content-type': 'application/json' },
-    payload: JSON.stringify(body),
+    headers: { 'x-service-key': API_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
-  if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body.slice(0, 300)}`);
+  if (response.statusCode !== expected) throw new Error(`${url}: ${response.statusCode} ${response.body.slice(0, 300)}`);
   return response.json();
+}
+
+/** The judged rows as telemetry, one second apart from a fixed start, then the machine's stored rows once all are there. */
+async function throughTheStream(app: FastifyInstance, machineId: string, experiment: SkabExperiment, from: number, to: number): Promise<{ isAnomaly: boolean[]; active: boolean[] }> {
+  const startMs = Date.parse('2026-01-01T00:00:00Z');
+  const points = channelPoints(experiment, from, to).map((point, i) => ({ timestamp: new Date(startMs + i * 1000).toISOString(), ...point }));
+  await call(app, '/v1/telemetry', { machine_id: machineId, points }, 202);
+  const url = `/v1/machines/${machineId}/results?limit=10000`;
+  for (let attempt = 0; ; attempt++) {
+    const page = (await call(app, url)) as { results: { is_anomaly: boolean; regime: string }[] };
+    if (page.results.length === points.length) {
+      return { isAnomaly: page.results.map((row) => row.is_anomaly), active: page.results.map((row) => row.regime !== 'HEALTHY') };
+    }
+    if (attempt > 6000) throw new Error(`${machineId}: ${page.results.length} of ${points.length} stream rows after 10 minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Rows as the API takes them: points with `channels` (granularity none: the rows are judged in order). */
@@ -155,9 +173,11 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
   let ids = await listSkabExperiments(options.skabDir);
   if (options.limit !== undefined) ids = ids.slice(0, options.limit);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-skab-'));
-  const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', EMBEDDED_WORKER: 'false' });
-  const app = await buildApp(config, { model: loadPackagedModel });
-  const totals = { generic: emptyCounts(), channels: emptyCounts(), machine: emptyCounts() } satisfies Record<SkabRow, SkabCounts>;
+  const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', EMBEDDED_WORKER: 'true' });
+  // The API with its embedded stream worker, as `npm start` opens it.
+  const platform = await openPlatform(config, { model: loadPackagedModel, worker: loadWorkerConfig({}) });
+  const { app } = platform;
+  const totals = { generic: emptyCounts(), channels: emptyCounts(), machine: emptyCounts(), stream: emptyCounts() } satisfies Record<SkabRow, SkabCounts>;
   const byFolder = new Map<string, SkabCounts>();
   try {
     for (const id of ids) {
@@ -176,6 +196,9 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
       addExperiment(totals.channels, channelFlags, labels, runsOf(channelFlags));
       const episodes = withBaseline.machine.episodes.map(({ start, end }) => [start, end] as const);
       addExperiment(totals.machine, withBaseline.machine.is_anomaly, labels, episodes);
+      const streamed = await throughTheStream(app, machineId, experiment, SKAB_TRAIN_ROWS, rows);
+      // The stream's episodes: its rows' runs out of HEALTHY (a closed episode's points are ACTIVE).
+      addExperiment(totals.stream, streamed.isAnomaly, labels, runsOf(streamed.active));
       const folder = id.split('/')[0]!;
       const counts = byFolder.get(folder) ?? emptyCounts();
       addExperiment(counts, withBaseline.machine.is_anomaly, labels, episodes);
@@ -186,11 +209,11 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
       options.progress?.(`${id}: machine F1 ${score.f1.toFixed(3)} FAR ${score.far} MAR ${score.mar}, ${episodes.length} episode(s)`);
     }
   } finally {
-    await app.close();
+    await platform.close();
     await rm(dataDir, { recursive: true, force: true });
   }
   return {
-    rows: { generic: skabScore(totals.generic), channels: skabScore(totals.channels), machine: skabScore(totals.machine) },
+    rows: { generic: skabScore(totals.generic), channels: skabScore(totals.channels), machine: skabScore(totals.machine), stream: skabScore(totals.stream) },
     machineByFolder: Object.fromEntries([...byFolder].map(([folder, counts]) => [folder, skabScore(counts)])),
     experiments: ids.length,
     elapsedS: (performance.now() - started) / 1000,

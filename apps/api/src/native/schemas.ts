@@ -231,9 +231,11 @@ export const MachineStatusResponse = Type.Object({
   baseline_created_at: Nullable(Type.String({ format: 'date-time' })),
   baseline_updated_at: Nullable(Type.String({ format: 'date-time' })),
   label: Nullable(Type.String()),
-  model_in_use: Type.Union([Type.Literal('fine-tuned'), Type.Literal('generic')], {
-    description: "The predictor a detection for this machine uses now: 'fine-tuned' with a fine-tuned baseline, else 'generic'.",
+  model_in_use: Type.Union([Type.Literal('fine-tuned'), Type.Literal('generic'), Type.Literal('machine-model')], {
+    description:
+      "What a detection for this machine uses now: 'fine-tuned' with a fine-tuned baseline, 'machine-model' for a multi-channel machine whose baseline has a joint model of its channels (each channel has its own fine-tuned baseline), else 'generic'.",
   }),
+  channels: Type.Optional(Type.Array(Type.String(), { description: "A multi-channel machine's channels (each the series '<machine_id>:<channel>'); absent for a single series." })),
   predictor_loaded: Type.Boolean({ description: 'Whether the fine-tuned predictor is in the in-memory cache.' }),
   first_seen_at: Type.String({
     format: 'date-time',

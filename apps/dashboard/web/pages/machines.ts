@@ -63,6 +63,7 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
   const load = el('button', { type: 'submit' }, 'Load results');
   const resultsStatus = el('div', {});
   const output = el('div', { 'data-testid': 'machine-results' });
+  const resultsNote = el('p', { class: 'notice', 'data-testid': 'results-note' }, 'The per-point results of its telemetry, judged by the workers.');
   const rangeForm = el('form', { class: 'inline' }, el('label', {}, 'From', from), el('label', {}, 'To (exclusive)', to), load);
   rangeForm.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -70,7 +71,7 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
   });
   main.replaceChildren(
     statusCard,
-    el('section', { class: 'card' }, el('h2', {}, 'Stored results'), el('p', { class: 'notice' }, 'The per-point results of its telemetry, judged by the workers.'), rangeForm, resultsStatus, output),
+    el('section', { class: 'card' }, el('h2', {}, 'Stored results'), resultsNote, rangeForm, resultsStatus, output),
     baselineSlot,
   );
 
@@ -125,6 +126,28 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
   try {
     const status = await apiRequest<MachineStatusResponse>('GET', `/v1/status/${path}`);
     statusCard.replaceChildren(el('h2', {}, machineId, status.label ? ` (${status.label})` : ''), statusList(status));
+    if (status.channels) {
+      // A multi-channel machine: its stored rows are the machine's score against the joint model of
+      // its channels; each channel's own rows are on its own page.
+      append(
+        statusCard,
+        el(
+          'p',
+          { 'data-testid': 'machine-channels' },
+          'Channels: ',
+          ...status.channels.flatMap((channel, index) => [
+            ...(index > 0 ? [', '] : []),
+            el('a', { href: `#/machines/${encodeURIComponent(`${machineId}:${channel}`)}` }, channel),
+          ]),
+          '.',
+        ),
+      );
+      if (status.model_in_use === 'machine-model') {
+        resultsNote.replaceChildren(
+          "The machine's score per point (its channels' distance from their joint healthy state; the band's top is the threshold), judged by the workers from its telemetry. Anomalies are points over the threshold.",
+        );
+      }
+    }
     if (status.baseline_present) {
       try {
         baselineSlot.replaceChildren(baselineCard(await apiRequest<BaselineResponse>('GET', `/v1/baseline?machine_id=${path}`)));
