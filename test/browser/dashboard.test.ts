@@ -131,6 +131,12 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
 
   it('creates a baseline from a multivariate CSV: one per channel', async () => {
     await page.goto(`${baseUrl}/dashboard/#/baseline`);
+    // The browser checks the machine id before anything is sent (its pattern compiles).
+    const machineId = page.getByLabel('Machine id');
+    await machineId.fill('pump 18!');
+    expect(await machineId.evaluate((input) => (input as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
+    await machineId.fill('pump-18:temp');
+    expect(await machineId.evaluate((input) => (input as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(true);
     await page.getByLabel('Machine id').fill(PRESS);
     await page.getByLabel('Label').fill('');
     await page.getByLabel('CSV of healthy data').setInputFiles(join(workDir, 'press-broken.csv'));
@@ -253,6 +259,33 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await page.getByTestId('machine-results').getByTestId('summary').textContent()).toContain(`last anomaly: ${lastAnomaly}.`);
     await page.getByRole('heading', { name: 'Stored results' }).evaluate((heading) => heading.scrollIntoView());
     await screenshot('machine');
+  });
+
+  it("charts a multi-channel machine's score on its page and links its channels", async () => {
+    // The press's channels go on from its baseline's 200 rows; rpm runs 60 high for 40 points.
+    const start = Date.UTC(2025, 5, 1, 10, 0) + 200 * 60_000;
+    const points = Array.from({ length: 120 }, (_, k) => {
+      const i = 200 + k;
+      const temp = 60 + 3 * Math.sin((2 * Math.PI * i) / 45);
+      const rpm = 1500 + 40 * Math.cos((2 * Math.PI * i) / 30) + (k >= 60 && k < 100 ? 60 : 0);
+      return { timestamp: new Date(start + k * 60_000).toISOString(), channels: { temp, rpm } };
+    });
+    await api('POST', '/v1/telemetry', { machine_id: PRESS, points });
+    await expect.poll(async () => (await api<{ results: unknown[] }>('GET', `/v1/machines/${PRESS}/results?limit=1000`)).results.length, WAIT).toBe(120);
+    const results = await api<{ results: { is_anomaly: boolean }[] }>('GET', `/v1/machines/${PRESS}/results?limit=1000`);
+    const flagged = results.results.flatMap((result, index) => (result.is_anomaly ? [index] : []));
+    expect(flagged.some((index) => index >= 60 && index < 100)).toBe(true);
+
+    await page.goto(`${baseUrl}/dashboard/#/machines/${PRESS}`);
+    const channels = page.getByTestId('machine-channels');
+    await channels.waitFor(WAIT);
+    expect(await channels.textContent()).toBe('Channels: temp, rpm.');
+    expect(await channels.getByRole('link', { name: 'rpm' }).getAttribute('href')).toBe(`#/machines/${encodeURIComponent(`${PRESS}:rpm`)}`);
+    expect(await page.getByTestId('machine-status').textContent()).toContain('machine-model');
+    expect(await page.getByTestId('results-note').textContent()).toContain("The machine's score per point");
+    await page.getByTestId('machine-results').getByTestId('chart').locator('canvas').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('120');
+    expect(await chartAnomalies()).toEqual(flagged);
   });
 
   it('shows usage per endpoint and the plan with its points this month', async () => {

@@ -48,6 +48,13 @@ describe('the dashboard routes in the app', () => {
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ error: { code: 'NotFound', message: 'Route GET /dashboard/secrets.txt not found' } });
   });
+
+  it('answers a browser asking for /favicon.ico with no content and no key', async () => {
+    const app = await env.start();
+    const icon = await app.inject({ method: 'GET', url: '/favicon.ico' });
+    expect(icon.statusCode).toBe(204);
+    expect(icon.body).toBe('');
+  });
 });
 
 describe('the dashboard plugin when the bundle cannot be built', () => {

@@ -46,4 +46,6 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async
   app.get('/dashboard', route, async (_request, reply) => reply.redirect('/dashboard/', 302));
   app.get('/dashboard/', route, async (_request, reply) => send(reply, 'index.html'));
   for (const name of FILES) app.get(`/dashboard/${name}`, route, async (_request, reply) => send(reply, name));
+  // Browsers ask for it on every page: no icon, and no 401 in their consoles.
+  app.get('/favicon.ico', route, async (_request, reply) => reply.code(204).send());
 };

@@ -7,7 +7,8 @@ import { BASELINE_LIMITS, describeProblem, inferGranularity, parseSeriesCsv } fr
 import { el, errorBox, formatNumber } from '../dom.js';
 import { looksMultivariate, parseMultivariateCsv } from '../multivariate-csv.js';
 
-const MACHINE_ID = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
+// A browser compiles `pattern` with the v flag, where a class's literal '-' must be escaped.
+const MACHINE_ID = '[A-Za-z0-9][A-Za-z0-9._:\\-]{0,127}';
 
 export function renderBaseline(main: HTMLElement): void {
   const machine = el('input', { type: 'text', name: 'machine_id', required: true, pattern: MACHINE_ID, placeholder: 'pump-18' });

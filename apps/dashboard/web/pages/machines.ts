@@ -113,7 +113,7 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
       renderResultPanel(
         output,
         view,
-        `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${last?.timestamp}, ${view.anomalyIndices.length} anomalies` +
+        `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${last?.timestamp}, ${view.anomalyIndices.length.toLocaleString('en-US')} ${view.anomalyIndices.length === 1 ? 'anomaly' : 'anomalies'}` +
           `; regime at the last point: ${last?.regime ?? '—'}; last anomaly: ${lastAnomaly ?? 'none'}.`,
       );
     } catch (error) {
