@@ -169,6 +169,10 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     const flagged = reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : []));
     expect(flagged).toContain(200);
 
+    await page.goto(`${baseUrl}/dashboard/#/detect`);
+    await page.getByTestId('detect-form').waitFor();
+    // No empty card under the form before there are results.
+    expect(await page.getByTestId('detect-results').isVisible()).toBe(false);
     await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'suspect.csv'));
     await page.getByLabel('Mode').selectOption('entire');
     await page.getByRole('button', { name: 'Detect' }).click();
@@ -209,6 +213,17 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await chartAnomalies()).toEqual(reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : [])));
     expect(await page.locator('[data-testid="flagged"] tbody tr[data-index="200"] td').nth(7).textContent()).toBe(reference.regimes[200]);
     await screenshot('detect');
+  });
+
+  it('says so when the machine id has no baseline, rather than passing the generic verdict off as the machine\'s', async () => {
+    await page.getByLabel('Machine id').fill('pump-81');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByTestId('no-baseline').textContent(), WAIT).toBe(
+      "Machine 'pump-81' has no baseline: the series was judged by the generic model. Create one on the Baseline page, or check the id.",
+    );
+    await page.getByLabel('Machine id').fill(MACHINE);
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByTestId('no-baseline').count(), WAIT).toBe(0);
   });
 
   it("shows the API's own error, with its status and code", async () => {

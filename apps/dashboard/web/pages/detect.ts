@@ -22,6 +22,8 @@ export function renderDetect(main: HTMLElement): void {
   const status = el('div', { 'data-testid': 'status' });
   const output = el('div', { 'data-testid': 'detect-results' });
   const downloads = el('p', {});
+  // Shown once there are results: an empty card under the form reads as a failure.
+  const resultsCard = el('section', { class: 'card', hidden: true }, output, downloads);
 
   mode.addEventListener('change', () => {
     sensitivity.disabled = mode.value === 'changepoint';
@@ -57,8 +59,19 @@ export function renderDetect(main: HTMLElement): void {
     button.disabled = true;
     status.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), `Detecting on ${parsed.series.points.length.toLocaleString('en-US')} points…`));
     try {
-      const view = await detect(selected, parsed.series, request);
+      const { view, unknownMachine } = await detect(selected, parsed.series, request);
       status.replaceChildren();
+      if (unknownMachine !== null) {
+        // A mistyped id must not pass for the machine's own verdict.
+        status.replaceChildren(
+          el(
+            'p',
+            { class: 'notice', 'data-testid': 'no-baseline' },
+            `Machine '${unknownMachine}' has no baseline: the series was judged by the generic model. Create one on the Baseline page, or check the id.`,
+          ),
+        );
+      }
+      resultsCard.hidden = false;
       const flagged =
         selected === 'changepoint' ? plural(view.changePointIndices.length, 'changepoint') : plural(view.anomalyIndices.length, 'anomaly', 'anomalies');
       renderResultPanel(output, view, `${chosen.name}: ${view.rows.length.toLocaleString('en-US')} points, ${flagged}.`);
@@ -85,7 +98,7 @@ export function renderDetect(main: HTMLElement): void {
       form,
       status,
     ),
-    el('section', { class: 'card' }, output, downloads),
+    resultsCard,
   );
 }
 
@@ -100,14 +113,18 @@ function buildRequest(mode: DetectMode, series: ParsedSeries, sensitivity: numbe
   return mode === 'streaming' ? { ...withSensitivity, ...(machineId === '' ? {} : { machine_id: machineId }), include_energy: true } : withSensitivity;
 }
 
-async function detect(mode: DetectMode, series: ParsedSeries, request: Record<string, unknown>): Promise<ResultView> {
+/** The answer as a view; `unknownMachine`: the machine id the request named but the service has no baseline for. */
+async function detect(mode: DetectMode, series: ParsedSeries, request: Record<string, unknown>): Promise<{ view: ResultView; unknownMachine: string | null }> {
   switch (mode) {
     case 'entire':
-      return viewFromDetection(series.points, await apiRequest<EntireDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/entire/detect', request));
-    case 'streaming':
-      return viewFromDetection(series.points, await apiRequest<DetectResponse>('POST', '/v1/detect', request));
+      return { view: viewFromDetection(series.points, await apiRequest<EntireDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/entire/detect', request)), unknownMachine: null };
+    case 'streaming': {
+      const answer = await apiRequest<DetectResponse>('POST', '/v1/detect', request);
+      const named = typeof request['machine_id'] === 'string' ? request['machine_id'] : null;
+      return { view: viewFromDetection(series.points, answer), unknownMachine: named !== null && answer.baseline_id === null ? named : null };
+    }
     case 'changepoint':
-      return viewFromChangePoints(series.points, await apiRequest<ChangePointDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', request));
+      return { view: viewFromChangePoints(series.points, await apiRequest<ChangePointDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', request)), unknownMachine: null };
   }
 }
 
