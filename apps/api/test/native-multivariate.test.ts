@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { FINETUNE_DEFAULTS, WARMUP_POINTS } from '@adp/model';
 import type { Regime } from '@adp/regimes';
-import { machineJudgement } from '../src/native/multivariate.js';
+import { machineJudgement, type MachineVerdictBody } from '../src/native/multivariate.js';
 import {
   NO_MODEL,
   del,
@@ -176,29 +176,6 @@ interface SeriesDetectBody {
   engine: string;
   machine_id: string | null;
   baseline_id: string | null;
-}
-
-interface MachineEpisodeBody {
-  start: number;
-  end: number;
-  start_timestamp: string | null;
-  end_timestamp: string | null;
-  peak: number;
-  peak_score: number;
-  severity: number;
-  channels: { channel: string; share: number }[];
-  closed: boolean;
-}
-
-interface MachineVerdictBody {
-  model: string;
-  sensitivity: number;
-  threshold: number;
-  score: number[];
-  is_anomaly: boolean[];
-  severity: number[];
-  contributions: Record<string, number[]>;
-  episodes: MachineEpisodeBody[];
 }
 
 interface MultivariateBody {

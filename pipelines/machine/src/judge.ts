@@ -31,6 +31,14 @@ export interface MachineVerdict {
 /** A channel is named as a driver of an episode when it carries at least this share of it. */
 export const DRIVER_SHARE = 0.1;
 
+/** The channels that drove an episode, from their summed contributions and its summed score: largest share first. */
+export function episodeDrivers(model: MachineModel, totals: readonly number[], sum: number): { channel: string; share: number }[] {
+  return model.channels
+    .map((channel, c) => ({ channel, share: sum > 0 ? totals[c]! / sum : 0 }))
+    .filter(({ share }) => share >= DRIVER_SHARE)
+    .sort((a, b) => b.share - a.share);
+}
+
 /**
  * Judges readings (channel-major, the model's channel order) at a sensitivity (0..99). A point is
  * out when its score is over the threshold: each point's verdict needs nothing after it, so a
@@ -79,10 +87,7 @@ export function judgeMachine(model: MachineModel, readings: readonly ArrayLike<n
       contributions.forEach((part, c) => (totals[c]! += part[t]!));
       sum += score[t]!;
     }
-    const channels = model.channels
-      .map((channel, c) => ({ channel, share: sum > 0 ? totals[c]! / sum : 0 }))
-      .filter(({ share }) => share >= DRIVER_SHARE)
-      .sort((a, b) => b.share - a.share);
+    const channels = episodeDrivers(model, totals, sum);
     // Closed once a whole window has passed under the threshold after it.
     const closed = n - 1 - end >= w;
     return { start, end, peak, peakScore: score[peak]!, severity: 1 - threshold / score[peak]!, channels, closed };

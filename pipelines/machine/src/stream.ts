@@ -1,6 +1,6 @@
 // A machine judged as its points arrive (the stream workers): the verdict `judgeMachine` gives a
 // whole request, carried from batch to batch in a small state that survives a restart.
-import { DRIVER_SHARE } from './judge.js';
+import { episodeDrivers, type MachineEpisode } from './judge.js';
 import { machineThreshold, scoreMachine, type MachineModel } from './model.js';
 
 /** What a stream carries between batches: plain data, JSON-safe. */
@@ -40,14 +40,7 @@ export interface StreamedPoint {
 }
 
 /** An episode as the stream reports it when it opens and when it closes. */
-export interface StreamEpisode {
-  readonly start: number;
-  readonly end: number;
-  readonly peak: number;
-  readonly peakScore: number;
-  readonly severity: number;
-  readonly channels: readonly { readonly channel: string; readonly share: number }[];
-}
+export type StreamEpisode = Omit<MachineEpisode, 'closed'>;
 
 export interface StreamStep {
   readonly threshold: number;
@@ -64,10 +57,7 @@ export function initialStreamState(model: MachineModel): MachineStreamState {
 }
 
 function reported(model: MachineModel, threshold: number, episode: OpenEpisode): StreamEpisode {
-  const channels = model.channels
-    .map((channel, c) => ({ channel, share: episode.sum > 0 ? episode.totals[c]! / episode.sum : 0 }))
-    .filter(({ share }) => share >= DRIVER_SHARE)
-    .sort((a, b) => b.share - a.share);
+  const channels = episodeDrivers(model, episode.totals, episode.sum);
   return { start: episode.start, end: episode.end, peak: episode.peak, peakScore: episode.peakScore, severity: 1 - threshold / episode.peakScore, channels };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@adp/detection';
 import {
   fitMachineModel,
   initialStreamState,
@@ -13,17 +14,8 @@ import {
   type StreamEpisode,
 } from '../src/index.js';
 
-/** A seeded uniform generator (mulberry32), so every run sees the same data. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded uniform generator, so every run sees the same data. */
+const random = seededRandom;
 
 function gaussian(next: () => number): () => number {
   return () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
