@@ -8,6 +8,7 @@ export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
     orgId: 'org_a',
     status: 'queued',
     idempotencyKey: null,
+    requestHash: 'a'.repeat(64),
     series: [
       { machineId: 'pump-1', points: 4, chunks: 2, timestamps: true },
       { machineId: null, points: 2, chunks: 1, timestamps: false },
@@ -64,6 +65,8 @@ export function jobStoreContract(open: () => Promise<JobStore>): void {
       await store.create(first);
       const again = await store.create(jobRecord({ jobId: `job_${'0'.repeat(31)}9`, idempotencyKey: 'k-1' }));
       expect(again).toEqual({ job: first, created: false });
+      expect(await store.byIdempotencyKey('org_a', 'k-1')).toEqual(first);
+      expect(await store.byIdempotencyKey('org_b', 'k-1')).toBeNull();
       const otherOrg = await store.create(jobRecord({ jobId: `job_${'0'.repeat(31)}8`, orgId: 'org_b', idempotencyKey: 'k-1' }));
       expect(otherOrg.created).toBe(true);
     } finally {

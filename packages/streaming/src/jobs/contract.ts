@@ -52,6 +52,8 @@ export interface JobRecord {
   readonly status: JobStatus;
   /** The Idempotency-Key the client sent, if any: the same key of the same organization is the same job. */
   readonly idempotencyKey: string | null;
+  /** SHA-256 of what was submitted (series and options): an idempotency key reused for another body is refused. */
+  readonly requestHash: string;
   readonly series: readonly JobSeries[];
   readonly pointsTotal: number;
   readonly options: JobDetectOptions;
@@ -127,6 +129,8 @@ export interface JobStore {
    * nothing and answers the existing job (`created: false`).
    */
   create(job: JobRecord): Promise<{ readonly job: JobRecord; readonly created: boolean }>;
+  /** The organization's job made with this Idempotency-Key, or null. */
+  byIdempotencyKey(orgId: string, idempotencyKey: string): Promise<JobRecord | null>;
   /** The organization's job, or null (another organization's job is null too). */
   get(orgId: string, jobId: string): Promise<JobRecord | null>;
   /** The organization's jobs, newest first; `before` (a job id) pages. */

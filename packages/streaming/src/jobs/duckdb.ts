@@ -141,6 +141,13 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
 
     get: (orgId, jobId) => run('reading a job', () => readJob(orgId, jobId)),
 
+    byIdempotencyKey: (orgId, idempotencyKey) =>
+      run('reading a job', async () => {
+        const reader = await connection.runAndReadAll('SELECT record FROM jobs WHERE org_id = $1 AND idempotency_key = $2', [orgId, idempotencyKey]);
+        const row = reader.getRowObjects()[0];
+        return row ? (JSON.parse(String(row['record'])) as JobRecord) : null;
+      }),
+
     list: (orgId, { limit, before }) =>
       run('listing jobs', async () => {
         const values: DuckDBValue[] = [orgId, limit];

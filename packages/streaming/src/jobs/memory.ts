@@ -38,6 +38,11 @@ export function createMemoryJobStore(): JobStore {
       jobs.set(job.jobId, { job, staged: new Map(), done: new Map() });
       return { job, created: true };
     },
+    async byIdempotencyKey(orgId, idempotencyKey) {
+      assertOpen();
+      for (const { job } of jobs.values()) if (job.orgId === orgId && job.idempotencyKey === idempotencyKey) return job;
+      return null;
+    },
     async get(orgId, jobId) {
       assertOpen();
       return entryOf(orgId, jobId)?.job ?? null;
