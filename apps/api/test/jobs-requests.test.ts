@@ -1,0 +1,256 @@
+// POST /v1/jobs and the routes under it, with no job worker running (so a job stays queued until
+// the test says otherwise): the coded 400s naming the series and point, before anything is
+// accepted; the chunks on the jobs topic (Avro JobChunk, keyed per series); the per-organization
+// caps (429 with Retry-After); cancelling; a failing bus (503 and no job left behind); paging.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import {
+  TOPICS,
+  createInProcessBus,
+  createMemoryJobStore,
+  loadStreamingCodecs,
+  type Bus,
+  type IncomingMessage,
+  type JobStore,
+} from '@adp/streaming';
+import { startJobWorker } from '@adp/worker';
+import { jobPoints, seriesValues, submit, waitForStatus } from './job-flow.js';
+import { API_KEY, eventually, get, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
+
+const codecs = loadStreamingCodecs();
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+function minutely(count: number, seed = 0): { timestamp: string; value: number }[] {
+  return jobPoints(seriesValues(count, seed));
+}
+
+describe('detection jobs: requests', () => {
+  let env: StreamingEnvironment;
+  let bus: Bus;
+  let jobs: JobStore;
+  let received: IncomingMessage[];
+  let app: FastifyInstance;
+
+  async function start(extraEnv: Record<string, string> = {}, options: { bus?: Bus; jobs?: JobStore } = {}): Promise<FastifyInstance> {
+    return env.start({ JOBS_CHUNK_POINTS: '100', ...extraEnv }, { bus: options.bus ?? bus, jobs: options.jobs ?? jobs });
+  }
+
+  beforeEach(async () => {
+    env = await streamingEnvironment();
+    bus = createInProcessBus();
+    // One partition: the tests below read the chunks in the order they were sent.
+    await bus.ensureTopics([{ name: TOPICS.jobs, partitions: 1 }]);
+    received = [];
+    const consumer = await bus.consumer({ groupId: 'observer', topics: [TOPICS.jobs] });
+    await consumer.run(async (batch) => {
+      received.push(...batch.messages);
+    });
+    jobs = createMemoryJobStore();
+    app = await start();
+  });
+  afterEach(async () => {
+    await env.cleanup();
+    await bus.close();
+    await jobs.close();
+  });
+
+  it('publishes each series as ordered Avro JobChunk messages keyed <org>/<job>/<series> and answers 202', async () => {
+    const response = await submit(app, {
+      granularity: 'minutely',
+      series_list: [
+        { machine_id: 'pump-1', series: minutely(250) },
+        { machine_id: 'pump-2', series: minutely(40, 3) },
+      ],
+    });
+    expect(response.statusCode).toBe(202);
+    const job = response.json<{ job_id: string; status: string; points_total: number; series_count: number }>();
+    expect(job).toMatchObject({ status: 'queued', points_total: 290, series_count: 2 });
+    expect(job.job_id).toMatch(/^job_[0-9a-f]{32}$/);
+
+    await eventually(async () => received.length === 4);
+    const orgId = app.bootstrap.organizationId;
+    const decoded = received.map((message) => ({ key: message.key?.toString('utf8'), chunk: codecs.jobChunk.decode(message.value) }));
+    expect(decoded.map(({ key, chunk }) => [key, chunk.series_index, chunk.chunk_index, chunk.chunk_count, chunk.first_point, chunk.values.length])).toEqual([
+      [`${orgId}/${job.job_id}/0`, 0, 0, 3, 0, 100],
+      [`${orgId}/${job.job_id}/0`, 0, 1, 3, 100, 100],
+      [`${orgId}/${job.job_id}/0`, 0, 2, 3, 200, 50],
+      [`${orgId}/${job.job_id}/1`, 1, 0, 1, 0, 40],
+    ]);
+    expect(decoded[1]!.chunk).toMatchObject({ organization: orgId, job_id: job.job_id });
+    expect(decoded[1]!.chunk.timestamps?.[0]).toBe(Date.parse(minutely(250)[100]!.timestamp));
+  });
+
+  it('refuses bad input with coded errors naming the series and the point, and accepts nothing', async () => {
+    const cases: [unknown, number, string, string | RegExp][] = [
+      [[1, 2], 400, 'InvalidArgument', 'The request body must be a JSON object.'],
+      [{}, 400, 'InvalidSeries', "The 'series' field (or 'series_list') is required: 12 to 1000000 points."],
+      [{ series: minutely(20), series_list: [] }, 400, 'InvalidArgument', "Send either 'series' (one series) or 'series_list' (several), not both."],
+      [{ series: minutely(20), sensitivity: 120 }, 400, 'InvalidArgument', "The 'sensitivity' field must be an integer between 0 and 99."],
+      [{ series: minutely(20), granularity: 'fortnightly' }, 400, 'InvalidArgument', /^The 'granularity' field can only be one of/],
+      [{ series: minutely(20), machine_id: 'bad id' }, 400, 'InvalidMachineId', /^The 'machine_id' field must be/],
+      [{ series: minutely(5) }, 400, 'InvalidSeries', 'Series 0: Series must contain at least 12 points'],
+      [
+        { granularity: 'minutely', series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'b', series: minutely(20).map((p, i) => (i === 7 ? { ...p, value: 'x' } : p)) }] },
+        400,
+        'InvalidSeries',
+        "Series 1 (machine 'b'): The 'value' at index 7 must be a number, got the string \"x\".",
+      ],
+      [
+        { granularity: 'minutely', series: minutely(20).map((p, i) => (i === 9 ? { ...p, timestamp: 'noon' } : p)) },
+        400,
+        'InvalidSeries',
+        "Series 0: The 'timestamp' at index 9 must be an ISO 8601 date-time string, got the string \"noon\".",
+      ],
+      [
+        { granularity: 'minutely', series: [...minutely(20).slice(0, 10), ...minutely(20).slice(9)] },
+        400,
+        'InvalidSeries',
+        'Series 0: Duplicate timestamps',
+      ],
+      [
+        { granularity: 'minutely', series: minutely(20).map((p, i) => (i === 13 ? { ...p, timestamp: new Date(Date.parse(p.timestamp) + 1000).toISOString() } : p)) },
+        400,
+        'InvalidSeries',
+        "Series 0: The 'timestamp' at index 13 is invalid in minutely granularity with 1 gran as interval.",
+      ],
+      [{ series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'a', series: minutely(20) }] }, 400, 'InvalidArgument', "The machine 'a' appears twice in 'series_list' (index 1)."],
+      [{ series_list: [{ series: minutely(20) }] }, 400, 'InvalidMachineId', /^The 'machine_id' of the 'series_list' item at index 0 is required/],
+      [{ series_list: 'all' }, 400, 'InvalidSeries', "The 'series_list' field must be a non-empty array of objects with 'machine_id' and 'series'."],
+      [{ series: { timestamp: 'x' } }, 400, 'InvalidSeries', "Series 0: the 'series' field must be an array of points."],
+    ];
+    for (const [body, status, code, message] of cases) {
+      const response = await submit(app, body);
+      expect(response.statusCode, JSON.stringify(body).slice(0, 200)).toBe(status);
+      const error = response.json<{ error: { code: string; message: string } }>().error;
+      expect(error.code, JSON.stringify(body).slice(0, 200)).toBe(code);
+      if (typeof message === 'string') expect(error.message).toBe(message);
+      else expect(error.message).toMatch(message);
+    }
+    expect((await get(app, '/v1/jobs')).json()).toEqual({ jobs: [], next_cursor: null });
+    expect(received).toEqual([]);
+  });
+
+  it('refuses a job over JOBS_MAX_POINTS or JOBS_MAX_SERIES before reading its points, and a bad Idempotency-Key', async () => {
+    const limited = await start({ JOBS_MAX_POINTS: '100', JOBS_MAX_SERIES: '2' });
+    const tooLong = await submit(limited, { series_list: [{ machine_id: 'a', series: minutely(60) }, { machine_id: 'b', series: minutely(60) }] });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json()).toEqual({ error: { code: 'InvalidSeries', message: 'A job takes at most 100 points, all series together; this one has 120.' } });
+    const tooMany = await submit(limited, { series_list: ['a', 'b', 'c'].map((machine_id) => ({ machine_id, series: minutely(20) })) });
+    expect(tooMany.json()).toEqual({ error: { code: 'InvalidSeries', message: "A job takes at most 2 series; 'series_list' has 3." } });
+    const badKey = await submit(limited, { series: minutely(20) }, { 'idempotency-key': 'with space' });
+    expect(badKey.statusCode).toBe(400);
+    expect(badKey.json()).toEqual({
+      error: { code: 'InvalidArgument', message: 'The Idempotency-Key header must be one value of 1 to 255 visible ASCII characters.' },
+    });
+  });
+
+  it('caps the jobs an organization has queued or running, and its points not judged yet: 429 with Retry-After', async () => {
+    const capped = await start({ JOBS_MAX_ACTIVE_PER_ORG: '2', JOBS_MAX_PENDING_POINTS_PER_ORG: '100', JOBS_RETRY_AFTER_SECONDS: '7' });
+    expect((await submit(capped, { series: minutely(50) }, { 'idempotency-key': 'cap-1' })).statusCode).toBe(202);
+    const points = await submit(capped, { series: minutely(51) });
+    expect(points.statusCode).toBe(429);
+    expect(points.headers['retry-after']).toBe('7');
+    expect(points.json<{ error: { code: string } }>().error.code).toBe('TooManyPendingPoints');
+    expect((await submit(capped, { series: minutely(50, 1) })).statusCode).toBe(202);
+    const count = await submit(capped, { series: minutely(12, 2) });
+    expect(count.statusCode).toBe(429);
+    expect(count.headers['retry-after']).toBe('7');
+    expect(count.json()).toEqual({
+      error: {
+        code: 'TooManyActiveJobs',
+        message: 'This organization has 2 jobs queued or running, the most it may have (JOBS_MAX_ACTIVE_PER_ORG 2). Retry once one has finished.',
+      },
+    });
+    // A retry of an accepted job is answered whatever the caps say.
+    const retry = await submit(capped, { series: minutely(50) }, { 'idempotency-key': 'cap-1' });
+    expect(retry.statusCode).toBe(202);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    const listed = (await get(capped, '/v1/jobs')).json<{ jobs: { job_id: string }[] }>();
+    expect(listed.jobs).toHaveLength(2);
+  });
+
+  it('cancels a queued job: the worker skips its chunks, then judges the next job', async () => {
+    // The worker's first look at a job waits until the test has cancelled it.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let looked = false;
+    const gated: JobStore = {
+      ...jobs,
+      get: async (orgId, jobId) => {
+        looked = true;
+        await gate;
+        return jobs.get(orgId, jobId);
+      },
+    };
+    const worker = await startJobWorker({ bus, jobs: gated, groupId: 'jobs-test', logger: silent });
+    try {
+      const first = (await submit(app, { granularity: 'minutely', series: minutely(300) })).json<{ job_id: string }>();
+      await eventually(async () => looked);
+      const cancel = await app.inject({ method: 'DELETE', url: `/v1/jobs/${first.job_id}`, headers: { 'x-service-key': API_KEY } });
+      expect(cancel.statusCode).toBe(200);
+      expect(cancel.json()).toEqual({ job_id: first.job_id, action: 'cancelled' });
+      release();
+      const second = (await submit(app, { granularity: 'minutely', series: minutely(300, 1) })).json<{ job_id: string }>();
+      // One partition: once the second job is done, the first one's chunks were consumed before it.
+      expect((await waitForStatus(app, second.job_id, ['done'], 60_000)).status).toBe('done');
+      const cancelled = (await get(app, `/v1/jobs/${first.job_id}`)).json<{ status: string; points_done: number; finished_at: string | null }>();
+      expect(cancelled).toMatchObject({ status: 'cancelled', points_done: 0 });
+      expect(cancelled.finished_at).not.toBeNull();
+      expect((await get(app, `/v1/jobs/${first.job_id}/results`)).json()).toMatchObject({ status: 'cancelled', results: [], episodes: [], next_cursor: null });
+      expect(await jobs.stagedChunks(app.bootstrap.organizationId, first.job_id, 0)).toEqual(new Map());
+      expect(worker.seriesJudged()).toBe(1);
+      // A cancelled job is deleted by a second DELETE.
+      const again = await app.inject({ method: 'DELETE', url: `/v1/jobs/${first.job_id}`, headers: { 'x-service-key': API_KEY } });
+      expect(again.json()).toEqual({ job_id: first.job_id, action: 'deleted' });
+    } finally {
+      release();
+      await worker.stop();
+    }
+  });
+
+  it('answers 503 and keeps no job when the bus refuses the chunks; the retry is a new job', async () => {
+    const failing: Bus = {
+      ...bus,
+      producer: async () => ({ send: () => Promise.reject(new Error('broker down')), close: () => Promise.resolve() }),
+    };
+    const broken = await start({}, { bus: failing });
+    const response = await submit(broken, { series: minutely(20) }, { 'idempotency-key': 'retry-me' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(response.json<{ error: { code: string } }>().error.code).toBe('ServiceUnavailable');
+    expect((await get(broken, '/v1/jobs')).json()).toEqual({ jobs: [], next_cursor: null });
+    const retry = await submit(app, { series: minutely(20) }, { 'idempotency-key': 'retry-me' });
+    expect(retry.statusCode).toBe(202);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('pages the job list and answers unknown ids and cursors with coded errors', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await submit(app, { series: minutely(20, i) })).json<{ job_id: string }>().job_id);
+    const firstPage = (await get(app, '/v1/jobs?limit=2')).json<{ jobs: { job_id: string }[]; next_cursor: string | null }>();
+    expect(firstPage.jobs).toHaveLength(2);
+    const rest = (await get(app, `/v1/jobs?limit=2&cursor=${firstPage.next_cursor ?? ''}`)).json<{ jobs: { job_id: string }[]; next_cursor: string | null }>();
+    expect([...firstPage.jobs, ...rest.jobs].map((job) => job.job_id).sort()).toEqual([...ids].sort());
+    expect(rest.next_cursor).toBeNull();
+
+    for (const url of ['/v1/jobs/job_00000000000000000000000000000000', '/v1/jobs/nope', '/v1/jobs/nope/results']) {
+      const response = await get(app, url);
+      expect(response.statusCode).toBe(404);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('JobNotFound');
+    }
+    for (const url of ['/v1/jobs?limit=0', '/v1/jobs?cursor=zzz', `/v1/jobs/${ids[0]!}/results?cursor=bad!`, `/v1/jobs/${ids[0]!}/results?limit=10001`]) {
+      const response = await get(app, url);
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('InvalidArgument');
+    }
+  });
+
+  it('answers 503 on every job route where no job store is configured', async () => {
+    const bare = await env.start({}, { bus });
+    expect((await submit(bare, { series: minutely(20) })).statusCode).toBe(503);
+    expect((await get(bare, '/v1/jobs')).statusCode).toBe(503);
+    expect((await get(bare, '/v1/jobs/job_00000000000000000000000000000000')).statusCode).toBe(503);
+  });
+});
