@@ -172,6 +172,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
         jobs: streaming.jobs,
         topic: config.jobs.topic,
         groupId: `${options.worker.groupId}.jobs`,
+        partitions: options.worker.telemetryPartitions,
         logger: app.log.child({ component: 'job-worker' }),
       });
     } else {

@@ -87,6 +87,13 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       log.error({ jobId, seriesIndex, chunkIndex: chunk.chunk_index }, 'skipping a job chunk that does not fit its job');
       return;
     }
+    // A chunk of a series already judged (delivered again after a crash between the results and
+    // the commit): its results stand; only the job's completion may still be to record.
+    const before = await deps.jobs.progress(orgId, jobId);
+    if (before.periods.has(seriesIndex)) {
+      await finishIfComplete(job, before.seriesDone);
+      return;
+    }
     if (job.status === 'queued') await deps.jobs.transition(orgId, jobId, ['queued'], { status: 'running', startedAtMs: nowMs() });
     await deps.jobs.stageChunk(orgId, jobId, seriesIndex, chunk.chunk_index, message.value);
     // A series' chunks arrive in order: its last one means the others are staged.
@@ -150,10 +157,13 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     if (current === null || FINISHED_JOB_STATUSES.includes(current.status)) return;
     await deps.jobs.completeSeries(orgId, jobId, { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) });
     judged += 1;
-    const progress = await deps.jobs.progress(orgId, jobId);
-    if (progress.seriesDone === job.series.length) {
-      await deps.jobs.transition(orgId, jobId, ['queued', 'running'], { status: 'done', finishedAtMs: nowMs() });
-      log.info({ jobId, orgId, points: job.pointsTotal }, 'job done');
+    await finishIfComplete(job, (await deps.jobs.progress(orgId, jobId)).seriesDone);
+  }
+
+  async function finishIfComplete(job: JobRecord, seriesDone: number): Promise<void> {
+    if (seriesDone !== job.series.length) return;
+    if (await deps.jobs.transition(job.orgId, job.jobId, ['queued', 'running'], { status: 'done', finishedAtMs: nowMs() })) {
+      log.info({ jobId: job.jobId, orgId: job.orgId, points: job.pointsTotal }, 'job done');
     }
   }
 

@@ -134,6 +134,40 @@ describe('job worker', () => {
     expect(halves).not.toEqual(whole.expectedValues);
   });
 
+  it('a crash between a series\' results and the commit of its last chunk: the redelivered chunk finds the series judged', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
+    dirs.push(dir);
+    const jobs = await createDuckDbJobStore({ dataDir: dir });
+    // One message a batch: every chunk but the last is committed before the series is judged.
+    const bus = await openDurableInProcessBus({ dir: join(dir, 'bus'), maxBatchMessages: 1 });
+    open.push(jobs, bus);
+    const points = values(2000);
+    const { record, messages } = job('job_00000000000000000000000000000003', [points], 300);
+    await jobs.create(record);
+    let crashed = false;
+    let written = 0;
+    const crashing: JobStore = {
+      ...jobs,
+      completeSeries: async (orgId, jobId, judged) => {
+        await jobs.completeSeries(orgId, jobId, judged);
+        written += 1;
+        if (!crashed) {
+          crashed = true;
+          throw new Error('process killed after writing the results');
+        }
+      },
+    };
+    const running = await startJobWorker({ bus, jobs: crashing, groupId: 'jobs', partitions: 1, logger: silent });
+    open.unshift({ close: () => running.stop() });
+    await (await bus.producer()).send(TOPICS.jobs, messages);
+    await until(async () => (await jobs.get(ORG, record.jobId))?.status === 'done');
+    expect(crashed).toBe(true);
+    // Judged once: the redelivered last chunk did not judge the series again or fail the job.
+    expect(written).toBe(1);
+    const rows = await jobs.results(ORG, record.jobId, { limit: 10_000 });
+    expect(rows.map((row) => row.isAnomaly)).toEqual(detectEntireSeries(input(points), OPTIONS).isAnomaly);
+  });
+
   it('a crash mid-job: a new worker on the same data directory completes it, one row per point', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
     dirs.push(dir);

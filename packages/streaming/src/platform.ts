@@ -15,7 +15,7 @@ import {
   type InProcessBus,
 } from './in-process-bus.js';
 import { createKafkaBus, type KafkaBusOptions } from './kafka-bus.js';
-import { createDuckDbJobStore, createMemoryJobStore, type JobStore } from './jobs/index.js';
+import { createClickHouseJobStore, createDuckDbJobStore, createMemoryJobStore, type JobStore } from './jobs/index.js';
 import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory-stores.js';
 import { createRedisCheckpointStore, createRedisNotifier } from './redis-stores.js';
 
@@ -51,7 +51,7 @@ export interface StreamingConfig {
    */
   readonly embeddedResults?: 'memory' | 'duckdb';
   /**
-   * Detection jobs without ClickHouse: `memory` (default; gone on restart) or `duckdb` (a
+   * Detection jobs without ClickHouse (with CLICKHOUSE_URL they go to its job tables): `memory` (default; gone on restart) or `duckdb` (a
    * `jobs.duckdb` file under `dataDir`, which it then requires; one process per file).
    */
   readonly embeddedJobs?: 'memory' | 'duckdb';
@@ -147,8 +147,12 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
         ? await createDuckDbCheckpointStore({ dataDir: requireDataDir(config.dataDir, "embeddedCheckpoints 'duckdb'") })
         : createMemoryCheckpointStore();
     opened.push(checkpoints);
-    const jobs =
-      config.embeddedJobs === 'duckdb'
+    const jobs = config.clickhouseUrl
+      ? await createClickHouseJobStore({
+          url: config.clickhouseUrl,
+          ...(config.clickhouseDatabase !== undefined ? { database: config.clickhouseDatabase } : {}),
+        })
+      : config.embeddedJobs === 'duckdb'
         ? await createDuckDbJobStore({ dataDir: requireDataDir(config.dataDir, "embeddedJobs 'duckdb'") })
         : createMemoryJobStore();
     opened.push(jobs);

@@ -2,3 +2,4 @@
 export * from './contract.js';
 export { createMemoryJobStore } from './memory.js';
 export { createDuckDbJobStore, type DuckDbJobStoreOptions } from './duckdb.js';
+export { createClickHouseJobStore, type ClickHouseJobStoreOptions } from './clickhouse.js';
