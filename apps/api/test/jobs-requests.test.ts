@@ -69,7 +69,10 @@ describe('detection jobs: requests', () => {
 
     await eventually(async () => received.length === 4);
     const orgId = app.bootstrap.organizationId;
-    const decoded = received.map((message) => ({ key: message.key?.toString('utf8'), chunk: codecs.jobChunk.decode(message.value) }));
+    // In order within a series (series are published side by side, so they may interleave).
+    const decoded = received
+      .map((message) => ({ key: message.key?.toString('utf8'), chunk: codecs.jobChunk.decode(message.value) }))
+      .sort((a, b) => a.chunk.series_index - b.chunk.series_index);
     expect(decoded.map(({ key, chunk }) => [key, chunk.series_index, chunk.chunk_index, chunk.chunk_count, chunk.first_point, chunk.values.length])).toEqual([
       [`${orgId}/${job.job_id}/0`, 0, 0, 3, 0, 100],
       [`${orgId}/${job.job_id}/0`, 0, 1, 3, 100, 100],

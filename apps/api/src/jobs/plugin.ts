@@ -70,6 +70,45 @@ export interface JobRoutesOptions {
 }
 
 const TAGS = ['jobs'];
+/**
+ * Bytes of chunks one send carries at most: Kafka refuses a record batch over the broker's
+ * message.max.bytes (1 MB by default), and a send's messages to one partition are one batch.
+ */
+const SEND_MAX_BYTES = 768 * 1024;
+/** Series published at once; each series' chunks go one send after another, in order. */
+const SERIES_PUBLISHED_AT_ONCE = 4;
+
+/**
+ * Publishes a job's chunks: per series in order (each send resolves only once the bus has it, so
+ * a series' chunks reach their partition in sequence), several series at a time.
+ */
+async function publishChunks(producer: BusProducer, topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+  const bySeries = new Map<string | null, OutgoingMessage[]>();
+  for (const message of messages) {
+    const list = bySeries.get(message.key);
+    if (list) list.push(message);
+    else bySeries.set(message.key, [message]);
+  }
+  const queue = [...bySeries.values()];
+  const publishSeries = async (series: OutgoingMessage[]): Promise<void> => {
+    let batch: OutgoingMessage[] = [];
+    let bytes = 0;
+    for (const message of series) {
+      if (batch.length > 0 && bytes + message.value.length > SEND_MAX_BYTES) {
+        await producer.send(topic, batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(message);
+      bytes += message.value.length;
+    }
+    if (batch.length > 0) await producer.send(topic, batch);
+  };
+  const lanes = Array.from({ length: Math.min(SERIES_PUBLISHED_AT_ONCE, queue.length) }, async () => {
+    for (let series = queue.shift(); series !== undefined; series = queue.shift()) await publishSeries(series);
+  });
+  await Promise.all(lanes);
+}
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
 function orgOf(request: FastifyRequest): string {
@@ -303,8 +342,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const created = await stored(request, 'recording a job', () => store.create(record));
       if (!created.created) return replay(request, reply, created.job, hash);
       try {
-        const opened = await producerOf(bus);
-        await opened.send(topic, messages);
+        await publishChunks(await producerOf(bus), topic, messages);
         await usage.count(orgId, request.auth.keyKind, JOBS_ENDPOINT, parsed.points);
       } catch (cause) {
         request.log.error({ err: cause, jobId, points: parsed.points }, 'job could not be queued; removing it');
