@@ -58,8 +58,27 @@ export interface RunningJobWorker {
   stop(): Promise<void>;
 }
 
-/** Why a job failed where the engine refused a series (the API checks the same rules first, so this is rare). */
-const SERIES_FAILURE_CODE = 'InvalidSeries';
+/**
+ * Why a job failed where the engine threw other than a SeriesError or answered a non-finite number.
+ * (A SeriesError fails it with the API's codes, InvalidSeries or InvalidArgument; the API checks
+ * the same rules before it accepts a job, so that is rare.)
+ */
+const DETECTION_FAILURE_CODE = 'DetectionFailed';
+
+/** The first point whose expected value, margins or severity is not finite; -1 when none. */
+function firstNotFinite(result: { expectedValues: readonly number[]; upperMargins: readonly number[]; lowerMargins: readonly number[]; severity: readonly number[] }): number {
+  for (let i = 0; i < result.expectedValues.length; i++) {
+    if (
+      !Number.isFinite(result.expectedValues[i]) ||
+      !Number.isFinite(result.upperMargins[i]) ||
+      !Number.isFinite(result.lowerMargins[i]) ||
+      !Number.isFinite(result.severity[i])
+    ) {
+      return i;
+    }
+  }
+  return -1;
+}
 
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
   const topic = deps.topic ?? TOPICS.jobs;
@@ -130,11 +149,19 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     try {
       result = detectEntireSeries(input, options);
     } catch (error) {
-      if (error instanceof SeriesError) {
-        await fail(job, seriesIndex, error.message, SERIES_FAILURE_CODE);
-        return;
+      // The engine is pure: what it refuses once it refuses every time, so the job fails rather
+      // than the chunk being delivered again for ever.
+      if (error instanceof SeriesError) await fail(job, seriesIndex, error.message, error.code === 'InvalidSeries' ? 'InvalidSeries' : 'InvalidArgument');
+      else {
+        log.error({ err: error, jobId, seriesIndex }, 'the engine failed on a job series');
+        await fail(job, seriesIndex, 'The detection engine failed on this series.', DETECTION_FAILURE_CODE);
       }
-      throw error;
+      return;
+    }
+    const notFinite = firstNotFinite(result);
+    if (notFinite >= 0) {
+      await fail(job, seriesIndex, `The detection engine's answer is not a finite number at point ${notFinite}.`, DETECTION_FAILURE_CODE);
+      return;
     }
     const rows: JobResultRow[] = new Array<JobResultRow>(values.length);
     for (let i = 0; i < values.length; i++) {

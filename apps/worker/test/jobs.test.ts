@@ -134,6 +134,29 @@ describe('job worker', () => {
     expect(halves).not.toEqual(whole.expectedValues);
   });
 
+  it('a series the engine refuses fails the job, saying why and on which series; the worker goes on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
+    dirs.push(dir);
+    const { bus, jobs } = await pieces(dir);
+    // A period longer than half the second series: the engine's refusal (the API checks it first;
+    // this job bypasses the API).
+    const bad = job('job_00000000000000000000000000000004', [values(3000), values(500)], 400);
+    const badRecord: JobRecord = { ...bad.record, options: { ...bad.record.options, period: 1000 } };
+    const good = job('job_00000000000000000000000000000005', [values(1000)], 400);
+    await jobs.create(badRecord);
+    await jobs.create(good.record);
+    await worker(bus, jobs);
+    await (await bus.producer()).send(TOPICS.jobs, [...bad.messages, ...good.messages]);
+    await until(async () => (await jobs.get(ORG, good.record.jobId))?.status === 'done');
+    await until(async () => (await jobs.get(ORG, badRecord.jobId))?.status === 'failed');
+    expect((await jobs.get(ORG, badRecord.jobId))?.failure).toEqual({
+      code: 'InvalidArgument',
+      message: "The 'series' field must have more than 2 periods points",
+      seriesIndex: 1,
+      machineId: 'm-1',
+    });
+  });
+
   it('a crash between a series\' results and the commit of its last chunk: the redelivered chunk finds the series judged', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
     dirs.push(dir);
