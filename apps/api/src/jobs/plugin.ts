@@ -291,7 +291,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         operationId: 'submitJob',
         summary: 'Submit series of any length (up to JOBS_MAX_POINTS) for entire-series detection; answers 202 with the job.',
         body: JobRequest,
-        response: { 202: JobBody, ...ERROR_RESPONSES },
+        response: { 202: JobBody, 403: NativeError, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
