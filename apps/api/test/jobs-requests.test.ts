@@ -2,6 +2,8 @@
 // the test says otherwise): the coded 400s naming the series and point, before anything is
 // accepted; the chunks on the jobs topic (Avro JobChunk, keyed per series); the per-organization
 // caps (429 with Retry-After); cancelling; a failing bus (503 and no job left behind); paging.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import {
@@ -255,5 +257,54 @@ describe('detection jobs: requests', () => {
     expect((await submit(bare, { series: minutely(20) })).statusCode).toBe(503);
     expect((await get(bare, '/v1/jobs')).statusCode).toBe(503);
     expect((await get(bare, '/v1/jobs/job_00000000000000000000000000000000')).statusCode).toBe(503);
+  });
+
+  it('answers every job route in the shape its OpenAPI document declares, for each status', async () => {
+    const document = (await get(app, '/openapi.json')).json<{
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+    }>();
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    const conforms = (path: string, method: string, response: { statusCode: number; json(): unknown }): void => {
+      const declared = document.paths[path]?.[method]?.responses[String(response.statusCode)];
+      expect(declared, `${method} ${path} ${response.statusCode} is documented`).toBeDefined();
+      const schema = declared?.content?.['application/json']?.schema;
+      expect(schema, `${method} ${path} ${response.statusCode} has a JSON schema`).toBeDefined();
+      const validate = ajv.compile(schema!);
+      expect(validate(response.json()), `${method} ${path} ${response.statusCode}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    };
+    const capped = await start({ JOBS_MAX_PENDING_POINTS_PER_ORG: '30' });
+    const worker = await startJobWorker({ bus, jobs, groupId: 'jobs-doc', logger: silent });
+    let jobId: string;
+    try {
+      const accepted = await submit(capped, { series_list: [{ machine_id: 'a', series: minutely(20) }] }, { 'idempotency-key': 'doc' });
+      conforms('/v1/jobs', 'post', accepted);
+      jobId = accepted.json<{ job_id: string }>().job_id;
+      // Judged, so that the results and the job carry every field.
+      await waitForStatus(capped, jobId, ['done'], 60_000);
+    } finally {
+      await worker.stop();
+    }
+    const statuses: number[] = [];
+    for (const [body, headers] of [
+      [{ series_list: [{ machine_id: 'a', series: minutely(20) }] }, { 'idempotency-key': 'doc' }],
+      [{ series: minutely(20, 1) }, { 'idempotency-key': 'doc' }],
+      [{ series: minutely(40, 1) }, {}],
+      [{ series: 'no' }, {}],
+    ] as const) {
+      const response = await submit(capped, body, headers);
+      statuses.push(response.statusCode);
+      conforms('/v1/jobs', 'post', response);
+    }
+    expect(statuses).toEqual([202, 409, 429, 400]);
+    conforms('/v1/jobs/{job_id}', 'get', await get(capped, `/v1/jobs/${jobId}`));
+    conforms('/v1/jobs/{job_id}', 'get', await get(capped, '/v1/jobs/job_00000000000000000000000000000000'));
+    conforms('/v1/jobs/{job_id}/results', 'get', await get(capped, `/v1/jobs/${jobId}/results?limit=5`));
+    conforms('/v1/jobs/{job_id}/results', 'get', await get(capped, `/v1/jobs/${jobId}/results?cursor=@`));
+    conforms('/v1/jobs', 'get', await get(capped, '/v1/jobs'));
+    conforms('/v1/jobs', 'get', await get(capped, '/v1/jobs?limit=x'));
+    const remove = (id: string) => capped.inject({ method: 'DELETE', url: `/v1/jobs/${id}`, headers: { 'x-service-key': API_KEY } });
+    conforms('/v1/jobs/{job_id}', 'delete', await remove(jobId));
+    conforms('/v1/jobs/{job_id}', 'delete', await remove(jobId));
   });
 });
