@@ -3,7 +3,7 @@
 // accepted; the chunks on the jobs topic (Avro JobChunk, keyed per series); the per-organization
 // caps (429 with Retry-After); cancelling; a failing bus (503 and no job left behind); paging.
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import addFormatsModule from 'ajv-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import {
@@ -20,6 +20,8 @@ import { jobPoints, seriesValues, submit, waitForStatus } from './job-flow.js';
 import { API_KEY, eventually, get, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const codecs = loadStreamingCodecs();
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function minutely(count: number, seed = 0): { timestamp: string; value: number }[] {
