@@ -43,7 +43,7 @@ interface JobBody {
   points_done: number;
   series_done: number;
   failure: unknown;
-  series: { machine_id: string | null; points: number; done: boolean; period: number | null }[];
+  series: { machine_id: string | null; points: number; sensitivity: number; done: boolean; period: number | null }[];
 }
 
 interface ResultRow {

@@ -15,9 +15,10 @@ import {
   type IncomingMessage,
   type JobStore,
 } from '@adp/streaming';
+import { detectEntireSeries } from '@adp/detection';
 import { startJobWorker } from '@adp/worker';
 import { jobPoints, seriesValues, submit, waitForStatus } from './job-flow.js';
-import { API_KEY, eventually, get, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
+import { API_KEY, eventually, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const codecs = loadStreamingCodecs();
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -213,6 +214,41 @@ describe('detection jobs: requests', () => {
       expect(again.json()).toEqual({ job_id: first.job_id, action: 'deleted' });
     } finally {
       release();
+      await worker.stop();
+    }
+  });
+
+  it("judges a machine's series with its baseline's sensitivity where the request gives none, as POST /v1/detect does", async () => {
+    const energies = Array.from({ length: 120 }, (_, i) => 1 + (i % 7) / 10);
+    const baseline = await post(app, '/v1/baseline', { machine_id: 'kiln-7', energies, sensitivity: 40 });
+    expect(baseline.statusCode, baseline.body).toBe(200);
+    const worker = await startJobWorker({ bus, jobs, groupId: 'jobs-baseline', logger: silent });
+    try {
+      const body = { granularity: 'minutely', series_list: [{ machine_id: 'kiln-7', series: minutely(3000) }, { machine_id: 'other', series: minutely(3000) }] };
+      const job = (await submit(app, body)).json<{ job_id: string }>();
+      const done = await waitForStatus(app, job.job_id, ['done'], 60_000);
+      expect(done.series.map((series) => [series.machine_id, series.sensitivity])).toEqual([
+        ['kiln-7', 40],
+        ['other', 95],
+      ]);
+      const rows = (await get(app, `/v1/jobs/${job.job_id}/results?limit=6000`)).json<{ results: { series_index: number; is_anomaly: boolean; upper_margin: number }[] }>().results;
+      const input = (seed: number) => ({
+        timestampsMs: minutely(3000, seed).map((point) => Date.parse(point.timestamp)),
+        values: minutely(3000, seed).map((point) => point.value),
+        granularity: 'minutely' as const,
+        customInterval: 1,
+        imputeMode: 'auto' as const,
+      });
+      const at40 = detectEntireSeries(input(0), { sensitivity: 40, maxAnomalyRatio: 0.25 });
+      const at95 = detectEntireSeries(input(0), { sensitivity: 95, maxAnomalyRatio: 0.25 });
+      expect(rows.filter((row) => row.series_index === 0).map((row) => row.upper_margin)).toEqual(at40.upperMargins);
+      expect(rows.filter((row) => row.series_index === 1).map((row) => row.upper_margin)).toEqual(at95.upperMargins);
+      expect(at40.upperMargins).not.toEqual(at95.upperMargins);
+
+      // A sensitivity in the request wins over the baseline's.
+      const given = (await submit(app, { ...body, sensitivity: 95 })).json<{ series: { sensitivity: number }[] }>();
+      expect(given.series.map((series) => series.sensitivity)).toEqual([95, 95]);
+    } finally {
       await worker.stop();
     }
   });

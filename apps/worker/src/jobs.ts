@@ -144,7 +144,7 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       await fail(job, seriesIndex, `The series' chunks hold ${values.length} points where ${spec.points} were sent.`, 'JobChunkMissing');
       return;
     }
-    const { input, options } = engineInput(job, values, timestamps);
+    const { input, options } = engineInput(job, values, timestamps, spec.sensitivity);
     let result;
     try {
       result = detectEntireSeries(input, options);
@@ -219,7 +219,12 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
 }
 
 /** The engine's input and options for a job's series (the API validated the options). */
-export function engineInput(job: JobRecord, values: readonly number[], timestamps: readonly number[] | null): { input: SeriesInput; options: DetectOptions } {
+export function engineInput(
+  job: JobRecord,
+  values: readonly number[],
+  timestamps: readonly number[] | null,
+  sensitivity?: number,
+): { input: SeriesInput; options: DetectOptions } {
   const { options } = job;
   const granularity = GRANULARITIES.find((g) => g === options.granularity) ?? 'none';
   const imputeMode = IMPUTE_MODES.find((m) => m === options.imputeMode) ?? 'auto';
@@ -235,7 +240,7 @@ export function engineInput(job: JobRecord, values: readonly number[], timestamp
     input,
     options: {
       ...(options.period !== undefined ? { period: options.period } : {}),
-      sensitivity: options.sensitivity,
+      sensitivity: sensitivity ?? options.sensitivity,
       maxAnomalyRatio: options.maxAnomalyRatio,
     },
   };

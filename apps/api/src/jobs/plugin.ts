@@ -142,6 +142,7 @@ export function jobBody(job: JobRecord, progress: JobProgress, nowMs: number): J
       series_index: index,
       machine_id: series.machineId,
       points: series.points,
+      sensitivity: series.sensitivity ?? job.options.sensitivity,
       done: progress.periods.has(index),
       period: progress.periods.get(index) ?? null,
     })),
@@ -238,8 +239,25 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       .send(JSON.stringify({ error: { code: definition.code, message } }));
   }
 
+  /** Each series' machine's baseline sensitivity, where the request gave none and the baseline sets one. */
+  async function baselineSensitivities(request: FastifyRequest, orgId: string, parsed: ParsedJobRequest): Promise<(number | undefined)[]> {
+    if (parsed.sensitivityGiven) return parsed.series.map(() => undefined);
+    const found: (number | undefined)[] = [];
+    for (const one of parsed.series) {
+      const machineId = one.machineId;
+      const baseline = machineId === null ? null : await stored(request, 'reading a baseline', () => options.store.getBaseline(orgId, machineId));
+      found.push(baseline?.sensitivity ?? undefined);
+    }
+    return found;
+  }
+
   /** The job's chunk messages: each series cut into runs of at most chunkPoints points. */
-  function chunksOf(orgId: string, jobId: string, parsed: ParsedJobRequest): { messages: OutgoingMessage[]; series: JobSeries[] } {
+  function chunksOf(
+    orgId: string,
+    jobId: string,
+    parsed: ParsedJobRequest,
+    sensitivities: readonly (number | undefined)[],
+  ): { messages: OutgoingMessage[]; series: JobSeries[] } {
     const messages: OutgoingMessage[] = [];
     const series: JobSeries[] = [];
     parsed.series.forEach((one, seriesIndex) => {
@@ -261,7 +279,14 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         });
         messages.push({ key, value });
       }
-      series.push({ machineId: one.machineId, points: count, chunks: chunkCount, timestamps: one.timestampsMs !== null });
+      const sensitivity = sensitivities[seriesIndex];
+      series.push({
+        machineId: one.machineId,
+        points: count,
+        chunks: chunkCount,
+        timestamps: one.timestampsMs !== null,
+        ...(sensitivity !== undefined ? { sensitivity } : {}),
+      });
     });
     return { messages, series };
   }
@@ -324,7 +349,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       }
 
       const jobId = newJobId();
-      const { messages, series } = chunksOf(orgId, jobId, parsed);
+      const { messages, series } = chunksOf(orgId, jobId, parsed, await baselineSensitivities(request, orgId, parsed));
       const record: JobRecord = {
         jobId,
         orgId,

@@ -29,6 +29,8 @@ export interface ParsedJobRequest {
   readonly series: readonly ParsedJobSeries[];
   readonly options: JobDetectOptions;
   readonly points: number;
+  /** False when the body left `sensitivity` out (a machine's baseline may then set it). */
+  readonly sensitivityGiven: boolean;
 }
 
 /** The detection option fields of the body (the rest are the series). */
@@ -105,7 +107,8 @@ export function parseJobRequest(body: unknown, limits: JobLimits, parseTimestamp
     throw invalidSeries(`A job takes at most ${limits.maxPoints} points, all series together; this one has ${points}.`);
   }
   const series = entries.map((entry, index) => parseSeries(entry.series, entry.machineId, index, body, options, limits, parseTimestamp));
-  return { series, options, points };
+  const sensitivity = body['sensitivity'];
+  return { series, options, points, sensitivityGiven: sensitivity !== undefined && sensitivity !== null };
 }
 
 function parseOptions(body: JsonObject, parseTimestamp: ParseTimestamp): JobDetectOptions {

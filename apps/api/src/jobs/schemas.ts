@@ -57,6 +57,7 @@ const JobSeriesBody = Type.Object({
   series_index: Type.Integer(),
   machine_id: Type.Union([Type.String(), Type.Null()]),
   points: Type.Integer(),
+  sensitivity: Type.Integer({ description: "The sensitivity it is judged with: the request's, else its machine's baseline's, else 95." }),
   done: Type.Boolean(),
   period: Type.Union([Type.Integer(), Type.Null()], { description: 'The period the engine used, once the series is judged.' }),
 });

@@ -34,6 +34,11 @@ export interface JobSeries {
   readonly chunks: number;
   /** Whether its points carry timestamps. */
   readonly timestamps: boolean;
+  /**
+   * The sensitivity it is judged with where not the job's: its machine's baseline's, when the
+   * request gave none (as POST /v1/detect does).
+   */
+  readonly sensitivity?: number;
 }
 
 /** Why a job failed, and where. */
