@@ -253,6 +253,38 @@ describe('detection jobs: requests', () => {
     }
   });
 
+  it('takes one series as a text/csv file with the options in the query: the same job as its JSON, file problems by line', async () => {
+    const points = minutely(300);
+    const postCsv = (text: string, query: string, headers: Record<string, string> = {}) =>
+      app.inject({ method: 'POST', url: `/v1/jobs${query}`, headers: { 'x-service-key': API_KEY, 'content-type': 'text/csv', ...headers }, payload: text });
+    const json = await submit(app, { machine_id: 'pump-9', granularity: 'minutely', sensitivity: 80, series: points }, { 'idempotency-key': 'same-file' });
+    expect(json.statusCode).toBe(202);
+    // A BOM, CRLF, a header, quotes and a blank line: the dashboard's column rules.
+    const file = `\uFEFFtime,reading\r\n${points.map((p, i) => (i === 5 ? `"${p.timestamp}","${p.value}"` : `${p.timestamp},${p.value}`)).join('\r\n')}\r\n\r\n`;
+    const same = await postCsv(file, '?machine_id=pump-9&granularity=minutely&sensitivity=80', { 'idempotency-key': 'same-file' });
+    expect(same.statusCode).toBe(202);
+    expect(same.headers['idempotent-replayed']).toBe('true');
+    expect(same.json<{ job_id: string }>().job_id).toBe(json.json<{ job_id: string }>().job_id);
+    // Values only: a series without timestamps.
+    const values = await postCsv(points.map((p) => p.value).join('\n'), '');
+    expect(values.statusCode).toBe(202);
+    expect(values.json<{ options: { granularity: string }; points_total: number }>()).toMatchObject({ options: { granularity: 'none' }, points_total: 300 });
+
+    const lines = ['timestamp,value', ...points.slice(0, 20).map((p) => `${p.timestamp},${p.value}`)];
+    const cases: [string, string, string][] = [
+      [[...lines.slice(0, 8), 'x,1', ...lines.slice(8)].join('\n'), '', 'Line 9, column 1 (timestamp): "x" is not an ISO 8601 timestamp (like 2025-06-01T10:00:00Z)'],
+      [[...lines.slice(0, 8), `${points[3]!.timestamp},abc`, ...lines.slice(8)].join('\n'), '', 'Line 9, column 2 (value): "abc" is not a number'],
+      [[...lines.slice(0, 8), lines[7]!, ...lines.slice(8)].join('\n'), '', `Line 9, column 1 (timestamp): ${points[6]!.timestamp} repeats line 8's timestamp`],
+      [[...lines, 'a,b,c'].join('\n'), '', 'Line 22: 3 columns where line 2 has 2'],
+      [lines.join('\n'), '?sensitivity=high', "The 'sensitivity' field must be an integer between 0 and 99."],
+    ];
+    for (const [text, query, message] of cases) {
+      const response = await postCsv(text, query);
+      expect(response.statusCode, message).toBe(400);
+      expect(response.json<{ error: { message: string } }>().error.message).toBe(message);
+    }
+  });
+
   it('answers 503 and keeps no job when the bus refuses the chunks; the retry is a new job', async () => {
     const failing: Bus = {
       ...bus,

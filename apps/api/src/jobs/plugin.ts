@@ -33,11 +33,13 @@ import {
 import { AppError, ERRORS } from '../errors.js';
 import { NativeError } from '../native/schemas.js';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
+import { csvJobBody } from './csv.js';
 import { encodeResultsCursor, parseIdempotencyKey, parseJobId, parseJobRequest, parseJobResultsQuery, parseJobsQuery, type ParsedJobRequest } from './request.js';
 import {
   JobBody,
   JobDeleted,
   JobParams,
+  JobCsvQuery,
   JobRequest,
   JobResultsQuery,
   JobResultsResponse,
@@ -194,6 +196,10 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   const topic = options.topic ?? TOPICS.jobs;
   // Bodies and queries are checked by ./request.ts (coded errors naming series and points).
   app.setValidatorCompiler(() => () => true);
+  // A series as a CSV file (./csv.ts); only these routes take it.
+  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
+    done(null, body);
+  });
 
   let producer: Promise<BusProducer> | null = null;
   function producerOf(source: Pick<Bus, 'producer'>): Promise<BusProducer> {
@@ -314,7 +320,10 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       schema: {
         tags: TAGS,
         operationId: 'submitJob',
-        summary: 'Submit series of any length (up to JOBS_MAX_POINTS) for entire-series detection; answers 202 with the job.',
+        summary:
+          'Submit series of any length (up to JOBS_MAX_POINTS) for entire-series detection; answers 202 with the job. JSON, or one series as text/csv with the options in the query.',
+        consumes: ['application/json', 'text/csv'],
+        querystring: JobCsvQuery,
         body: JobRequest,
         response: { 202: JobBody, 403: NativeError, ...ERROR_RESPONSES },
       },
@@ -322,7 +331,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     async (request, reply) => {
       const orgId = orgOf(request);
       const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-      const parsed = parseJobRequest(request.body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
+      const body = typeof request.body === 'string' ? csvJobBody(request.body, request.query, parseIsoTimestamp) : request.body;
+      const parsed = parseJobRequest(body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
       const store = jobStore();
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server (no bus).');
       const hash = requestHash(parsed);

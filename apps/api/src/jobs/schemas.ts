@@ -91,6 +91,21 @@ export const JobBody = Type.Object(
 );
 export type JobBody = Static<typeof JobBody>;
 
+/** POST /v1/jobs with a CSV body: the fields the JSON body would carry besides the series. */
+export const JobCsvQuery = Type.Object(
+  {
+    machine_id: Type.Optional(MachineId),
+    granularity: Type.Optional(Type.String()),
+    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
+    period: Type.Optional(Type.Integer({ minimum: 0 })),
+    sensitivity: Type.Optional(Type.Integer({ minimum: 0, maximum: 99 })),
+    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
+    imputeMode: Type.Optional(Type.String()),
+    imputeFixedValue: Type.Optional(Type.Number()),
+  },
+  { description: 'With a text/csv body only: the options and machine of the series in the file (a JSON body carries them itself).' },
+);
+
 export const JobParams = Type.Object({ job_id: Type.String({ description: 'job_ and 32 hex digits.' }) });
 
 export const JobResultsQuery = Type.Object({
