@@ -1,8 +1,9 @@
 // Detection-job throughput: one job of N points (default 1,000,000, one minutely series with a
 // daily cycle and a few spikes) posted as JSON over loopback HTTP to a platform opened in this
-// process, then GET /v1/jobs/{id} until done.
+// process, then GET /v1/jobs/{id} until done. `--series N` spreads the points over N machines'
+// series (`series_list`) instead.
 //
-//   npm run bench:jobs [-- --points 100000] [-- --scale-out]
+//   npm run bench:jobs [-- --points 100000] [-- --series 1000] [-- --scale-out]
 //
 // Embedded (default): the durable in-process bus and jobs.duckdb under a temporary DATA_DIR, the
 // job worker in the API process, as `npm start` runs. --scale-out: Kafka and ClickHouse from
@@ -26,17 +27,25 @@ const argument = (name: string): string | undefined => {
   return index >= 0 ? process.argv[index + 1] : undefined;
 };
 const POINTS = Number(argument('--points') ?? 1_000_000);
+const SERIES = Number(argument('--series') ?? 1);
 const SCALE_OUT = process.argv.includes('--scale-out');
 const KEY = `svc_test_${randomBytes(16).toString('hex')}`;
 const T0 = Date.UTC(2025, 0, 1);
 
-function body(points: number): string {
+function seriesJson(points: number): string {
   const parts: string[] = [];
   for (let i = 0; i < points; i++) {
     const value = 100 + 10 * Math.sin((2 * Math.PI * i) / 1440) + ((i * 7919) % 17) / 17 + (i % 99_991 === 50_000 ? 80 : 0);
     parts.push(`{"timestamp":"${new Date(T0 + i * 60_000).toISOString()}","value":${value}}`);
   }
-  return `{"machine_id":"bench-press","granularity":"minutely","series":[${parts.join(',')}]}`;
+  return `[${parts.join(',')}]`;
+}
+
+function body(points: number, series: number): string {
+  if (series === 1) return `{"machine_id":"bench-press","granularity":"minutely","series":${seriesJson(points)}}`;
+  const each = seriesJson(Math.floor(points / series));
+  const list = Array.from({ length: series }, (_, i) => `{"machine_id":"bench-press-${i}","series":${each}}`);
+  return `{"granularity":"minutely","series_list":[${list.join(',')}]}`;
 }
 
 async function main(): Promise<void> {
@@ -60,7 +69,7 @@ async function main(): Promise<void> {
     await platform.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = platform.app.server.address() as AddressInfo;
     const base = `http://127.0.0.1:${port}`;
-    const payload = body(POINTS);
+    const payload = body(POINTS, SERIES);
     const started = performance.now();
     const response = await fetch(`${base}/v1/jobs`, {
       method: 'POST',
@@ -82,7 +91,7 @@ async function main(): Promise<void> {
     if (status !== 'done') throw new Error(`the job ended ${status}`);
     const rows = [
       ['configuration', SCALE_OUT ? 'Kafka + ClickHouse' : 'embedded (in-process bus, DuckDB)'],
-      ['points', POINTS.toLocaleString('en')],
+      ['points', `${POINTS.toLocaleString('en')} in ${SERIES} series`],
       ['body', `${(Buffer.byteLength(payload) / 2 ** 20).toFixed(1)} MiB`],
       ['POST /v1/jobs to 202', `${(acceptedMs / 1000).toFixed(2)} s`],
       ['202 to done', `${((totalMs - acceptedMs) / 1000).toFixed(2)} s`],

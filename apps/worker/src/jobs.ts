@@ -32,6 +32,7 @@ import {
   type JobRecord,
   type JobResultRow,
   type JobStore,
+  type JudgedSeries,
   type StreamingCodecs,
 } from '@adp/streaming';
 import type { WorkerLogger } from './worker.js';
@@ -80,59 +81,125 @@ function firstNotFinite(result: { expectedValues: readonly number[]; upperMargin
   return -1;
 }
 
+/** A chunk of this batch, decoded, with the bytes it came in (staged as they are). */
+interface ReceivedChunk {
+  readonly chunk: JobChunk;
+  readonly bytes: Buffer;
+}
+
+/** Why a series could not be judged: it fails its job. */
+interface SeriesFailure {
+  readonly code: string;
+  readonly message: string;
+}
+
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
   const topic = deps.topic ?? TOPICS.jobs;
   const codecs = deps.codecs ?? loadStreamingCodecs();
   const nowMs = deps.nowMs ?? Date.now;
   const log = deps.logger;
-  let judged = 0;
+  let judgedCount = 0;
   if (deps.ensureTopics ?? true) await deps.bus.ensureTopics([{ name: topic, partitions: deps.partitions ?? 12 }]);
 
-  async function handle(message: IncomingMessage): Promise<void> {
-    let chunk: JobChunk;
-    try {
-      chunk = codecs.jobChunk.decode(message.value);
-    } catch (err) {
-      // Only the API writes this topic; a message it cannot have written is logged and skipped
-      // rather than retried for ever.
-      log.error({ err, topic: message.topic, partition: message.partition, offset: message.offset }, 'skipping a jobs message that does not decode');
-      return;
+  /**
+   * One batch (one partition's messages, in order). A series whose chunks all arrive in the batch
+   * is judged from memory; the chunks of a series whose last chunk is still to come are staged in
+   * the job store before the batch is committed, and read back when the last one arrives. A job's
+   * record and progress are read once a batch (a job of a thousand series has a large record),
+   * so a cancel takes effect from the next batch on; the store itself neither stages nor writes
+   * results for a finished job. The judged series of a job are written in one call.
+   */
+  async function handleBatch(messages: readonly IncomingMessage[]): Promise<void> {
+    const records = new Map<string, JobRecord | null>();
+    const received = new Map<string, { job: JobRecord; seriesIndex: number; chunks: Map<number, ReceivedChunk> }>();
+    const ready: string[] = [];
+    for (const message of messages) {
+      let chunk: JobChunk;
+      try {
+        chunk = codecs.jobChunk.decode(message.value);
+      } catch (err) {
+        // Only the API writes this topic; a message it cannot have written is logged and skipped
+        // rather than retried for ever.
+        log.error({ err, topic: message.topic, partition: message.partition, offset: message.offset }, 'skipping a jobs message that does not decode');
+        continue;
+      }
+      const { organization: orgId, job_id: jobId, series_index: seriesIndex } = chunk;
+      const jobKey = `${orgId}/${jobId}`;
+      let job = records.get(jobKey);
+      if (job === undefined) {
+        job = await deps.jobs.get(orgId, jobId);
+        records.set(jobKey, job);
+      }
+      if (job === null || FINISHED_JOB_STATUSES.includes(job.status)) continue;
+      const spec = job.series[seriesIndex];
+      if (spec === undefined || chunk.chunk_count !== spec.chunks || chunk.chunk_index >= spec.chunks) {
+        log.error({ jobId, seriesIndex, chunkIndex: chunk.chunk_index }, 'skipping a job chunk that does not fit its job');
+        continue;
+      }
+      if (job.status === 'queued') {
+        await deps.jobs.transition(orgId, jobId, ['queued'], { status: 'running', startedAtMs: nowMs() });
+        job = { ...job, status: 'running' };
+        records.set(jobKey, job);
+      }
+      const seriesKey = `${jobKey}/${seriesIndex}`;
+      let entry = received.get(seriesKey);
+      if (!entry) received.set(seriesKey, (entry = { job, seriesIndex, chunks: new Map() }));
+      entry.chunks.set(chunk.chunk_index, { chunk, bytes: message.value });
+      // A series' chunks arrive in order: its last one means the others came before it.
+      if (chunk.chunk_index === chunk.chunk_count - 1) ready.push(seriesKey);
     }
-    const { organization: orgId, job_id: jobId, series_index: seriesIndex } = chunk;
-    const job = await deps.jobs.get(orgId, jobId);
-    if (job === null || FINISHED_JOB_STATUSES.includes(job.status)) return;
-    const series = job.series[seriesIndex];
-    if (series === undefined || chunk.chunk_count !== series.chunks || chunk.chunk_index >= series.chunks) {
-      log.error({ jobId, seriesIndex, chunkIndex: chunk.chunk_index }, 'skipping a job chunk that does not fit its job');
-      return;
+
+    // The complete series, job by job.
+    const byJob = new Map<string, string[]>();
+    for (const seriesKey of ready) {
+      const { job } = received.get(seriesKey)!;
+      const jobKey = `${job.orgId}/${job.jobId}`;
+      byJob.set(jobKey, [...(byJob.get(jobKey) ?? []), seriesKey]);
     }
-    // A chunk of a series already judged (delivered again after a crash between the results and
-    // the commit): its results stand; only the job's completion may still be to record.
-    const before = await deps.jobs.progress(orgId, jobId);
-    if (before.periods.has(seriesIndex)) {
-      await finishIfComplete(job, before.seriesDone);
-      return;
+    for (const seriesKeys of byJob.values()) {
+      const job = received.get(seriesKeys[0]!)!.job;
+      // Series judged before (delivered again after a crash between the results and the commit)
+      // keep their results; only the job's completion may be to record.
+      const before = await deps.jobs.progress(job.orgId, job.jobId);
+      const judged: JudgedSeries[] = [];
+      let failed = false;
+      for (const seriesKey of seriesKeys) {
+        const entry = received.get(seriesKey)!;
+        received.delete(seriesKey);
+        if (failed || before.periods.has(entry.seriesIndex)) continue;
+        const outcome = await judgeSeries(job, entry.seriesIndex, entry.chunks);
+        if ('code' in outcome) {
+          await fail(job, entry.seriesIndex, outcome);
+          failed = true;
+        } else {
+          judged.push(outcome);
+        }
+      }
+      if (judged.length > 0) {
+        await deps.jobs.completeSeries(job.orgId, job.jobId, judged);
+        judgedCount += judged.length;
+      }
+      // Read again after the write: other partitions' batches complete the job's other series.
+      if (!failed) await finishIfComplete(job, judged.length > 0 ? (await deps.jobs.progress(job.orgId, job.jobId)).seriesDone : before.seriesDone);
     }
-    if (job.status === 'queued') await deps.jobs.transition(orgId, jobId, ['queued'], { status: 'running', startedAtMs: nowMs() });
-    await deps.jobs.stageChunk(orgId, jobId, seriesIndex, chunk.chunk_index, message.value);
-    // A series' chunks arrive in order: its last one means the others are staged.
-    if (chunk.chunk_index !== chunk.chunk_count - 1) return;
-    await judgeSeries(job, seriesIndex);
+
+    // Series still waiting for chunks of a later batch: staged before this batch is committed.
+    for (const { job, seriesIndex, chunks } of received.values()) {
+      for (const [chunkIndex, { bytes }] of chunks) await deps.jobs.stageChunk(job.orgId, job.jobId, seriesIndex, chunkIndex, bytes);
+    }
   }
 
-  async function judgeSeries(job: JobRecord, seriesIndex: number): Promise<void> {
-    const { orgId, jobId } = job;
+  /** Judges one whole series: its chunks of this batch and, where it began earlier, the staged ones. */
+  async function judgeSeries(job: JobRecord, seriesIndex: number, inBatch: ReadonlyMap<number, ReceivedChunk>): Promise<JudgedSeries | SeriesFailure> {
     const spec = job.series[seriesIndex]!;
-    const staged = await deps.jobs.stagedChunks(orgId, jobId, seriesIndex);
+    const staged = inBatch.size === spec.chunks ? new Map<number, Buffer>() : await deps.jobs.stagedChunks(job.orgId, job.jobId, seriesIndex);
     const chunks: JobChunk[] = [];
     for (let index = 0; index < spec.chunks; index++) {
-      const bytes = staged.get(index);
-      if (bytes === undefined) {
-        // Only if a chunk was lost, which the bus's delivery guarantees rule out: fail loudly.
-        await fail(job, seriesIndex, `Chunk ${index} of ${spec.chunks} of the series was not received.`, 'JobChunkMissing');
-        return;
-      }
-      chunks.push(codecs.jobChunk.decode(bytes));
+      const here = inBatch.get(index)?.chunk;
+      const bytes = here === undefined ? staged.get(index) : undefined;
+      // Only if a chunk was lost, which the bus's delivery guarantees rule out: fail loudly.
+      if (here === undefined && bytes === undefined) return { code: 'JobChunkMissing', message: `Chunk ${index} of ${spec.chunks} of the series was not received.` };
+      chunks.push(here ?? codecs.jobChunk.decode(bytes!));
     }
     const values: number[] = [];
     const timestamps: number[] | null = spec.timestamps ? [] : null;
@@ -141,8 +208,7 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       if (timestamps !== null && chunk.timestamps !== null) for (const ts of chunk.timestamps) timestamps.push(ts);
     }
     if (values.length !== spec.points || (timestamps !== null && timestamps.length !== spec.points)) {
-      await fail(job, seriesIndex, `The series' chunks hold ${values.length} points where ${spec.points} were sent.`, 'JobChunkMissing');
-      return;
+      return { code: 'JobChunkMissing', message: `The series' chunks hold ${values.length} points where ${spec.points} were sent.` };
     }
     const { input, options } = engineInput(job, values, timestamps, spec.sensitivity);
     let result;
@@ -151,18 +217,12 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     } catch (error) {
       // The engine is pure: what it refuses once it refuses every time, so the job fails rather
       // than the chunk being delivered again for ever.
-      if (error instanceof SeriesError) await fail(job, seriesIndex, error.message, error.code === 'InvalidSeries' ? 'InvalidSeries' : 'InvalidArgument');
-      else {
-        log.error({ err: error, jobId, seriesIndex }, 'the engine failed on a job series');
-        await fail(job, seriesIndex, 'The detection engine failed on this series.', DETECTION_FAILURE_CODE);
-      }
-      return;
+      if (error instanceof SeriesError) return { code: error.code === 'InvalidSeries' ? 'InvalidSeries' : 'InvalidArgument', message: error.message };
+      log.error({ err: error, jobId: job.jobId, seriesIndex }, 'the engine failed on a job series');
+      return { code: DETECTION_FAILURE_CODE, message: 'The detection engine failed on this series.' };
     }
     const notFinite = firstNotFinite(result);
-    if (notFinite >= 0) {
-      await fail(job, seriesIndex, `The detection engine's answer is not a finite number at point ${notFinite}.`, DETECTION_FAILURE_CODE);
-      return;
-    }
+    if (notFinite >= 0) return { code: DETECTION_FAILURE_CODE, message: `The detection engine's answer is not a finite number at point ${notFinite}.` };
     const rows: JobResultRow[] = new Array<JobResultRow>(values.length);
     for (let i = 0; i < values.length; i++) {
       rows[i] = {
@@ -179,12 +239,7 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
         severity: result.severity[i]!,
       };
     }
-    // Cancelled while judging: nothing written.
-    const current = await deps.jobs.get(orgId, jobId);
-    if (current === null || FINISHED_JOB_STATUSES.includes(current.status)) return;
-    await deps.jobs.completeSeries(orgId, jobId, { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) });
-    judged += 1;
-    await finishIfComplete(job, (await deps.jobs.progress(orgId, jobId)).seriesDone);
+    return { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) };
   }
 
   async function finishIfComplete(job: JobRecord, seriesDone: number): Promise<void> {
@@ -194,24 +249,21 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     }
   }
 
-  async function fail(job: JobRecord, seriesIndex: number, message: string, code: string): Promise<void> {
+  async function fail(job: JobRecord, seriesIndex: number, failure: SeriesFailure): Promise<void> {
     const machineId = job.series[seriesIndex]?.machineId ?? null;
-    log.warn({ jobId: job.jobId, seriesIndex, code, message }, 'job failed');
+    log.warn({ jobId: job.jobId, seriesIndex, ...failure }, 'job failed');
     await deps.jobs.transition(job.orgId, job.jobId, ['queued', 'running'], {
       status: 'failed',
       finishedAtMs: nowMs(),
-      failure: { code, message, seriesIndex, machineId },
+      failure: { ...failure, seriesIndex, machineId },
     });
   }
 
   const consumer: BusConsumer = await deps.bus.consumer({ groupId: deps.groupId, topics: [topic] });
-  await consumer.run(async (batch) => {
-    // In order: a series' last chunk must find the earlier ones staged.
-    for (const message of batch.messages) await handle(message);
-  });
+  await consumer.run((batch) => handleBatch(batch.messages));
   log.info({ topic, groupId: deps.groupId }, 'job worker started');
   return {
-    seriesJudged: () => judged,
+    seriesJudged: () => judgedCount,
     async stop() {
       await consumer.close();
     },

@@ -90,11 +90,11 @@ export function jobStoreContract(open: () => Promise<JobStore>): void {
 
       const rows = resultRows(0, 4, [1, 2]);
       const judged = { seriesIndex: 0, period: 0, rows, episodes: episodesOf(0, rows) };
-      await store.completeSeries('org_a', job.jobId, judged);
+      await store.completeSeries('org_a', job.jobId, [judged]);
       // Judged again (a replay after a restart): still one row per point.
-      await store.completeSeries('org_a', job.jobId, judged);
+      await store.completeSeries('org_a', job.jobId, [judged]);
       expect(await store.stagedChunks('org_a', job.jobId, 0)).toEqual(new Map());
-      await store.completeSeries('org_a', job.jobId, { seriesIndex: 1, period: 0, rows: resultRows(1, 2), episodes: [] });
+      await store.completeSeries('org_a', job.jobId, [{ seriesIndex: 1, period: 0, rows: resultRows(1, 2), episodes: [] }]);
       const progress = await store.progress('org_a', job.jobId);
       expect({ seriesDone: progress.seriesDone, pointsDone: progress.pointsDone }).toEqual({ seriesDone: 2, pointsDone: 6 });
       expect(await store.activeLoad('org_a')).toEqual({ jobs: 1, pointsPending: 0 });
@@ -126,9 +126,14 @@ export function jobStoreContract(open: () => Promise<JobStore>): void {
       const job = jobRecord();
       await store.create(job);
       await store.stageChunk('org_a', job.jobId, 0, 0, Buffer.from('x'));
-      await store.completeSeries('org_a', job.jobId, { seriesIndex: 1, period: 0, rows: resultRows(1, 2), episodes: [] });
+      await store.completeSeries('org_a', job.jobId, [{ seriesIndex: 1, period: 0, rows: resultRows(1, 2), episodes: [] }]);
       expect(await store.transition('org_a', job.jobId, ['queued', 'running'], { status: 'cancelled', finishedAtMs: 3 })).toBe(true);
       expect((await store.get('org_a', job.jobId))?.status).toBe('cancelled');
+      expect(await store.stagedChunks('org_a', job.jobId, 0)).toEqual(new Map());
+      expect(await store.results('org_a', job.jobId, { limit: 10 })).toEqual([]);
+      // A worker still at it: nothing is staged or written for the cancelled job.
+      await store.stageChunk('org_a', job.jobId, 0, 1, Buffer.from('late'));
+      await store.completeSeries('org_a', job.jobId, [{ seriesIndex: 0, period: 0, rows: resultRows(0, 4), episodes: [] }]);
       expect(await store.stagedChunks('org_a', job.jobId, 0)).toEqual(new Map());
       expect(await store.results('org_a', job.jobId, { limit: 10 })).toEqual([]);
     } finally {

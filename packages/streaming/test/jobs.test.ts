@@ -28,7 +28,7 @@ describe('DuckDB job store', () => {
     const { jobRecord } = await import('./jobs-contract.js');
     const first = await createDuckDbJobStore({ dataDir: dir });
     await first.create(jobRecord());
-    await first.completeSeries('org_a', jobRecord().jobId, { seriesIndex: 0, period: 0, rows: resultRows(0, 4), episodes: [] });
+    await first.completeSeries('org_a', jobRecord().jobId, [{ seriesIndex: 0, period: 0, rows: resultRows(0, 4), episodes: [] }]);
     await first.close();
     const second = await createDuckDbJobStore({ dataDir: dir });
     try {

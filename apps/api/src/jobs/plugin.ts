@@ -77,12 +77,14 @@ const TAGS = ['jobs'];
  * message.max.bytes (1 MB by default), and a send's messages to one partition are one batch.
  */
 const SEND_MAX_BYTES = 768 * 1024;
-/** Series published at once; each series' chunks go one send after another, in order. */
-const SERIES_PUBLISHED_AT_ONCE = 4;
+/** Sends in flight at once, each lane a share of the series. */
+const PUBLISH_LANES = 4;
 
 /**
- * Publishes a job's chunks: per series in order (each send resolves only once the bus has it, so
- * a series' chunks reach their partition in sequence), several series at a time.
+ * Publishes a job's chunks. The series are dealt to a few lanes; each lane sends its series' chunks
+ * in order, packed into sends of at most SEND_MAX_BYTES (many short series share a send), one send
+ * after another: a send resolves only once the bus has it, so a series' chunks reach their
+ * partition in sequence.
  */
 async function publishChunks(producer: BusProducer, topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
   const bySeries = new Map<string | null, OutgoingMessage[]>();
@@ -91,11 +93,12 @@ async function publishChunks(producer: BusProducer, topic: string, messages: rea
     if (list) list.push(message);
     else bySeries.set(message.key, [message]);
   }
-  const queue = [...bySeries.values()];
-  const publishSeries = async (series: OutgoingMessage[]): Promise<void> => {
+  const lanes: OutgoingMessage[][] = Array.from({ length: Math.min(PUBLISH_LANES, bySeries.size) }, () => []);
+  [...bySeries.values()].forEach((series, index) => lanes[index % lanes.length]!.push(...series));
+  const publishLane = async (lane: readonly OutgoingMessage[]): Promise<void> => {
     let batch: OutgoingMessage[] = [];
     let bytes = 0;
-    for (const message of series) {
+    for (const message of lane) {
       if (batch.length > 0 && bytes + message.value.length > SEND_MAX_BYTES) {
         await producer.send(topic, batch);
         batch = [];
@@ -106,10 +109,7 @@ async function publishChunks(producer: BusProducer, topic: string, messages: rea
     }
     if (batch.length > 0) await producer.send(topic, batch);
   };
-  const lanes = Array.from({ length: Math.min(SERIES_PUBLISHED_AT_ONCE, queue.length) }, async () => {
-    for (let series = queue.shift(); series !== undefined; series = queue.shift()) await publishSeries(series);
-  });
-  await Promise.all(lanes);
+  await Promise.all(lanes.map(publishLane));
 }
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
@@ -247,11 +247,16 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
 
   /** Each series' machine's baseline sensitivity, where the request gave none and the baseline sets one. */
   async function baselineSensitivities(request: FastifyRequest, orgId: string, parsed: ParsedJobRequest): Promise<(number | undefined)[]> {
-    if (parsed.sensitivityGiven) return parsed.series.map(() => undefined);
+    if (parsed.sensitivityGiven || parsed.series.every((one) => one.machineId === null)) return parsed.series.map(() => undefined);
+    // One listing, then the baselines of the job's machines that have one: a job of a thousand
+    // machines without baselines costs one query.
+    const machines = await stored(request, 'listing machines', () => options.store.listMachines(orgId));
+    const withBaseline = new Set(machines.filter((machine) => machine.baselineCreatedAt !== null).map((machine) => machine.machineId));
     const found: (number | undefined)[] = [];
     for (const one of parsed.series) {
       const machineId = one.machineId;
-      const baseline = machineId === null ? null : await stored(request, 'reading a baseline', () => options.store.getBaseline(orgId, machineId));
+      const baseline =
+        machineId === null || !withBaseline.has(machineId) ? null : await stored(request, 'reading a baseline', () => options.store.getBaseline(orgId, machineId));
       found.push(baseline?.sensitivity ?? undefined);
     }
     return found;

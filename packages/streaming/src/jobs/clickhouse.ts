@@ -276,7 +276,8 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
     },
 
     async stageChunk(orgId, jobId, seriesIndex, chunkIndex, message) {
-      if ((await readJob(orgId, jobId)) === null) return;
+      const current = await readJob(orgId, jobId);
+      if (current === null || FINISHED_JOB_STATUSES.includes(current.status)) return;
       await insert(
         'job_chunks',
         [{ job_id: jobId, series_index: seriesIndex, chunk_index: chunkIndex, message: message.toString('base64'), written_at_ms: nextVersion() }],
@@ -300,10 +301,12 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
     },
 
     async completeSeries(orgId, jobId, judged) {
-      if ((await readJob(orgId, jobId)) === null) return;
+      const current = await readJob(orgId, jobId);
+      if (current === null || FINISHED_JOB_STATUSES.includes(current.status) || judged.length === 0) return;
       const writtenAtMs = nextVersion();
-      for (let start = 0; start < judged.rows.length; start += ROWS_PER_INSERT) {
-        const slice = judged.rows.slice(start, start + ROWS_PER_INSERT);
+      const rows = judged.flatMap((one) => one.rows);
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+        const slice = rows.slice(start, start + ROWS_PER_INSERT);
         assertOpen();
         try {
           const result = await client.exec({
@@ -317,11 +320,18 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
           throw clickHouseError(error, `writing ${slice.length} job results`, database);
         }
       }
-      // The series counts as done only once every row is in.
+      // The series count as done only once every row is in.
       await insert(
         'job_series',
-        [{ job_id: jobId, series_index: judged.seriesIndex, points: judged.rows.length, period: judged.period, episodes: JSON.stringify(judged.episodes), written_at_ms: writtenAtMs }],
-        'recording a judged series',
+        judged.map((one) => ({
+          job_id: jobId,
+          series_index: one.seriesIndex,
+          points: one.rows.length,
+          period: one.period,
+          episodes: JSON.stringify(one.episodes),
+          written_at_ms: writtenAtMs,
+        })),
+        'recording judged series',
       );
     },
 

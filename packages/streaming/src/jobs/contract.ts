@@ -150,16 +150,20 @@ export interface JobStore {
   /** Jobs queued or running, and the points of theirs not judged yet (the per-organization caps). */
   activeLoad(orgId: string): Promise<{ readonly jobs: number; readonly pointsPending: number }>;
 
-  /** Keeps one received chunk of a series (the encoded JobChunk) until the series is complete; a replayed chunk replaces itself. */
+  /**
+   * Keeps one received chunk of a series (the encoded JobChunk) until the series is complete; a
+   * replayed chunk replaces itself. Nothing for a finished (done, failed, cancelled) or unknown job.
+   */
   stageChunk(orgId: string, jobId: string, seriesIndex: number, chunkIndex: number, message: Buffer): Promise<void>;
   /** The staged chunks of a series, by chunk index. */
   stagedChunks(orgId: string, jobId: string, seriesIndex: number): Promise<Map<number, Buffer>>;
   /**
-   * Writes a judged series: its rows replace any earlier rows of the same series (exactly one
-   * row per point, also when a series is judged again after a restart), its episodes and period
-   * are kept, the series counts as done, and its staged chunks are dropped.
+   * Writes judged series of one job, all or none: each one's rows replace any earlier rows of the
+   * same series (exactly one row per point, also when a series is judged again after a restart),
+   * its episodes and period are kept, it counts as done, and its staged chunks are dropped.
+   * Nothing for a finished (done, failed, cancelled) or unknown job.
    */
-  completeSeries(orgId: string, jobId: string, judged: JudgedSeries): Promise<void>;
+  completeSeries(orgId: string, jobId: string, judged: readonly JudgedSeries[]): Promise<void>;
   progress(orgId: string, jobId: string): Promise<JobProgress>;
   /** Results in (series, point) order after `after`, at most `limit`. */
   results(orgId: string, jobId: string, options: { readonly limit: number; readonly after?: JobResultsCursor }): Promise<JobResultRow[]>;

@@ -102,6 +102,13 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
     return row ? (JSON.parse(String(row['record'])) as JobRecord) : null;
   }
 
+  /** The job's status, or null: an ownership check without reading the record. */
+  async function readStatus(orgId: string, jobId: string): Promise<JobStatus | null> {
+    const reader = await connection.runAndReadAll('SELECT status FROM jobs WHERE job_id = $1 AND org_id = $2', [jobId, orgId]);
+    const row = reader.getRowObjects()[0];
+    return row ? (String(row['status']) as JobStatus) : null;
+  }
+
   async function transaction<T>(body: () => Promise<T>): Promise<T> {
     await connection.run('BEGIN TRANSACTION');
     try {
@@ -186,7 +193,7 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
     remove: (orgId, jobId) =>
       run('removing a job', () =>
         transaction(async () => {
-          if ((await readJob(orgId, jobId)) === null) return false;
+          if ((await readStatus(orgId, jobId)) === null) return false;
           await dropJobData(jobId, 'all');
           await connection.run('DELETE FROM jobs WHERE job_id = $1', [jobId]);
           return true;
@@ -211,7 +218,7 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
       run('staging a chunk', async () => {
         await connection.run(
           `INSERT INTO job_chunks (job_id, series_index, chunk_index, message)
-           SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1 AND org_id = $5)
+           SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1 AND org_id = $5 AND status IN ('queued', 'running'))
            ON CONFLICT (job_id, series_index, chunk_index) DO UPDATE SET message = excluded.message`,
           [jobId, seriesIndex, chunkIndex, blobValue(message), orgId],
         );
@@ -234,34 +241,48 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
       }),
 
     completeSeries: (orgId, jobId, judged) =>
-      run('writing a judged series', () =>
+      run('writing judged series', () =>
         transaction(async () => {
-          if ((await readJob(orgId, jobId)) === null) return;
-          await connection.run('DELETE FROM job_results WHERE job_id = $1 AND series_index = $2', [jobId, judged.seriesIndex]);
+          const status = await readStatus(orgId, jobId);
+          if (status === null || FINISHED_JOB_STATUSES.includes(status) || judged.length === 0) return;
+          for (const one of judged) {
+            // Rows of the series exist only if it was judged before (its rows and its job_series
+            // row are written in one transaction): the delete, a scan of the table, only then.
+            const before = await connection.runAndReadAll('SELECT 1 FROM job_series WHERE job_id = $1 AND series_index = $2', [jobId, one.seriesIndex]);
+            if (before.getRowObjects().length > 0) {
+              await connection.run('DELETE FROM job_results WHERE job_id = $1 AND series_index = $2', [jobId, one.seriesIndex]);
+            }
+          }
           const appender = await connection.createAppender('job_results');
-          for (const row of judged.rows) {
-            appender.appendVarchar(jobId);
-            appender.appendInteger(row.seriesIndex);
-            appender.appendBigInt(BigInt(row.pointIndex));
-            if (row.tsMs === null) appender.appendNull();
-            else appender.appendBigInt(BigInt(row.tsMs));
-            appender.appendDouble(row.value);
-            appender.appendDouble(row.expectedValue);
-            appender.appendDouble(row.upperMargin);
-            appender.appendDouble(row.lowerMargin);
-            appender.appendBoolean(row.isAnomaly);
-            appender.appendBoolean(row.isPositiveAnomaly);
-            appender.appendBoolean(row.isNegativeAnomaly);
-            appender.appendDouble(row.severity);
-            appender.endRow();
+          for (const one of judged) {
+            for (const row of one.rows) {
+              appender.appendVarchar(jobId);
+              appender.appendInteger(row.seriesIndex);
+              appender.appendBigInt(BigInt(row.pointIndex));
+              if (row.tsMs === null) appender.appendNull();
+              else appender.appendBigInt(BigInt(row.tsMs));
+              appender.appendDouble(row.value);
+              appender.appendDouble(row.expectedValue);
+              appender.appendDouble(row.upperMargin);
+              appender.appendDouble(row.lowerMargin);
+              appender.appendBoolean(row.isAnomaly);
+              appender.appendBoolean(row.isPositiveAnomaly);
+              appender.appendBoolean(row.isNegativeAnomaly);
+              appender.appendDouble(row.severity);
+              appender.endRow();
+            }
           }
           appender.closeSync();
-          await connection.run(
-            `INSERT INTO job_series (job_id, series_index, points, period, episodes) VALUES ($1, $2, CAST($3 AS BIGINT), CAST($4 AS BIGINT), $5)
-             ON CONFLICT (job_id, series_index) DO UPDATE SET points = excluded.points, period = excluded.period, episodes = excluded.episodes`,
-            [jobId, judged.seriesIndex, judged.rows.length, judged.period, JSON.stringify(judged.episodes)],
-          );
-          await connection.run('DELETE FROM job_chunks WHERE job_id = $1 AND series_index = $2', [jobId, judged.seriesIndex]);
+          for (const one of judged) {
+            await connection.run(
+              `INSERT INTO job_series (job_id, series_index, points, period, episodes) VALUES ($1, $2, CAST($3 AS BIGINT), CAST($4 AS BIGINT), $5)
+               ON CONFLICT (job_id, series_index) DO UPDATE SET points = excluded.points, period = excluded.period, episodes = excluded.episodes`,
+              [jobId, one.seriesIndex, one.rows.length, one.period, JSON.stringify(one.episodes)],
+            );
+          }
+          for (const one of judged) {
+            await connection.run('DELETE FROM job_chunks WHERE job_id = $1 AND series_index = $2', [jobId, one.seriesIndex]);
+          }
         }),
       ),
 

@@ -93,7 +93,7 @@ export function createMemoryJobStore(): JobStore {
     async stageChunk(orgId, jobId, seriesIndex, chunkIndex, message) {
       assertOpen();
       const entry = entryOf(orgId, jobId);
-      if (!entry) return;
+      if (!entry || FINISHED_JOB_STATUSES.includes(entry.job.status)) return;
       let series = entry.staged.get(seriesIndex);
       if (!series) entry.staged.set(seriesIndex, (series = new Map()));
       series.set(chunkIndex, Buffer.from(message));
@@ -102,12 +102,14 @@ export function createMemoryJobStore(): JobStore {
       assertOpen();
       return new Map(entryOf(orgId, jobId)?.staged.get(seriesIndex) ?? []);
     },
-    async completeSeries(orgId, jobId, judged: JudgedSeries) {
+    async completeSeries(orgId, jobId, judged: readonly JudgedSeries[]) {
       assertOpen();
       const entry = entryOf(orgId, jobId);
-      if (!entry) return;
-      entry.done.set(judged.seriesIndex, { points: judged.rows.length, period: judged.period, rows: [...judged.rows], episodes: [...judged.episodes] });
-      entry.staged.delete(judged.seriesIndex);
+      if (!entry || FINISHED_JOB_STATUSES.includes(entry.job.status)) return;
+      for (const one of judged) {
+        entry.done.set(one.seriesIndex, { points: one.rows.length, period: one.period, rows: [...one.rows], episodes: [...one.episodes] });
+        entry.staged.delete(one.seriesIndex);
+      }
     },
     async progress(orgId, jobId) {
       assertOpen();
