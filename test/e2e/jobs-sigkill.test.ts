@@ -1,7 +1,7 @@
 // A detection job on the embedded default (`npm start`: the durable in-process bus and jobs.duckdb
 // under DATA_DIR, the job worker in the API process) survives a SIGKILL mid-job: the real server
-// runs as a child process, takes a 300,000-point job in 3,000 chunks, is killed while its worker
-// is staging them, and is started again on the same DATA_DIR. The job then completes, every point
+// runs as a child process, takes a 300,000-point job in 3,000 chunks, is killed once its worker
+// has taken the job (staging or judging its chunks), and is started again on the same DATA_DIR. The job then completes, every point
 // has exactly one result row, and the flags are entire-series detection's over the same points.
 // Conditions are polled, never slept on.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -110,7 +110,7 @@ describe('a detection job across a SIGKILL of the embedded server', () => {
     const { job_id: jobId } = (await accepted.json()) as { job_id: string };
     const status = async (baseUrl: string): Promise<{ status: string; points_done: number; points_total: number }> =>
       (await (await fetch(`${baseUrl}/v1/jobs/${jobId}`, { headers })).json()) as { status: string; points_done: number; points_total: number };
-    // Killed while the worker stages the 3,000 chunks (before it judges the series).
+    // Killed once the worker has the job, before the series is judged.
     await until(async () => (await status(first.baseUrl)).status !== 'queued', 60_000);
     const before = await status(first.baseUrl);
     first.process.kill('SIGKILL');
