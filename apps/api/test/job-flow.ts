@@ -87,13 +87,18 @@ export async function waitForStatus(app: FastifyInstance, jobId: string, statuse
 }
 
 /** Every page of a job's results. */
-export async function allResults(app: FastifyInstance, jobId: string, limit = 10_000): Promise<{ rows: ResultRow[]; episodes: ResultsPage['episodes']; pages: number }> {
+export async function allResults(
+  app: FastifyInstance,
+  jobId: string,
+  limit = 10_000,
+  machineId?: string,
+): Promise<{ rows: ResultRow[]; episodes: ResultsPage['episodes']; pages: number }> {
   const rows: ResultRow[] = [];
   const episodes = new Map<string, ResultsPage['episodes'][number]>();
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const url: string = `/v1/jobs/${jobId}/results?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+    const url: string = `/v1/jobs/${jobId}/results?limit=${limit}${machineId ? `&machine_id=${machineId}` : ''}${cursor ? `&cursor=${cursor}` : ''}`;
     const response = await get(app, url);
     expect(response.statusCode).toBe(200);
     const page = response.json<ResultsPage>();
@@ -194,6 +199,14 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
       expect(mine.every((row) => row.machine_id === series.machine_id)).toBe(true);
       expect(mine.map((row) => row.is_anomaly)).toEqual(entireFlags(series.series.map((point) => point.value)).isAnomaly);
     }
+
+    // One machine's results alone, paged.
+    const fan2 = await allResults(app, job.job_id, 900, 'fan-2');
+    expect(fan2.pages).toBe(3);
+    expect(fan2.rows.map((row) => [row.series_index, row.point_index])).toEqual(rows.filter((row) => row.series_index === 1).map((row) => [1, row.point_index]));
+    const unknown = await get(app, `/v1/jobs/${job.job_id}/results?machine_id=fan-9`);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json<{ error: { code: string } }>().error.code).toBe('InvalidArgument');
 
     const listed = await get(app, '/v1/jobs');
     expect(listed.json<{ jobs: JobBody[] }>().jobs.map((entry) => entry.job_id)).toEqual([job.job_id]);

@@ -430,7 +430,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       schema: {
         tags: TAGS,
         operationId: 'jobResults',
-        summary: "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch.",
+        summary:
+          "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch; machine_id: that machine's series only.",
         params: JobParams,
         querystring: JobResultsQuery,
         response: { 200: JobResultsResponse, ...ERROR_RESPONSES },
@@ -442,9 +443,15 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const query = parseJobResultsQuery(request.query);
       const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
       const store = jobStore();
-      const rows = await stored(request, 'reading results', () =>
-        store.results(orgId, job.jobId, { limit: query.limit + 1, ...(query.after ? { after: query.after } : {}) }),
-      );
+      // One machine's series only: its rows from the start of the series (or the cursor on).
+      const only = query.machineId === undefined ? null : job.series.findIndex((series) => series.machineId === query.machineId);
+      if (only === -1) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has no series of machine '${query.machineId ?? ''}'.`);
+      if (only !== null && query.after !== undefined && query.after.seriesIndex !== only) {
+        throw new AppError(ERRORS.InvalidArgument, "The 'cursor' query parameter is another machine's: use the previous page's next_cursor with the same machine_id.");
+      }
+      const after = query.after ?? (only === null ? undefined : { seriesIndex: only, pointIndex: -1 });
+      const fetched = await stored(request, 'reading results', () => store.results(orgId, job.jobId, { limit: query.limit + 1, ...(after ? { after } : {}) }));
+      const rows = only === null ? fetched : fetched.filter((row) => row.seriesIndex === only);
       const page = rows.slice(0, query.limit);
       const first = page[0];
       const last = page[page.length - 1];

@@ -217,14 +217,16 @@ function decodeResultsCursor(token: string): JobResultsCursor | null {
   return match ? { seriesIndex: Number(match[1]), pointIndex: Number(match[2]) } : null;
 }
 
-/** `GET /v1/jobs/{id}/results?limit=&cursor=`. */
-export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor } {
+/** `GET /v1/jobs/{id}/results?limit=&cursor=&machine_id=`. */
+export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor; machineId?: string } {
   const limit = parseLimit(query, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT);
+  const machineText = single(query, 'machine_id');
+  const machine = machineText === undefined ? {} : { machineId: parseMachineId(machineText, "'machine_id' query parameter") };
   const cursorText = single(query, 'cursor');
-  if (cursorText === undefined) return { limit };
+  if (cursorText === undefined) return { limit, ...machine };
   const after = decodeResultsCursor(cursorText);
   if (after === null) throw invalidArgument("The 'cursor' query parameter is not one this API gave (use the previous page's next_cursor).");
-  return { limit, after };
+  return { limit, after, ...machine };
 }
 
 /** `GET /v1/jobs?limit=&cursor=`: the cursor is the last listed job's id. */
