@@ -11,7 +11,7 @@
 // metering fails, the job is removed again and the answer is a 503: the client's retry (with the
 // same Idempotency-Key) makes the job anew, and a chunk already published finds no job and is
 // skipped.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
@@ -22,10 +22,7 @@ import {
   loadStreamingCodecs,
   type Bus,
   type BusProducer,
-  type JobEpisode,
-  type JobProgress,
   type JobRecord,
-  type JobResultRow,
   type JobSeries,
   type JobStore,
   type OutgoingMessage,
@@ -33,7 +30,9 @@ import {
 import { AppError, ERRORS } from '../errors.js';
 import { NativeError } from '../native/schemas.js';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
+import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
+import { publishChunks } from './publish.js';
 import { encodeResultsCursor, parseIdempotencyKey, parseJobId, parseJobRequest, parseJobResultsQuery, parseJobsQuery, type ParsedJobRequest } from './request.js';
 import {
   JobBody,
@@ -45,8 +44,6 @@ import {
   JobResultsResponse,
   JobsQuery,
   JobsResponse,
-  type JobEpisodeBody,
-  type JobResultRowBody,
 } from './schemas.js';
 
 /** Usage label of POST /v1/jobs (GET /v1/usage lists it): the job's points, counted when it is accepted. */
@@ -72,119 +69,12 @@ export interface JobRoutesOptions {
 }
 
 const TAGS = ['jobs'];
-/**
- * Bytes of chunks one send carries at most: Kafka refuses a record batch over the broker's
- * message.max.bytes (1 MB by default), and a send's messages to one partition are one batch.
- */
-const SEND_MAX_BYTES = 768 * 1024;
-/** Sends in flight at once, each lane a share of the series. */
-const PUBLISH_LANES = 4;
-
-/**
- * Publishes a job's chunks. The series are dealt to a few lanes; each lane sends its series' chunks
- * in order, packed into sends of at most SEND_MAX_BYTES (many short series share a send), one send
- * after another: a send resolves only once the bus has it, so a series' chunks reach their
- * partition in sequence.
- */
-async function publishChunks(producer: BusProducer, topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
-  const bySeries = new Map<string | null, OutgoingMessage[]>();
-  for (const message of messages) {
-    const list = bySeries.get(message.key);
-    if (list) list.push(message);
-    else bySeries.set(message.key, [message]);
-  }
-  const lanes: OutgoingMessage[][] = Array.from({ length: Math.min(PUBLISH_LANES, bySeries.size) }, () => []);
-  [...bySeries.values()].forEach((series, index) => lanes[index % lanes.length]!.push(...series));
-  const publishLane = async (lane: readonly OutgoingMessage[]): Promise<void> => {
-    let batch: OutgoingMessage[] = [];
-    let bytes = 0;
-    for (const message of lane) {
-      if (batch.length > 0 && bytes + message.value.length > SEND_MAX_BYTES) {
-        await producer.send(topic, batch);
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(message);
-      bytes += message.value.length;
-    }
-    if (batch.length > 0) await producer.send(topic, batch);
-  };
-  await Promise.all(lanes.map(publishLane));
-}
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
 function orgOf(request: FastifyRequest): string {
   const orgId = (request.auth as typeof request.auth | null)?.orgId;
   if (!orgId) throw new AppError(ERRORS.InternalError, 'Job route ran without an authenticated caller');
   return orgId;
-}
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-export function jobBody(job: JobRecord, progress: JobProgress, nowMs: number): JobBody {
-  const end = job.finishedAtMs ?? nowMs;
-  return {
-    job_id: job.jobId,
-    status: job.status,
-    series_count: job.series.length,
-    series_done: progress.seriesDone,
-    points_total: job.pointsTotal,
-    points_done: progress.pointsDone,
-    created_at: iso(job.createdAtMs)!,
-    started_at: iso(job.startedAtMs),
-    finished_at: iso(job.finishedAtMs),
-    queued_ms: job.startedAtMs === null ? null : job.startedAtMs - job.createdAtMs,
-    running_ms: job.startedAtMs === null ? null : Math.max(0, end - job.startedAtMs),
-    failure:
-      job.failure === null
-        ? null
-        : { code: job.failure.code, message: job.failure.message, series_index: job.failure.seriesIndex, machine_id: job.failure.machineId },
-    options: { ...job.options },
-    series: job.series.map((series, index) => ({
-      series_index: index,
-      machine_id: series.machineId,
-      points: series.points,
-      sensitivity: series.sensitivity ?? job.options.sensitivity,
-      done: progress.periods.has(index),
-      period: progress.periods.get(index) ?? null,
-    })),
-  };
-}
-
-function rowBody(row: JobResultRow, job: JobRecord): JobResultRowBody {
-  return {
-    series_index: row.seriesIndex,
-    machine_id: job.series[row.seriesIndex]?.machineId ?? null,
-    point_index: row.pointIndex,
-    timestamp: iso(row.tsMs),
-    value: row.value,
-    expected_value: row.expectedValue,
-    upper_margin: row.upperMargin,
-    lower_margin: row.lowerMargin,
-    is_anomaly: row.isAnomaly,
-    is_positive_anomaly: row.isPositiveAnomaly,
-    is_negative_anomaly: row.isNegativeAnomaly,
-    severity: row.severity,
-  };
-}
-
-function episodeBody(episode: JobEpisode, job: JobRecord): JobEpisodeBody {
-  return {
-    series_index: episode.seriesIndex,
-    machine_id: job.series[episode.seriesIndex]?.machineId ?? null,
-    first_point: episode.firstPoint,
-    last_point: episode.lastPoint,
-    first_timestamp: iso(episode.firstTsMs),
-    last_timestamp: iso(episode.lastTsMs),
-    points: episode.lastPoint - episode.firstPoint + 1,
-    peak_severity: episode.peakSeverity,
-    direction: episode.direction,
-  };
-}
-
-/** A new job id: `job_` and 32 random hex digits. */
-export function newJobId(): string {
-  return `job_${randomBytes(16).toString('hex')}`;
 }
 
 export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, options) => {
