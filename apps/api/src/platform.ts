@@ -140,7 +140,10 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       results: streaming.results,
       checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
-      jobs: streaming.jobs,
+      // Jobs need a job store their worker shares: this process's own (the embedded worker, now or
+      // after a restart on the in-process bus) or ClickHouse. Kafka workers apart without
+      // ClickHouse could not see them: the job routes answer 503.
+      ...(config.embeddedWorker || config.clickhouseUrl || !config.kafkaBrokers ? { jobs: streaming.jobs } : {}),
       readiness: streaming.checks,
     });
   } catch (err) {

@@ -71,15 +71,20 @@ async function main(): Promise<void> {
     logger,
   });
   logger.info({ streaming: streaming.mode, groupId: config.groupId }, 'worker started');
-  // Detection jobs (POST /v1/jobs) in the same process, in a consumer group of their own.
-  const jobWorker = await startJobWorker({
-    bus: streaming.bus,
-    jobs: streaming.jobs,
-    topic: config.jobsTopic,
-    groupId: `${config.groupId}.jobs`,
-    partitions: config.telemetryPartitions,
-    logger: logger.child({ component: 'job-worker' }),
-  });
+  // Detection jobs (POST /v1/jobs) in the same process, in a consumer group of their own; only
+  // with ClickHouse, the job store this process shares with the API (without it the API takes no
+  // jobs unless it runs its own worker).
+  const jobWorker = config.clickhouseUrl
+    ? await startJobWorker({
+        bus: streaming.bus,
+        jobs: streaming.jobs,
+        topic: config.jobsTopic,
+        groupId: `${config.groupId}.jobs`,
+        partitions: config.telemetryPartitions,
+        logger: logger.child({ component: 'job-worker' }),
+      })
+    : null;
+  if (!jobWorker) logger.info({}, 'job worker off: detection jobs need CLICKHOUSE_URL, the job store shared with the API');
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -93,7 +98,7 @@ async function main(): Promise<void> {
     timer.unref();
     void (async () => {
       try {
-        await jobWorker.stop();
+        await jobWorker?.stop();
         await worker.stop();
         await streaming.close();
         await store.close();
