@@ -135,30 +135,30 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     await target.cleanup();
   });
 
-  it('judges a long series cut into chunks exactly as entire-series detection over the same points, one row per point', async () => {
-    // 3,000 points a chunk: the 50,000-point series travels as 17 chunks.
+  it('judges a 100,000-point series cut into chunks exactly as entire-series detection over the same points, one row per point', async () => {
+    // 3,000 points a chunk: the 100,000-point series travels as 34 chunks.
     platform = await target.open({ JOBS_CHUNK_POINTS: '3000' });
     const { app } = platform;
-    const values = seriesValues(50_000);
+    const values = seriesValues(100_000);
     const accepted = await submit(app, { machine_id: 'press-1', granularity: 'minutely', series: jobPoints(values) });
     expect(accepted.statusCode).toBe(202);
     const job = accepted.json<JobBody>();
-    expect(job).toMatchObject({ status: 'queued', points_total: 50_000, points_done: 0, series: [{ machine_id: 'press-1', points: 50_000, done: false, period: null }] });
+    expect(job).toMatchObject({ status: 'queued', points_total: 100_000, points_done: 0, series: [{ machine_id: 'press-1', points: 100_000, done: false, period: null }] });
     expect(accepted.headers['location']).toBe(`/v1/jobs/${job.job_id}`);
 
     const done = await waitForStatus(app, job.job_id, ['done', 'failed'], target.settleMs);
-    expect(done).toMatchObject({ status: 'done', points_done: 50_000, series_done: 1, failure: null });
+    expect(done).toMatchObject({ status: 'done', points_done: 100_000, series_done: 1, failure: null });
 
     const { rows, episodes, pages } = await allResults(app, job.job_id);
-    expect(pages).toBe(5);
+    expect(pages).toBe(10);
     expect(rows.map((row) => row.point_index)).toEqual(values.map((_, i) => i));
     const entire = entireFlags(values);
     expect(rows.map((row) => row.is_anomaly)).toEqual(entire.isAnomaly);
     expect(rows.map((row) => row.expected_value)).toEqual(entire.expected);
     expect(rows[0]).toMatchObject({ series_index: 0, machine_id: 'press-1', timestamp: new Date(T0).toISOString(), value: values[0] });
     const flagged = rows.filter((row) => row.is_anomaly).map((row) => row.point_index);
-    // The injected spikes are found (the engine reports an event at its first point).
-    expect(flagged).toEqual(expect.arrayContaining([4000, 13973]));
+    // The injected spikes and dips are found (the engine reports an event at its first point).
+    expect(flagged).toEqual(expect.arrayContaining([4000, 13973, 37026, 93757]));
     // Episodes are the runs of flagged points.
     expect(episodes.reduce((sum, episode) => sum + episode.points, 0)).toBe(flagged.length);
   });
