@@ -25,6 +25,8 @@ const WAIT = { timeout: 60_000, interval: 100 };
 const healthy = cycleCsv(1000, { seed: 4 });
 const suspect = cycleCsv(300, { seed: 9, spikes: [200], spike: 15 });
 const shifted = cycleCsv(240, { seed: 11, shiftAt: 150, shift: 20 });
+/** Over the synchronous 8,640 points: entire-series detection goes as a detection job. */
+const long = cycleCsv(30_000, { seed: 13, spikes: [25_000], spike: 15 });
 const press = multivariateCsv(200, { seed: 5 });
 const PRESS = 'press-2';
 /** The points of the live detection the usage page's quota must count. */
@@ -74,6 +76,7 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await writeFile(join(workDir, 'healthy.csv'), healthy.csv);
     await writeFile(join(workDir, 'suspect.csv'), suspect.csv);
     await writeFile(join(workDir, 'shifted.csv'), shifted.csv);
+    await writeFile(join(workDir, 'long.csv'), long.csv);
     await writeFile(join(workDir, 'broken.csv'), 'timestamp,value\n2025-06-01T10:00:00Z,50.1\n2025-06-01T10:01:00Z,abc\n');
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, acceptDownloads: true });
@@ -250,6 +253,35 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     const marked = await page.getByTestId('chart').getAttribute('data-changepoints');
     expect(marked?.split(',').map(Number)).toEqual(changepoints);
     expect(await tableIndices()).toEqual(changepoints);
+  });
+
+  it('detects on a 30,000-row CSV as a detection job: its progress, then the job\'s flags on the chart (drawn downsampled) and in the table', async () => {
+    await page.goto(`${baseUrl}/dashboard/#/detect`);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'long.csv'));
+    await page.getByLabel('Mode').selectOption('entire');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await page.getByTestId('job-progress').waitFor();
+    await page.getByTestId('chart').locator('canvas').waitFor();
+
+    const [job] = (await api<{ jobs: { job_id: string; status: string; points_total: number }[] }>('GET', '/v1/jobs')).jobs;
+    expect(job).toMatchObject({ status: 'done', points_total: 30_000 });
+    const flagged: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const results: { results: { point_index: number; is_anomaly: boolean }[]; next_cursor: string | null } = await api(
+        'GET',
+        `/v1/jobs/${job!.job_id}/results?limit=10000${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
+      flagged.push(...results.results.filter((row) => row.is_anomaly).map((row) => row.point_index));
+      cursor = results.next_cursor;
+    } while (cursor !== null);
+    expect(flagged).toContain(25_000);
+
+    expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('30000');
+    expect(Number(await page.getByTestId('chart').getAttribute('data-drawn'))).toBeLessThanOrEqual(20_000 + flagged.length);
+    expect(await chartAnomalies()).toEqual(flagged);
+    expect(await tableIndices()).toEqual(flagged);
+    expect(await page.getByTestId('summary').textContent()).toBe(`long.csv: 30,000 points, ${flagged.length} ${flagged.length === 1 ? 'anomaly' : 'anomalies'}.`);
   });
 
   it("lists the machine and charts its stored results on the machine's page", async () => {

@@ -339,6 +339,13 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
     expectDocumentedAnswer(list!, blockAfter(blocks, machines));
   });
 
+  it('the detection job of 100,000 points is judged and its first page holds the episode the README prints', async () => {
+    const block = theBlock(blocks, 'sh', 'job.json');
+    // The block prints through python3, not curl: close its output as the curl wrapper does.
+    const [output] = await runShell(`${block.text}\nprintf '\\n\\036\\n'`, target);
+    expectDocumentedAnswer(output!, blockAfter(blocks, block));
+  });
+
   it("the native reference's baseline, its telemetry, machine list, results and delete answer what it prints", async () => {
     const baseline = theBlock(nativeBlocks, 'bash', 'healthy-18.json');
     const [created] = await runShell(baseline.text, target);

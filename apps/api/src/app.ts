@@ -4,7 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openStores, type Store } from '@adp/store';
-import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type JobStore, type Notifier, type ResultStore } from '@adp/streaming';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';
@@ -27,6 +27,7 @@ import { IdentityTokenVerifier } from './tenancy/identity-provider.js';
 import { FailedAuthThrottle, MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './tenancy/rate-limit.js';
 import { openRedis } from './tenancy/redis-client.js';
 import { telemetryRoutes } from './telemetry/plugin.js';
+import { jobRoutes } from './jobs/plugin.js';
 import { bootstrapTenancy, type BootstrapResult } from './tenancy/bootstrap.js';
 import { AdmissionGate } from './machines/admission.js';
 import { loadPackagedModel, type NativeModelFactory } from './machines/model.js';
@@ -73,6 +74,8 @@ export interface BuildAppOptions {
    * caller owns it.
    */
   readonly results?: ResultStore;
+  /** Detection jobs' records and results (POST /v1/jobs and the routes under it; absent: 503). The caller owns it. */
+  readonly jobs?: JobStore;
   /** The workers' checkpoints: DELETE /v1/machines/{id} removes the machine's. The caller owns it. */
   readonly checkpoints?: CheckpointStore;
   /**
@@ -401,6 +404,21 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       topic: config.telemetryTopic,
       ...(options.bus ? { bus: options.bus } : {}),
       ...(options.results ? { results: options.results } : {}),
+    });
+    await app.register(jobRoutes, {
+      store,
+      topic: config.jobs.topic,
+      maxPoints: config.jobs.maxPoints,
+      maxSeries: config.jobs.maxSeries,
+      chunkPoints: config.jobs.chunkPoints,
+      bodyLimitBytes: config.jobs.bodyLimitBytes,
+      maxActivePerOrg: config.jobs.maxActivePerOrg,
+      maxPendingPointsPerOrg: config.jobs.maxPendingPointsPerOrg,
+      retryAfterSeconds: config.jobs.retryAfterSeconds,
+      ...(options.jobs ? { jobs: options.jobs } : {}),
+      ...(options.bus ? { bus: options.bus } : {}),
+      ...(hourlyCounting ? { hourlyCounting } : {}),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
 
     await app.ready();

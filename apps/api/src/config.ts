@@ -8,6 +8,36 @@ export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
 const MIB = 1024 * 1024;
 
+/** The detection jobs' settings (POST /v1/jobs). */
+export interface JobsConfig {
+  /** `JOBS_TOPIC`: the topic job chunks go to; the job workers consume the same one. Default `adp.jobs.v1`. */
+  readonly topic: string;
+  /** `JOBS_MAX_POINTS`: most points of one job, all series together. Default 1,000,000. Range 12 .. 10,000,000. */
+  readonly maxPoints: number;
+  /** `JOBS_MAX_SERIES`: most series of one job. Default 1000. Range 1 .. 100,000. */
+  readonly maxSeries: number;
+  /**
+   * `JOBS_CHUNK_POINTS`: points per JobChunk message. Default 20,000 (about 320 KB with timestamps,
+   * under Kafka's default 1 MB message limit). Range 100 .. 60,000.
+   */
+  readonly chunkPoints: number;
+  /**
+   * `JOBS_BODY_LIMIT_BYTES`: the largest POST /v1/jobs body, bytes (BODY_LIMIT_BYTES bounds every
+   * other route). Default 128 MiB: a million points with ISO timestamps is about 60 MB. Range 1 KiB .. 1 GiB.
+   */
+  readonly bodyLimitBytes: number;
+  /** `JOBS_MAX_ACTIVE_PER_ORG`: jobs one organization may have queued or running. Default 4. Range 1 .. 10,000. */
+  readonly maxActivePerOrg: number;
+  /**
+   * `JOBS_MAX_PENDING_POINTS_PER_ORG`: points one organization may have accepted and not judged
+   * yet, all its jobs together (the new job's included). Default 5,000,000. Range 12 .. 1,000,000,000.
+   * Checked per replica against the job store: submissions racing on several replicas may pass it by one job each.
+   */
+  readonly maxPendingPointsPerOrg: number;
+  /** `JOBS_RETRY_AFTER_SECONDS`: the Retry-After of the caps' 429s. Default 5. Range 1 .. 3600. */
+  readonly retryAfterSeconds: number;
+}
+
 export interface ApiConfig {
   /** `PORT`: TCP port to listen on. Default 8080. 0 picks a free port (tests). */
   readonly port: number;
@@ -169,6 +199,8 @@ export interface ApiConfig {
    * Range 1 .. 100,000 (BODY_LIMIT_BYTES still bounds the body).
    */
   readonly telemetryMaxPoints: number;
+  /** Detection jobs (POST /v1/jobs, docs/jobs.md). */
+  readonly jobs: JobsConfig;
   /**
    * `RESULTS_RETENTION_DAYS`: how long stored streaming results are kept, in days of the point's
    * own timestamp (not of its arrival). Default 0: kept until their machine is deleted. Range
@@ -390,6 +422,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30_000, 0, 10_000_000),
     telemetryMaxPoints: read.integer('TELEMETRY_MAX_POINTS', 10_000, 1, 100_000),
     resultsRetentionDays: read.integer('RESULTS_RETENTION_DAYS', 0, 0, 36_500),
+    jobs: Object.freeze({
+      topic: read.pattern('JOBS_TOPIC', TOPICS.jobs, KAFKA_NAME, KAFKA_NAME_TEXT),
+      maxPoints: read.integer('JOBS_MAX_POINTS', 1_000_000, 12, 10_000_000),
+      maxSeries: read.integer('JOBS_MAX_SERIES', 1000, 1, 100_000),
+      chunkPoints: read.integer('JOBS_CHUNK_POINTS', 20_000, 100, 60_000),
+      bodyLimitBytes: read.integer('JOBS_BODY_LIMIT_BYTES', 128 * MIB, 1024, 1024 * MIB),
+      maxActivePerOrg: read.integer('JOBS_MAX_ACTIVE_PER_ORG', 4, 1, 10_000),
+      maxPendingPointsPerOrg: read.integer('JOBS_MAX_PENDING_POINTS_PER_ORG', 5_000_000, 12, 1_000_000_000),
+      retryAfterSeconds: read.integer('JOBS_RETRY_AFTER_SECONDS', 5, 1, 3600),
+    }),
     embeddedWorker: read.boolean('EMBEDDED_WORKER', servers.kafkaBrokers === undefined),
     adminToken,
     freeTierPointsPerMonth: read.integer('FREE_TIER_POINTS_PER_MONTH', 10_000, 0, 1_000_000_000),

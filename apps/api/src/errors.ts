@@ -120,6 +120,17 @@ export const ERRORS = {
   CsrfRejected: { code: 'CsrfRejected', statusCode: 403, retriable: false },
   /** Dashboard OIDC sign-in: not configured, or the provider's answer was refused (state, code, token, organization claim). */
   OidcSignInFailed: { code: 'OidcSignInFailed', statusCode: 400, retriable: false },
+  /** Detection jobs: the caller's organization has no job of this id (another organization's job included). */
+  JobNotFound: { code: 'JobNotFound', statusCode: 404, retriable: false },
+  /** POST /v1/jobs: this Idempotency-Key was used by the organization for a job with other series or options. */
+  IdempotencyKeyReused: { code: 'IdempotencyKeyReused', statusCode: 409, retriable: false },
+  /** POST /v1/jobs: the organization has JOBS_MAX_ACTIVE_PER_ORG jobs queued or running; `Retry-After` says when to try again. */
+  TooManyActiveJobs: { code: 'TooManyActiveJobs', statusCode: 429, retriable: true },
+  /**
+   * POST /v1/jobs: the job's points and the organization's points not judged yet would pass
+   * JOBS_MAX_PENDING_POINTS_PER_ORG; `Retry-After` says when to try again.
+   */
+  TooManyPendingPoints: { code: 'TooManyPendingPoints', statusCode: 429, retriable: true },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

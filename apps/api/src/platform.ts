@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { openStores } from '@adp/store';
 import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/streaming';
-import { startWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/worker';
+import { startJobWorker, startWorker, type RunningJobWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/worker';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from './machines/model.js';
@@ -32,6 +32,8 @@ export interface Platform {
   readonly streaming: Streaming;
   /** The in-process worker; null when EMBEDDED_WORKER is off. */
   readonly worker: RunningWorker | null;
+  /** The in-process job worker (detection jobs); null when EMBEDDED_WORKER is off. */
+  readonly jobWorker: RunningJobWorker | null;
   /**
    * Stops everything in order: with `drainMs`, first lets the embedded worker consume the bus's
    * backlog for up to that long (requests are still served; what it does not reach stays in the
@@ -109,6 +111,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     embeddedBus: 'durable',
     // Without Redis the worker's windows go to checkpoints.duckdb: a restart resumes them.
     embeddedCheckpoints: 'duckdb',
+    // Without ClickHouse detection jobs go to jobs.duckdb: an accepted job survives a restart.
+    embeddedJobs: 'duckdb',
     kafkaClientId: 'adp-api',
     kafka: {
       ...(tuning?.kafkaSessionTimeoutMs !== undefined ? { sessionTimeoutMs: tuning.kafkaSessionTimeoutMs } : {}),
@@ -136,6 +140,10 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       results: streaming.results,
       checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
+      // Jobs need a job store their worker shares: this process's own (the embedded worker, now or
+      // after a restart on the in-process bus) or ClickHouse. Kafka workers apart without
+      // ClickHouse could not see them: the job routes answer 503.
+      ...(config.embeddedWorker || config.clickhouseUrl || !config.kafkaBrokers ? { jobs: streaming.jobs } : {}),
       readiness: streaming.checks,
     });
   } catch (err) {
@@ -148,6 +156,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
   for (const [message, detail] of busWarnings.splice(0)) warn(message, detail);
 
   let worker: RunningWorker | null = null;
+  let jobWorker: RunningJobWorker | null = null;
   try {
     if (config.embeddedWorker && options.worker) {
       worker = await startWorker({
@@ -161,14 +170,27 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
         logger: app.log.child({ component: 'worker' }),
       });
       app.log.info({ groupId: options.worker.groupId }, 'embedded worker started');
+      jobWorker = await startJobWorker({
+        bus: streaming.bus,
+        jobs: streaming.jobs,
+        topic: config.jobs.topic,
+        groupId: `${options.worker.groupId}.jobs`,
+        partitions: options.worker.telemetryPartitions,
+        logger: app.log.child({ component: 'job-worker' }),
+      });
     } else {
       // Kafka has topic auto-creation off and the workers may start later. Not fatal: the
       // synchronous endpoints work without Kafka; POST /v1/telemetry answers 503 until it is back.
       await streaming.bus
         .ensureTopics([{ name: config.telemetryTopic, partitions: options.worker?.telemetryPartitions ?? 12 }])
         .catch((err: unknown) => app.log.error({ err }, 'could not create the telemetry topic; telemetry is refused until the bus is reachable'));
+      await streaming.bus
+        .ensureTopics([{ name: config.jobs.topic, partitions: options.worker?.telemetryPartitions ?? 12 }])
+        .catch((err: unknown) => app.log.error({ err }, 'could not create the jobs topic; jobs are refused until the bus is reachable'));
     }
   } catch (err) {
+    await jobWorker?.stop().catch(() => undefined);
+    await worker?.stop().catch(() => undefined);
     await app.close().catch(() => undefined);
     await streaming.close();
     await model.close();
@@ -185,11 +207,13 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
     app,
     streaming,
     worker,
+    jobWorker,
     close(closeOptions = {}) {
       closing ??= (async () => {
         const drainMs = closeOptions.drainMs ?? 0;
         if (worker && streaming.backlog && drainMs > 0) await drain(streaming.backlog, drainMs, app);
         await retention?.stop();
+        await jobWorker?.stop();
         await worker?.stop();
         await app.close();
         await streaming.close();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { HOUR_MS, StoreError, openEmbeddedStore, type LedgerEntry, type MeteringStore, type Store } from '@adp/store';
+import { TOPICS, createInProcessBus, createMemoryJobStore } from '@adp/streaming';
 import type { AddressInfo } from 'node:net';
 import { parseAdminCommand, runAdminCli } from '../src/admin/cli.js';
 import { buildApp } from '../src/app.js';
@@ -44,6 +45,7 @@ describe('marketplace metering export', () => {
   let nowMs = H09 + HOUR_MS + 5 * 60_000;
   /** When set, the ledger write it matches fails once, as if the process stopped there. */
   let crashAt: ((entry: LedgerEntry) => boolean) | null = null;
+  let closeJobs: () => Promise<void> = () => Promise.resolve();
 
   const meteringWithCrashes = (metering: MeteringStore): MeteringStore => ({
     countCall: (...args) => metering.countCall(...args),
@@ -69,14 +71,25 @@ describe('marketplace metering export', () => {
     store = await openEmbeddedStore({ dataDir, now: () => new Date(nowMs) });
     const metering = meteringWithCrashes(store.metering as MeteringStore);
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN, MARKETPLACE_PRODUCT_CODE: PRODUCT_CODE, MARKETPLACE_ENDPOINT: fake.url, MARKETPLACE_EXPORT_SCHEDULE: 'false' });
+    // Detection jobs are accepted (their chunks queue on a bus nobody consumes here).
+    const bus = createInProcessBus();
+    await bus.ensureTopics([{ name: TOPICS.jobs, partitions: 1 }]);
+    const jobs = createMemoryJobStore();
+    closeJobs = async () => {
+      await bus.close();
+      await jobs.close();
+    };
     app = await buildApp(config, {
       store: sharedStoreView(store, { metering }),
       marketplaceClient: fake.client(),
       nowMs: () => nowMs,
+      bus,
+      jobs,
     });
   });
   afterEach(async () => {
     await app.close();
+    await closeJobs();
     await store.close();
     await fake.close();
     await rm(dataDir, { recursive: true, force: true });
@@ -130,6 +143,28 @@ describe('marketplace metering export', () => {
       { orgId, dimension: 'batch_api_calls', calls: 3 },
       { orgId, dimension: 'stream_api_calls', calls: 3 },
     ]);
+  });
+
+  it('counts an accepted detection job as one batch call whatever its length (live keys only), its replay not again', async () => {
+    nowMs = H08 + 10 * 60_000;
+    const { orgId, key } = await subscribe({ CustomerIdentifier: 'cust-J' });
+    const testKey = (
+      await app.inject({ method: 'POST', url: '/v1/keys', headers: { 'x-service-key': key, 'content-type': 'application/json' }, payload: { kind: 'test' } })
+    ).json<{ key: string }>().key;
+    const series = Array.from({ length: 20_000 }, (_, i) => ({ value: 10 + Math.sin(i / 3) }));
+    const submit = async (serviceKey: string, idempotencyKey: string) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: { 'x-service-key': serviceKey, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        payload: { series },
+      });
+      expect(response.statusCode, response.body).toBe(202);
+    };
+    await submit(key, 'j-1');
+    await submit(key, 'j-1');
+    await submit(testKey, 'j-2');
+    expect(await store.metering?.callsInHour(H08)).toEqual([{ orgId, dimension: 'batch_api_calls', calls: 1 }]);
   });
 
   it('counts native detections as batch calls (live keys only), never baselines', async () => {

@@ -130,6 +130,7 @@ describe('platform routes', () => {
       { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
       { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
       { endpoint: 'telemetry', total_points: 0, call_count: 0 },
+      { endpoint: 'jobs', total_points: 0, call_count: 0 },
     ];
     const response = await app.inject({ method: 'GET', url: '/v1/usage', headers: { 'ocp-apim-subscription-key': key } });
     expect(response.statusCode).toBe(200);

@@ -70,6 +70,7 @@ describe('the vendor routes in the app', () => {
       { endpoint: 'v1/detect', total_points: 0, call_count: 0 },
       { endpoint: 'v1/baseline', total_points: 0, call_count: 0 },
       { endpoint: 'telemetry', total_points: 0, call_count: 0 },
+      { endpoint: 'jobs', total_points: 0, call_count: 0 },
     ]);
   });
 

@@ -39,6 +39,14 @@ export interface DetectCommand {
   readonly stableTrendWindow: number | undefined;
   /** `--strict`: a repeated timestamp is an error instead of a warning (the later row kept). */
   readonly strict: boolean;
+  /**
+   * entire only: the service's base URL (`http://localhost:8080`). The file is then sent to the
+   * service as a detection job (`POST /v1/jobs`), which takes files over 8,640 points, instead of
+   * being judged here; progress goes to stderr, the results to stdout as without it.
+   */
+  readonly server: string | undefined;
+  /** With --server: the API key sent as X-Service-Key. */
+  readonly key: string | undefined;
 }
 
 export type Command = { readonly kind: 'help' } | DetectCommand;
@@ -97,6 +105,20 @@ function oneOf(choices: readonly string[]) {
       : { ok: false as const, expected: `one of ${choices.join(', ')}` };
 }
 
+function httpUrl(raw: string) {
+  const expected = 'an http:// or https:// URL, e.g. http://localhost:8080';
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? { ok: true as const, value: url.href.replace(/\/+$/, '') } : { ok: false as const, expected };
+  } catch {
+    return { ok: false as const, expected };
+  }
+}
+
+function apiKey(raw: string) {
+  return /^[\x21-\x7e]{1,512}$/.test(raw) ? { ok: true as const, value: raw } : { ok: false as const, expected: 'an API key (visible ASCII, no spaces)' };
+}
+
 function windowPoints() {
   const points = numberIn(12, Infinity, { integer: true });
   return (raw: string) => {
@@ -129,6 +151,10 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'stream: points a window must hold, judged point included, before its point is judged, >= 12 (default 12); earlier points are reported as not anomalous' },
   { flag: '--memory', key: 'memoryPoints', valueName: 'N', modes: ['stream'], parse: numberIn(0, Infinity, { integer: true }),
     help: `stream: points of the past a point is judged with, itself included: a new level must also lie beyond the range of those before its window (default ${DEFAULTS.memoryPoints}, as the streaming worker; 0 or at most the window: none)` },
+  { flag: '--server', key: 'server', valueName: 'URL', modes: ['entire'], parse: httpUrl,
+    help: 'entire: send the file to the service at URL as a detection job (POST /v1/jobs: up to 1,000,000 points, judged as one series) with a progress bar on stderr, instead of judging it here; needs --key' },
+  { flag: '--key', key: 'key', valueName: 'KEY', modes: ['entire'], parse: apiKey,
+    help: 'with --server: the API key (sent as X-Service-Key)' },
   { flag: '--threshold', key: 'threshold', valueName: 'T', modes: ['changepoint'], parse: numberIn(0.01, 0.99, {}),
     help: 'changepoint: confidence a changepoint needs, 0.01..0.99 (default: the engine\'s)' },
   { flag: '--stable-trend-window', key: 'stableTrendWindow', valueName: 'N', modes: ['changepoint'], parse: numberIn(3, Infinity, { integer: true }),
@@ -203,6 +229,9 @@ export function parseArgs(argv: readonly string[]): Command {
       throw new CliError('FlagNotForMode', `option ${spec.flag} applies only to --mode ${spec.modes.join('|')}, not ${mode}`);
     }
   }
+  if (values.has('server') !== values.has('key')) {
+    throw new CliError('MissingFlagValue', '--server URL and --key KEY go together');
+  }
   const imputeMode = (values.get('imputeMode') ?? DEFAULTS.imputeMode) as ImputeMode;
   const imputeFixedValue = values.get('imputeFixedValue') as number | undefined;
   if (imputeMode === 'fixed' && imputeFixedValue === undefined) {
@@ -229,6 +258,8 @@ export function parseArgs(argv: readonly string[]): Command {
     threshold: values.get('threshold') as number | undefined,
     stableTrendWindow: values.get('stableTrendWindow') as number | undefined,
     strict,
+    server: values.get('server') as string | undefined,
+    key: values.get('key') as string | undefined,
   };
 }
 

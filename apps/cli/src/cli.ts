@@ -4,6 +4,7 @@ import { parseArgs, usage } from './args.js';
 import { parseSeriesCsv, type RepeatedTimestamp } from './csv.js';
 import { detectRecords, type PointRecord } from './detect.js';
 import { CliError, EXIT_DATA } from './errors.js';
+import { runJob, type JobIo } from './job.js';
 
 export interface CliIo {
   /** The file's text; `-` = standard input. Rejects with a CliError when it cannot be read. */
@@ -11,6 +12,8 @@ export interface CliIo {
   /** Writes to standard output, resolving once the chunk may be followed by another. */
   readonly writeOut: (chunk: string) => Promise<void>;
   readonly writeErr: (text: string) => void;
+  /** For --server: HTTP, a wait, and whether stderr is a terminal (the progress bar redraws in place). */
+  readonly job?: Omit<JobIo, 'writeErr'>;
 }
 
 /** Lines per write: large enough to keep the write count low, small enough to bound buffering. */
@@ -47,7 +50,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const text = await io.readInput(command.file);
     const series = parseSeriesCsv(text, { strict: command.strict });
     warnRepeated(series.repeated, io);
-    const records = detectRecords(series, command);
+    const records =
+      command.server === undefined
+        ? detectRecords(series, command)
+        : await runJob(series, command, {
+            fetch: io.job?.fetch ?? fetch,
+            sleep: io.job?.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+            progressInPlace: io.job?.progressInPlace ?? false,
+            writeErr: io.writeErr,
+          });
     await writeJsonLines(records, io);
     return 0;
   } catch (err) {

@@ -84,7 +84,7 @@ function runMode(series: CsvSeries, command: DetectCommand): PointRecord[] {
         throw new CliError(
           'TooManyPoints',
           `the file has ${n} points; --mode ${command.mode} takes at most ${MAX_BATCH_POINTS} (the API's limit). ` +
-            'Use --mode stream for longer files, or split the file.',
+            'Send it to the service as a detection job (--server URL --key KEY), use --mode stream, or split the file.',
         );
       }
       const input = seriesInput(series, command);

@@ -26,6 +26,12 @@ export const CLI_ERRORS = {
   TooFewPoints: { exitCode: EXIT_DATA },
   TooManyPoints: { exitCode: EXIT_DATA },
   InvalidSeries: { exitCode: EXIT_DATA },
+  /** --server: the service could not be reached, or answered other than the API does. */
+  ServerUnreachable: { exitCode: EXIT_DATA },
+  /** --server: the service refused the job (its error code and message follow). */
+  JobRefused: { exitCode: EXIT_DATA },
+  /** --server: the job failed or was cancelled on the service. */
+  JobFailed: { exitCode: EXIT_DATA },
 } as const;
 
 export type CliErrorCode = keyof typeof CLI_ERRORS;

@@ -41,5 +41,10 @@ export function processIo(): CliIo {
     writeErr: (text) => {
       process.stderr.write(text);
     },
+    job: {
+      fetch,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      progressInPlace: process.stderr.isTTY,
+    },
   };
 }

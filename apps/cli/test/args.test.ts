@@ -38,6 +38,16 @@ describe('parseArgs', () => {
       threshold: undefined,
       stableTrendWindow: undefined,
       strict: false,
+      server: undefined,
+      key: undefined,
+    });
+  });
+
+  it('reads --server and --key (entire mode: a detection job on the service)', () => {
+    expect(detect(['big.csv', '--server', 'http://localhost:8080/', '--key', 'svc_test_abc'])).toMatchObject({
+      mode: 'entire',
+      server: 'http://localhost:8080',
+      key: 'svc_test_abc',
     });
   });
 
@@ -111,6 +121,11 @@ describe('parseArgs', () => {
     [['x.csv', '--mode', 'last', '--threshold', '0.3'], 'FlagNotForMode', /--threshold applies only to --mode changepoint/],
     [['x.csv', '--impute-mode', 'fixed'], 'MissingFlagValue', /--impute-fixed-value/],
     [['x.csv', '--impute-fixed-value', '3'], 'FlagNotForMode', /--impute-mode fixed/],
+    [['x.csv', '--server', 'localhost:8080', '--key', 'k'], 'BadFlagValue', /--server.*an http:\/\/ or https:\/\/ URL/],
+    [['x.csv', '--server', 'http://localhost:8080'], 'MissingFlagValue', /--server URL and --key KEY go together/],
+    [['x.csv', '--key', 'k'], 'MissingFlagValue', /--server URL and --key KEY go together/],
+    [['x.csv', '--server', 'http://h', '--key', 'with space'], 'BadFlagValue', /--key/],
+    [['x.csv', '--mode', 'stream', '--server', 'http://h', '--key', 'k'], 'FlagNotForMode', /--server applies only to --mode entire, not stream/],
     [[], 'MissingFile', /missing the CSV file/],
     [['--mode', 'last'], 'MissingFile', /missing the CSV file/],
     [['a.csv', 'b.csv'], 'ExtraArgument', /expected one CSV file, got 2/],

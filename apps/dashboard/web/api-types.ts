@@ -8,6 +8,7 @@ import type {
   MachinesResponse as MachinesSchema,
 } from '../../api/src/native/schemas.js';
 import type { ResultsResponse, ResultRowBody } from '../../api/src/telemetry/schemas.js';
+import type { JobBody, JobResultRowBody, JobResultsResponse as JobResultsSchema } from '../../api/src/jobs/schemas.js';
 import type {
   IssuedKey as IssuedKeySchema,
   KeyList as KeyListSchema,
@@ -17,6 +18,8 @@ import type {
 import type { ChangePointDetectResponse, EntireDetectResponse } from '../../api/src/vendor/schemas.js';
 
 export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody, ResultsResponse };
+export type { JobBody, JobResultRowBody };
+export type JobResultsResponse = Static<typeof JobResultsSchema>;
 export type MachinesResponse = Static<typeof MachinesSchema>;
 export type MachineSummary = MachinesResponse['machines'][number];
 export type MachineStatusResponse = Static<typeof MachineStatusSchema>;

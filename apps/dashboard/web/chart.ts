@@ -14,6 +14,35 @@ export const REGIME_COLOURS: Readonly<Record<string, string>> = {
 const ANOMALY = '#c62828';
 const CHANGEPOINT = '#ef6c00';
 
+/**
+ * Rows drawn at most. A longer series (a detection job's, up to a million points) is drawn as
+ * each bucket's lowest and highest value plus every anomaly, so peaks and flags stay visible;
+ * this is for drawing only: the series was judged on every point.
+ */
+export const DRAWN_POINTS_MAX = 20_000;
+
+/** The row indices drawn: all of them up to `max`, else each bucket's extremes and every flagged row, ascending. */
+export function drawnIndices(values: readonly number[], flagged: readonly boolean[], max = DRAWN_POINTS_MAX): number[] {
+  const n = values.length;
+  if (n <= max) return Array.from({ length: n }, (_, index) => index);
+  const size = Math.ceil(n / Math.max(1, Math.floor(max / 2)));
+  const drawn: number[] = [];
+  for (let start = 0; start < n; start += size) {
+    const end = Math.min(n, start + size);
+    let low = start;
+    let high = start;
+    const picked = new Set<number>();
+    for (let index = start; index < end; index++) {
+      if (values[index]! < values[low]!) low = index;
+      if (values[index]! > values[high]!) high = index;
+      if (flagged[index]) picked.add(index);
+    }
+    picked.add(low).add(high);
+    drawn.push(...[...picked].sort((a, b) => a - b));
+  }
+  return drawn;
+}
+
 export interface ChartHandle {
   destroy(): void;
 }
@@ -26,13 +55,19 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
   const hasBand = rows.some((row) => row.expected !== null);
   const spans = regimeSpans(rows);
 
+  const drawn = drawnIndices(
+    rows.map((row) => row.value),
+    rows.map((row) => row.isAnomaly || row.isChangePoint),
+  );
+  const pick = <T>(values: readonly T[]): T[] => drawn.map((index) => values[index]!);
   container.dataset['points'] = String(rows.length);
+  container.dataset['drawn'] = String(drawn.length);
   container.dataset['anomalies'] = view.anomalyIndices.join(',');
   container.dataset['changepoints'] = view.changePointIndices.join(',');
   container.dataset['regimeSpans'] = spans.map((span) => `${span.regime}:${span.start}-${span.end}`).join(',');
 
   const series: uPlot.Series[] = [{ label: timed ? 'time (UTC)' : 'index' }, { label: 'value', stroke: '#2456c9', width: 1 }];
-  const data: (number | null)[][] = [xs, rows.map((row) => row.value)];
+  const data: (number | null)[][] = [pick(xs), pick(rows.map((row) => row.value))];
   if (hasBand) {
     series.push(
       { label: 'expected', stroke: '#6b7a90', width: 1, dash: [4, 4] },
@@ -40,9 +75,9 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
       { label: 'upper', stroke: 'rgba(107, 122, 144, 0.35)', width: 1 },
     );
     data.push(
-      rows.map((row) => row.expected),
-      rows.map((row) => row.lower),
-      rows.map((row) => row.upper),
+      pick(rows.map((row) => row.expected)),
+      pick(rows.map((row) => row.lower)),
+      pick(rows.map((row) => row.upper)),
     );
   }
   series.push({
@@ -52,7 +87,7 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
     paths: () => null,
     points: { show: true, size: 7, fill: ANOMALY, stroke: ANOMALY },
   });
-  data.push(rows.map((row) => (row.isAnomaly ? row.value : null)));
+  data.push(pick(rows.map((row) => (row.isAnomaly ? row.value : null))));
 
   const xOf = (index: number): number => xs[index] ?? 0;
   const options: uPlot.Options = {

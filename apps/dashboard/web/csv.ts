@@ -36,6 +36,8 @@ export interface CsvLimits {
 
 /** The vendor's limits for a detection: 12 to 8,640 points. */
 export const DETECT_LIMITS: CsvLimits = { minPoints: 12, maxPoints: 8_640 };
+/** Entire-series detection as a job (POST /v1/jobs, over 8,640 points): 12 to 1,000,000 points. */
+export const JOB_LIMITS: CsvLimits = { minPoints: 12, maxPoints: 1_000_000 };
 /** POST /v1/baseline's limits: 100 to 8,640 points. */
 export const BASELINE_LIMITS: CsvLimits = { minPoints: 100, maxPoints: 8_640 };
 

@@ -1,7 +1,7 @@
 // One shape for what a chart and a table show, whichever route produced it (entire detection,
 // the native per-point detection, changepoints, or a machine's stored results), and the CSV and
 // JSON a user downloads. Pure: no DOM; unit-tested in ../test.
-import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody } from './api-types.js';
+import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, JobResultRowBody, ResultRowBody } from './api-types.js';
 import type { SeriesPoint } from './csv.js';
 
 export type DetectMode = 'entire' | 'streaming' | 'changepoint';
@@ -85,6 +85,25 @@ export function viewFromChangePoints(points: readonly SeriesPoint[], response: C
       value: point.value,
       isChangePoint: response.isChangePoint[index] === true,
       confidence: response.confidenceScores[index] ?? null,
+    })),
+  );
+}
+
+/** A detection job's results (GET /v1/jobs/{id}/results, one series), pages concatenated. */
+export function viewFromJobResults(results: readonly JobResultRowBody[]): ResultView {
+  return toView(
+    results.map((result, index) => ({
+      ...EMPTY_ROW,
+      index,
+      timestamp: result.timestamp,
+      value: result.value,
+      expected: result.expected_value,
+      lower: result.expected_value - result.lower_margin,
+      upper: result.expected_value + result.upper_margin,
+      isAnomaly: result.is_anomaly,
+      isPositiveAnomaly: result.is_positive_anomaly,
+      isNegativeAnomaly: result.is_negative_anomaly,
+      severity: result.severity,
     })),
   );
 }

@@ -53,6 +53,11 @@ export interface WorkerConfig extends DetectionConfig {
   readonly groupId: string;
   /** `TELEMETRY_TOPIC`: default `adp.telemetry.v1`. */
   readonly telemetryTopic: string;
+  /**
+   * `JOBS_TOPIC`: the detection jobs' chunks (POST /v1/jobs), consumed by the job worker in this
+   * process under the group `<WORKER_GROUP_ID>.jobs`; must equal the API's. Default `adp.jobs.v1`.
+   */
+  readonly jobsTopic: string;
   /** `DEAD_LETTER_TOPIC`: default `adp.telemetry.dead-letter.v1`. */
   readonly deadLetterTopic: string;
   /**
@@ -159,6 +164,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     baselineRefreshMs: read.integer('WORKER_BASELINE_REFRESH_MS', 60_000, 1_000, 3_600_000),
     groupId: kafkaName('WORKER_GROUP_ID', 'adp-worker'),
     telemetryTopic: kafkaName('TELEMETRY_TOPIC', TOPICS.telemetry),
+    jobsTopic: kafkaName('JOBS_TOPIC', TOPICS.jobs),
     deadLetterTopic: kafkaName('DEAD_LETTER_TOPIC', TOPICS.deadLetter),
     telemetryPartitions: read.integer('TELEMETRY_PARTITIONS', 12, 1, 1000),
     kafkaClientId: kafkaName('KAFKA_CLIENT_ID', 'adp-worker'),

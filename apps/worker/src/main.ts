@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from './config.js';
 import type { WorkerModel } from './energies.js';
 import { shutdownTelemetry } from './instrumentation.js';
+import { startJobWorker } from './jobs.js';
 import { startWorker } from './worker.js';
 
 async function main(): Promise<void> {
@@ -70,6 +71,20 @@ async function main(): Promise<void> {
     logger,
   });
   logger.info({ streaming: streaming.mode, groupId: config.groupId }, 'worker started');
+  // Detection jobs (POST /v1/jobs) in the same process, in a consumer group of their own; only
+  // with ClickHouse, the job store this process shares with the API (without it the API takes no
+  // jobs unless it runs its own worker).
+  const jobWorker = config.clickhouseUrl
+    ? await startJobWorker({
+        bus: streaming.bus,
+        jobs: streaming.jobs,
+        topic: config.jobsTopic,
+        groupId: `${config.groupId}.jobs`,
+        partitions: config.telemetryPartitions,
+        logger: logger.child({ component: 'job-worker' }),
+      })
+    : null;
+  if (!jobWorker) logger.info({}, 'job worker off: detection jobs need CLICKHOUSE_URL, the job store shared with the API');
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -83,6 +98,7 @@ async function main(): Promise<void> {
     timer.unref();
     void (async () => {
       try {
+        await jobWorker?.stop();
         await worker.stop();
         await streaming.close();
         await store.close();

@@ -26,6 +26,7 @@ describe('loadWorkerConfig', () => {
       memoryPoints: 8640,
       groupId: 'adp-worker',
       telemetryTopic: 'adp.telemetry.v1',
+      jobsTopic: 'adp.jobs.v1',
       deadLetterTopic: 'adp.telemetry.dead-letter.v1',
       kafkaBrokers: undefined,
       clickhouseDatabase: 'adp',

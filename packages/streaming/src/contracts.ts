@@ -179,4 +179,6 @@ export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 export const TOPICS = {
   telemetry: 'adp.telemetry.v1',
   deadLetter: 'adp.telemetry.dead-letter.v1',
+  /** Detection jobs' series in chunks (JobChunk), keyed '<organization>/<job_id>/<series_index>'. */
+  jobs: 'adp.jobs.v1',
 } as const;

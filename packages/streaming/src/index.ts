@@ -26,3 +26,4 @@ export * from './platform.js';
 export * from './env.js';
 export * from './retry.js';
 export * from './generational-cache.js';
+export * from './jobs/index.js';

@@ -15,6 +15,7 @@ import {
   type InProcessBus,
 } from './in-process-bus.js';
 import { createKafkaBus, type KafkaBusOptions } from './kafka-bus.js';
+import { createClickHouseJobStore, createDuckDbJobStore, createMemoryJobStore, type JobStore } from './jobs/index.js';
 import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory-stores.js';
 import { createRedisCheckpointStore, createRedisNotifier } from './redis-stores.js';
 
@@ -49,6 +50,11 @@ export interface StreamingConfig {
    * `duckdb` (a `results.duckdb` file under `dataDir`, which it then requires; one process per file).
    */
   readonly embeddedResults?: 'memory' | 'duckdb';
+  /**
+   * Detection jobs without ClickHouse (with CLICKHOUSE_URL they go to its job tables): `memory` (default; gone on restart) or `duckdb` (a
+   * `jobs.duckdb` file under `dataDir`, which it then requires; one process per file).
+   */
+  readonly embeddedJobs?: 'memory' | 'duckdb';
   /** kafkajs client id. Default `adp`. */
   readonly kafkaClientId?: string;
   /** Tuning of the Kafka bus (timeouts, batch sizes). */
@@ -94,6 +100,8 @@ export interface Streaming {
   readonly results: ResultStore;
   readonly checkpoints: CheckpointStore;
   readonly notifier: Notifier;
+  /** Detection jobs: their records, staged chunks and results. */
+  readonly jobs: JobStore;
   /** The in-process bus's backlog (messages its running consumers have not committed); null on Kafka. */
   readonly backlog: (() => number) | null;
   /** Which implementation each piece is, for logs and health output. */
@@ -139,6 +147,15 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
         ? await createDuckDbCheckpointStore({ dataDir: requireDataDir(config.dataDir, "embeddedCheckpoints 'duckdb'") })
         : createMemoryCheckpointStore();
     opened.push(checkpoints);
+    const jobs = config.clickhouseUrl
+      ? await createClickHouseJobStore({
+          url: config.clickhouseUrl,
+          ...(config.clickhouseDatabase !== undefined ? { database: config.clickhouseDatabase } : {}),
+        })
+      : config.embeddedJobs === 'duckdb'
+        ? await createDuckDbJobStore({ dataDir: requireDataDir(config.dataDir, "embeddedJobs 'duckdb'") })
+        : createMemoryJobStore();
+    opened.push(jobs);
     const durableBus = brokers.length === 0 && config.embeddedBus === 'durable';
     const inProcess: InProcessBus | null =
       brokers.length > 0
@@ -173,6 +190,7 @@ export async function openStreaming(config: StreamingConfig = {}): Promise<Strea
       results,
       checkpoints,
       notifier,
+      jobs,
       mode: {
         bus: brokers.length > 0 ? 'kafka' : durableBus ? 'in-process-durable' : 'in-process',
         results: config.clickhouseUrl ? 'clickhouse' : config.embeddedResults === 'duckdb' ? 'duckdb' : 'memory',

@@ -112,6 +112,22 @@ export const DEAD_LETTER_CANONICAL = {
   ],
 } as const;
 
+/** Canonical form of adp.streaming.JobChunk (schemas/avro/job-chunk.avsc). */
+export const JOB_CHUNK_CANONICAL = {
+  name: 'adp.streaming.JobChunk',
+  type: 'record',
+  fields: [
+    { name: 'organization', type: 'string' },
+    { name: 'job_id', type: 'string' },
+    { name: 'series_index', type: 'int' },
+    { name: 'chunk_index', type: 'int' },
+    { name: 'chunk_count', type: 'int' },
+    { name: 'first_point', type: 'long' },
+    { name: 'timestamps', type: ['null', { type: 'array', items: 'long' }] },
+    { name: 'values', type: { type: 'array', items: 'double' } },
+  ],
+} as const;
+
 /**
  * The JS value avsc reads and writes for an Avro schema (unwrapped unions, the default): `long`
  * as a number (avsc refuses values beyond 2^53), `bytes` as a Buffer, an enum as its symbol.
@@ -161,6 +177,9 @@ export type DetectionResult = AvroValue<typeof DETECTION_RESULT_CANONICAL>;
 export type Regime = DetectionResult['regime'];
 /** A message parked on the dead-letter topic. */
 export type DeadLetter = AvroValue<typeof DEAD_LETTER_CANONICAL>;
+
+/** A run of consecutive points of one series of a detection job, on the jobs topic. */
+export type JobChunk = AvroValue<typeof JOB_CHUNK_CANONICAL>;
 
 /** The regimes in the schema's order, for code that iterates them (the ClickHouse Enum8 too). */
 export const REGIMES = DETECTION_RESULT_CANONICAL.fields[13].type.symbols;

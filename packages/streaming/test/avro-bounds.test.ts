@@ -70,10 +70,10 @@ describe('decoding refuses counts the message cannot hold, before building anyth
 
 describe('checkAvroBounds', () => {
   it('passes every golden message of every record type', () => {
-    const goldens = readdirSync(FIXTURES).filter((name) => /^(telemetry|result|dead-letter)/.test(name));
-    expect(goldens.length).toBeGreaterThanOrEqual(6);
+    const goldens = readdirSync(FIXTURES).filter((name) => /^(telemetry|result|dead-letter|job-chunk)/.test(name));
+    expect(goldens.length).toBeGreaterThanOrEqual(8);
     for (const name of goldens) {
-      const fixture = JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as { record: 'telemetry' | 'telemetryBatch' | 'result' | 'deadLetter'; hex: string };
+      const fixture = JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as { record: 'telemetry' | 'telemetryBatch' | 'result' | 'deadLetter' | 'jobChunk'; hex: string };
       const codec = codecs[fixture.record];
       expect(() => checkAvroBounds(codec.type, Buffer.from(fixture.hex, 'hex').subarray(10)), name).not.toThrow();
     }

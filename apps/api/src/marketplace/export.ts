@@ -41,6 +41,8 @@ export const CALL_DIMENSIONS: Readonly<Record<string, MeteringDimension>> = {
   'last/detect': 'stream_api_calls',
   // The native API's detection judges a whole series a call, like the vendor's batch endpoints.
   'v1/detect': 'batch_api_calls',
+  // A detection job (POST /v1/jobs) is one batch call, whatever its length.
+  jobs: 'batch_api_calls',
 };
 
 const EXTERNAL_ID_PREFIX = 'aws:';

@@ -66,7 +66,7 @@ export async function quotaState(
 export function isMeteredRoute(method: string, routeUrl: string | undefined): boolean {
   if (method !== 'POST' || routeUrl === undefined) return false;
   if (routeUrl.startsWith('/anomalydetector/')) return routeUrl.endsWith('/detect');
-  return routeUrl === '/v1/detect' || routeUrl === '/v1/baseline' || routeUrl === '/v1/telemetry';
+  return routeUrl === '/v1/detect' || routeUrl === '/v1/baseline' || routeUrl === '/v1/telemetry' || routeUrl === '/v1/jobs';
 }
 
 /** The vendor gateway's shape for a quota refusal, as it answers its free tier. */

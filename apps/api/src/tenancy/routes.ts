@@ -17,7 +17,7 @@ export interface TenancyRoutesOptions {
  * Every detection endpoint's usage label, in the order `GET /v1/usage` lists them. They are all
  * listed, with zeros when unused, so clients need not know which ones were called.
  */
-export const USAGE_ENDPOINTS = ['entire/detect', 'last/detect', 'changepoint/detect', 'v1/detect', 'v1/baseline', 'telemetry'] as const;
+export const USAGE_ENDPOINTS = ['entire/detect', 'last/detect', 'changepoint/detect', 'v1/detect', 'v1/baseline', 'telemetry', 'jobs'] as const;
 
 const EndpointUsage = Type.Object({
   endpoint: Type.String({ description: `Usage label: ${USAGE_ENDPOINTS.join(', ')}.` }),

@@ -43,6 +43,8 @@ export const MAX_THRESHOLD = 0.99;
 export interface ParseContext {
   readonly style: MessageStyle;
   readonly parseTimestamp: (text: string) => number | null;
+  /** Most points a series may have. Default MAX_SERIES_POINTS (the vendor's); detection jobs take more. */
+  readonly maxPoints?: number;
 }
 
 export type ParsedRequest =
@@ -285,7 +287,7 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
   if (pointCount < MIN_SERIES_POINTS) {
     throw new VendorError('InvalidSeries', 'Series must contain at least 12 points');
   }
-  if (pointCount > MAX_SERIES_POINTS) {
+  if (pointCount > (context.maxPoints ?? MAX_SERIES_POINTS)) {
     throw new VendorError('InvalidSeries', 'Series exceeds maximum length');
   }
 

@@ -1,11 +1,16 @@
 // Detect on a CSV: the file is read and checked in the browser, then sent to the route the mode
 // names; the answer becomes a chart, a table of flagged points and two downloads.
 import { apiRequest, describeError } from '../api.js';
-import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse } from '../api-types.js';
-import { DETECT_LIMITS, describeProblem, inferGranularity, parseSeriesCsv, type ParsedSeries } from '../csv.js';
+import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, JobBody, JobResultRowBody, JobResultsResponse } from '../api-types.js';
+import { DETECT_LIMITS, JOB_LIMITS, describeProblem, inferGranularity, parseSeriesCsv, type ParsedSeries } from '../csv.js';
 import { download, el, errorBox } from '../dom.js';
 import { renderResultPanel } from '../result-panel.js';
-import { resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, type DetectMode, type ResultView } from '../results.js';
+import { resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, viewFromJobResults, type DetectMode, type ResultView } from '../results.js';
+
+/** The synchronous routes' limit; an entire-series detection of a longer file goes as a job. */
+const SYNCHRONOUS_MAX_POINTS = DETECT_LIMITS.maxPoints;
+/** How often a job's progress is asked, ms. */
+const JOB_POLL_MS = 500;
 
 const MODES: readonly { value: DetectMode; label: string }[] = [
   { value: 'entire', label: 'Entire series (vendor entire/detect)' },
@@ -49,17 +54,18 @@ export function renderDetect(main: HTMLElement): void {
     downloads.replaceChildren();
     const chosen = file.files?.[0];
     if (!chosen) return;
-    const parsed = parseSeriesCsv(await chosen.text(), DETECT_LIMITS);
+    const selected = mode.value as DetectMode;
+    const parsed = parseSeriesCsv(await chosen.text(), selected === 'entire' ? JOB_LIMITS : DETECT_LIMITS);
     if (!parsed.ok) {
       status.replaceChildren(errorBox(`${chosen.name}: ${describeProblem(parsed.problem)}`));
       return;
     }
-    const selected = mode.value as DetectMode;
     const request = buildRequest(selected, parsed.series, Number(sensitivity.value), machine.value.trim());
     button.disabled = true;
     status.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), `Detecting on ${parsed.series.points.length.toLocaleString('en-US')} points…`));
     try {
-      const { view, unknownMachine } = await detect(selected, parsed.series, request);
+      const asJob = selected === 'entire' && parsed.series.points.length > SYNCHRONOUS_MAX_POINTS;
+      const { view, unknownMachine } = asJob ? { view: await detectAsJob(request, status), unknownMachine: null } : await detect(selected, parsed.series, request);
       status.replaceChildren();
       if (unknownMachine !== null) {
         // A mistyped id must not pass for the machine's own verdict.
@@ -94,7 +100,11 @@ export function renderDetect(main: HTMLElement): void {
       'section',
       { class: 'card' },
       el('h2', {}, 'Detect on a CSV'),
-      el('p', { class: 'notice' }, '12 to 8,640 rows. Timestamps (ISO 8601, ascending) set the granularity; without them the points are taken as evenly spaced.'),
+      el(
+        'p',
+        { class: 'notice' },
+        '12 to 8,640 rows; entire-series detection takes up to 1,000,000 as a detection job, with its progress shown. Timestamps (ISO 8601, ascending) set the granularity; without them the points are taken as evenly spaced.',
+      ),
       form,
       status,
     ),
@@ -126,6 +136,40 @@ async function detect(mode: DetectMode, series: ParsedSeries, request: Record<st
     case 'changepoint':
       return { view: viewFromChangePoints(series.points, await apiRequest<ChangePointDetectResponse>('POST', '/anomalydetector/v1.1/timeseries/changepoint/detect', request)), unknownMachine: null };
   }
+}
+
+/**
+ * Entire-series detection of a long file as a detection job (POST /v1/jobs): the series is judged
+ * on the service as one series, the job's progress is shown in `status`, and the results are read
+ * page by page once it is done.
+ */
+async function detectAsJob(request: Record<string, unknown>, status: HTMLElement): Promise<ResultView> {
+  let job = await apiRequest<JobBody>('POST', '/v1/jobs', request);
+  const bar = el('progress', { max: job.points_total, value: 0, 'data-testid': 'job-progress' });
+  const text = el('span', {});
+  status.replaceChildren(el('p', { class: 'progress' }, bar, text));
+  for (;;) {
+    bar.value = job.points_done;
+    text.textContent = `Job ${job.job_id} ${job.status}: ${job.points_done.toLocaleString('en-US')} of ${job.points_total.toLocaleString('en-US')} points judged`;
+    if (job.status === 'done') break;
+    if (job.status === 'failed' || job.status === 'cancelled') {
+      throw new Error(`Job ${job.job_id} ${job.status}${job.failure ? `: ${job.failure.message} (${job.failure.code})` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+    job = await apiRequest<JobBody>('GET', `/v1/jobs/${job.job_id}`);
+  }
+  const rows: JobResultRowBody[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: JobResultsResponse = await apiRequest<JobResultsResponse>(
+      'GET',
+      `/v1/jobs/${job.job_id}/results?limit=10000${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+    );
+    rows.push(...page.results);
+    cursor = page.next_cursor;
+    text.textContent = `Job ${job.job_id} done: reading results, ${rows.length.toLocaleString('en-US')} of ${job.points_total.toLocaleString('en-US')}`;
+  } while (cursor !== null);
+  return viewFromJobResults(rows);
 }
 
 function plural(count: number, one: string, many = `${one}s`): string {

@@ -1,0 +1,73 @@
+// The wire bodies of the job routes (./schemas.ts) from the job store's records.
+import { randomBytes } from 'node:crypto';
+import type { JobEpisode, JobProgress, JobRecord, JobResultRow } from '@adp/streaming';
+import type { JobBody, JobEpisodeBody, JobResultRowBody } from './schemas.js';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function jobBody(job: JobRecord, progress: JobProgress, nowMs: number): JobBody {
+  const end = job.finishedAtMs ?? nowMs;
+  return {
+    job_id: job.jobId,
+    status: job.status,
+    series_count: job.series.length,
+    series_done: progress.seriesDone,
+    points_total: job.pointsTotal,
+    points_done: progress.pointsDone,
+    created_at: iso(job.createdAtMs)!,
+    started_at: iso(job.startedAtMs),
+    finished_at: iso(job.finishedAtMs),
+    queued_ms: job.startedAtMs === null ? null : job.startedAtMs - job.createdAtMs,
+    running_ms: job.startedAtMs === null ? null : Math.max(0, end - job.startedAtMs),
+    failure:
+      job.failure === null
+        ? null
+        : { code: job.failure.code, message: job.failure.message, series_index: job.failure.seriesIndex, machine_id: job.failure.machineId },
+    options: { ...job.options },
+    series: job.series.map((series, index) => ({
+      series_index: index,
+      machine_id: series.machineId,
+      points: series.points,
+      sensitivity: series.sensitivity ?? job.options.sensitivity,
+      done: progress.periods.has(index),
+      period: progress.periods.get(index) ?? null,
+    })),
+  };
+}
+
+export function rowBody(row: JobResultRow, job: JobRecord): JobResultRowBody {
+  return {
+    series_index: row.seriesIndex,
+    machine_id: job.series[row.seriesIndex]?.machineId ?? null,
+    point_index: row.pointIndex,
+    timestamp: iso(row.tsMs),
+    value: row.value,
+    expected_value: row.expectedValue,
+    upper_margin: row.upperMargin,
+    lower_margin: row.lowerMargin,
+    is_anomaly: row.isAnomaly,
+    is_positive_anomaly: row.isPositiveAnomaly,
+    is_negative_anomaly: row.isNegativeAnomaly,
+    severity: row.severity,
+  };
+}
+
+export function episodeBody(episode: JobEpisode, job: JobRecord): JobEpisodeBody {
+  return {
+    series_index: episode.seriesIndex,
+    machine_id: job.series[episode.seriesIndex]?.machineId ?? null,
+    first_point: episode.firstPoint,
+    last_point: episode.lastPoint,
+    first_timestamp: iso(episode.firstTsMs),
+    last_timestamp: iso(episode.lastTsMs),
+    points: episode.lastPoint - episode.firstPoint + 1,
+    peak_severity: episode.peakSeverity,
+    direction: episode.direction,
+  };
+}
+
+/** A new job id: `job_` and 32 random hex digits. */
+export function newJobId(): string {
+  return `job_${randomBytes(16).toString('hex')}`;
+}
+

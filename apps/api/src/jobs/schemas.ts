@@ -1,0 +1,172 @@
+// Wire schemas of the detection-job routes (docs/jobs.md). Bodies and queries are validated by
+// ./request.ts (coded errors naming the series and point); the request schemas here document them.
+import { Type, type Static } from 'typebox';
+import { MACHINE_ID_PATTERN } from '../native/request.js';
+import { JOBS_MAX_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
+
+const MachineId = Type.String({
+  pattern: MACHINE_ID_PATTERN.source,
+  description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit; scoped to your organization.',
+});
+
+const Point = Type.Object(
+  {
+    timestamp: Type.Optional(Type.String({ description: "ISO 8601; required unless granularity is 'none'." })),
+    value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
+  },
+  { additionalProperties: true },
+);
+
+const Series = Type.Array(Point, { minItems: 12, description: 'Points in ascending timestamp order, 12 or more; JOBS_MAX_POINTS (1,000,000) for the job in all.' });
+
+export const JobRequest = Type.Object(
+  {
+    series: Type.Optional(Series),
+    machine_id: Type.Optional(MachineId),
+    series_list: Type.Optional(
+      Type.Array(Type.Object({ machine_id: MachineId, series: Series }), {
+        minItems: 1,
+        description: 'Several series, each with its machine: at most JOBS_MAX_SERIES (1,000).',
+      }),
+    ),
+    granularity: Type.Optional(Type.String({ description: 'As POST /v1/detect: yearly .. secondly, microsecond or none (default).' })),
+    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
+    period: Type.Optional(Type.Integer({ minimum: 0, description: '0 or absent: detected.' })),
+    sensitivity: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'Default 95.' })),
+    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, description: 'Default 0.25.' })),
+    imputeMode: Type.Optional(Type.String()),
+    imputeFixedValue: Type.Optional(Type.Number()),
+  },
+  { description: "One series ('series', optional 'machine_id') or several ('series_list'), with the detection options of POST /v1/detect." },
+);
+
+// The store's JobStatus values; jobBody() assigns one to this, so the two cannot drift apart.
+const Status = Type.Union(
+  [Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')],
+  { description: 'queued, running, done, failed or cancelled.' },
+);
+
+const Failure = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  series_index: Type.Union([Type.Integer(), Type.Null()]),
+  machine_id: Type.Union([Type.String(), Type.Null()]),
+});
+
+const JobSeriesBody = Type.Object({
+  series_index: Type.Integer(),
+  machine_id: Type.Union([Type.String(), Type.Null()]),
+  points: Type.Integer(),
+  sensitivity: Type.Integer({ description: "The sensitivity it is judged with: the request's, else its machine's baseline's, else 95." }),
+  done: Type.Boolean(),
+  period: Type.Union([Type.Integer(), Type.Null()], { description: 'The period the engine used, once the series is judged.' }),
+});
+
+export const JobBody = Type.Object(
+  {
+    job_id: Type.String(),
+    status: Status,
+    series_count: Type.Integer(),
+    series_done: Type.Integer(),
+    points_total: Type.Integer(),
+    points_done: Type.Integer(),
+    created_at: Type.String({ format: 'date-time' }),
+    started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    queued_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'From acceptance to the first chunk taken by a worker.' }),
+    running_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'From the first chunk taken to the end (so far, while running).' }),
+    failure: Type.Union([Failure, Type.Null()], { description: 'Why and where a failed job failed.' }),
+    options: Type.Object({
+      granularity: Type.String(),
+      customInterval: Type.Integer(),
+      imputeMode: Type.String(),
+      imputeFixedValue: Type.Optional(Type.Number()),
+      period: Type.Optional(Type.Integer()),
+      sensitivity: Type.Integer(),
+      maxAnomalyRatio: Type.Number(),
+    }),
+    series: Type.Array(JobSeriesBody),
+  },
+  { description: 'A detection job and its progress.' },
+);
+export type JobBody = Static<typeof JobBody>;
+
+/** POST /v1/jobs with a CSV body: the fields the JSON body would carry besides the series. */
+export const JobCsvQuery = Type.Object(
+  {
+    machine_id: Type.Optional(MachineId),
+    granularity: Type.Optional(Type.String()),
+    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
+    period: Type.Optional(Type.Integer({ minimum: 0 })),
+    sensitivity: Type.Optional(Type.Integer({ minimum: 0, maximum: 99 })),
+    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
+    imputeMode: Type.Optional(Type.String()),
+    imputeFixedValue: Type.Optional(Type.Number()),
+  },
+  { description: 'With a text/csv body only: the options and machine of the series in the file (a JSON body carries them itself).' },
+);
+
+export const JobParams = Type.Object({ job_id: Type.String({ description: 'job_ and 32 hex digits.' }) });
+
+export const JobResultsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RESULTS_MAX_LIMIT, description: 'Rows per page, default 1000.' })),
+  machine_id: Type.Optional(MachineId),
+  cursor: Type.Optional(Type.String({ description: "The previous page's next_cursor." })),
+});
+
+export const JobsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: JOBS_MAX_LIMIT, description: 'Jobs per page, newest first; default 50.' })),
+  cursor: Type.Optional(Type.String({ description: "The previous page's next_cursor." })),
+});
+
+const ResultRowBody = Type.Object({
+  series_index: Type.Integer(),
+  machine_id: Type.Union([Type.String(), Type.Null()]),
+  point_index: Type.Integer(),
+  timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  value: Type.Number(),
+  expected_value: Type.Number(),
+  upper_margin: Type.Number(),
+  lower_margin: Type.Number(),
+  is_anomaly: Type.Boolean(),
+  is_positive_anomaly: Type.Boolean(),
+  is_negative_anomaly: Type.Boolean(),
+  severity: Type.Number(),
+});
+export type JobResultRowBody = Static<typeof ResultRowBody>;
+
+const EpisodeBody = Type.Object({
+  series_index: Type.Integer(),
+  machine_id: Type.Union([Type.String(), Type.Null()]),
+  first_point: Type.Integer(),
+  last_point: Type.Integer(),
+  first_timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  last_timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  points: Type.Integer(),
+  peak_severity: Type.Number(),
+  direction: Type.Union([Type.Literal('positive'), Type.Literal('negative'), Type.Literal('both')]),
+});
+export type JobEpisodeBody = Static<typeof EpisodeBody>;
+
+export const JobResultsResponse = Type.Object(
+  {
+    job_id: Type.String(),
+    status: Status,
+    results: Type.Array(ResultRowBody),
+    episodes: Type.Array(EpisodeBody, { description: "The episodes (runs of flagged points) that overlap this page's rows." }),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { description: "A page of a job's per-point results, in (series, point) order: the judged series' points so far." },
+);
+
+export const JobsResponse = Type.Object({
+  jobs: Type.Array(JobBody),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const JobDeleted = Type.Object({
+  job_id: Type.String(),
+  action: Type.Union([Type.Literal('cancelled'), Type.Literal('deleted')], {
+    description: 'cancelled: the job was queued or running (its record stays, its results are gone); deleted: a finished job and its results are gone.',
+  }),
+});

@@ -1,0 +1,252 @@
+// Detection jobs end to end, as one suite run against both configurations: embedded
+// (jobs-embedded.test.ts: the durable in-process bus and jobs.duckdb) and scale-out
+// (test/integration/jobs-kafka.test.ts: Kafka and ClickHouse). POST /v1/jobs, then GET
+// /v1/jobs/{id} until done, then every page of the results: exactly one row per point and the
+// flags of entire-series detection over the same points; idempotent resubmission; organizations
+// apart; usage; a job accepted before a restart judged after it.
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { detectEntireSeries, type SeriesInput } from '@adp/detection';
+import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../src/platform.js';
+import { describeApiKey } from '../src/tenancy/keys.js';
+import { API_KEY, eventually, get, OTHER_KEY, OTHER_ORG } from './streaming-helpers.js';
+
+export interface JobTarget {
+  /** How long a job of this suite may take to be judged. */
+  readonly settleMs: number;
+  /** Opens the platform (bootstrap key API_KEY); a second call after close reopens the same storage. */
+  open(env?: Readonly<Record<string, string>>): Promise<Platform>;
+  cleanup(): Promise<void>;
+}
+
+const T0 = Date.UTC(2025, 0, 1);
+const MINUTE = 60_000;
+
+/** A daily-cycle minutely series with a few spikes and a dip. */
+export function seriesValues(count: number, seed = 0): number[] {
+  return Array.from({ length: count }, (_, i) => {
+    const base = 100 + 10 * Math.sin((2 * Math.PI * i) / 1440) + (((i + seed) * 7919) % 17) / 17;
+    if ((i + seed) % 9973 === 4000) return base + 80;
+    if ((i + seed) % 15013 === 7000) return base - 70;
+    return base;
+  });
+}
+
+export function jobPoints(values: readonly number[]): { timestamp: string; value: number }[] {
+  return values.map((value, i) => ({ timestamp: new Date(T0 + i * MINUTE).toISOString(), value }));
+}
+
+interface JobBody {
+  job_id: string;
+  status: string;
+  points_total: number;
+  points_done: number;
+  series_done: number;
+  failure: unknown;
+  series: { machine_id: string | null; points: number; sensitivity: number; done: boolean; period: number | null }[];
+}
+
+interface ResultRow {
+  series_index: number;
+  machine_id: string | null;
+  point_index: number;
+  timestamp: string | null;
+  value: number;
+  expected_value: number;
+  is_anomaly: boolean;
+  is_positive_anomaly: boolean;
+  is_negative_anomaly: boolean;
+  severity: number;
+}
+
+interface ResultsPage {
+  status: string;
+  results: ResultRow[];
+  episodes: { series_index: number; first_point: number; last_point: number; points: number }[];
+  next_cursor: string | null;
+}
+
+export function submit(app: FastifyInstance, body: unknown, headers: Record<string, string> = {}, key = API_KEY) {
+  return app.inject({
+    method: 'POST',
+    url: '/v1/jobs',
+    headers: { 'x-service-key': key, 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(body),
+  });
+}
+
+export async function waitForStatus(app: FastifyInstance, jobId: string, statuses: readonly string[], timeoutMs: number): Promise<JobBody> {
+  let last: JobBody | undefined;
+  await eventually(async () => {
+    const response = await get(app, `/v1/jobs/${jobId}`);
+    expect(response.statusCode).toBe(200);
+    last = response.json<JobBody>();
+    return statuses.includes(last.status);
+  }, timeoutMs);
+  return last!;
+}
+
+/** Every page of a job's results. */
+export async function allResults(
+  app: FastifyInstance,
+  jobId: string,
+  limit = 10_000,
+  machineId?: string,
+): Promise<{ rows: ResultRow[]; episodes: ResultsPage['episodes']; pages: number }> {
+  const rows: ResultRow[] = [];
+  const episodes = new Map<string, ResultsPage['episodes'][number]>();
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const url: string = `/v1/jobs/${jobId}/results?limit=${limit}${machineId ? `&machine_id=${machineId}` : ''}${cursor ? `&cursor=${cursor}` : ''}`;
+    const response = await get(app, url);
+    expect(response.statusCode).toBe(200);
+    const page = response.json<ResultsPage>();
+    rows.push(...page.results);
+    for (const episode of page.episodes) episodes.set(`${episode.series_index}/${episode.first_point}`, episode);
+    cursor = page.next_cursor;
+    pages += 1;
+  } while (cursor !== null);
+  return { rows, episodes: [...episodes.values()], pages };
+}
+
+function entireFlags(values: readonly number[]): { isAnomaly: boolean[]; expected: number[] } {
+  const input: SeriesInput = {
+    timestampsMs: values.map((_, i) => T0 + i * MINUTE),
+    values,
+    granularity: 'minutely',
+    customInterval: 1,
+    imputeMode: 'auto',
+  };
+  const result = detectEntireSeries(input, { sensitivity: 95, maxAnomalyRatio: 0.25 });
+  return { isAnomaly: result.isAnomaly, expected: result.expectedValues };
+}
+
+export function jobFlowTests(makeTarget: () => JobTarget): void {
+  let target: JobTarget;
+  let platform: Platform | null = null;
+
+  beforeEach(() => {
+    target = makeTarget();
+  });
+  afterEach(async () => {
+    await platform?.close();
+    platform = null;
+    await target.cleanup();
+  });
+
+  it('judges a 100,000-point series cut into chunks exactly as entire-series detection over the same points, one row per point', async () => {
+    // 3,000 points a chunk: the 100,000-point series travels as 34 chunks.
+    platform = await target.open({ JOBS_CHUNK_POINTS: '3000' });
+    const { app } = platform;
+    const values = seriesValues(100_000);
+    const accepted = await submit(app, { machine_id: 'press-1', granularity: 'minutely', series: jobPoints(values) });
+    expect(accepted.statusCode).toBe(202);
+    const job = accepted.json<JobBody>();
+    expect(job).toMatchObject({ status: 'queued', points_total: 100_000, points_done: 0, series: [{ machine_id: 'press-1', points: 100_000, done: false, period: null }] });
+    expect(accepted.headers['location']).toBe(`/v1/jobs/${job.job_id}`);
+
+    const done = await waitForStatus(app, job.job_id, ['done', 'failed'], target.settleMs);
+    expect(done).toMatchObject({ status: 'done', points_done: 100_000, series_done: 1, failure: null });
+
+    const { rows, episodes, pages } = await allResults(app, job.job_id);
+    expect(pages).toBe(10);
+    expect(rows.map((row) => row.point_index)).toEqual(values.map((_, i) => i));
+    const entire = entireFlags(values);
+    expect(rows.map((row) => row.is_anomaly)).toEqual(entire.isAnomaly);
+    expect(rows.map((row) => row.expected_value)).toEqual(entire.expected);
+    expect(rows[0]).toMatchObject({ series_index: 0, machine_id: 'press-1', timestamp: new Date(T0).toISOString(), value: values[0] });
+    const flagged = rows.filter((row) => row.is_anomaly).map((row) => row.point_index);
+    // The injected spikes and dips are found (the engine reports an event at its first point).
+    expect(flagged).toEqual(expect.arrayContaining([4000, 13973, 37026, 93757]));
+    // Episodes are the runs of flagged points.
+    expect(episodes.reduce((sum, episode) => sum + episode.points, 0)).toBe(flagged.length);
+  });
+
+  it('takes many series at once, each judged on its own; resubmission with the same Idempotency-Key is the same job', async () => {
+    platform = await target.open();
+    const { app } = platform;
+    const body = {
+      granularity: 'minutely',
+      series_list: [
+        { machine_id: 'fan-1', series: jobPoints(seriesValues(3000, 1)) },
+        { machine_id: 'fan-2', series: jobPoints(seriesValues(2000, 2)) },
+        { machine_id: 'fan-3', series: jobPoints(seriesValues(1500, 3)) },
+      ],
+    };
+    const first = await submit(app, body, { 'idempotency-key': 'batch-2025-01' });
+    expect(first.statusCode).toBe(202);
+    const job = first.json<JobBody>();
+    const again = await submit(app, body, { 'idempotency-key': 'batch-2025-01' });
+    expect(again.statusCode).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json<JobBody>().job_id).toBe(job.job_id);
+    const other = await submit(app, { ...body, sensitivity: 80 }, { 'idempotency-key': 'batch-2025-01' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toEqual({ error: { code: 'IdempotencyKeyReused', message: expect.stringContaining(job.job_id) } });
+
+    const done = await waitForStatus(app, job.job_id, ['done', 'failed'], target.settleMs);
+    expect(done.status).toBe('done');
+    expect(done.series.map((series) => [series.machine_id, series.points, series.done])).toEqual([
+      ['fan-1', 3000, true],
+      ['fan-2', 2000, true],
+      ['fan-3', 1500, true],
+    ]);
+    const { rows } = await allResults(app, job.job_id, 1000);
+    expect(rows.length).toBe(6500);
+    for (const [index, series] of body.series_list.entries()) {
+      const mine = rows.filter((row) => row.series_index === index);
+      expect(mine.every((row) => row.machine_id === series.machine_id)).toBe(true);
+      expect(mine.map((row) => row.is_anomaly)).toEqual(entireFlags(series.series.map((point) => point.value)).isAnomaly);
+    }
+
+    // One machine's results alone, paged.
+    const fan2 = await allResults(app, job.job_id, 900, 'fan-2');
+    expect(fan2.pages).toBe(3);
+    expect(fan2.rows.map((row) => [row.series_index, row.point_index])).toEqual(rows.filter((row) => row.series_index === 1).map((row) => [1, row.point_index]));
+    const unknown = await get(app, `/v1/jobs/${job.job_id}/results?machine_id=fan-9`);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json<{ error: { code: string } }>().error.code).toBe('InvalidArgument');
+
+    const listed = await get(app, '/v1/jobs');
+    expect(listed.json<{ jobs: JobBody[] }>().jobs.map((entry) => entry.job_id)).toEqual([job.job_id]);
+    const usage = await get(app, '/v1/usage');
+    expect(usage.json<{ endpoint: string; total_points: number; call_count: number }[]>().find((entry) => entry.endpoint === 'jobs')).toEqual({
+      endpoint: 'jobs',
+      total_points: 6500,
+      call_count: 1,
+    });
+
+    // Another organization sees nothing of it.
+    await app.store.createOrganization(OTHER_ORG, 'Second organization');
+    await app.store.createApiKey(OTHER_ORG, describeApiKey(OTHER_KEY));
+    for (const url of [`/v1/jobs/${job.job_id}`, `/v1/jobs/${job.job_id}/results`]) {
+      const response = await get(app, url, OTHER_KEY);
+      expect(response.statusCode).toBe(404);
+      expect(response.json<{ error: { code: string } }>().error.code).toBe('JobNotFound');
+    }
+    const foreignDelete = await app.inject({ method: 'DELETE', url: `/v1/jobs/${job.job_id}`, headers: { 'x-service-key': OTHER_KEY } });
+    expect(foreignDelete.statusCode).toBe(404);
+    expect((await get(app, '/v1/jobs', OTHER_KEY)).json()).toEqual({ jobs: [], next_cursor: null });
+
+    // The owner deletes the finished job: its results are gone.
+    const deleted = await app.inject({ method: 'DELETE', url: `/v1/jobs/${job.job_id}`, headers: { 'x-service-key': API_KEY } });
+    expect(deleted.json()).toEqual({ job_id: job.job_id, action: 'deleted' });
+    expect((await get(app, `/v1/jobs/${job.job_id}/results`)).statusCode).toBe(404);
+  });
+
+  it('a job accepted while no worker runs is judged after a restart on the same storage', async () => {
+    platform = await target.open({ EMBEDDED_WORKER: 'false' });
+    const values = seriesValues(12_000, 5);
+    const accepted = await submit(platform.app, { machine_id: 'kiln-1', granularity: 'minutely', series: jobPoints(values) });
+    expect(accepted.statusCode).toBe(202);
+    const jobId = accepted.json<JobBody>().job_id;
+    await platform.close();
+    platform = await target.open();
+    const done = await waitForStatus(platform.app, jobId, ['done', 'failed'], target.settleMs);
+    expect(done.status).toBe('done');
+    const { rows } = await allResults(platform.app, jobId);
+    expect(rows.length).toBe(12_000);
+    expect(rows.map((row) => row.is_anomaly)).toEqual(entireFlags(values).isAnomaly);
+  });
+}
