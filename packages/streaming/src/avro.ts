@@ -15,10 +15,12 @@ import { checkAvroBounds } from './avro-bounds.js';
 import { StreamingError } from './errors.js';
 import { crc64AvroLittleEndian } from './rabin.js';
 import {
+  ALERT_CANONICAL,
   DEAD_LETTER_CANONICAL,
   DETECTION_RESULT_CANONICAL,
   TELEMETRY_BATCH_CANONICAL,
   TELEMETRY_POINT_CANONICAL,
+  type Alert,
   type DeadLetter,
   type DetectionResult,
   type TelemetryBatch,
@@ -42,6 +44,7 @@ export const STREAMING_RECORDS = {
   telemetryBatch: { file: 'telemetry-batch.avsc', canonical: TELEMETRY_BATCH_CANONICAL },
   result: { file: 'result.avsc', canonical: DETECTION_RESULT_CANONICAL },
   deadLetter: { file: 'dead-letter.avsc', canonical: DEAD_LETTER_CANONICAL },
+  alert: { file: 'alert.avsc', canonical: ALERT_CANONICAL },
 } as const;
 
 export type StreamingRecord = keyof typeof STREAMING_RECORDS;
@@ -51,6 +54,7 @@ interface StreamingRecordValues {
   telemetryBatch: TelemetryBatch;
   result: DetectionResult;
   deadLetter: DeadLetter;
+  alert: Alert;
 }
 
 /** Builds an avsc type from a parsed schema; `source` names the file for the error. */
@@ -246,6 +250,8 @@ export interface StreamingCodecs {
   readonly telemetryBatch: AvroCodec<TelemetryBatch>;
   readonly result: AvroCodec<DetectionResult>;
   readonly deadLetter: AvroCodec<DeadLetter>;
+  /** Episodes opened and closed, on the alerts topic. */
+  readonly alert: AvroCodec<Alert>;
   /** Every writer schema the codecs can read: the current ones and schemas/avro/history/. */
   readonly writers: WriterSchemaRegistry;
 }
@@ -293,6 +299,7 @@ export function loadStreamingCodecs(options: { schemaDir?: string } = {}): Strea
     telemetryBatch: load('telemetryBatch'),
     result: load('result'),
     deadLetter: load('deadLetter'),
+    alert: load('alert'),
     writers,
   };
 }

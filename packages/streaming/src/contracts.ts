@@ -179,4 +179,6 @@ export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 export const TOPICS = {
   telemetry: 'adp.telemetry.v1',
   deadLetter: 'adp.telemetry.dead-letter.v1',
+  /** Episodes opened and closed (Alert records), keyed '<organization>/<machine_id>'. */
+  alerts: 'adp.alerts.v1',
 } as const;

@@ -112,6 +112,34 @@ export const DEAD_LETTER_CANONICAL = {
   ],
 } as const;
 
+/** Canonical form of adp.streaming.Alert (schemas/avro/alert.avsc). */
+export const ALERT_CANONICAL = {
+  name: 'adp.streaming.Alert',
+  type: 'record',
+  fields: [
+    { name: 'event_id', type: 'string' },
+    { name: 'event', type: { name: 'adp.streaming.AlertEvent', type: 'enum', symbols: ['EPISODE_OPENED', 'EPISODE_CLOSED'] } },
+    { name: 'organization', type: 'string' },
+    { name: 'machine_id', type: 'string' },
+    { name: 'series_id', type: 'string' },
+    { name: 'channels', type: { type: 'array', items: 'string' } },
+    { name: 'started_at', type: 'long' },
+    { name: 'ended_at', type: ['null', 'long'] },
+    { name: 'flagged_points', type: 'int' },
+    { name: 'peak_at', type: 'long' },
+    { name: 'peak_severity', type: 'double' },
+    { name: 'peak_value', type: 'double' },
+    { name: 'expected_value', type: 'double' },
+    { name: 'upper_margin', type: 'double' },
+    { name: 'lower_margin', type: 'double' },
+    {
+      name: 'regime',
+      type: { name: 'adp.streaming.Regime', type: 'enum', symbols: ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] },
+    },
+    { name: 'raised_at', type: 'long' },
+  ],
+} as const;
+
 /**
  * The JS value avsc reads and writes for an Avro schema (unwrapped unions, the default): `long`
  * as a number (avsc refuses values beyond 2^53), `bytes` as a Buffer, an enum as its symbol.
@@ -161,6 +189,11 @@ export type DetectionResult = AvroValue<typeof DETECTION_RESULT_CANONICAL>;
 export type Regime = DetectionResult['regime'];
 /** A message parked on the dead-letter topic. */
 export type DeadLetter = AvroValue<typeof DEAD_LETTER_CANONICAL>;
+
+/** An episode opened or closed, on the alerts topic. */
+export type Alert = AvroValue<typeof ALERT_CANONICAL>;
+/** Which episode event an alert is. */
+export type AlertEvent = Alert['event'];
 
 /** The regimes in the schema's order, for code that iterates them (the ClickHouse Enum8 too). */
 export const REGIMES = DETECTION_RESULT_CANONICAL.fields[13].type.symbols;
