@@ -1,0 +1,280 @@
+// The webhook dispatcher: consumes the alerts topic, records one pending delivery per alert and
+// matching target in the store (the same id whenever the alert comes again, so a replay does not
+// deliver twice), lets the bus commit, and delivers in the background: retries with exponential
+// backoff and jitter (p-retry), at most `concurrencyPerTarget` requests in flight per target, each
+// within `timeoutMs`. A delivery that exhausts its attempts disables its target, with the reason.
+// Detection never waits for a receiver: the workers only publish to the topic. A restart loses
+// nothing: what was pending is in the store and resumes at start.
+import { createHash, randomUUID } from 'node:crypto';
+import pLimit, { type LimitFunction } from 'p-limit';
+import pRetry, { AbortError } from 'p-retry';
+import type { AlertingStore, DeliveryAttempt, WebhookDelivery, WebhookTarget } from '@adp/store';
+import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type StreamingCodecs } from '@adp/streaming';
+import type { Lookup } from './address-guard.js';
+import { attemptDelivery, type AttemptOutcome } from './deliver.js';
+import { alertPayload, targetWants } from './payload.js';
+import { signDelivery, signingSecrets } from './signing.js';
+
+export interface DispatcherLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface RetrySchedule {
+  /** Attempts after the first. */
+  readonly retries: number;
+  /** Wait before the first retry, ms; each next one `factor` times longer (with jitter), at most maxDelayMs. */
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly factor: number;
+}
+
+/**
+ * The default schedule: 5 s doubling to at most 2 h, 17 retries, with up to twice the wait as
+ * jitter: about a day from the first attempt to the last before a target is disabled.
+ */
+export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = { retries: 17, minDelayMs: 5_000, maxDelayMs: 2 * 3_600_000, factor: 2 };
+
+export interface DispatcherConfig {
+  readonly topic: string;
+  readonly groupId: string;
+  /** Private, loopback and link-local targets allowed (WEBHOOK_ALLOW_PRIVATE). */
+  readonly allowPrivate: boolean;
+  /** One attempt's limit, ms. */
+  readonly timeoutMs: number;
+  readonly concurrencyPerTarget: number;
+  readonly retry: RetrySchedule;
+  /** Base URL of the dashboard for the alerts' links; null: a path only. */
+  readonly publicUrl: string | null;
+}
+
+export interface DispatcherDeps {
+  readonly bus: Bus;
+  readonly store: AlertingStore;
+  readonly config: DispatcherConfig;
+  readonly codecs?: StreamingCodecs;
+  readonly logger?: DispatcherLogger;
+  readonly now?: () => Date;
+  /** Name resolution (tests); default the system's. */
+  readonly lookup?: Lookup;
+}
+
+const noop: DispatcherLogger = { info() {}, warn() {}, error() {} };
+const PENDING_RESUMED = 10_000;
+
+/** The delivery id of an alert to a target: the same every time the alert is consumed. */
+export function deliveryIdOf(eventId: string, webhookId: string): string {
+  return `msg_${createHash('sha256').update(`${eventId}\n${webhookId}`).digest('hex').slice(0, 32)}`;
+}
+
+export class WebhookDispatcher {
+  private consumer: BusConsumer | null = null;
+  private readonly limits = new Map<string, LimitFunction>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly codecs: StreamingCodecs;
+  private readonly logger: DispatcherLogger;
+  private readonly now: () => Date;
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.codecs = deps.codecs ?? loadStreamingCodecs();
+    this.logger = deps.logger ?? noop;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Resumes the pending deliveries, then consumes the alerts topic. */
+  async start(): Promise<void> {
+    const { bus, config } = this.deps;
+    await bus.ensureTopics([{ name: config.topic, partitions: 12 }]);
+    for (const delivery of await this.deps.store.pendingDeliveries(PENDING_RESUMED)) this.schedule(delivery);
+    const consumer = await bus.consumer({ groupId: config.groupId, topics: [config.topic] });
+    try {
+      await consumer.run((batch) => this.handle(batch));
+    } catch (err) {
+      await consumer.close().catch(() => undefined);
+      throw err;
+    }
+    this.consumer = consumer;
+    this.logger.info({ topic: config.topic, groupId: config.groupId, resumed: this.inFlight.size }, 'webhook dispatcher consuming');
+  }
+
+  /** Stops consuming and abandons the waits between attempts (those deliveries stay pending in the store). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.consumer?.close();
+    this.abort.abort();
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /** Resolves once no delivery is in flight (tests, draining). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  private async handle(batch: IncomingBatch): Promise<void> {
+    for (const message of batch.messages) {
+      let alert;
+      try {
+        alert = this.codecs.alert.decode(message.value);
+      } catch (err) {
+        // Only workers write this topic; an undecodable message is logged and skipped, never retried forever.
+        this.logger.error({ err, topic: message.topic, partition: message.partition, offset: message.offset }, 'undecodable alert skipped');
+        continue;
+      }
+      const targets = await this.deps.store.listWebhooks(alert.organization);
+      for (const target of targets) {
+        if (!targetWants(target, alert)) continue;
+        const deliveryId = deliveryIdOf(alert.event_id, target.webhookId);
+        const existing = await this.deps.store.getDelivery(alert.organization, deliveryId);
+        if (existing) {
+          if (existing.status === 'pending') this.schedule(existing);
+          continue;
+        }
+        const now = this.now();
+        const delivery: WebhookDelivery = {
+          deliveryId,
+          orgId: alert.organization,
+          webhookId: target.webhookId,
+          eventId: alert.event_id,
+          event: alertPayloadType(alert.event),
+          payload: alertPayload(alert, this.deps.config.publicUrl),
+          status: 'pending',
+          attempts: [],
+          createdAt: now,
+          updatedAt: now,
+        };
+        await this.deps.store.putDelivery(delivery);
+        this.schedule(delivery);
+      }
+    }
+  }
+
+  /** Starts delivering (once per delivery id at a time). */
+  private schedule(delivery: WebhookDelivery): void {
+    if (this.stopped || this.inFlight.has(delivery.deliveryId)) return;
+    const run = this.deliver(delivery)
+      .catch((err: unknown) => this.logger.error({ err, deliveryId: delivery.deliveryId }, 'delivery failed unexpectedly; it stays pending'))
+      .finally(() => this.inFlight.delete(delivery.deliveryId));
+    this.inFlight.set(delivery.deliveryId, run);
+  }
+
+  private limitOf(webhookId: string): LimitFunction {
+    let limit = this.limits.get(webhookId);
+    if (!limit) {
+      limit = pLimit(this.deps.config.concurrencyPerTarget);
+      this.limits.set(webhookId, limit);
+    }
+    return limit;
+  }
+
+  private async deliver(initial: WebhookDelivery): Promise<void> {
+    const { store, config } = this.deps;
+    let delivery = initial;
+    const record = async (attempt: DeliveryAttempt, status: WebhookDelivery['status']): Promise<void> => {
+      delivery = { ...delivery, attempts: [...delivery.attempts, attempt], status, updatedAt: this.now() };
+      await store.putDelivery(delivery);
+    };
+    const give = async (reason: string): Promise<void> => {
+      delivery = { ...delivery, status: 'failed', updatedAt: this.now() };
+      await store.putDelivery(delivery);
+      this.logger.warn({ deliveryId: delivery.deliveryId, webhookId: delivery.webhookId, reason }, 'delivery abandoned');
+    };
+    try {
+      await pRetry(
+        async () => {
+          const target = await store.getWebhook(delivery.orgId, delivery.webhookId);
+          if (target === null) throw new AbortError('the target was deleted');
+          if (target.disabledAt !== null) throw new AbortError(`the target is disabled (${target.disabledReason ?? 'no reason'})`);
+          const at = this.now();
+          const outcome = await this.limitOf(target.webhookId)(() => this.attempt(target, delivery, at));
+          await record({ at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error }, outcome.ok ? 'delivered' : 'pending');
+          if (!outcome.ok) throw new Error(outcome.error ?? 'failed');
+        },
+        {
+          retries: config.retry.retries,
+          factor: config.retry.factor,
+          minTimeout: config.retry.minDelayMs,
+          maxTimeout: config.retry.maxDelayMs,
+          randomize: true,
+          signal: this.abort.signal,
+        },
+      );
+    } catch (err) {
+      if (this.abort.signal.aborted) return; // stopping: the delivery stays pending for the next start
+      if (err instanceof AbortError) {
+        await give(err.message);
+        return;
+      }
+      await give('attempts exhausted');
+      await this.disableTarget(delivery, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private attempt(target: WebhookTarget, delivery: WebhookDelivery, at: Date): Promise<AttemptOutcome> {
+    const headers = signDelivery(signingSecrets(target.secrets, at), delivery.deliveryId, at, delivery.payload);
+    return attemptDelivery({
+      url: target.url,
+      body: delivery.payload,
+      headers: { ...headers },
+      timeoutMs: this.deps.config.timeoutMs,
+      allowPrivate: this.deps.config.allowPrivate,
+      ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}),
+    });
+  }
+
+  private async disableTarget(delivery: WebhookDelivery, lastError: string): Promise<void> {
+    const target = await this.deps.store.getWebhook(delivery.orgId, delivery.webhookId);
+    if (target === null || target.disabledAt !== null) return;
+    const now = this.now();
+    const reason = `delivery ${delivery.deliveryId} failed ${delivery.attempts.length} attempts; last: ${lastError}`.slice(0, 1000);
+    await this.deps.store.putWebhook({ ...target, disabledAt: now, disabledReason: reason, updatedAt: now });
+    this.logger.warn({ webhookId: target.webhookId, orgId: target.orgId, reason }, 'webhook target disabled');
+  }
+
+  /** Delivers a `webhook.test` event to the target now, once, and logs it; resolves with the delivery. */
+  async sendTest(target: WebhookTarget): Promise<WebhookDelivery> {
+    const at = this.now();
+    const eventId = `evt_test_${randomUUID()}`;
+    const payload = JSON.stringify({
+      type: 'webhook.test',
+      timestamp: at.toISOString(),
+      data: { webhook_id: target.webhookId, message: 'A test delivery: the signature verifies with your signing secret.' },
+    });
+    let delivery: WebhookDelivery = {
+      deliveryId: deliveryIdOf(eventId, target.webhookId),
+      orgId: target.orgId,
+      webhookId: target.webhookId,
+      eventId,
+      event: 'webhook.test',
+      payload,
+      status: 'pending',
+      attempts: [],
+      createdAt: at,
+      updatedAt: at,
+    };
+    const outcome = await this.limitOf(target.webhookId)(() => this.attempt(target, delivery, at));
+    delivery = {
+      ...delivery,
+      status: outcome.ok ? 'delivered' : 'failed',
+      attempts: [{ at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error }],
+      updatedAt: this.now(),
+    };
+    await this.deps.store.putDelivery(delivery);
+    return delivery;
+  }
+
+  /** Delivers a logged delivery again (same id and body), with a fresh retry schedule. */
+  async redeliver(delivery: WebhookDelivery): Promise<WebhookDelivery> {
+    const again: WebhookDelivery = { ...delivery, status: 'pending', updatedAt: this.now() };
+    await this.deps.store.putDelivery(again);
+    this.schedule(again);
+    return again;
+  }
+}
+
+function alertPayloadType(event: 'EPISODE_OPENED' | 'EPISODE_CLOSED'): string {
+  return event === 'EPISODE_OPENED' ? 'episode.opened' : 'episode.closed';
+}
