@@ -93,6 +93,12 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       `openPlatform: the API publishes to ${config.telemetryTopic} but the embedded worker consumes ${options.worker.telemetryTopic} (set the same TELEMETRY_TOPIC for both)`,
     );
   }
+  const workerAlerts = options.worker?.alerts;
+  if (workerAlerts && workerAlerts.topic !== config.webhooks.alertsTopic) {
+    throw new Error(
+      `openPlatform: the embedded worker publishes alerts to ${workerAlerts.topic} but the dispatcher consumes ${config.webhooks.alertsTopic} (set the same ALERTS_TOPIC for both)`,
+    );
+  }
   const model = sharedModel(options.model ?? loadPackagedModel);
   const tuning = options.worker;
   // What the bus log repaired at open (a torn tail) is logged once the app's logger exists.
@@ -137,6 +143,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       checkpoints: streaming.checkpoints,
       notifier: streaming.notifier,
       readiness: streaming.checks,
+      // Alerts reach webhooks through this process's dispatcher (WEBHOOK_DISPATCHER).
+      alertsBus: streaming.bus,
     });
   } catch (err) {
     await streaming.close();

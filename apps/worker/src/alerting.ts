@@ -2,12 +2,9 @@
 // (@adp/alerts), with the series' feedback deciding which flags count; an episode opened or closed
 // becomes an Alert record for the alerts topic. The feedback is read from the store on first
 // sight, kept per series for `refreshMs`, and dropped at once when the API announces a change.
-import { feedbackVerdict, followEpisodes, type EpisodeEvent, type EpisodeState, type JudgedPoint, type PointVerdict } from '@adp/alerts';
+import { feedbackVerdict, followEpisodes, judgedPointOfRow, type EpisodeEvent, type EpisodeState, type JudgedPoint, type PointVerdict } from '@adp/alerts';
 import type { AlertingStore } from '@adp/store';
 import { CHANNEL_SEPARATOR, GenerationalCache, type Alert, type ResultRow } from '@adp/streaming';
-
-/** Channel on which the API announces a machine's feedback changed; the message is JSON `{ "orgId", "machineId" }`. */
-export const FEEDBACK_CHANGED_CHANNEL = 'adp:feedback-changed';
 
 type Verdict = (point: JudgedPoint) => PointVerdict;
 
@@ -47,21 +44,6 @@ export class FeedbackCache {
   }
 }
 
-export function judgedPointOf(row: ResultRow): JudgedPoint {
-  return {
-    tsMs: row.tsMs,
-    value: row.value,
-    expectedValue: row.expectedValue,
-    upperMargin: row.upperMargin,
-    lowerMargin: row.lowerMargin,
-    isAnomaly: row.isAnomaly,
-    isPositiveAnomaly: row.isPositiveAnomaly,
-    isNegativeAnomaly: row.isNegativeAnomaly,
-    severity: row.severity,
-    regime: row.regime,
-  };
-}
-
 /** Follows the series' episodes over its new rows; the alerts they raise and the state to keep. */
 export function raiseAlerts(
   orgId: string,
@@ -70,7 +52,7 @@ export function raiseAlerts(
   rows: readonly ResultRow[],
   options: { quietPoints: number; verdict: Verdict | null; raisedAtMs: number },
 ): { state: EpisodeState; alerts: Alert[] } {
-  const followed = followEpisodes(state, rows.map(judgedPointOf), {
+  const followed = followEpisodes(state, rows.map(judgedPointOfRow), {
     quietPoints: options.quietPoints,
     ...(options.verdict ? { verdict: options.verdict } : {}),
   });

@@ -15,6 +15,7 @@ import { decodeEpisodeState, encodeEpisodeState, NO_EPISODE, type EpisodeState }
 import type { AlertingStore, Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
+  FEEDBACK_CHANGED_CHANNEL,
   inSpan,
   isSeriesOfMachine,
   loadStreamingCodecs,
@@ -33,7 +34,7 @@ import {
   type Alert,
 } from '@adp/streaming';
 import { SpanKind } from '@opentelemetry/api';
-import { FEEDBACK_CHANGED_CHANNEL, FeedbackCache, raiseAlerts } from './alerting.js';
+import { FeedbackCache, raiseAlerts } from './alerting.js';
 import { BaselineCache, type SeriesBaseline } from './baselines.js';
 import { DEFAULT_LIVE_JUDGES, type DetectionConfig, type WorkerAlertsConfig } from './config.js';
 import { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.js';

@@ -50,7 +50,8 @@ export interface DispatcherConfig {
 }
 
 export interface DispatcherDeps {
-  readonly bus: Bus;
+  /** Where alerts come from; absent: this dispatcher only sends tests and redeliveries. */
+  readonly bus?: Bus;
   readonly store: AlertingStore;
   readonly config: DispatcherConfig;
   readonly codecs?: StreamingCodecs;
@@ -87,6 +88,7 @@ export class WebhookDispatcher {
   /** Resumes the pending deliveries, then consumes the alerts topic. */
   async start(): Promise<void> {
     const { bus, config } = this.deps;
+    if (!bus) throw new Error('WebhookDispatcher.start needs a bus');
     await bus.ensureTopics([{ name: config.topic, partitions: 12 }]);
     for (const delivery of await this.deps.store.pendingDeliveries(PENDING_RESUMED)) this.schedule(delivery);
     const consumer = await bus.consumer({ groupId: config.groupId, topics: [config.topic] });

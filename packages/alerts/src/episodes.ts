@@ -58,6 +58,22 @@ export interface EpisodeOptions {
   readonly verdict?: (point: JudgedPoint) => PointVerdict;
 }
 
+/** A stored result row (the columns episodes read), as a judged point. */
+export function judgedPointOfRow(row: JudgedPoint): JudgedPoint {
+  return {
+    tsMs: row.tsMs,
+    value: row.value,
+    expectedValue: row.expectedValue,
+    upperMargin: row.upperMargin,
+    lowerMargin: row.lowerMargin,
+    isAnomaly: row.isAnomaly,
+    isPositiveAnomaly: row.isPositiveAnomaly,
+    isNegativeAnomaly: row.isNegativeAnomaly,
+    severity: row.severity,
+    regime: row.regime,
+  };
+}
+
 export const NO_EPISODE: EpisodeState = Object.freeze({ open: null });
 
 const byEngine = (point: JudgedPoint): PointVerdict => (point.isAnomaly ? 'flag' : 'quiet');

@@ -5,6 +5,7 @@ export {
   decodeEpisodeState,
   encodeEpisodeState,
   followEpisodes,
+  judgedPointOfRow,
   type EpisodeEvent,
   type EpisodeOptions,
   type EpisodePeak,

@@ -175,6 +175,9 @@ export interface DependencyCheck {
  */
 export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 
+/** Channel on which the API announces a machine's feedback changed; the message is JSON `{ "orgId", "machineId" }`. */
+export const FEEDBACK_CHANGED_CHANNEL = 'adp:feedback-changed';
+
 /** Topic names. */
 export const TOPICS = {
   telemetry: 'adp.telemetry.v1',
