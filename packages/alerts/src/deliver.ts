@@ -20,6 +20,8 @@ export interface AttemptRequest {
   readonly timeoutMs: number;
   readonly allowPrivate: boolean;
   readonly lookup?: Lookup;
+  /** Abandons the attempt (the dispatcher stopping); it then reports no answer. */
+  readonly signal?: AbortSignal;
 }
 
 const RESPONSE_BYTES_READ = 64 * 1024;
@@ -83,6 +85,12 @@ export async function attemptDelivery(request: AttemptRequest): Promise<AttemptO
       finish({ ok: false, statusCode: null, error: `no answer within ${request.timeoutMs} ms` });
     }, request.timeoutMs);
     req.on('error', (err) => finish({ ok: false, statusCode: null, error: err.message }));
+    const abandon = (): void => {
+      req.destroy();
+      finish({ ok: false, statusCode: null, error: 'abandoned: the dispatcher stopped' });
+    };
+    if (request.signal?.aborted) abandon();
+    else request.signal?.addEventListener('abort', abandon, { once: true });
     req.end(request.body);
   });
 }

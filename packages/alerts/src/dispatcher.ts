@@ -192,6 +192,7 @@ export class WebhookDispatcher {
           if (target.disabledAt !== null) throw new AbortError(`the target is disabled (${target.disabledReason ?? 'no reason'})`);
           const at = this.now();
           const outcome = await this.limitOf(target.webhookId)(() => this.attempt(target, delivery, at));
+          if (this.abort.signal.aborted) throw new AbortError('the dispatcher stopped');
           await record({ at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error }, outcome.ok ? 'delivered' : 'pending');
           if (!outcome.ok) throw new Error(outcome.error ?? 'failed');
         },
@@ -223,6 +224,7 @@ export class WebhookDispatcher {
       headers: { ...headers },
       timeoutMs: this.deps.config.timeoutMs,
       allowPrivate: this.deps.config.allowPrivate,
+      signal: this.abort.signal,
       ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}),
     });
   }
