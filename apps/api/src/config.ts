@@ -237,7 +237,7 @@ export interface WebhooksConfig {
   readonly concurrencyPerTarget: number;
   /**
    * `WEBHOOK_RETRIES`: attempts after the first before the delivery fails and its target is
-   * disabled. Default 17 (with the default delays, about a day). Range 0 .. 100.
+   * disabled. Default 20 (with the default delays, about a day). Range 0 .. 100.
    */
   readonly retries: number;
   /** `WEBHOOK_RETRY_MIN_DELAY_MS`: wait before the first retry, ms; it doubles each time, with jitter. Default 5000. Range 1 .. 3600000. */
@@ -448,7 +448,7 @@ function readWebhooks(read: EnvReader): WebhooksConfig {
     alertsTopic: read.pattern('ALERTS_TOPIC', TOPICS.alerts, KAFKA_NAME, KAFKA_NAME_TEXT),
     timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     concurrencyPerTarget: read.integer('WEBHOOK_CONCURRENCY', 4, 1, 64),
-    retries: read.integer('WEBHOOK_RETRIES', 17, 0, 100),
+    retries: read.integer('WEBHOOK_RETRIES', 20, 0, 100),
     retryMinDelayMs,
     retryMaxDelayMs,
     publicUrl: publicUrl ?? null,

@@ -31,10 +31,10 @@ export interface RetrySchedule {
 }
 
 /**
- * The default schedule: 5 s doubling to at most 2 h, 17 retries, with up to twice the wait as
- * jitter: about a day from the first attempt to the last before a target is disabled.
+ * The default schedule: 5 s doubling to at most 2 h, 20 retries, each wait up to twice as long
+ * (jitter): about 21 to 23 hours from the first attempt to the last before a target is disabled.
  */
-export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = { retries: 17, minDelayMs: 5_000, maxDelayMs: 2 * 3_600_000, factor: 2 };
+export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = { retries: 20, minDelayMs: 5_000, maxDelayMs: 2 * 3_600_000, factor: 2 };
 
 export interface DispatcherConfig {
   readonly topic: string;
