@@ -581,12 +581,19 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // 2. Windows (memory or checkpoints) and baselines.
     const keys = [...pendingBySeries.keys()];
     const loadedEpisodes = new Map<string, EpisodeState>();
-    const [loaded, seriesBaselines] = await Promise.all([
+    const [loaded, seriesBaselines, verdicts] = await Promise.all([
       loadWindows(keys, partitionKey, loadedEpisodes),
       Promise.all(keys.map((key) => {
         const pending = pendingBySeries.get(key)!;
         return baselines.get(pending.orgId, pending.seriesId);
       })),
+      // The series' feedback (cached like baselines), read beside them rather than one by one later.
+      alerting
+        ? Promise.all(keys.map((key) => {
+            const pending = pendingBySeries.get(key)!;
+            return feedback.verdictOf(pending.orgId, pending.seriesId);
+          }))
+        : null,
     ]);
     const stateMs = performance.now();
 
@@ -694,13 +701,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const episodesAfter = new Map<string, EpisodeState>();
     if (alerting) {
       let from = 0;
-      for (const j of judged) {
+      // `judged` is in the order of `keys` (prepared from them), so index i is key i's.
+      for (const [index, j] of judged.entries()) {
         const seriesRows = rows.slice(from, from + j.newValues.length);
         from += j.newValues.length;
         if (seriesRows.length === 0) continue;
         const key = `${j.pending.orgId}/${j.pending.seriesId}`;
         const before = loadedEpisodes.get(key) ?? NO_EPISODE;
-        const verdict = await feedback.verdictOf(j.pending.orgId, j.pending.seriesId);
+        const verdict = verdicts?.[index] ?? null;
         const raised = raiseAlerts(j.pending.orgId, j.pending.seriesId, before, seriesRows, { quietPoints: alerting.quietPoints, verdict, raisedAtMs: writtenAtMs });
         alerts.push(...raised.alerts);
         if (raised.state !== before) episodesAfter.set(key, raised.state);
