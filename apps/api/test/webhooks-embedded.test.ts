@@ -88,7 +88,8 @@ describe('webhooks on the embedded platform', () => {
     const platform = await open(dataDir);
     const app = platform.app;
     const good = await receiver(() => 204);
-    const bad = await receiver(() => 503);
+    let badStatus = 503;
+    const bad = await receiver(() => badStatus);
     const created = await post(app, '/v1/webhooks', { url: good.url, events: ['episode.opened', 'episode.closed'] });
     accepted(created, 201);
     const { secret, webhook_id } = created.json<{ secret: string; webhook_id: string }>();
@@ -129,7 +130,9 @@ describe('webhooks on the embedded platform', () => {
     // The failing target: three attempts (the first and two retries), each a 503, then disabled with why.
     const failed = (await get(app, `/v1/webhooks/${failing.webhook_id}`)).json<{ disabled_reason: string }>();
     expect(failed.disabled_reason).toMatch(/failed 3 attempts; last: HTTP 503$/);
-    const log = (await get(app, `/v1/webhooks/${failing.webhook_id}/deliveries`)).json<{ deliveries: { status: string; attempts: { status_code: number }[] }[] }>();
+    const log = (await get(app, `/v1/webhooks/${failing.webhook_id}/deliveries`)).json<{
+      deliveries: { delivery_id: string; status: string; attempts: { status_code: number }[] }[];
+    }>();
     const firstFailed = log.deliveries.find((d) => d.status === 'failed')!;
     expect(firstFailed.attempts.map((a) => a.status_code)).toEqual([503, 503, 503]);
     // Re-enabled by PATCH.
@@ -140,6 +143,18 @@ describe('webhooks on the embedded platform', () => {
       payload: JSON.stringify({ enabled: true }),
     });
     expect(reenabled.json()).toMatchObject({ enabled: true, disabled_reason: null });
+
+    // Redelivery on request, once the receiver is back: the same webhook-id, a fourth attempt.
+    badStatus = 200;
+    const redelivered = await post(app, `/v1/webhooks/${failing.webhook_id}/deliveries/${firstFailed.delivery_id}/redeliver`, {});
+    expect(redelivered.statusCode).toBe(202);
+    expect(redelivered.json()).toMatchObject({ delivery_id: firstFailed.delivery_id, status: 'pending' });
+    await eventually(async () => {
+      const again = (await get(app, `/v1/webhooks/${failing.webhook_id}/deliveries`)).json<{ deliveries: { delivery_id: string; status: string; attempts: { status_code: number }[] }[] }>();
+      const delivery = again.deliveries.find((d) => d.delivery_id === firstFailed.delivery_id)!;
+      return delivery.status === 'delivered' && delivery.attempts.map((a) => a.status_code).join() === '503,503,503,200';
+    });
+    expect(bad.received.filter((r) => r.headers['webhook-id'] === firstFailed.delivery_id)).toHaveLength(4);
   });
 
   it('a delivery in flight when the platform stops is delivered after the restart, with the same webhook-id', async () => {
