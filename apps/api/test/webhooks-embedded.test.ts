@@ -122,7 +122,7 @@ describe('webhooks on the embedded platform', () => {
       episode: { started_at: SPIKE_AT, ended_at: SPIKE_AT, flagged_points: 1 },
       peak: { at: SPIKE_AT, severity: expect.any(Number) },
       regime: 'UNKNOWN',
-      links: { machine: '/dashboard/machines/pump-17' },
+      links: { machine: '/dashboard/#/machines/pump-17' },
     });
     const peak = closed.data['peak'] as { value: number; upper_bound: number; expected_value: number };
     expect(peak.value).toBeGreaterThan(peak.upper_bound);

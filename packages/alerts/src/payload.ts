@@ -10,7 +10,8 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The JSON body of an alert's deliveries. `publicUrl`: where the dashboard is served, for the machine's link. */
 export function alertPayload(alert: Alert, publicUrl: string | null): string {
-  const machinePath = `/dashboard/machines/${encodeURIComponent(alert.machine_id)}`;
+  // The dashboard routes by hash: its machine page is #/machines/<id>.
+  const machinePath = `/dashboard/#/machines/${encodeURIComponent(alert.machine_id)}`;
   return JSON.stringify({
     type: ALERT_EVENT_TYPES[alert.event],
     timestamp: iso(alert.raised_at),

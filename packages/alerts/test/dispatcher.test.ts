@@ -139,7 +139,7 @@ describe('WebhookDispatcher', () => {
         episode: { started_at: new Date(T0).toISOString(), ended_at: null, flagged_points: 1 },
         peak: { at: new Date(T0).toISOString(), severity: 0.6, value: 80, expected_value: 50, lower_bound: 48, upper_bound: 52 },
         regime: 'UNKNOWN',
-        links: { machine: 'https://adp.example.com/dashboard/machines/pump-1' },
+        links: { machine: 'https://adp.example.com/dashboard/#/machines/pump-1' },
       },
     });
   });
