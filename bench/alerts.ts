@@ -11,7 +11,7 @@
 //  - throughput: the same telemetry (machines with a few spikes each) drained by the worker, from
 //    the first POST to the last result stored, without webhooks and with 100 slow receivers (each
 //    answers after SLOW_MS, 5 per machine) attached; the ratio says whether deliveries slow
-//    detection.
+//    detection. The two alternate, three runs each (one with --quick), and each row is its median run.
 // Prints a markdown table; writes nothing.
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -147,6 +147,7 @@ async function throughputRow(slowReceivers: number): Promise<Record<string, unkn
         await call(platform, '/v1/webhooks', { url: target.url, events: ['episode.opened', 'episode.closed'], machine_ids: [`m-${r % machines}`] });
       }
       const isSpike = (i: number): boolean => i > 0 && i % SPIKE_EVERY === 0;
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       for (let from = 0; from < points; from += 500) {
         for (let m = 0; m < machines; m++) await send(platform, m, from, Math.min(points, from + 500), isSpike);
@@ -154,6 +155,7 @@ async function throughputRow(slowReceivers: number): Promise<Record<string, unkn
       const sentMs = performance.now() - started;
       await until(() => platform.worker!.counters().rows >= machines * points);
       const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
       return {
         row: slowReceivers === 0 ? 'detection throughput, no webhooks' : `detection throughput, ${slowReceivers} receivers answering after ${SLOW_MS} ms`,
         machines,
@@ -163,6 +165,8 @@ async function throughputRow(slowReceivers: number): Promise<Record<string, unkn
         deliveriesDuringDrain: deliveries,
         /** How long the POST /v1/telemetry calls took (the rest is the worker catching up). */
         postsMs: Math.round(sentMs),
+        /** The process's CPU time (every thread) per 1,000 points: what the work costs, whatever else runs on the machine. */
+        cpuMsPer1000Points: round((cpu.user + cpu.system) / 1000 / ((machines * points) / 1000), 1),
       };
     } finally {
       await Promise.all(receivers.map((r) => r.close()));
@@ -170,15 +174,34 @@ async function throughputRow(slowReceivers: number): Promise<Record<string, unkn
   });
 }
 
-const rows = [await latencyRow(), await throughputRow(0), await throughputRow(100)];
+// The two throughput rows alternate, REPEATS times each, and each reports its median run: the
+// machine's other load drifts, and alternating spreads it over both.
+const REPEATS = quick ? 1 : 3;
+const latency = await latencyRow();
+const runs: { without: Record<string, unknown>[]; with: Record<string, unknown>[] } = { without: [], with: [] };
+for (let r = 0; r < REPEATS; r++) {
+  runs.without.push(await throughputRow(0));
+  runs.with.push(await throughputRow(100));
+}
+const middle = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (list: Record<string, unknown>[]): Record<string, unknown> => ({
+  ...list[0]!,
+  pointsPerSecond: middle(list.map((row) => row['pointsPerSecond'] as number)),
+  cpuMsPer1000Points: middle(list.map((row) => row['cpuMsPer1000Points'] as number)),
+  runs: list.map((row) => row['pointsPerSecond']),
+  cpuRuns: list.map((row) => row['cpuMsPer1000Points']),
+});
+const rows = [latency, median(runs.without), median(runs.with)];
 const base = rows[1]!['pointsPerSecond'] as number;
 const slow = rows[2]!['pointsPerSecond'] as number;
-console.log(`| row | machines | points or samples | points/s | p50 ms | p99 ms |`);
-console.log(`|---|---:|---:|---:|---:|---:|`);
+console.log(`| row | machines | points or samples | points/s (median of runs) | CPU ms per 1,000 points | p50 ms | p99 ms |`);
+console.log(`|---|---:|---:|---:|---:|---:|---:|`);
 for (const row of rows) {
+  const perRun = Array.isArray(row['runs']) ? ` (${(row['runs'] as number[]).join(', ')})` : '';
   console.log(
-    `| ${String(row['row'])} | ${String(row['machines'])} | ${String(row['points'] ?? row['samples'])} | ${String(row['pointsPerSecond'] ?? '')} | ${String(row['p50Ms'] ?? '')} | ${String(row['p99Ms'] ?? '')} |`,
+    `| ${String(row['row'])} | ${String(row['machines'])} | ${String(row['points'] ?? row['samples'])} | ${String(row['pointsPerSecond'] ?? '')}${perRun} | ${String(row['cpuMsPer1000Points'] ?? '')} | ${String(row['p50Ms'] ?? '')} | ${String(row['p99Ms'] ?? '')} |`,
   );
 }
-console.log(`\nthroughput with slow receivers / without: ${round(slow / base, 3)}`);
+console.log(`\nthroughput with slow receivers / without (medians): ${round(slow / base, 3)}`);
+console.log(`CPU per point with slow receivers / without (medians): ${round((rows[2]!['cpuMsPer1000Points'] as number) / (rows[1]!['cpuMsPer1000Points'] as number), 3)}`);
 console.log(JSON.stringify(rows));

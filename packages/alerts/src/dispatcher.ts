@@ -63,6 +63,22 @@ export interface DispatcherDeps {
 
 const noop: DispatcherLogger = { info() {}, warn() {}, error() {} };
 const PENDING_RESUMED = 10_000;
+/**
+ * How long an organization's targets are reused between alerts and attempts, ms: a burst of alerts
+ * reads them once. Changes made through this process apply at once (`targetsChanged`); another
+ * replica's within this long.
+ */
+const TARGETS_TTL_MS = 1_000;
+/** Delivery ids this dispatcher recorded, remembered so a new alert need not ask the store whether it was. */
+const KNOWN_DELIVERIES = 100_000;
+/**
+ * How long attempts wait to be written to the delivery log together, ms. A delivery is recorded
+ * pending before the bus commits (that is what makes it survive a restart); its attempts and its
+ * end are written behind, in batches, as one row each costs the embedded store milliseconds. A
+ * crash before such a write leaves the delivery pending: it is delivered again after the restart
+ * (at least once; receivers dedupe by webhook-id).
+ */
+const LOG_LINGER_MS = 100;
 
 /** The delivery id of an alert to a target: the same every time the alert is consumed. */
 export function deliveryIdOf(eventId: string, webhookId: string): string {
@@ -78,6 +94,12 @@ export class WebhookDispatcher {
   private readonly logger: DispatcherLogger;
   private readonly now: () => Date;
   private stopped = false;
+  private readonly targets = new Map<string, { readonly at: number; readonly list: Promise<readonly WebhookTarget[]> }>();
+  private readonly known = new Set<string>();
+  /** The delivery log's writes not yet made, by delivery id (the newest state of each). */
+  private readonly unwritten = new Map<string, WebhookDelivery>();
+  private flushing: Promise<void> | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.codecs = deps.codecs ?? loadStreamingCodecs();
@@ -109,14 +131,50 @@ export class WebhookDispatcher {
     await this.consumer?.close();
     this.abort.abort();
     await Promise.allSettled([...this.inFlight.values()]);
+    await this.flush();
   }
 
   /** Resolves once no delivery is in flight (tests, draining). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+    await this.flush();
+  }
+
+  /** Queues the delivery's newest state for the log; `now`: written before this resolves. */
+  private async log(delivery: WebhookDelivery, now = false): Promise<void> {
+    this.unwritten.set(delivery.deliveryId, delivery);
+    if (now) {
+      await this.flush();
+      return;
+    }
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, LOG_LINGER_MS);
+  }
+
+  /** Writes what the log has queued (one write at a time); a failed write is retried with the next. */
+  private async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.unwritten.size === 0) return;
+    const batch = [...this.unwritten.values()];
+    this.unwritten.clear();
+    this.flushing = this.deps.store
+      .putDeliveries(batch)
+      .catch((err: unknown) => {
+        for (const delivery of batch) if (!this.unwritten.has(delivery.deliveryId)) this.unwritten.set(delivery.deliveryId, delivery);
+        this.logger.error({ err, deliveries: batch.length }, 'could not write the delivery log; retried with the next write');
+        throw err;
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    await this.flushing;
   }
 
   private async handle(batch: IncomingBatch): Promise<void> {
+    const created: WebhookDelivery[] = [];
+    const resumed: WebhookDelivery[] = [];
     for (const message of batch.messages) {
       let alert;
       try {
@@ -126,17 +184,19 @@ export class WebhookDispatcher {
         this.logger.error({ err, topic: message.topic, partition: message.partition, offset: message.offset }, 'undecodable alert skipped');
         continue;
       }
-      const targets = await this.deps.store.listWebhooks(alert.organization);
+      const targets = await this.targetsOf(alert.organization);
       for (const target of targets) {
         if (!targetWants(target, alert)) continue;
         const deliveryId = deliveryIdOf(alert.event_id, target.webhookId);
+        if (this.known.has(deliveryId) || created.some((d) => d.deliveryId === deliveryId)) continue; // recorded already
         const existing = await this.deps.store.getDelivery(alert.organization, deliveryId);
         if (existing) {
-          if (existing.status === 'pending') this.schedule(existing);
+          this.remember(deliveryId);
+          if (existing.status === 'pending') resumed.push(existing);
           continue;
         }
         const now = this.now();
-        const delivery: WebhookDelivery = {
+        created.push({
           deliveryId,
           orgId: alert.organization,
           webhookId: target.webhookId,
@@ -147,11 +207,40 @@ export class WebhookDispatcher {
           attempts: [],
           createdAt: now,
           updatedAt: now,
-        };
-        await this.deps.store.putDelivery(delivery);
-        this.schedule(delivery);
+        });
       }
     }
+    // Recorded pending, in one write, before the bus may commit the batch.
+    await this.deps.store.putDeliveries(created);
+    for (const delivery of [...resumed, ...created]) {
+      this.remember(delivery.deliveryId);
+      this.schedule(delivery);
+    }
+  }
+
+  private remember(deliveryId: string): void {
+    this.known.add(deliveryId);
+    if (this.known.size > KNOWN_DELIVERIES) this.known.delete(this.known.values().next().value!);
+  }
+
+  /** The organization's targets, read at most once per TARGETS_TTL_MS. */
+  private targetsOf(orgId: string): Promise<readonly WebhookTarget[]> {
+    const cached = this.targets.get(orgId);
+    const nowMs = Date.now();
+    if (cached && nowMs - cached.at < TARGETS_TTL_MS) return cached.list;
+    const list = this.deps.store.listWebhooks(orgId);
+    this.targets.set(orgId, { at: nowMs, list });
+    list.catch(() => this.targets.delete(orgId));
+    return list;
+  }
+
+  private async targetOf(orgId: string, webhookId: string): Promise<WebhookTarget | null> {
+    return (await this.targetsOf(orgId)).find((t) => t.webhookId === webhookId) ?? null;
+  }
+
+  /** The organization's targets changed (created, changed, disabled, deleted): read them again. */
+  targetsChanged(orgId: string): void {
+    this.targets.delete(orgId);
   }
 
   /** Starts delivering (once per delivery id at a time). */
@@ -173,21 +262,22 @@ export class WebhookDispatcher {
   }
 
   private async deliver(initial: WebhookDelivery): Promise<void> {
-    const { store, config } = this.deps;
+    const { config } = this.deps;
     let delivery = initial;
     const record = async (attempt: DeliveryAttempt, status: WebhookDelivery['status']): Promise<void> => {
       delivery = { ...delivery, attempts: [...delivery.attempts, attempt], status, updatedAt: this.now() };
-      await store.putDelivery(delivery);
+      await this.log(delivery);
     };
     const give = async (reason: string): Promise<void> => {
       delivery = { ...delivery, status: 'failed', updatedAt: this.now() };
-      await store.putDelivery(delivery);
+      // Written at once: the target may be disabled next, and its log should say why already.
+      await this.log(delivery, true);
       this.logger.warn({ deliveryId: delivery.deliveryId, webhookId: delivery.webhookId, reason }, 'delivery abandoned');
     };
     try {
       await pRetry(
         async () => {
-          const target = await store.getWebhook(delivery.orgId, delivery.webhookId);
+          const target = await this.targetOf(delivery.orgId, delivery.webhookId);
           if (target === null) throw new AbortError('the target was deleted');
           if (target.disabledAt !== null) throw new AbortError(`the target is disabled (${target.disabledReason ?? 'no reason'})`);
           const at = this.now();
@@ -235,6 +325,7 @@ export class WebhookDispatcher {
     const now = this.now();
     const reason = `delivery ${delivery.deliveryId} failed ${delivery.attempts.length} attempts; last: ${lastError}`.slice(0, 1000);
     await this.deps.store.putWebhook({ ...target, disabledAt: now, disabledReason: reason, updatedAt: now });
+    this.targetsChanged(target.orgId);
     this.logger.warn({ webhookId: target.webhookId, orgId: target.orgId, reason }, 'webhook target disabled');
   }
 
@@ -266,14 +357,14 @@ export class WebhookDispatcher {
       attempts: [{ at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error }],
       updatedAt: this.now(),
     };
-    await this.deps.store.putDelivery(delivery);
+    await this.log(delivery, true);
     return delivery;
   }
 
   /** Delivers a logged delivery again (same id and body), with a fresh retry schedule. */
   async redeliver(delivery: WebhookDelivery): Promise<WebhookDelivery> {
     const again: WebhookDelivery = { ...delivery, status: 'pending', updatedAt: this.now() };
-    await this.deps.store.putDelivery(again);
+    await this.log(again, true);
     this.schedule(again);
     return again;
   }

@@ -102,6 +102,8 @@ export interface AlertingStore {
   deleteWebhook(orgId: string, webhookId: string): Promise<boolean>;
   /** Creates or replaces the delivery (by organization and id). */
   putDelivery(delivery: WebhookDelivery): Promise<void>;
+  /** Creates or replaces several deliveries in one write (a dispatcher's batch). */
+  putDeliveries(deliveries: readonly WebhookDelivery[]): Promise<void>;
   getDelivery(orgId: string, deliveryId: string): Promise<WebhookDelivery | null>;
   /** The target's deliveries, newest first, at most `limit`. */
   listDeliveries(orgId: string, webhookId: string, limit: number): Promise<readonly WebhookDelivery[]>;
@@ -331,7 +333,8 @@ export function feedbackOf(doc: string): MachineFeedback {
  * gets every method, so the two backends differ only in SQL.
  */
 export interface AlertingDocuments {
-  put(operation: string, row: AlertingRow): Promise<void>;
+  /** Writes the rows in one statement (one or more). */
+  put(operation: string, rows: readonly AlertingRow[]): Promise<void>;
   get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null>;
   /** Documents of one kind, ordered by createdMs then id (ascending or descending). */
   list(
@@ -353,7 +356,7 @@ export class DocumentAlertingStore implements AlertingStore {
   }
 
   putWebhook(target: WebhookTarget): Promise<void> {
-    return DocumentAlertingStore.guard(() => this.docs.put('putWebhook', webhookRow(target)));
+    return DocumentAlertingStore.guard(() => this.docs.put('putWebhook', [webhookRow(target)]));
   }
 
   getWebhook(orgId: string, webhookId: string): Promise<WebhookTarget | null> {
@@ -380,7 +383,19 @@ export class DocumentAlertingStore implements AlertingStore {
   }
 
   putDelivery(delivery: WebhookDelivery): Promise<void> {
-    return DocumentAlertingStore.guard(() => this.docs.put('putDelivery', deliveryRow(delivery)));
+    return DocumentAlertingStore.guard(() => this.docs.put('putDelivery', [deliveryRow(delivery)]));
+  }
+
+  putDeliveries(deliveries: readonly WebhookDelivery[]): Promise<void> {
+    return DocumentAlertingStore.guard(async () => {
+      // One row per delivery: the last of the list wins for an id given twice.
+      const rows = new Map<string, AlertingRow>();
+      for (const delivery of deliveries) {
+        const row = deliveryRow(delivery);
+        rows.set(`${row.orgId}/${row.id}`, row);
+      }
+      if (rows.size > 0) await this.docs.put('putDeliveries', [...rows.values()]);
+    });
   }
 
   getDelivery(orgId: string, deliveryId: string): Promise<WebhookDelivery | null> {
@@ -409,7 +424,7 @@ export class DocumentAlertingStore implements AlertingStore {
   }
 
   putFeedback(feedback: MachineFeedback): Promise<void> {
-    return DocumentAlertingStore.guard(() => this.docs.put('putFeedback', feedbackRow(feedback)));
+    return DocumentAlertingStore.guard(() => this.docs.put('putFeedback', [feedbackRow(feedback)]));
   }
 
   listFeedback(orgId: string, machineId?: string): Promise<readonly MachineFeedback[]> {

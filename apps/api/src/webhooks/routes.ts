@@ -161,6 +161,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         updatedAt: at,
       };
       await alerting.putWebhook(target);
+      options.dispatcher?.targetsChanged(target.orgId);
       await audit(request, 'webhook.created', `webhook:${target.webhookId}`);
       return reply.code(201).send({ ...webhookView(target, at), secret });
     },
@@ -209,6 +210,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         updatedAt: at,
       };
       await alertingOf(request).putWebhook(updated);
+      options.dispatcher?.targetsChanged(target.orgId);
       await audit(request, 'webhook.updated', `webhook:${target.webhookId}`);
       return webhookView(updated, at);
     },
@@ -227,6 +229,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     async (request) => {
       const target = await targetOf(request, request.params.webhook_id);
       await alertingOf(request).deleteWebhook(target.orgId, target.webhookId);
+      options.dispatcher?.targetsChanged(target.orgId);
       await audit(request, 'webhook.deleted', `webhook:${target.webhookId}`);
       return webhookView(target, now());
     },
@@ -260,6 +263,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         updatedAt: at,
       };
       await alertingOf(request).putWebhook(updated);
+      options.dispatcher?.targetsChanged(target.orgId);
       await audit(request, 'webhook.secret_rotated', `webhook:${target.webhookId}`);
       return reply.code(201).send({ webhook_id: target.webhookId, secret, previous_secret_expires_at: expiresAt === null ? null : iso(expiresAt) });
     },

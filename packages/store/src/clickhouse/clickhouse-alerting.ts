@@ -22,13 +22,15 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
     private readonly table: string,
   ) {}
 
-  put(operation: string, row: AlertingRow): Promise<void> {
-    return this.access.op(operation, (op) => this.write(op, row, 0));
+  put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    return this.access.op(operation, (op) => this.write(op, rows, 0));
   }
 
-  private write(operation: string, row: AlertingRow, deleted: 0 | 1): Promise<void> {
-    return this.access.insert(operation, this.table, [
-      {
+  private write(operation: string, rows: readonly AlertingRow[], deleted: 0 | 1): Promise<void> {
+    return this.access.insert(
+      operation,
+      this.table,
+      rows.map((row) => ({
         kind: row.kind,
         org_id: row.orgId,
         id: row.id,
@@ -38,8 +40,8 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
         doc: row.doc,
         deleted,
         version: this.access.nextVersion(),
-      },
-    ]);
+      })),
+    );
   }
 
   get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null> {
@@ -88,7 +90,7 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
       );
       const row = rows[0];
       if (row === undefined || Number(row.the_deleted) !== 0) return false;
-      await this.write(op, { kind, orgId, id, parent: row.the_parent, status: row.the_status, createdMs: Number(row.the_created_ms), doc: row.the_doc }, 1);
+      await this.write(op, [{ kind, orgId, id, parent: row.the_parent, status: row.the_status, createdMs: Number(row.the_created_ms), doc: row.the_doc }], 1);
       return true;
     });
   }

@@ -10,17 +10,13 @@ export interface EmbeddedAlertingAccess {
 class DuckDBAlertingDocuments implements AlertingDocuments {
   constructor(private readonly access: EmbeddedAlertingAccess) {}
 
-  put(operation: string, row: AlertingRow): Promise<void> {
+  put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
     return this.access.run(operation, async (connection) => {
-      await connection.run('INSERT OR REPLACE INTO alerting (kind, org_id, id, parent, status, created_ms, doc) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-        row.kind,
-        row.orgId,
-        row.id,
-        row.parent,
-        row.status,
-        BigInt(row.createdMs),
-        row.doc,
-      ]);
+      const values = rows.map((_, i) => `($${i * 7 + 1}, $${i * 7 + 2}, $${i * 7 + 3}, $${i * 7 + 4}, $${i * 7 + 5}, $${i * 7 + 6}, $${i * 7 + 7})`);
+      await connection.run(
+        `INSERT OR REPLACE INTO alerting (kind, org_id, id, parent, status, created_ms, doc) VALUES ${values.join(', ')}`,
+        rows.flatMap((row) => [row.kind, row.orgId, row.id, row.parent, row.status, BigInt(row.createdMs), row.doc]),
+      );
     });
   }
 

@@ -118,6 +118,24 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
       await expect(alerting.listDeliveries('org_a', 'wh_1', 0)).rejects.toBeInstanceOf(StoreError);
     });
 
+    it('writes several deliveries at once, the last of an id given twice winning', async () => {
+      const alerting = await open();
+      await alerting.putDeliveries([
+        delivery({ deliveryId: 'msg_a' }),
+        delivery({ deliveryId: 'msg_b', createdAt: new Date(T0 + 1) }),
+        delivery({ deliveryId: 'msg_a', status: 'delivered', updatedAt: new Date(T0 + 5) }),
+      ]);
+      await alerting.putDeliveries([]);
+      expect((await alerting.listDeliveries('org_a', 'wh_1', 10)).map((d) => [d.deliveryId, d.status])).toEqual([
+        ['msg_b', 'pending'],
+        ['msg_a', 'delivered'],
+      ]);
+      await expect(alerting.putDeliveries([delivery({ deliveryId: 'msg_c' }), delivery({ status: 'lost' as never })])).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+      expect(await alerting.getDelivery('org_a', 'msg_c')).toBeNull();
+    });
+
     it('keeps feedback per machine, lists and deletes it', async () => {
       const alerting = await open();
       const first = feedback();
