@@ -173,8 +173,8 @@ export class WebhookDispatcher {
   }
 
   private async handle(batch: IncomingBatch): Promise<void> {
-    const created: WebhookDelivery[] = [];
-    const resumed: WebhookDelivery[] = [];
+    // Per organization, the deliveries the batch's alerts call for (one per alert and wanting target).
+    const candidates = new Map<string, Map<string, WebhookDelivery>>();
     for (const message of batch.messages) {
       let alert;
       try {
@@ -188,15 +188,11 @@ export class WebhookDispatcher {
       for (const target of targets) {
         if (!targetWants(target, alert)) continue;
         const deliveryId = deliveryIdOf(alert.event_id, target.webhookId);
-        if (this.known.has(deliveryId) || created.some((d) => d.deliveryId === deliveryId)) continue; // recorded already
-        const existing = await this.deps.store.getDelivery(alert.organization, deliveryId);
-        if (existing) {
-          this.remember(deliveryId);
-          if (existing.status === 'pending') resumed.push(existing);
-          continue;
-        }
+        if (this.known.has(deliveryId)) continue; // recorded by this dispatcher: delivered, or on its way
+        let ofOrg = candidates.get(alert.organization);
+        if (!ofOrg) candidates.set(alert.organization, (ofOrg = new Map()));
         const now = this.now();
-        created.push({
+        ofOrg.set(deliveryId, {
           deliveryId,
           orgId: alert.organization,
           webhookId: target.webhookId,
@@ -209,6 +205,17 @@ export class WebhookDispatcher {
           updatedAt: now,
         });
       }
+    }
+    const created: WebhookDelivery[] = [];
+    const resumed: WebhookDelivery[] = [];
+    for (const [orgId, ofOrg] of candidates) {
+      // A replayed alert's deliveries exist already: one read for the batch tells which.
+      for (const existing of await this.deps.store.getDeliveries(orgId, [...ofOrg.keys()])) {
+        ofOrg.delete(existing.deliveryId);
+        if (existing.status === 'pending') resumed.push(existing);
+        else this.remember(existing.deliveryId);
+      }
+      created.push(...ofOrg.values());
     }
     // Recorded pending, in one write, before the bus may commit the batch.
     await this.deps.store.putDeliveries(created);

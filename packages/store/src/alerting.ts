@@ -105,6 +105,8 @@ export interface AlertingStore {
   /** Creates or replaces several deliveries in one write (a dispatcher's batch). */
   putDeliveries(deliveries: readonly WebhookDelivery[]): Promise<void>;
   getDelivery(orgId: string, deliveryId: string): Promise<WebhookDelivery | null>;
+  /** Those of the deliveries named that exist (in no particular order): one read for a batch. */
+  getDeliveries(orgId: string, deliveryIds: readonly string[]): Promise<readonly WebhookDelivery[]>;
   /** The target's deliveries, newest first, at most `limit`. */
   listDeliveries(orgId: string, webhookId: string, limit: number): Promise<readonly WebhookDelivery[]>;
   /** Deliveries of any organization still pending (a dispatcher resumes them after a restart), oldest first. */
@@ -336,6 +338,8 @@ export interface AlertingDocuments {
   /** Writes the rows in one statement (one or more). */
   put(operation: string, rows: readonly AlertingRow[]): Promise<void>;
   get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null>;
+  /** The documents of those ids that exist. */
+  getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]>;
   /** Documents of one kind, ordered by createdMs then id (ascending or descending). */
   list(
     operation: string,
@@ -403,6 +407,15 @@ export class DocumentAlertingStore implements AlertingStore {
       validateRef('getDelivery', orgId, deliveryId);
       const doc = await this.docs.get('getDelivery', 'delivery', orgId, deliveryId);
       return doc === null ? null : deliveryOf(doc);
+    });
+  }
+
+  getDeliveries(orgId: string, deliveryIds: readonly string[]): Promise<readonly WebhookDelivery[]> {
+    return DocumentAlertingStore.guard(async () => {
+      id('getDeliveries', 'orgId', orgId);
+      for (const deliveryId of deliveryIds) id('getDeliveries', 'deliveryId', deliveryId);
+      if (deliveryIds.length === 0) return [];
+      return (await this.docs.getMany('getDeliveries', 'delivery', orgId, [...new Set(deliveryIds)])).map(deliveryOf);
     });
   }
 

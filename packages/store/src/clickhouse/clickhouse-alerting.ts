@@ -56,6 +56,17 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
     });
   }
 
+  getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]> {
+    return this.access.op(operation, async (op) => {
+      const rows = await this.access.rows<LatestRow>(
+        op,
+        `SELECT argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted FROM ${this.table}
+          WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} AND id IN (${ids.map((id) => sqlString(id, op)).join(', ')}) GROUP BY id`,
+      );
+      return rows.filter((row) => Number(row.the_deleted) === 0).map((row) => row.the_doc);
+    });
+  }
+
   list(
     operation: string,
     query: { kind: AlertingKind; orgId?: string; parent?: string; status?: string; limit: number; newestFirst: boolean },

@@ -28,6 +28,16 @@ class DuckDBAlertingDocuments implements AlertingDocuments {
     });
   }
 
+  getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]> {
+    return this.access.run(operation, async (connection) => {
+      const reader = await connection.runAndReadAll(
+        `SELECT doc FROM alerting WHERE kind = $1 AND org_id = $2 AND id IN (${ids.map((_, i) => `$${i + 3}`).join(', ')})`,
+        [kind, orgId, ...ids],
+      );
+      return reader.getRowObjects().map((row) => String(row['doc']));
+    });
+  }
+
   list(
     operation: string,
     query: { kind: AlertingKind; orgId?: string; parent?: string; status?: string; limit: number; newestFirst: boolean },

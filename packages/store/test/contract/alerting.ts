@@ -115,6 +115,10 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
       expect((await alerting.listDeliveries('org_a', 'wh_1', 10)).map((d) => d.deliveryId)).toEqual(['msg_2', 'msg_1']);
       expect((await alerting.listDeliveries('org_a', 'wh_1', 1)).map((d) => d.deliveryId)).toEqual(['msg_2']);
       expect((await alerting.pendingDeliveries(10)).map((d) => d.deliveryId)).toEqual(['msg_2', 'msg_3', 'msg_4']);
+      const some = await alerting.getDeliveries('org_a', ['msg_1', 'msg_2', 'msg_3', 'msg_none', 'msg_1']);
+      expect(some.map((d) => d.deliveryId).sort()).toEqual(['msg_1', 'msg_2']);
+      expect(some.find((d) => d.deliveryId === 'msg_1')).toEqual(done);
+      expect(await alerting.getDeliveries('org_a', [])).toEqual([]);
       await expect(alerting.listDeliveries('org_a', 'wh_1', 0)).rejects.toBeInstanceOf(StoreError);
     });
 
