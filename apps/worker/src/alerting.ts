@@ -2,7 +2,7 @@
 // (@adp/alerts), with the series' feedback deciding which flags count; an episode opened or closed
 // becomes an Alert record for the alerts topic. The feedback is read from the store on first
 // sight, kept per series for `refreshMs`, and dropped at once when the API announces a change.
-import { feedbackVerdict, followEpisodes, judgedPointOfRow, type EpisodeEvent, type EpisodeState, type JudgedPoint, type PointVerdict } from '@adp/alerts';
+import { NO_REGIME, feedbackVerdict, followEpisodes, followRegimes, judgedPointOfRow, type RegimeChange, type EpisodeEvent, type EpisodeState, type JudgedPoint, type PointVerdict } from '@adp/alerts';
 import type { AlertingStore } from '@adp/store';
 import { CHANNEL_SEPARATOR, GenerationalCache, type Alert, type ResultRow } from '@adp/streaming';
 
@@ -44,7 +44,11 @@ export class FeedbackCache {
   }
 }
 
-/** Follows the series' episodes over its new rows; the alerts they raise and the state to keep. */
+/**
+ * Follows the series' episodes and regime over its new rows; the alerts they raise (in the rows'
+ * order: episodes first within a batch) and the state to keep. A regime holds once `quietPoints`
+ * points in a row have it.
+ */
 export function raiseAlerts(
   orgId: string,
   seriesId: string,
@@ -52,17 +56,50 @@ export function raiseAlerts(
   rows: readonly ResultRow[],
   options: { quietPoints: number; verdict: Verdict | null; raisedAtMs: number },
 ): { state: EpisodeState; alerts: Alert[] } {
-  const followed = followEpisodes(state, rows.map(judgedPointOfRow), {
+  const points = rows.map(judgedPointOfRow);
+  const followed = followEpisodes(state, points, {
     quietPoints: options.quietPoints,
     ...(options.verdict ? { verdict: options.verdict } : {}),
   });
-  return { state: followed.state, alerts: followed.events.map((event) => alertOf(orgId, seriesId, event, options.raisedAtMs)) };
+  const regimes = followRegimes(state.regime ?? NO_REGIME, points, { holdPoints: options.quietPoints });
+  const alerts = followed.events.map((event) => alertOf(orgId, seriesId, event, options.raisedAtMs));
+  for (const change of regimes.changes) alerts.push(regimeAlertOf(orgId, seriesId, change, options.raisedAtMs));
+  const regimeUnchanged = regimes.state === (state.regime ?? NO_REGIME);
+  const next = followed.state === state && regimeUnchanged ? state : { ...followed.state, ...(regimeUnchanged ? {} : { regime: regimes.state }) };
+  return { state: next, alerts };
+}
+
+function seriesParts(seriesId: string): { machineId: string; channels: string[] } {
+  const separator = seriesId.indexOf(CHANNEL_SEPARATOR);
+  return separator < 0 ? { machineId: seriesId, channels: [] } : { machineId: seriesId.slice(0, separator), channels: [seriesId.slice(separator + 1)] };
+}
+
+function regimeAlertOf(orgId: string, seriesId: string, change: RegimeChange, raisedAtMs: number): Alert {
+  const { machineId, channels } = seriesParts(seriesId);
+  return {
+    event_id: `${orgId}/${seriesId}/${change.sinceMs}/regime`,
+    event: 'REGIME_CHANGED',
+    organization: orgId,
+    machine_id: machineId,
+    series_id: seriesId,
+    channels,
+    started_at: change.sinceMs,
+    ended_at: null,
+    flagged_points: 0,
+    peak_at: change.point.tsMs,
+    peak_severity: change.point.severity,
+    peak_value: change.point.value,
+    expected_value: change.point.expectedValue,
+    upper_margin: change.point.upperMargin,
+    lower_margin: change.point.lowerMargin,
+    regime: change.to,
+    raised_at: raisedAtMs,
+    previous_regime: change.from,
+  };
 }
 
 function alertOf(orgId: string, seriesId: string, event: EpisodeEvent, raisedAtMs: number): Alert {
-  const separator = seriesId.indexOf(CHANNEL_SEPARATOR);
-  const machineId = separator < 0 ? seriesId : seriesId.slice(0, separator);
-  const channels = separator < 0 ? [] : [seriesId.slice(separator + 1)];
+  const { machineId, channels } = seriesParts(seriesId);
   const { episode } = event;
   const kind = event.kind === 'opened' ? 'EPISODE_OPENED' : 'EPISODE_CLOSED';
   return {
@@ -84,5 +121,6 @@ function alertOf(orgId: string, seriesId: string, event: EpisodeEvent, raisedAtM
     lower_margin: episode.peak.lowerMargin,
     regime: episode.peak.regime,
     raised_at: raisedAtMs,
+    previous_regime: null,
   };
 }

@@ -12,7 +12,7 @@ import type { AlertingStore, DeliveryAttempt, WebhookDelivery, WebhookTarget } f
 import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type StreamingCodecs } from '@adp/streaming';
 import type { Lookup } from './address-guard.js';
 import { attemptDelivery, type AttemptOutcome } from './deliver.js';
-import { alertPayload, targetWants } from './payload.js';
+import { ALERT_EVENT_TYPES, alertPayload, targetWants } from './payload.js';
 import { signDelivery, signingSecrets } from './signing.js';
 
 export interface DispatcherLogger {
@@ -377,6 +377,6 @@ export class WebhookDispatcher {
   }
 }
 
-function alertPayloadType(event: 'EPISODE_OPENED' | 'EPISODE_CLOSED'): string {
-  return event === 'EPISODE_OPENED' ? 'episode.opened' : 'episode.closed';
+function alertPayloadType(event: keyof typeof ALERT_EVENT_TYPES): string {
+  return ALERT_EVENT_TYPES[event];
 }

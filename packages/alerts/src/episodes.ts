@@ -2,6 +2,7 @@
 // of `quietPoints` judged points has followed its last flagged one. Pure: the worker feeds each
 // series' newly judged points with the state it kept (in its checkpoints), and raises the events.
 // A flagged point that feedback recognises as familiar (feedback.ts) counts as quiet.
+import type { RegimeState } from './regimes.js';
 
 export type RegimeName = 'HEALTHY' | 'ACTIVE' | 'TRANSITION' | 'SHOCK' | 'UNKNOWN';
 
@@ -38,9 +39,10 @@ export interface OpenEpisode {
   readonly peak: EpisodePeak;
 }
 
-/** What a series carries between batches. */
+/** What a series carries between batches: its open episode, and where its regime stands (regimes.ts). */
 export interface EpisodeState {
   readonly open: OpenEpisode | null;
+  readonly regime?: RegimeState;
 }
 
 export type EpisodeEvent =
@@ -124,26 +126,28 @@ export function followEpisodes(
       open = null;
     }
   }
-  return { state: open === state.open ? state : { open }, events };
+  return { state: open === state.open ? state : { ...state, open }, events };
 }
 
 // The state's checkpoint: JSON, version-tagged, so a change of shape reads older ones as none.
 const STATE_VERSION = 1;
 
 export function encodeEpisodeState(state: EpisodeState): Buffer {
-  return Buffer.from(JSON.stringify({ v: STATE_VERSION, open: state.open }), 'utf8');
+  return Buffer.from(JSON.stringify({ v: STATE_VERSION, open: state.open, regime: state.regime ?? null }), 'utf8');
 }
 
 /** The state in `bytes`, or NO_EPISODE when they are not a state this version reads. */
 export function decodeEpisodeState(bytes: Buffer | undefined): EpisodeState {
   if (bytes === undefined) return NO_EPISODE;
   try {
-    const parsed = JSON.parse(bytes.toString('utf8')) as { v?: unknown; open?: unknown };
+    const parsed = JSON.parse(bytes.toString('utf8')) as { v?: unknown; open?: unknown; regime?: unknown };
     if (parsed.v !== STATE_VERSION) return NO_EPISODE;
+    const regimeState = parsed.regime as RegimeState | null | undefined;
+    const regime = regimeState && typeof regimeState === 'object' && typeof regimeState.count === 'number' ? { regime: regimeState } : {};
     const open = parsed.open as OpenEpisode | null;
-    if (open === null) return NO_EPISODE;
+    if (open === null || open === undefined) return Object.keys(regime).length === 0 ? NO_EPISODE : { open: null, ...regime };
     if (typeof open !== 'object' || typeof open.startedMs !== 'number' || typeof open.peak !== 'object') return NO_EPISODE;
-    return { open };
+    return { open, ...regime };
   } catch {
     return NO_EPISODE;
   }

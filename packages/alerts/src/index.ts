@@ -15,6 +15,7 @@ export {
   type PointVerdict,
 } from './episodes.js';
 export { feedbackVerdict, patternOf } from './feedback.js';
+export { NO_REGIME, followRegimes, type RegimeChange, type RegimeState } from './regimes.js';
 export { ALERT_EVENT_TYPES, alertPayload, targetWants, type AlertEventType } from './payload.js';
 export { newWebhookSecret, signDelivery, signingSecrets, type SignedHeaders } from './signing.js';
 export { TARGET_REFUSALS, TargetRefused, isPublicAddress, parseTargetUrl, resolveTarget, type Lookup, type TargetRefusalCode } from './address-guard.js';

@@ -34,6 +34,7 @@ function alert(overrides: Partial<Alert> = {}): Alert {
     lower_margin: 2,
     regime: 'UNKNOWN',
     raised_at: T0 + 1000,
+    previous_regime: null,
     ...overrides,
   };
 }

@@ -118,7 +118,7 @@ export const ALERT_CANONICAL = {
   type: 'record',
   fields: [
     { name: 'event_id', type: 'string' },
-    { name: 'event', type: { name: 'adp.streaming.AlertEvent', type: 'enum', symbols: ['EPISODE_OPENED', 'EPISODE_CLOSED'] } },
+    { name: 'event', type: { name: 'adp.streaming.AlertEvent', type: 'enum', symbols: ['EPISODE_OPENED', 'EPISODE_CLOSED', 'REGIME_CHANGED'] } },
     { name: 'organization', type: 'string' },
     { name: 'machine_id', type: 'string' },
     { name: 'series_id', type: 'string' },
@@ -137,6 +137,7 @@ export const ALERT_CANONICAL = {
       type: { name: 'adp.streaming.Regime', type: 'enum', symbols: ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] },
     },
     { name: 'raised_at', type: 'long' },
+    { name: 'previous_regime', type: ['null', 'string'] },
   ],
 } as const;
 
@@ -190,7 +191,7 @@ export type Regime = DetectionResult['regime'];
 /** A message parked on the dead-letter topic. */
 export type DeadLetter = AvroValue<typeof DEAD_LETTER_CANONICAL>;
 
-/** An episode opened or closed, on the alerts topic. */
+/** An episode opened or closed, or a regime changed, on the alerts topic. */
 export type Alert = AvroValue<typeof ALERT_CANONICAL>;
 /** Which episode event an alert is. */
 export type AlertEvent = Alert['event'];
