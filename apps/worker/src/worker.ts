@@ -161,7 +161,7 @@ export interface WorkerCounters {
   baselineNotifications: number;
   /** Deleted machines whose series this worker forgot (windows, checkpoints). */
   machineDeletions: number;
-  /** Alerts (episodes opened or closed) published. */
+  /** Alerts published (episodes opened or closed, regime changes). */
   alerts: number;
 }
 
@@ -378,7 +378,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await detector?.close();
     throw error;
   }
-  const deadLetterProducer = producer;
+  // Sends the dead letters and, with alerts on, the alerts.
+  const outbound = producer;
 
   function deadLetter(message: IncomingMessage, reason: DeadLetterReason, detail: string): OutgoingMessage {
     return {
@@ -718,7 +719,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // 6. Dead letters, then results and checkpoints (in one write with the other partitions'
     // batches that finish now): all before the handler resolves and the bus commits.
     if (deadLetters.length > 0) {
-      await deadLetterProducer.send(config.deadLetterTopic, deadLetters);
+      await outbound.send(config.deadLetterTopic, deadLetters);
       logger.warn(
         { topic: batch.topic, partition: batch.partition, deadLetters: deadLetters.length, reasons: Object.fromEntries(reasons) },
         'poison messages sent to the dead-letter topic',
@@ -727,7 +728,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (alerting && alerts.length > 0) {
       // On the topic before the checkpoints: a crash in between replays the batch, which raises
       // the same alerts (same event ids) again rather than losing them.
-      await deadLetterProducer.send(
+      await outbound.send(
         alerting.topic,
         alerts.map((alert) => ({ key: `${alert.organization}/${alert.machine_id}`, value: codecs.alert.encode(alert) })),
       );
@@ -846,7 +847,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await runningConsumer.close().catch(() => undefined);
     await unsubscribe().catch(() => undefined);
     await unsubscribeFeedback().catch(() => undefined);
-    await deadLetterProducer.close().catch(() => undefined);
+    await outbound.close().catch(() => undefined);
     await detector?.close();
     throw error;
   }
@@ -862,7 +863,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await runningConsumer.close();
         await unsubscribe().catch(() => undefined);
         await unsubscribeFeedback().catch(() => undefined);
-        await deadLetterProducer.close().catch(() => undefined);
+        await outbound.close().catch(() => undefined);
         await detector?.close();
         live?.clear();
         logger.info({ ...counters }, 'worker stopped');
