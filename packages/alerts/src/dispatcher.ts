@@ -131,7 +131,10 @@ export class WebhookDispatcher {
     await this.consumer?.close();
     this.abort.abort();
     await Promise.allSettled([...this.inFlight.values()]);
-    await this.flush();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    // What cannot be written now stays pending in the store: delivered again after the restart.
+    await this.flush().catch(() => undefined);
   }
 
   /** Resolves once no delivery is in flight (tests, draining). */
@@ -147,10 +150,17 @@ export class WebhookDispatcher {
       await this.flush();
       return;
     }
-    this.flushTimer ??= setTimeout(() => {
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.stopped) return;
+    this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
-      void this.flush();
+      // A failed write is logged in flush and its rows queued again for the next.
+      this.flush().catch(() => this.scheduleFlush());
     }, LOG_LINGER_MS);
+    this.flushTimer.unref();
   }
 
   /** Writes what the log has queued (one write at a time); a failed write is retried with the next. */
