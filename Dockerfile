@@ -9,6 +9,7 @@ COPY apps/api/package.json apps/api/
 COPY apps/cli/package.json apps/cli/
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/worker/package.json apps/worker/
+COPY packages/alerts/package.json packages/alerts/
 COPY packages/model/package.json packages/model/
 COPY packages/observability/package.json packages/observability/
 COPY packages/store/package.json packages/store/

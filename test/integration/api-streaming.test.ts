@@ -25,7 +25,7 @@ const servers = await allServersGate('API streaming on Kafka, ClickHouse and Red
 describe.skipIf(!servers.run)(servers.title, () => {
   platformFlowTests(() => {
     const run = isolatedName('it_api_stream');
-    const names = { topic: `${run}.telemetry`, deadLetters: `${run}.dead`, group: `${run}_workers`, database: run, prefix: `${run}:` };
+    const names = { topic: `${run}.telemetry`, deadLetters: `${run}.dead`, alerts: `${run}.alerts`, group: `${run}_workers`, database: run, prefix: `${run}:` };
     let dataDir: Promise<string> | undefined;
     return {
       mode: { bus: 'kafka', results: 'clickhouse', checkpoints: 'redis', notifier: 'redis' },
@@ -44,6 +44,7 @@ describe.skipIf(!servers.run)(servers.title, () => {
           REDIS_CHANNEL_PREFIX: names.prefix,
           TELEMETRY_TOPIC: names.topic,
           DEAD_LETTER_TOPIC: names.deadLetters,
+          ALERTS_TOPIC: names.alerts,
           WORKER_GROUP_ID: names.group,
           TELEMETRY_PARTITIONS: '3',
           EMBEDDED_WORKER: 'true',
@@ -56,7 +57,7 @@ describe.skipIf(!servers.run)(servers.title, () => {
         const kafka = new Kafka({ clientId: 'adp-it', brokers: servers.urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
         const admin = kafka.admin();
         await admin.connect();
-        await admin.deleteTopics({ topics: [names.topic, names.deadLetters], timeout: 10_000 }).catch(() => undefined);
+        await admin.deleteTopics({ topics: [names.topic, names.deadLetters, names.alerts], timeout: 10_000 }).catch(() => undefined);
         await admin.disconnect();
         const clickhouse = createClickHouse({ url: servers.urls.clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
         await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${names.database}` });

@@ -18,7 +18,7 @@ import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('clickhouse');
 
-const MIGRATIONS = ['0000_schema_migrations', '0001_results', '0002_store', '0003_tenancy', '0004_store_baseline_channels', '0005_audit', '0006_metering', '0007_accounts', '0008_marketplace_customers', '0009_baseline_activity', '0010_store_baseline_shape', '0011_store_baseline_machine_model', '0012_jobs'];
+const MIGRATIONS = ['0000_schema_migrations', '0001_results', '0002_store', '0003_tenancy', '0004_store_baseline_channels', '0005_audit', '0006_metering', '0007_accounts', '0008_marketplace_customers', '0009_baseline_activity', '0010_store_baseline_shape', '0011_store_baseline_machine_model', '0012_jobs', '0013_alerting'];
 const MACHINES = ['pump-1', 'pump-2', 'fan-9'] as const;
 const POINTS_PER_MACHINE = 40;
 // 23:59:59.000 UTC on 31 May 2024: the points cross into June, so into a second partition.

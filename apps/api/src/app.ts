@@ -40,6 +40,9 @@ import { KeyManager } from './tenancy/key-management.js';
 import { keyRoutes } from './tenancy/key-routes.js';
 import { installQuota } from './tenancy/quota.js';
 import { vendorRoutes } from './vendor/plugin.js';
+import { feedbackRoutes } from './feedback/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { WebhookDispatcher, type Lookup } from '@adp/alerts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -106,6 +109,14 @@ export interface BuildAppOptions {
   readonly marketplaceMetrics?: MarketplaceMetrics;
   /** Clock in epoch ms for key expiry and the monthly quota, instead of the system clock (tests). */
   readonly nowMs?: () => number;
+  /**
+   * The bus the workers publish alerts on: with WEBHOOK_DISPATCHER the app consumes it and
+   * delivers to the webhook targets (stopped before the app closes). Absent: no deliveries of
+   * alerts from this process (tests and redeliveries still work). The caller owns it.
+   */
+  readonly alertsBus?: Bus;
+  /** Name resolution for the webhook address check, instead of the system's (tests). */
+  readonly webhookLookup?: Lookup;
 }
 
 /** The platform's own error body: the same wrapper as the vendor gateway's 401 (`error.code`, `error.message`). */
@@ -398,6 +409,40 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
       ...(hourlyCounting ? { hourlyCounting } : {}),
     });
+    const webhooks = config.webhooks;
+    const dispatcher = store.alerting
+      ? new WebhookDispatcher({
+          ...(options.alertsBus ? { bus: options.alertsBus } : {}),
+          store: store.alerting,
+          config: {
+            topic: webhooks.alertsTopic,
+            groupId: 'adp-webhooks',
+            allowPrivate: webhooks.allowPrivate,
+            timeoutMs: webhooks.timeoutMs,
+            concurrencyPerTarget: webhooks.concurrencyPerTarget,
+            retry: { retries: webhooks.retries, minDelayMs: webhooks.retryMinDelayMs, maxDelayMs: webhooks.retryMaxDelayMs, factor: 2 },
+            publicUrl: webhooks.publicUrl,
+          },
+          logger: app.log.child({ component: 'webhooks' }),
+          ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
+        })
+      : null;
+    await app.register(webhookRoutes, {
+      dispatcher,
+      allowPrivate: webhooks.allowPrivate,
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+      ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
+    });
+    await app.register(feedbackRoutes, {
+      ...(options.results ? { results: options.results } : {}),
+      ...(options.notifier ? { notifier: options.notifier } : {}),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    if (dispatcher) {
+      // Stopped before the store closes: what is in flight stays pending for the next start.
+      app.addHook('preClose', async () => dispatcher.stop());
+      if (options.alertsBus && webhooks.dispatcher) await dispatcher.start();
+    }
     await app.register(telemetryRoutes, {
       store,
       maxPoints: config.telemetryMaxPoints,

@@ -244,6 +244,40 @@ export interface ApiConfig {
   readonly marketplace: MarketplaceConfig | undefined;
   /** Dashboard sign-in: sessions, the first account, OIDC sign-in. See docs/identity-and-audit.md. */
   readonly dashboard: DashboardAuthConfig;
+  /** Webhook targets and the alert dispatcher. See docs/webhooks.md. */
+  readonly webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /**
+   * `WEBHOOK_ALLOW_PRIVATE`: `true` lets targets resolve to private, loopback or link-local
+   * addresses (a receiver on the same host or network, tests). Default `false`: such targets are
+   * refused when created and at every delivery (after DNS resolution; redirects are never followed).
+   */
+  readonly allowPrivate: boolean;
+  /**
+   * `WEBHOOK_DISPATCHER`: `true` to deliver alerts from this process (it consumes ALERTS_TOPIC in
+   * the consumer group `adp-webhooks`; with several replicas they share its partitions). Default
+   * true. `false` on replicas that should only serve the API.
+   */
+  readonly dispatcher: boolean;
+  /** `ALERTS_TOPIC`: where the workers publish alerts. Default adp.alerts.v1; must equal the workers'. */
+  readonly alertsTopic: string;
+  /** `WEBHOOK_TIMEOUT_MS`: one delivery attempt's limit, ms. Default 10000. Range 100 .. 60000. */
+  readonly timeoutMs: number;
+  /** `WEBHOOK_CONCURRENCY`: requests in flight per target at most. Default 4. Range 1 .. 64. */
+  readonly concurrencyPerTarget: number;
+  /**
+   * `WEBHOOK_RETRIES`: attempts after the first before the delivery fails and its target is
+   * disabled. Default 20 (with the default delays, about a day). Range 0 .. 100.
+   */
+  readonly retries: number;
+  /** `WEBHOOK_RETRY_MIN_DELAY_MS`: wait before the first retry, ms; it doubles each time, with jitter. Default 5000. Range 1 .. 3600000. */
+  readonly retryMinDelayMs: number;
+  /** `WEBHOOK_RETRY_MAX_DELAY_MS`: longest wait between two attempts, ms. Default 7200000 (2 h). Range 1 .. 86400000, at least the minimum. */
+  readonly retryMaxDelayMs: number;
+  /** `PUBLIC_URL`: the address people reach this service at, for the machine links in alerts. Default none (links are paths). */
+  readonly publicUrl: string | null;
 }
 
 export interface DashboardAuthConfig {
@@ -399,6 +433,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const oidc = readOidc(read);
   const marketplace = readMarketplace(read);
   const dashboard = readDashboardAuth(read, oidc);
+  const webhooks = readWebhooks(read);
 
   return Object.freeze({
     ...servers,
@@ -438,6 +473,27 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     oidc,
     marketplace,
     dashboard,
+    webhooks,
+  });
+}
+
+function readWebhooks(read: EnvReader): WebhooksConfig {
+  const retryMinDelayMs = read.integer('WEBHOOK_RETRY_MIN_DELAY_MS', 5_000, 1, 3_600_000);
+  const retryMaxDelayMs = read.integer('WEBHOOK_RETRY_MAX_DELAY_MS', 7_200_000, 1, 86_400_000);
+  if (retryMaxDelayMs < retryMinDelayMs) {
+    throw new ConfigError('WEBHOOK_RETRY_MAX_DELAY_MS', `must be at least WEBHOOK_RETRY_MIN_DELAY_MS (${retryMinDelayMs}), got ${retryMaxDelayMs}`);
+  }
+  const publicUrl = read.url('PUBLIC_URL', ['https:', 'http:']);
+  return Object.freeze({
+    allowPrivate: read.boolean('WEBHOOK_ALLOW_PRIVATE', false),
+    dispatcher: read.boolean('WEBHOOK_DISPATCHER', true),
+    alertsTopic: read.pattern('ALERTS_TOPIC', TOPICS.alerts, KAFKA_NAME, KAFKA_NAME_TEXT),
+    timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    concurrencyPerTarget: read.integer('WEBHOOK_CONCURRENCY', 4, 1, 64),
+    retries: read.integer('WEBHOOK_RETRIES', 20, 0, 100),
+    retryMinDelayMs,
+    retryMaxDelayMs,
+    publicUrl: publicUrl ?? null,
   });
 }
 

@@ -131,6 +131,22 @@ export const ERRORS = {
    * JOBS_MAX_PENDING_POINTS_PER_ORG; `Retry-After` says when to try again.
    */
   TooManyPendingPoints: { code: 'TooManyPendingPoints', statusCode: 429, retriable: true },
+  /** /v1/webhooks: the organization has no webhook target of this id. */
+  WebhookNotFound: { code: 'WebhookNotFound', statusCode: 404, retriable: false },
+  /** /v1/webhooks: the target has no delivery of this id in its log. */
+  DeliveryNotFound: { code: 'DeliveryNotFound', statusCode: 404, retriable: false },
+  /** /v1/webhooks: `url` is not an absolute http(s) URL, or it carries credentials. */
+  WebhookUrlInvalid: { code: 'WebhookUrlInvalid', statusCode: 400, retriable: false },
+  /** /v1/webhooks: `url`'s host resolves to a private, loopback or link-local address (WEBHOOK_ALLOW_PRIVATE is off). */
+  WebhookUrlForbidden: { code: 'WebhookUrlForbidden', statusCode: 400, retriable: false },
+  /** /v1/webhooks: `url`'s host does not resolve. */
+  WebhookUrlUnresolvable: { code: 'WebhookUrlUnresolvable', statusCode: 400, retriable: true },
+  /** /v1/webhooks: `events` is empty or names an event that does not exist. */
+  UnknownWebhookEvent: { code: 'UnknownWebhookEvent', statusCode: 400, retriable: false },
+  /** Feedback: `from`/`to` not ISO 8601 timestamps with `from` before `to`, or `label` unknown. */
+  InvalidFeedback: { code: 'InvalidFeedback', statusCode: 400, retriable: false },
+  /** Feedback: the machine has no feedback of this id. */
+  FeedbackNotFound: { code: 'FeedbackNotFound', statusCode: 404, retriable: false },
   /** The store is unreachable or closing; the request may succeed on retry. */
   ServiceUnavailable: { code: 'ServiceUnavailable', statusCode: 503, retriable: true },
   /** A bug. The client sees a generic message; the log has the cause. */

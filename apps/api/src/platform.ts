@@ -95,6 +95,12 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       `openPlatform: the API publishes to ${config.telemetryTopic} but the embedded worker consumes ${options.worker.telemetryTopic} (set the same TELEMETRY_TOPIC for both)`,
     );
   }
+  const workerAlerts = options.worker?.alerts;
+  if (workerAlerts && workerAlerts.topic !== config.webhooks.alertsTopic) {
+    throw new Error(
+      `openPlatform: the embedded worker publishes alerts to ${workerAlerts.topic} but the dispatcher consumes ${config.webhooks.alertsTopic} (set the same ALERTS_TOPIC for both)`,
+    );
+  }
   const model = sharedModel(options.model ?? loadPackagedModel);
   const tuning = options.worker;
   // What the bus log repaired at open (a torn tail) is logged once the app's logger exists.
@@ -145,6 +151,8 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
       // ClickHouse could not see them: the job routes answer 503.
       ...(config.embeddedWorker || config.clickhouseUrl || !config.kafkaBrokers ? { jobs: streaming.jobs } : {}),
       readiness: streaming.checks,
+      // Alerts reach webhooks through this process's dispatcher (WEBHOOK_DISPATCHER).
+      alertsBus: streaming.bus,
     });
   } catch (err) {
     await streaming.close();

@@ -60,7 +60,57 @@ describe('loadConfig', () => {
       freeTierPointsPerMonth: 10_000,
       oidc: undefined,
       dashboard: { sessionTtlMs: 28_800_000, sessionCookieSecure: 'auto', bootstrapAccountEmail: 'admin@localhost', oidcSignIn: undefined },
+      webhooks: {
+        allowPrivate: false,
+        dispatcher: true,
+        alertsTopic: 'adp.alerts.v1',
+        timeoutMs: 10_000,
+        concurrencyPerTarget: 4,
+        retries: 20,
+        retryMinDelayMs: 5_000,
+        retryMaxDelayMs: 7_200_000,
+        publicUrl: null,
+      },
     });
+  });
+
+  it('reads the webhook variables and refuses bad ones', () => {
+    const config = loadConfig({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_DISPATCHER: 'false',
+      ALERTS_TOPIC: 'alerts-test',
+      WEBHOOK_TIMEOUT_MS: '500',
+      WEBHOOK_CONCURRENCY: '2',
+      WEBHOOK_RETRIES: '0',
+      WEBHOOK_RETRY_MIN_DELAY_MS: '10',
+      WEBHOOK_RETRY_MAX_DELAY_MS: '20',
+      PUBLIC_URL: 'https://adp.example.com',
+    });
+    expect(config.webhooks).toEqual({
+      allowPrivate: true,
+      dispatcher: false,
+      alertsTopic: 'alerts-test',
+      timeoutMs: 500,
+      concurrencyPerTarget: 2,
+      retries: 0,
+      retryMinDelayMs: 10,
+      retryMaxDelayMs: 20,
+      publicUrl: 'https://adp.example.com',
+    });
+    expect(Object.isFrozen(config.webhooks)).toBe(true);
+    for (const [variable, value] of [
+      ['WEBHOOK_ALLOW_PRIVATE', 'yes please'],
+      ['WEBHOOK_TIMEOUT_MS', '50'],
+      ['WEBHOOK_CONCURRENCY', '0'],
+      ['WEBHOOK_RETRIES', '101'],
+      ['ALERTS_TOPIC', 'no spaces'],
+      ['PUBLIC_URL', 'ftp://x'],
+    ] as const) {
+      expect(() => loadConfig({ [variable]: value }), variable).toThrow(expect.objectContaining({ variable }));
+    }
+    expect(() => loadConfig({ WEBHOOK_RETRY_MIN_DELAY_MS: '100', WEBHOOK_RETRY_MAX_DELAY_MS: '10' })).toThrow(
+      expect.objectContaining({ variable: 'WEBHOOK_RETRY_MAX_DELAY_MS' }),
+    );
   });
 
   it('reads the dashboard sign-in variables and refuses bad ones', () => {

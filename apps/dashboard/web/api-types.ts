@@ -16,6 +16,13 @@ import type {
   RotatedKey as RotatedKeySchema,
 } from '../../api/src/tenancy/key-schemas.js';
 import type { ChangePointDetectResponse, EntireDetectResponse } from '../../api/src/vendor/schemas.js';
+import type {
+  CreatedWebhook as CreatedWebhookSchema,
+  DeliveryList as DeliveryListSchema,
+  DeliveryView as DeliveryViewSchema,
+  WebhookList as WebhookListSchema,
+  WebhookView as WebhookViewSchema,
+} from '../../api/src/webhooks/schemas.js';
 
 export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody, ResultsResponse };
 export type { JobBody, JobResultRowBody };
@@ -54,3 +61,8 @@ export type KeyView = Static<typeof KeyViewSchema>;
 export type KeyList = Static<typeof KeyListSchema>;
 export type IssuedKey = Static<typeof IssuedKeySchema>;
 export type RotatedKey = Static<typeof RotatedKeySchema>;
+export type WebhookView = Static<typeof WebhookViewSchema>;
+export type WebhookList = Static<typeof WebhookListSchema>;
+export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
+export type DeliveryView = Static<typeof DeliveryViewSchema>;
+export type DeliveryList = Static<typeof DeliveryListSchema>;

@@ -1,5 +1,5 @@
 // The dashboard's entry point: sign-in first, then a page per hash route (#/detect, #/baseline,
-// #/machines, #/machines/<id>, #/usage, #/keys). Plain DOM, no framework.
+// #/machines, #/machines/<id>, #/usage, #/keys, #/webhooks). Plain DOM, no framework.
 import { apiRequest, setUnauthorizedHandler } from './api.js';
 import { currentSession, forgetSession, setSession, type SessionView } from './auth.js';
 import { el } from './dom.js';
@@ -9,6 +9,7 @@ import { renderKeys } from './pages/keys.js';
 import { renderMachine, renderMachines } from './pages/machines.js';
 import { renderSignIn } from './pages/signin.js';
 import { renderUsage } from './pages/usage.js';
+import { renderWebhooks } from './pages/webhooks.js';
 
 const PAGES = [
   { route: 'detect', title: 'Detect on a CSV' },
@@ -16,6 +17,7 @@ const PAGES = [
   { route: 'machines', title: 'Machines' },
   { route: 'usage', title: 'Usage' },
   { route: 'keys', title: 'Keys' },
+  { route: 'webhooks', title: 'Webhooks' },
 ] as const;
 
 const root = document.getElementById('root') ?? document.body;
@@ -69,6 +71,9 @@ function show(): void {
       break;
     case 'keys':
       void renderKeys(main);
+      break;
+    case 'webhooks':
+      void renderWebhooks(main);
       break;
     default:
       renderDetect(main);

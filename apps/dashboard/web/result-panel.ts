@@ -8,7 +8,31 @@ const MAX_TABLE_ROWS = 500;
 
 let current: ChartHandle | null = null;
 
-export function renderResultPanel(target: HTMLElement, view: ResultView, summary: string): void {
+/**
+ * Marks a flagged point (the machine page's stored results): resolves with what to say. Given,
+ * each flagged anomaly with a timestamp gets a "Not an anomaly" button, in a last column.
+ */
+export type FeedbackAction = (row: ResultView['rows'][number]) => Promise<string>;
+
+function feedbackCell(row: ResultView['rows'][number], onFeedback: FeedbackAction): HTMLElement {
+  const cell = el('td', { class: 'actions' });
+  if (!row.isAnomaly || row.timestamp === null) return cell;
+  const button = el('button', { type: 'button', class: 'secondary', 'data-testid': 'not-anomaly' }, 'Not an anomaly');
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    onFeedback(row).then(
+      (said) => cell.replaceChildren(el('span', { class: 'notice', role: 'status' }, said)),
+      (error: unknown) => {
+        button.disabled = false;
+        cell.append(el('span', { class: 'error', role: 'alert' }, error instanceof Error ? error.message : String(error)));
+      },
+    );
+  });
+  cell.append(button);
+  return cell;
+}
+
+export function renderResultPanel(target: HTMLElement, view: ResultView, summary: string, onFeedback?: FeedbackAction): void {
   current?.destroy();
   const chart = el('div', { class: 'chart', 'data-testid': 'chart' });
   const flagged = view.rows.filter((row) => row.isAnomaly || row.isChangePoint);
@@ -19,7 +43,11 @@ export function renderResultPanel(target: HTMLElement, view: ResultView, summary
     el(
       'thead',
       {},
-      el('tr', {}, ...['#', 'timestamp', 'value', 'expected', 'band', 'kind', 'severity', 'regime', 'z-score'].map((name) => el('th', {}, name))),
+      el(
+        'tr',
+        {},
+        ...['#', 'timestamp', 'value', 'expected', 'band', 'kind', 'severity', 'regime', 'z-score', ...(onFeedback ? ['feedback'] : [])].map((name) => el('th', {}, name)),
+      ),
     ),
     el(
       'tbody',
@@ -37,6 +65,7 @@ export function renderResultPanel(target: HTMLElement, view: ResultView, summary
           el('td', { class: 'num' }, formatNumber(row.isChangePoint ? row.confidence : row.severity, 3)),
           el('td', {}, row.regime ?? '—'),
           el('td', { class: 'num' }, formatNumber(row.zScore, 2)),
+          onFeedback ? feedbackCell(row, onFeedback) : null,
         ),
       ),
     ),

@@ -128,6 +128,18 @@ export interface WorkerConfig extends DetectionConfig {
   readonly logLevel: LogLevel;
   /** `SHUTDOWN_GRACE_MS`: on SIGTERM/SIGINT, how long the batch in flight gets before exit. Default 15000. */
   readonly shutdownGraceMs: number;
+  /**
+   * Alerts: each series' episodes opened and closed, published to `topic` (`ALERTS_TOPIC`,
+   * default adp.alerts.v1) for the webhook dispatcher. An episode closes after
+   * `quietPoints` judged points without a flag (`WORKER_EPISODE_QUIET_POINTS`, default 10,
+   * 1 .. 100000). Null when `WORKER_ALERTS=false` (default true).
+   */
+  readonly alerts: WorkerAlertsConfig | null;
+}
+
+export interface WorkerAlertsConfig {
+  readonly topic: string;
+  readonly quietPoints: number;
 }
 
 export class WorkerConfigError extends Error {
@@ -177,5 +189,12 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     maxSeriesInMemory: read.integer('WORKER_MAX_SERIES', 50_000, 1, 10_000_000),
     logLevel,
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 15_000, 0, 300_000),
+    alerts: readAlerts(),
   });
+
+  function readAlerts(): WorkerAlertsConfig | null {
+    const topic = kafkaName('ALERTS_TOPIC', TOPICS.alerts);
+    const quietPoints = read.integer('WORKER_EPISODE_QUIET_POINTS', 10, 1, 100_000);
+    return read.boolean('WORKER_ALERTS', true) ? Object.freeze({ topic, quietPoints }) : null;
+  }
 }

@@ -11,9 +11,11 @@
 import { detectChangePointSeries, learnedScores, trailingShapeScorer, type LastResult, type SeriesInput, type ShapeReferenceData, type TrailingShapeScorer } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf } from '@adp/regimes';
-import type { Store } from '@adp/store';
+import { decodeEpisodeState, encodeEpisodeState, NO_EPISODE, type EpisodeState } from '@adp/alerts';
+import type { AlertingStore, Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
+  FEEDBACK_CHANGED_CHANNEL,
   inSpan,
   isSeriesOfMachine,
   loadStreamingCodecs,
@@ -29,10 +31,12 @@ import {
   type ResultRow,
   type ResultStore,
   type StreamingCodecs,
+  type Alert,
 } from '@adp/streaming';
 import { SpanKind } from '@opentelemetry/api';
+import { FeedbackCache, raiseAlerts } from './alerting.js';
 import { BaselineCache, type SeriesBaseline } from './baselines.js';
-import { DEFAULT_LIVE_JUDGES, type DetectionConfig } from './config.js';
+import { DEFAULT_LIVE_JUDGES, type DetectionConfig, type WorkerAlertsConfig } from './config.js';
 import { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.js';
 import {
   appendToWindow,
@@ -94,6 +98,8 @@ export interface WorkerRuntimeConfig extends DetectionConfig {
    * detection threads keep a share each); 0: none. Default DEFAULT_LIVE_JUDGES (1024).
    */
   readonly liveJudges?: number;
+  /** Episodes and their alerts (the alerts topic, the quiet stretch); absent or null: no alerts. */
+  readonly alerts?: WorkerAlertsConfig | null;
 }
 
 /** What one batch did and where its time went, for logs, the benchmark and tests. */
@@ -141,7 +147,7 @@ export interface WorkerDeps {
   readonly checkpoints: CheckpointStore;
   readonly notifier: Notifier;
   /** Where baselines are read (the embedded DuckDB store, or the ClickHouse one in scale-out mode). */
-  readonly store: Pick<Store, 'getBaseline'>;
+  readonly store: Pick<Store, 'getBaseline'> & { readonly alerting?: Pick<AlertingStore, 'listFeedback'> | undefined };
   /** Loads the learned model; called on the first series that has a baseline, once. */
   readonly loadModel: () => Promise<WorkerModel>;
   readonly config: WorkerRuntimeConfig;
@@ -164,6 +170,8 @@ export interface WorkerCounters {
   baselineNotifications: number;
   /** Deleted machines whose series this worker forgot (windows, checkpoints). */
   machineDeletions: number;
+  /** Alerts published (episodes opened or closed, regime changes). */
+  alerts: number;
 }
 
 export interface RunningWorker {
@@ -175,6 +183,8 @@ export interface RunningWorker {
 
 interface HeldWindow {
   window: SeriesWindow;
+  /** The series' episode (alerts), checkpointed beside the window. */
+  episode: EpisodeState;
   /** `<topic>:<partition>` the series arrived on. */
   readonly partitionKey: string;
 }
@@ -243,6 +253,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const capacity = windowCapacity(config.windowPoints);
   const maxSeries = config.maxSeriesInMemory ?? 50_000;
   const baselines = new BaselineCache(deps.store, config.predictorCacheSize, config.baselineRefreshMs, now);
+  const alerting = config.alerts ?? null;
+  const feedback = new FeedbackCache(deps.store.alerting ?? null, config.predictorCacheSize, config.baselineRefreshMs, now);
+  /** A series' episode checkpoint: its own key beside the window's (`<group>.episodes/<org>/<series>`), so machine deletion finds it. */
+  const episodeKey = (seriesKey: string): string => `${config.groupId}.episodes/${seriesKey}`;
   const windows = new Map<string, HeldWindow>();
   /**
    * Per shape reference (one per baselined series, as long as its baseline is cached), the
@@ -268,6 +282,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     failedBatches: 0,
     baselineNotifications: 0,
     machineDeletions: 0,
+    alerts: 0,
   };
   /**
    * Deleted machines, numbered: a batch that was under way when one arrived must not put the
@@ -308,6 +323,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     await deps.bus.ensureTopics([
       { name: config.telemetryTopic, partitions: config.telemetryPartitions },
       { name: config.deadLetterTopic, partitions: 1 },
+      ...(alerting ? [{ name: alerting.topic, partitions: config.telemetryPartitions }] : []),
     ]);
   }
 
@@ -328,6 +344,15 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const dropped = baselines.drop(orgId, machineId);
     logger.info({ orgId, machineId, dropped }, 'baseline changed: cached predictor dropped');
     if (deleted === true) forgetMachine(orgId, machineId);
+  });
+
+  const unsubscribeFeedback = await deps.notifier.subscribe(FEEDBACK_CHANGED_CHANNEL, (message) => {
+    try {
+      const { orgId, machineId } = JSON.parse(message) as { orgId?: unknown; machineId?: unknown };
+      if (typeof orgId === 'string' && typeof machineId === 'string') feedback.drop(orgId, machineId);
+    } catch {
+      logger.warn({ message: message.slice(0, 200) }, 'ignoring a feedback notification that is not JSON');
+    }
   });
 
   /** A deleted machine: its series' windows go, and its checkpoints (the API removed them too; a batch may have saved since). */
@@ -357,11 +382,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     consumer = await deps.bus.consumer({ groupId: config.groupId, topics: [config.telemetryTopic] });
   } catch (error) {
     await unsubscribe().catch(() => undefined);
+    await unsubscribeFeedback().catch(() => undefined);
     await producer?.close().catch(() => undefined);
     await detector?.close();
     throw error;
   }
-  const deadLetterProducer = producer;
+  // Sends the dead letters and, with alerts on, the alerts.
+  const outbound = producer;
 
   function deadLetter(message: IncomingMessage, reason: DeadLetterReason, detail: string): OutgoingMessage {
     return {
@@ -380,17 +407,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     };
   }
 
-  async function loadWindows(keys: readonly string[], partitionKey: string): Promise<Map<string, SeriesWindow>> {
+  async function loadWindows(keys: readonly string[], partitionKey: string, episodes: Map<string, EpisodeState>): Promise<Map<string, SeriesWindow>> {
     const out = new Map<string, SeriesWindow>();
     const missing: string[] = [];
     for (const key of keys) {
       const held = windows.get(key);
-      if (held) out.set(key, cloneWindow(held.window));
-      else missing.push(key);
+      if (held) {
+        out.set(key, cloneWindow(held.window));
+        episodes.set(key, held.episode);
+      } else missing.push(key);
     }
     if (missing.length > 0) {
-      const stored = await deps.checkpoints.load(missing.map((key) => `${config.groupId}/${key}`));
+      const stored = await deps.checkpoints.load(
+        missing.flatMap((key) => (alerting ? [`${config.groupId}/${key}`, episodeKey(key)] : [`${config.groupId}/${key}`])),
+      );
       for (const key of missing) {
+        episodes.set(key, alerting ? decodeEpisodeState(stored.get(episodeKey(key))) : NO_EPISODE);
         const bytes = stored.get(`${config.groupId}/${key}`);
         let window = bytes ? decodeWindow(bytes, capacity) : null;
         if (bytes && !window) {
@@ -589,12 +621,20 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
 
     // 2. Windows (memory or checkpoints) and baselines.
     const keys = [...pendingBySeries.keys()];
-    const [loaded, seriesBaselines] = await Promise.all([
-      loadWindows(keys, partitionKey),
+    const loadedEpisodes = new Map<string, EpisodeState>();
+    const [loaded, seriesBaselines, verdicts] = await Promise.all([
+      loadWindows(keys, partitionKey, loadedEpisodes),
       Promise.all(keys.map((key) => {
         const pending = pendingBySeries.get(key)!;
         return baselines.get(pending.orgId, pending.seriesId);
       })),
+      // The series' feedback (cached like baselines), read beside them rather than one by one later.
+      alerting
+        ? Promise.all(keys.map((key) => {
+            const pending = pendingBySeries.get(key)!;
+            return feedback.verdictOf(pending.orgId, pending.seriesId);
+          }))
+        : null,
     ]);
     const machines = await machineStates([...channelPoints.values()]);
     const stateMs = performance.now();
@@ -714,14 +754,42 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       machineCheckpoints.set(`${config.groupId}/${orgId}/${machineStateSeriesId(machineId)}`, encodeMachineCheckpoint(judgedMachine.checkpoint));
     }
 
+    // 5b. Episodes and their alerts, from each series' new rows (feedback decides which flags count).
+    const alerts: Alert[] = [];
+    const episodesAfter = new Map<string, EpisodeState>();
+    if (alerting) {
+      let from = 0;
+      // `judged` is in the order of `keys` (prepared from them), so index i is key i's.
+      for (const [index, j] of judged.entries()) {
+        const seriesRows = rows.slice(from, from + j.newValues.length);
+        from += j.newValues.length;
+        if (seriesRows.length === 0) continue;
+        const key = `${j.pending.orgId}/${j.pending.seriesId}`;
+        const before = loadedEpisodes.get(key) ?? NO_EPISODE;
+        const verdict = verdicts?.[index] ?? null;
+        const raised = raiseAlerts(j.pending.orgId, j.pending.seriesId, before, seriesRows, { quietPoints: alerting.quietPoints, verdict, raisedAtMs: writtenAtMs });
+        alerts.push(...raised.alerts);
+        if (raised.state !== before) episodesAfter.set(key, raised.state);
+      }
+    }
+
     // 6. Dead letters, then results and checkpoints (in one write with the other partitions'
     // batches that finish now): all before the handler resolves and the bus commits.
     if (deadLetters.length > 0) {
-      await deadLetterProducer.send(config.deadLetterTopic, deadLetters);
+      await outbound.send(config.deadLetterTopic, deadLetters);
       logger.warn(
         { topic: batch.topic, partition: batch.partition, deadLetters: deadLetters.length, reasons: Object.fromEntries(reasons) },
         'poison messages sent to the dead-letter topic',
       );
+    }
+    if (alerting && alerts.length > 0) {
+      // On the topic before the checkpoints: a crash in between replays the batch, which raises
+      // the same alerts (same event ids) again rather than losing them.
+      await outbound.send(
+        alerting.topic,
+        alerts.map((alert) => ({ key: `${alert.organization}/${alert.machine_id}`, value: codecs.alert.encode(alert) })),
+      );
+      counters.alerts += alerts.length;
     }
     const storeStartedMs = performance.now();
     const updated = new Map<string, SeriesWindow>();
@@ -737,6 +805,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       checkpoint.set(`${config.groupId}/${key}`, encodeWindow(j.window));
     }
     for (const [key, bytes] of machineCheckpoints) checkpoint.set(key, bytes);
+    for (const [key, episode] of episodesAfter) checkpoint.set(episodeKey(key), encodeEpisodeState(episode));
     const stored = await sink.store(rows, checkpoint);
     const doneMs = performance.now();
 
@@ -744,12 +813,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const deletedMeanwhile = (key: string): boolean => deletionCount !== deletionsAtStart && deletedSince(deletionsAtStart, key);
     for (const [key, window] of updated) {
       windows.delete(key);
-      if (!deletedMeanwhile(key)) windows.set(key, { window, partitionKey });
+      if (!deletedMeanwhile(key)) windows.set(key, { window, partitionKey, episode: episodesAfter.get(key) ?? loadedEpisodes.get(key) ?? NO_EPISODE });
     }
     // Series loaded but with nothing new keep their state as it was (it came from memory or a checkpoint).
     for (const key of keys) {
       if (updated.has(key) || windows.has(key) || deletedMeanwhile(key)) continue;
-      windows.set(key, { window: loaded.get(key)!, partitionKey });
+      windows.set(key, { window: loaded.get(key)!, partitionKey, episode: loadedEpisodes.get(key) ?? NO_EPISODE });
     }
     if (deletionCount !== deletionsAtStart) {
       // The checkpoints this batch saved for them went in after the deletion's.
@@ -835,7 +904,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   } catch (error) {
     await runningConsumer.close().catch(() => undefined);
     await unsubscribe().catch(() => undefined);
-    await deadLetterProducer.close().catch(() => undefined);
+    await unsubscribeFeedback().catch(() => undefined);
+    await outbound.close().catch(() => undefined);
     await detector?.close();
     throw error;
   }
@@ -850,7 +920,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       stopping ??= (async () => {
         await runningConsumer.close();
         await unsubscribe().catch(() => undefined);
-        await deadLetterProducer.close().catch(() => undefined);
+        await unsubscribeFeedback().catch(() => undefined);
+        await outbound.close().catch(() => undefined);
         await detector?.close();
         live?.clear();
         logger.info({ ...counters }, 'worker stopped');

@@ -43,6 +43,9 @@ describe('loadWorkerConfig', () => {
     });
     expect(loadWorkerConfig({ WORKER_LIVE_JUDGES: '0' }).liveJudges).toBe(0);
     expect(loadWorkerConfig({ WORKER_MEMORY_POINTS: '0' }).memoryPoints).toBe(0);
+    expect(config.alerts).toEqual({ topic: 'adp.alerts.v1', quietPoints: 10 });
+    expect(loadWorkerConfig({ WORKER_ALERTS: 'false' }).alerts).toBeNull();
+    expect(loadWorkerConfig({ ALERTS_TOPIC: 'alerts-x', WORKER_EPISODE_QUIET_POINTS: '3' }).alerts).toEqual({ topic: 'alerts-x', quietPoints: 3 });
     expect(Object.isFrozen(config)).toBe(true);
     expect(loadWorkerConfig({ KAFKA_BROKERS: 'a:9092, b:9093', WORKER_WINDOW_POINTS: ' 288 ' })).toMatchObject({
       kafkaBrokers: ['a:9092', 'b:9093'],
@@ -59,6 +62,8 @@ describe('loadWorkerConfig', () => {
     ['CLICKHOUSE_URL', 'ftp://x'],
     ['REDIS_URL', 'http://x:1'],
     ['WORKER_GROUP_ID', 'has space'],
+    ['WORKER_EPISODE_QUIET_POINTS', '0'],
+    ['WORKER_ALERTS', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['WORKER_CHANGEPOINTS', 'maybe'],
     ['KAFKA_SESSION_TIMEOUT_MS', '1000'],

@@ -1,6 +1,7 @@
 // The one place the ports become a Store: each port by name, and their methods on the store
 // itself, so that the embedded and the ClickHouse backends cannot disagree on the shape.
 import type { AccountStore } from './accounts.js';
+import type { AlertingStore } from './alerting.js';
 import type { AuditStore } from './audit.js';
 import type { BaselineActivityStore } from './baseline-activity.js';
 import type { LeaseStore } from './leases.js';
@@ -20,6 +21,7 @@ export interface StorePorts {
   readonly dailyUsage: DailyUsageStore;
   /** Named leases between replicas: the embedded store only (ClickHouse has no compare-and-set). */
   readonly leases?: LeaseStore;
+  readonly alerting: AlertingStore;
 }
 
 /** What the database under the ports does itself. */

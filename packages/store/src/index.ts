@@ -66,6 +66,21 @@ export {
   type SessionMethod,
   type UserAccount,
 } from './accounts.js';
+export {
+  DELIVERY_STATUSES,
+  FEEDBACK_LABELS,
+  WEBHOOK_EVENTS,
+  type AlertingStore,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  type FeedbackLabel,
+  type FeedbackPattern,
+  type MachineFeedback,
+  type WebhookDelivery,
+  type WebhookEvent,
+  type WebhookSecret,
+  type WebhookTarget,
+} from './alerting.js';
 export { type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from './usage-daily.js';
 export { type LeaseStore } from './leases.js';
 export { STORE_ERROR_CODES, StoreError, isStoreError, type StoreErrorCode } from './errors.js';

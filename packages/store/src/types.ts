@@ -5,6 +5,7 @@ import type { BaselineActivityStore } from './baseline-activity.js';
 import type { LeaseStore } from './leases.js';
 import type { MeteringStore } from './metering.js';
 import type { AccountStore } from './accounts.js';
+import type { AlertingStore } from './alerting.js';
 import type { DailyUsageStore } from './usage-daily.js';
 
 /** `live` keys are billed; `test` keys are for integration work. The prefix of the key says which. */
@@ -318,6 +319,8 @@ export interface Store extends TenancyStore, UsageStore, BaselineStore, MachineS
   readonly dailyUsage?: DailyUsageStore;
   /** Dashboard accounts and sessions. Both stores have it; optional for stand-ins in tests (then sign-in answers 503). */
   readonly accounts?: AccountStore;
+  /** Webhook targets, their deliveries and machine feedback. Both stores have it; optional for stand-ins in tests (then /v1/webhooks and feedback answer 503). */
+  readonly alerting?: AlertingStore;
   /** Named leases between replicas (the embedded store; ClickHouse has none). */
   readonly leases?: LeaseStore;
   /** Resolves when the store can serve a trivial query; rejects with a StoreError otherwise. */

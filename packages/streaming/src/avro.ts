@@ -15,11 +15,13 @@ import { checkAvroBounds } from './avro-bounds.js';
 import { StreamingError } from './errors.js';
 import { crc64AvroLittleEndian } from './rabin.js';
 import {
+  ALERT_CANONICAL,
   DEAD_LETTER_CANONICAL,
   DETECTION_RESULT_CANONICAL,
   JOB_CHUNK_CANONICAL,
   TELEMETRY_BATCH_CANONICAL,
   TELEMETRY_POINT_CANONICAL,
+  type Alert,
   type DeadLetter,
   type DetectionResult,
   type JobChunk,
@@ -45,6 +47,7 @@ export const STREAMING_RECORDS = {
   result: { file: 'result.avsc', canonical: DETECTION_RESULT_CANONICAL },
   deadLetter: { file: 'dead-letter.avsc', canonical: DEAD_LETTER_CANONICAL },
   jobChunk: { file: 'job-chunk.avsc', canonical: JOB_CHUNK_CANONICAL },
+  alert: { file: 'alert.avsc', canonical: ALERT_CANONICAL },
 } as const;
 
 export type StreamingRecord = keyof typeof STREAMING_RECORDS;
@@ -55,6 +58,7 @@ interface StreamingRecordValues {
   result: DetectionResult;
   deadLetter: DeadLetter;
   jobChunk: JobChunk;
+  alert: Alert;
 }
 
 /** Builds an avsc type from a parsed schema; `source` names the file for the error. */
@@ -252,6 +256,8 @@ export interface StreamingCodecs {
   readonly deadLetter: AvroCodec<DeadLetter>;
   /** A run of points of one series of a detection job, on the jobs topic. */
   readonly jobChunk: AvroCodec<JobChunk>;
+  /** Episodes opened and closed, on the alerts topic. */
+  readonly alert: AvroCodec<Alert>;
   /** Every writer schema the codecs can read: the current ones and schemas/avro/history/. */
   readonly writers: WriterSchemaRegistry;
 }
@@ -300,6 +306,7 @@ export function loadStreamingCodecs(options: { schemaDir?: string } = {}): Strea
     result: load('result'),
     deadLetter: load('deadLetter'),
     jobChunk: load('jobChunk'),
+    alert: load('alert'),
     writers,
   };
 }

@@ -175,10 +175,15 @@ export interface DependencyCheck {
  */
 export const BASELINE_CHANGED_CHANNEL = 'adp:baseline-changed';
 
+/** Channel on which the API announces a machine's feedback changed; the message is JSON `{ "orgId", "machineId" }`. */
+export const FEEDBACK_CHANGED_CHANNEL = 'adp:feedback-changed';
+
 /** Topic names. */
 export const TOPICS = {
   telemetry: 'adp.telemetry.v1',
   deadLetter: 'adp.telemetry.dead-letter.v1',
   /** Detection jobs' series in chunks (JobChunk), keyed '<organization>/<job_id>/<series_index>'. */
   jobs: 'adp.jobs.v1',
+  /** Episodes opened and closed (Alert records), keyed '<organization>/<machine_id>'. */
+  alerts: 'adp.alerts.v1',
 } as const;

@@ -128,6 +128,35 @@ export const JOB_CHUNK_CANONICAL = {
   ],
 } as const;
 
+/** Canonical form of adp.streaming.Alert (schemas/avro/alert.avsc). */
+export const ALERT_CANONICAL = {
+  name: 'adp.streaming.Alert',
+  type: 'record',
+  fields: [
+    { name: 'event_id', type: 'string' },
+    { name: 'event', type: { name: 'adp.streaming.AlertEvent', type: 'enum', symbols: ['EPISODE_OPENED', 'EPISODE_CLOSED', 'REGIME_CHANGED'] } },
+    { name: 'organization', type: 'string' },
+    { name: 'machine_id', type: 'string' },
+    { name: 'series_id', type: 'string' },
+    { name: 'channels', type: { type: 'array', items: 'string' } },
+    { name: 'started_at', type: 'long' },
+    { name: 'ended_at', type: ['null', 'long'] },
+    { name: 'flagged_points', type: 'int' },
+    { name: 'peak_at', type: 'long' },
+    { name: 'peak_severity', type: 'double' },
+    { name: 'peak_value', type: 'double' },
+    { name: 'expected_value', type: 'double' },
+    { name: 'upper_margin', type: 'double' },
+    { name: 'lower_margin', type: 'double' },
+    {
+      name: 'regime',
+      type: { name: 'adp.streaming.Regime', type: 'enum', symbols: ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] },
+    },
+    { name: 'raised_at', type: 'long' },
+    { name: 'previous_regime', type: ['null', 'string'] },
+  ],
+} as const;
+
 /**
  * The JS value avsc reads and writes for an Avro schema (unwrapped unions, the default): `long`
  * as a number (avsc refuses values beyond 2^53), `bytes` as a Buffer, an enum as its symbol.
@@ -180,6 +209,10 @@ export type DeadLetter = AvroValue<typeof DEAD_LETTER_CANONICAL>;
 
 /** A run of consecutive points of one series of a detection job, on the jobs topic. */
 export type JobChunk = AvroValue<typeof JOB_CHUNK_CANONICAL>;
+/** An episode opened or closed, or a regime changed, on the alerts topic. */
+export type Alert = AvroValue<typeof ALERT_CANONICAL>;
+/** Which episode event an alert is. */
+export type AlertEvent = Alert['event'];
 
 /** The regimes in the schema's order, for code that iterates them (the ClickHouse Enum8 too). */
 export const REGIMES = DETECTION_RESULT_CANONICAL.fields[13].type.symbols;

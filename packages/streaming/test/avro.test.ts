@@ -83,7 +83,7 @@ describe('golden messages', () => {
   );
 
   it('every record has a golden message for its current schema', () => {
-    for (const record of ['telemetry', 'telemetryBatch', 'result', 'deadLetter', 'jobChunk'] as const) {
+    for (const record of ['telemetry', 'telemetryBatch', 'result', 'deadLetter', 'jobChunk', 'alert'] as const) {
       expect(golden.some((entry) => entry.record === record && entry.fingerprint === codecs[record].fingerprintHex)).toBe(true);
     }
   });

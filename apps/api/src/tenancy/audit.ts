@@ -24,7 +24,13 @@ export type AuditAction =
   | 'organization.created'
   | 'organization.disabled'
   | 'user.created'
-  | 'session.created';
+  | 'session.created'
+  | 'webhook.created'
+  | 'webhook.updated'
+  | 'webhook.deleted'
+  | 'webhook.secret_rotated'
+  | 'feedback.created'
+  | 'feedback.deleted';
 
 export interface AuditOptions {
   /** The organization the event belongs to. Default: the caller's (`request.auth.orgId`). */

@@ -115,6 +115,18 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
         view,
         `${rows.length.toLocaleString('en-US')} points from ${rows[0]?.timestamp} to ${last?.timestamp}, ${view.anomalyIndices.length.toLocaleString('en-US')} ${view.anomalyIndices.length === 1 ? 'anomaly' : 'anomalies'}` +
           `; regime at the last point: ${last?.regime ?? '—'}; last anomaly: ${lastAnomaly ?? 'none'}.`,
+        // Feedback on one flagged point: later points like it stop raising this machine's alerts.
+        async (row) => {
+          const at = Date.parse(row.timestamp ?? '');
+          await apiRequest('POST', `/v1/machines/${path}/feedback`, {
+            from: new Date(at).toISOString(),
+            to: new Date(at + 1).toISOString(),
+            label: 'not_anomaly',
+          }).catch((error: unknown) => {
+            throw new Error(describeError(error));
+          });
+          return 'Marked: like points no longer alert.';
+        },
       );
     } catch (error) {
       resultsStatus.replaceChildren(errorBox(describeError(error)));

@@ -159,7 +159,8 @@ export class ClickHouseDatabase extends StoreDatabase {
     | 'meteringLedger'
     | 'users'
     | 'sessions'
-    | 'marketplaceCustomers',
+    | 'marketplaceCustomers'
+    | 'alerting',
     string
   >>;
 
@@ -187,6 +188,7 @@ export class ClickHouseDatabase extends StoreDatabase {
       users: `${database}.store_user_accounts`,
       sessions: `${database}.store_dashboard_sessions`,
       marketplaceCustomers: `${database}.store_marketplace_customers`,
+      alerting: `${database}.store_alerting`,
     };
   }
 

@@ -3,6 +3,7 @@
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { ClickHouseAccountStore } from './clickhouse-accounts.js';
+import { clickHouseAlertingStore } from './clickhouse-alerting.js';
 import { ClickHouseAuditStore } from './clickhouse-audit.js';
 import { ClickHouseBaselineActivityStore } from './clickhouse-baseline-activity.js';
 import { ClickHouseBaselineStore } from './clickhouse-baselines.js';
@@ -47,6 +48,7 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
         { users: db.t.users, sessions: db.t.sessions },
       ),
       dailyUsage: new ClickHouseDailyUsageStore(access, db.t),
+      alerting: clickHouseAlertingStore({ ...access, nextVersion: () => db.clock.next() }, db.t.alerting),
     },
     db,
   );

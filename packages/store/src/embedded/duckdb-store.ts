@@ -4,6 +4,7 @@ import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, RECENT_DETECTIONS_K
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { DuckDBAccountStore } from './duckdb-accounts.js';
+import { duckDBAlertingStore } from './duckdb-alerting.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
 import { DuckDBBaselineActivityStore } from './duckdb-baseline-activity.js';
 import { DuckDBBaselineStore } from './duckdb-baselines.js';
@@ -33,6 +34,7 @@ export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<
       accounts: new DuckDBAccountStore(access),
       dailyUsage: new DuckDBDailyUsageStore(access),
       leases: new DuckDBLeaseStore(access),
+      alerting: duckDBAlertingStore(access),
     },
     db,
   );

@@ -261,4 +261,21 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE baselines ADD COLUMN machine_model VARCHAR',
     ],
   },
+  {
+    version: 12,
+    statements: [
+      // Webhook targets, their deliveries and machine feedback (../alerting.ts): each record one
+      // JSON document, replaced whole; parent and status are copied out for the lists.
+      `CREATE TABLE alerting (
+         kind VARCHAR NOT NULL,
+         org_id VARCHAR NOT NULL,
+         id VARCHAR NOT NULL,
+         parent VARCHAR NOT NULL,
+         status VARCHAR NOT NULL,
+         created_ms BIGINT NOT NULL,
+         doc VARCHAR NOT NULL,
+         PRIMARY KEY (kind, org_id, id)
+       )`,
+    ],
+  },
 ];

@@ -1,6 +1,7 @@
 // Every port's contract, for one backend: the embedded store's test file and the ClickHouse
 // integration test call this, so both backends pass the same suites.
 import { describeAccountsContract } from './accounts.js';
+import { describeAlertingContract } from './alerting.js';
 import { describeAuditContract } from './audit.js';
 import type { StoreBackend } from './backend.js';
 import { describeBaselineActivityContract } from './baseline-activity.js';
@@ -22,5 +23,6 @@ export function describeStoreContracts(name: string, backend: StoreBackend): voi
   describeAuditContract(name, backend);
   describeMeteringContract(name, backend);
   describeAccountsContract(name, backend);
+  describeAlertingContract(name, backend);
   describeLifecycleContract(name, backend);
 }

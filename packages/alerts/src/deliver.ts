@@ -1,0 +1,96 @@
+// One delivery attempt: POST the body with its signature to the checked address, within a
+// timeout, never following a redirect (a 3xx is a failed attempt: a redirect could lead anywhere,
+// a private address included). The receiver's answer is read up to a small limit and dropped.
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { resolveTarget, TargetRefused, type Lookup } from './address-guard.js';
+
+export interface AttemptOutcome {
+  readonly ok: boolean;
+  readonly statusCode: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+}
+
+export interface AttemptRequest {
+  readonly url: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly allowPrivate: boolean;
+  readonly lookup?: Lookup;
+  /** Abandons the attempt (the dispatcher stopping); it then reports no answer. */
+  readonly signal?: AbortSignal;
+}
+
+const RESPONSE_BYTES_READ = 64 * 1024;
+
+export async function attemptDelivery(request: AttemptRequest): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round((performance.now() - started) * 1000) / 1000;
+  let target;
+  try {
+    target = await resolveTarget(request.url, { allowPrivate: request.allowPrivate, ...(request.lookup ? { lookup: request.lookup } : {}) });
+  } catch (err) {
+    const message = err instanceof TargetRefused ? `${err.code}: ${err.message}` : String(err);
+    return { ok: false, statusCode: null, latencyMs: elapsed(), error: message };
+  }
+  // Connect to the address that was checked, whatever a second lookup would say.
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const client = target.url.protocol === 'https:' ? https : http;
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false;
+    const finish = (outcome: Omit<AttemptOutcome, 'latencyMs'>): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...outcome, latencyMs: elapsed() });
+    };
+    const req = client.request(
+      target.url,
+      {
+        method: 'POST',
+        lookup: pinned,
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(request.body)),
+          'user-agent': 'adp-webhooks',
+          ...request.headers,
+        },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > RESPONSE_BYTES_READ) res.destroy();
+        });
+        const done = (): void => {
+          if (status >= 200 && status < 300) finish({ ok: true, statusCode: status, error: null });
+          else if (status >= 300 && status < 400) finish({ ok: false, statusCode: status, error: `HTTP ${status}: redirects are not followed` });
+          else finish({ ok: false, statusCode: status, error: `HTTP ${status}` });
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy();
+      finish({ ok: false, statusCode: null, error: `no answer within ${request.timeoutMs} ms` });
+    }, request.timeoutMs);
+    req.on('error', (err) => finish({ ok: false, statusCode: null, error: err.message }));
+    const abandon = (): void => {
+      req.destroy();
+      finish({ ok: false, statusCode: null, error: 'abandoned: the dispatcher stopped' });
+    };
+    if (request.signal?.aborted) abandon();
+    else request.signal?.addEventListener('abort', abandon, { once: true });
+    req.end(request.body);
+  });
+}

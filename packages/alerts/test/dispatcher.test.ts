@@ -1,0 +1,178 @@
+// The dispatcher on the in-process bus and the embedded store: an alert published twice (a replayed
+// batch) is delivered once per target; targets that do not want it get nothing; at most
+// `concurrencyPerTarget` requests are in flight per target; a deleted target's pending deliveries
+// are abandoned.
+import http from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore, type Store, type WebhookTarget } from '@adp/store';
+import { createInProcessBus, loadStreamingCodecs, type Alert, type Bus } from '@adp/streaming';
+import { WebhookDispatcher, newWebhookSecret, type DispatcherConfig } from '../src/index.js';
+
+const codecs = loadStreamingCodecs();
+const T0 = Date.UTC(2026, 0, 1);
+
+function alert(overrides: Partial<Alert> = {}): Alert {
+  return {
+    event_id: 'org_a/pump-1/1/opened',
+    event: 'EPISODE_OPENED',
+    organization: 'org_a',
+    machine_id: 'pump-1',
+    series_id: 'pump-1',
+    channels: [],
+    started_at: T0,
+    ended_at: null,
+    flagged_points: 1,
+    peak_at: T0,
+    peak_severity: 0.6,
+    peak_value: 80,
+    expected_value: 50,
+    upper_margin: 2,
+    lower_margin: 2,
+    regime: 'UNKNOWN',
+    raised_at: T0 + 1000,
+    previous_regime: null,
+    ...overrides,
+  };
+}
+
+function target(webhookId: string, url: string, overrides: Partial<WebhookTarget> = {}): WebhookTarget {
+  return {
+    webhookId,
+    orgId: 'org_a',
+    url,
+    events: ['episode.opened', 'episode.closed'],
+    machineIds: null,
+    minSeverity: 0,
+    description: '',
+    secrets: [{ secret: newWebhookSecret(), expiresAt: null }],
+    disabledAt: null,
+    disabledReason: null,
+    createdAt: new Date(T0),
+    updatedAt: new Date(T0),
+    ...overrides,
+  };
+}
+
+const CONFIG: DispatcherConfig = {
+  topic: 'alerts',
+  groupId: 'dispatchers',
+  allowPrivate: true,
+  timeoutMs: 5_000,
+  concurrencyPerTarget: 2,
+  retry: { retries: 0, minDelayMs: 1, maxDelayMs: 1, factor: 2 },
+  publicUrl: 'https://adp.example.com/',
+};
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanups.splice(0).reverse()) await step();
+});
+
+async function setUp(): Promise<{ store: Store; bus: Bus; dispatcher: WebhookDispatcher }> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-dispatcher-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const store = await openEmbeddedStore({ dataDir });
+  cleanups.push(() => store.close());
+  const bus = createInProcessBus({ retryDelayMs: 10 });
+  cleanups.push(() => bus.close());
+  const dispatcher = new WebhookDispatcher({ bus, store: store.alerting!, config: CONFIG, codecs });
+  cleanups.push(() => dispatcher.stop());
+  return { store, bus, dispatcher };
+}
+
+async function receiver(delayMs: number): Promise<{ url: string; bodies: string[]; maxInFlight: () => number }> {
+  const bodies: string[] = [];
+  let inFlight = 0;
+  let max = 0;
+  const server = http.createServer((req, res) => {
+    inFlight++;
+    max = Math.max(max, inFlight);
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(204).end();
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bodies, maxInFlight: () => max };
+}
+
+async function publish(bus: Bus, alerts: readonly Alert[]): Promise<void> {
+  const producer = await bus.producer();
+  await producer.send('alerts', alerts.map((a) => ({ key: `${a.organization}/${a.machine_id}`, value: codecs.alert.encode(a) })));
+  await producer.close();
+}
+
+describe('WebhookDispatcher', () => {
+  it('delivers a replayed alert once per wanting target, with the alert as the body', async () => {
+    const { store, bus, dispatcher } = await setUp();
+    const all = await receiver(0);
+    const other = await receiver(0);
+    await store.alerting!.putWebhook(target('wh_all', all.url));
+    await store.alerting!.putWebhook(target('wh_other_machine', other.url, { machineIds: ['fan-2'] }));
+    await store.alerting!.putWebhook(target('wh_severe', other.url, { minSeverity: 0.9 }));
+    await store.alerting!.putWebhook(target('wh_closed_only', other.url, { events: ['episode.closed'] }));
+    await dispatcher.start();
+    await publish(bus, [alert(), alert()]);
+    await expect.poll(() => all.bodies.length, { timeout: 30_000 }).toBe(1);
+    await publish(bus, [alert()]);
+    await expect.poll(async () => (await store.alerting!.listDeliveries('org_a', 'wh_all', 10)).map((d) => d.status), { timeout: 30_000 }).toEqual(['delivered']);
+    await dispatcher.idle();
+    expect(all.bodies).toHaveLength(1);
+    expect(other.bodies).toHaveLength(0);
+    expect(JSON.parse(all.bodies[0]!)).toEqual({
+      type: 'episode.opened',
+      timestamp: new Date(T0 + 1000).toISOString(),
+      data: {
+        event_id: 'org_a/pump-1/1/opened',
+        machine_id: 'pump-1',
+        series_id: 'pump-1',
+        channels: [],
+        episode: { started_at: new Date(T0).toISOString(), ended_at: null, flagged_points: 1 },
+        peak: { at: new Date(T0).toISOString(), severity: 0.6, value: 80, expected_value: 50, lower_bound: 48, upper_bound: 52 },
+        regime: 'UNKNOWN',
+        links: { machine: 'https://adp.example.com/dashboard/#/machines/pump-1' },
+      },
+    });
+  });
+
+  it('keeps at most concurrencyPerTarget requests in flight per target', async () => {
+    const { store, bus, dispatcher } = await setUp();
+    const slow = await receiver(100);
+    await store.alerting!.putWebhook(target('wh_slow', slow.url));
+    await dispatcher.start();
+    await publish(bus, Array.from({ length: 6 }, (_, i) => alert({ event_id: `org_a/pump-1/${i}/opened`, started_at: T0 + i })));
+    await expect.poll(() => slow.bodies.length, { timeout: 30_000 }).toBe(6);
+    await dispatcher.idle();
+    expect(slow.maxInFlight()).toBe(CONFIG.concurrencyPerTarget);
+  });
+
+  it("abandons a deleted target's pending delivery when it resumes", async () => {
+    const { store, dispatcher } = await setUp();
+    const receiving = await receiver(0);
+    await store.alerting!.putDelivery({
+      deliveryId: 'msg_orphan',
+      orgId: 'org_a',
+      webhookId: 'wh_gone',
+      eventId: 'evt_1',
+      event: 'episode.opened',
+      payload: '{}',
+      status: 'pending',
+      attempts: [],
+      createdAt: new Date(T0),
+      updatedAt: new Date(T0),
+    });
+    await dispatcher.start();
+    await expect.poll(async () => (await store.alerting!.getDelivery('org_a', 'msg_orphan'))?.status, { timeout: 30_000 }).toBe('failed');
+    expect(receiving.bodies).toHaveLength(0);
+  });
+});

@@ -1,0 +1,112 @@
+// Webhook targets, deliveries and feedback in ClickHouse (schemas/clickhouse/0013_alerting.sql):
+// the documents of ../alerting.ts, each write a row with a new version, reads the latest row per
+// key (argMax), removals a row with deleted = 1. Values reach SQL only through sqlString/sqlInteger.
+import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
+import { sqlInteger, sqlString } from './sql.js';
+
+export interface ClickHouseAlertingAccess {
+  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
+  rows<T>(operation: string, query: string): Promise<T[]>;
+  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
+  nextVersion(): number;
+}
+
+interface LatestRow {
+  the_doc: string;
+  the_deleted: number | string;
+}
+
+class ClickHouseAlertingDocuments implements AlertingDocuments {
+  constructor(
+    private readonly access: ClickHouseAlertingAccess,
+    private readonly table: string,
+  ) {}
+
+  put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    return this.access.op(operation, (op) => this.write(op, rows, 0));
+  }
+
+  private write(operation: string, rows: readonly AlertingRow[], deleted: 0 | 1): Promise<void> {
+    return this.access.insert(
+      operation,
+      this.table,
+      rows.map((row) => ({
+        kind: row.kind,
+        org_id: row.orgId,
+        id: row.id,
+        parent: row.parent,
+        status: row.status,
+        created_ms: row.createdMs,
+        doc: row.doc,
+        deleted,
+        version: this.access.nextVersion(),
+      })),
+    );
+  }
+
+  get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null> {
+    return this.access.op(operation, async (op) => {
+      const rows = await this.access.rows<LatestRow>(
+        op,
+        `SELECT argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted FROM ${this.table}
+          WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} AND id = ${sqlString(id, op)} GROUP BY id`,
+      );
+      const row = rows[0];
+      return row === undefined || Number(row.the_deleted) !== 0 ? null : row.the_doc;
+    });
+  }
+
+  getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]> {
+    return this.access.op(operation, async (op) => {
+      const rows = await this.access.rows<LatestRow>(
+        op,
+        `SELECT argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted FROM ${this.table}
+          WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} AND id IN (${ids.map((id) => sqlString(id, op)).join(', ')}) GROUP BY id`,
+      );
+      return rows.filter((row) => Number(row.the_deleted) === 0).map((row) => row.the_doc);
+    });
+  }
+
+  list(
+    operation: string,
+    query: { kind: AlertingKind; orgId?: string; parent?: string; status?: string; limit: number; newestFirst: boolean },
+  ): Promise<string[]> {
+    return this.access.op(operation, async (op) => {
+      const where = [`kind = ${sqlString(query.kind, op)}`];
+      if (query.orgId !== undefined) where.push(`org_id = ${sqlString(query.orgId, op)}`);
+      // The latest row decides parent and status too: filter after the argMax.
+      const outer = ['the_deleted = 0'];
+      if (query.parent !== undefined) outer.push(`the_parent = ${sqlString(query.parent, op)}`);
+      if (query.status !== undefined) outer.push(`the_status = ${sqlString(query.status, op)}`);
+      const order = query.newestFirst ? 'DESC' : 'ASC';
+      const rows = await this.access.rows<{ the_doc: string }>(
+        op,
+        `SELECT the_doc FROM (
+           SELECT org_id, id, argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted,
+                  argMax(parent, version) AS the_parent, argMax(status, version) AS the_status, argMax(created_ms, version) AS the_created_ms
+             FROM ${this.table} WHERE ${where.join(' AND ')} GROUP BY org_id, id)
+          WHERE ${outer.join(' AND ')} ORDER BY the_created_ms ${order}, id ${order} LIMIT ${sqlInteger(query.limit, op)}`,
+      );
+      return rows.map((row) => row.the_doc);
+    });
+  }
+
+  remove(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<boolean> {
+    return this.access.op(operation, async (op) => {
+      const rows = await this.access.rows<LatestRow & { the_parent: string; the_status: string; the_created_ms: number | string }>(
+        op,
+        `SELECT argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted, argMax(parent, version) AS the_parent,
+                argMax(status, version) AS the_status, argMax(created_ms, version) AS the_created_ms FROM ${this.table}
+          WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} AND id = ${sqlString(id, op)} GROUP BY id`,
+      );
+      const row = rows[0];
+      if (row === undefined || Number(row.the_deleted) !== 0) return false;
+      await this.write(op, [{ kind, orgId, id, parent: row.the_parent, status: row.the_status, createdMs: Number(row.the_created_ms), doc: row.the_doc }], 1);
+      return true;
+    });
+  }
+}
+
+export function clickHouseAlertingStore(access: ClickHouseAlertingAccess, table: string): DocumentAlertingStore {
+  return new DocumentAlertingStore(new ClickHouseAlertingDocuments(access, table));
+}

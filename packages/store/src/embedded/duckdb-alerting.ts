@@ -1,0 +1,67 @@
+// Webhook targets, deliveries and feedback in the embedded database (table `alerting`, migration
+// 11): the documents of ../alerting.ts, one row per (kind, org_id, id), replaced whole.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
+
+export interface EmbeddedAlertingAccess {
+  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+}
+
+class DuckDBAlertingDocuments implements AlertingDocuments {
+  constructor(private readonly access: EmbeddedAlertingAccess) {}
+
+  put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    return this.access.run(operation, async (connection) => {
+      const values = rows.map((_, i) => `($${i * 7 + 1}, $${i * 7 + 2}, $${i * 7 + 3}, $${i * 7 + 4}, $${i * 7 + 5}, $${i * 7 + 6}, $${i * 7 + 7})`);
+      await connection.run(
+        `INSERT OR REPLACE INTO alerting (kind, org_id, id, parent, status, created_ms, doc) VALUES ${values.join(', ')}`,
+        rows.flatMap((row) => [row.kind, row.orgId, row.id, row.parent, row.status, BigInt(row.createdMs), row.doc]),
+      );
+    });
+  }
+
+  get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null> {
+    return this.access.run(operation, async (connection) => {
+      const reader = await connection.runAndReadAll('SELECT doc FROM alerting WHERE kind = $1 AND org_id = $2 AND id = $3', [kind, orgId, id]);
+      const row = reader.getRowObjects()[0];
+      return row === undefined ? null : String(row['doc']);
+    });
+  }
+
+  getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]> {
+    return this.access.run(operation, async (connection) => {
+      const reader = await connection.runAndReadAll(
+        `SELECT doc FROM alerting WHERE kind = $1 AND org_id = $2 AND id IN (${ids.map((_, i) => `$${i + 3}`).join(', ')})`,
+        [kind, orgId, ...ids],
+      );
+      return reader.getRowObjects().map((row) => String(row['doc']));
+    });
+  }
+
+  list(
+    operation: string,
+    query: { kind: AlertingKind; orgId?: string; parent?: string; status?: string; limit: number; newestFirst: boolean },
+  ): Promise<string[]> {
+    return this.access.run(operation, async (connection) => {
+      const order = query.newestFirst ? 'DESC' : 'ASC';
+      const reader = await connection.runAndReadAll(
+        `SELECT doc FROM alerting
+          WHERE kind = $1 AND ($2 = '' OR org_id = $2) AND ($3 = '' OR parent = $3) AND ($4 = '' OR status = $4)
+          ORDER BY created_ms ${order}, id ${order} LIMIT ${query.limit}`,
+        [query.kind, query.orgId ?? '', query.parent ?? '', query.status ?? ''],
+      );
+      return reader.getRowObjects().map((row) => String(row['doc']));
+    });
+  }
+
+  remove(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<boolean> {
+    return this.access.run(operation, async (connection) => {
+      const reader = await connection.runAndReadAll('DELETE FROM alerting WHERE kind = $1 AND org_id = $2 AND id = $3 RETURNING id', [kind, orgId, id]);
+      return reader.getRowObjects().length > 0;
+    });
+  }
+}
+
+export function duckDBAlertingStore(access: EmbeddedAlertingAccess): DocumentAlertingStore {
+  return new DocumentAlertingStore(new DuckDBAlertingDocuments(access));
+}
