@@ -58,8 +58,11 @@ const FeedbackView = Type.Object({
   created_at: Timestamp,
 });
 
-const MachineParams = Type.Object({ machine_id: Type.String({ maxLength: 512 }) });
-const FeedbackParams = Type.Object({ machine_id: Type.String({ maxLength: 512 }), feedback_id: Type.String({ maxLength: 128 }) });
+// A machine id is at most 128 characters (a longer one could pass the server's path-segment limit
+// and answer 414); its characters are the handler's to check, for a coded InvalidMachineId.
+const MachineIdParam = Type.String({ maxLength: 128, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' });
+const MachineParams = Type.Object({ machine_id: MachineIdParam });
+const FeedbackParams = Type.Object({ machine_id: MachineIdParam, feedback_id: Type.String({ maxLength: 128 }) });
 
 function alertingOf(request: FastifyRequest): AlertingStore {
   const alerting = request.server.store.alerting;
