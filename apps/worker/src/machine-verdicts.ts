@@ -4,7 +4,7 @@
 // while the score is over it, its regime ACTIVE inside an episode. The stream's state (points judged
 // since the baseline, the trailing window, the episode under way) is checkpointed with the batch,
 // under a series id no channel can take, so a restart, a retry or a rebalance continues it exactly.
-import { decodeMachineModel, initialStreamState, streamMachine, type MachineModel, type MachineStreamState } from '@adp/machine';
+import { decodeMachineModel, episodeDrivers, initialStreamState, streamMachine, type MachineModel, type MachineStreamState } from '@adp/machine';
 import { channelSeriesId, type ResultRow } from '@adp/streaming';
 
 /** The checkpoint series of a machine's stream: `<machine>:#machine` (a channel name cannot start with '#'). */
@@ -45,6 +45,13 @@ export function decodeMachineCheckpoint(bytes: Buffer | undefined): MachineCheck
   }
 }
 
+function latestDrivers(model: MachineModel, step: ReturnType<typeof streamMachine>): string[] {
+  const open = step.state.episode;
+  if (open !== null) return episodeDrivers(model, open.totals, open.sum).map(({ channel }) => channel);
+  const closed = step.closed.at(-1);
+  return closed ? closed.episode.channels.map(({ channel }) => channel) : [];
+}
+
 /** A machine's joint model as the worker's baseline cache holds it. */
 export interface MachineModelOf {
   readonly model: MachineModel;
@@ -62,6 +69,8 @@ export interface MachineJudged {
   readonly checkpoint: MachineCheckpoint;
   /** Points skipped: at or before the newest judged, or lacking one of the model's channels. */
   readonly skipped: number;
+  /** The channels that drove the latest episode (under way, else the last closed in this batch), largest share first; empty: none. */
+  readonly drivers: string[];
 }
 
 /**
@@ -123,5 +132,6 @@ export function judgeMachinePoints(input: {
     rows,
     checkpoint: { baselineUpdatedAtMs: input.machine.updatedAtMs, lastTsMs: Number.isFinite(newest) ? newest : null, stream: step.state },
     skipped: input.points.length - taken.length,
+    drivers: latestDrivers(model, step),
   };
 }

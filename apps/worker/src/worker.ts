@@ -554,14 +554,20 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
    */
   async function machineStates(
     candidates: readonly { orgId: string; machineId: string; points: ChannelPoint[] }[],
-  ): Promise<{ orgId: string; machineId: string; points: ChannelPoint[]; machine: MachineModelOf; checkpoint: MachineCheckpoint | null }[]> {
+  ): Promise<{ orgId: string; machineId: string; points: ChannelPoint[]; machine: MachineModelOf; checkpoint: MachineCheckpoint | null; alertEpisode: EpisodeState }[]> {
     if (candidates.length === 0) return [];
     const found = await Promise.all(candidates.map(async (candidate) => ({ ...candidate, machine: (await baselines.get(candidate.orgId, candidate.machineId))?.machine ?? null })));
     const modelled = found.filter((candidate): candidate is typeof candidate & { machine: MachineModelOf } => candidate.machine !== null);
     if (modelled.length === 0) return [];
     const keyOf = (candidate: { orgId: string; machineId: string }): string => `${config.groupId}/${candidate.orgId}/${machineStateSeriesId(candidate.machineId)}`;
-    const stored = await deps.checkpoints.load(modelled.map(keyOf));
-    return modelled.map((candidate) => ({ ...candidate, checkpoint: decodeMachineCheckpoint(stored.get(keyOf(candidate))) }));
+    // The machine's alert episodes follow its own rows, under its own id.
+    const alertKeyOf = (candidate: { orgId: string; machineId: string }): string => episodeKey(`${candidate.orgId}/${candidate.machineId}`);
+    const stored = await deps.checkpoints.load(modelled.flatMap((candidate) => (alerting ? [keyOf(candidate), alertKeyOf(candidate)] : [keyOf(candidate)])));
+    return modelled.map((candidate) => ({
+      ...candidate,
+      checkpoint: decodeMachineCheckpoint(stored.get(keyOf(candidate))),
+      alertEpisode: alerting ? decodeEpisodeState(stored.get(alertKeyOf(candidate))) : NO_EPISODE,
+    }));
   }
 
   async function handle(batch: IncomingBatch): Promise<void> {
@@ -739,7 +745,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
 
     const machineCheckpoints = new Map<string, Buffer>();
-    for (const { orgId, machineId, points, machine, checkpoint } of machines) {
+    const machineRows: { orgId: string; machineId: string; rows: ResultRow[]; drivers: string[]; alertEpisode: EpisodeState }[] = [];
+    for (const { orgId, machineId, points, machine, checkpoint, alertEpisode } of machines) {
       const judgedMachine = judgeMachinePoints({
         orgId,
         machineId,
@@ -751,6 +758,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         writtenAtMs,
       });
       rows.push(...judgedMachine.rows);
+      machineRows.push({ orgId, machineId, rows: judgedMachine.rows, drivers: judgedMachine.drivers, alertEpisode });
       machineCheckpoints.set(`${config.groupId}/${orgId}/${machineStateSeriesId(machineId)}`, encodeMachineCheckpoint(judgedMachine.checkpoint));
     }
 
@@ -770,6 +778,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         const raised = raiseAlerts(j.pending.orgId, j.pending.seriesId, before, seriesRows, { quietPoints: alerting.quietPoints, verdict, raisedAtMs: writtenAtMs });
         alerts.push(...raised.alerts);
         if (raised.state !== before) episodesAfter.set(key, raised.state);
+      }
+      // A multi-channel machine's own episodes (its joint model's flags), naming the channels that drove them.
+      for (const machine of machineRows) {
+        if (machine.rows.length === 0) continue;
+        const raised = raiseAlerts(machine.orgId, machine.machineId, machine.alertEpisode, machine.rows, { quietPoints: alerting.quietPoints, verdict: null, raisedAtMs: writtenAtMs });
+        alerts.push(...raised.alerts.map((alert) => ({ ...alert, channels: machine.drivers })));
+        if (raised.state !== machine.alertEpisode) episodesAfter.set(`${machine.orgId}/${machine.machineId}`, raised.state);
       }
     }
 

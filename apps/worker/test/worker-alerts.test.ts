@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { MachineFeedback } from '@adp/store';
 import type { Alert } from '@adp/streaming';
 import { startWorker, type RunningWorker, type WorkerDeps } from '../src/index.js';
-import { baselineStore, codecs, embeddedPlatform, fakeModel, ORG, signal, telemetryMessage, testConfig, type Platform } from './helpers.js';
+import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
+import { baselineStore, codecs, embeddedPlatform, fakeModel, ORG, signal, statsBaseline, telemetryMessage, testConfig, type Platform } from './helpers.js';
 
 const T0 = 1_700_000_000_000;
 const STEP = 60_000;
@@ -122,5 +123,46 @@ describe('worker alerts', () => {
     await expect.poll(() => reader.alerts.length, { timeout: 60_000 }).toBe(2);
     await reader.close();
     expect(reader.alerts.map((a) => (a.started_at - T0) / STEP)).toEqual([20, 20]);
+  });
+});
+
+describe("worker alerts for a multi-channel machine's joint model", () => {
+  it("raises the machine's episode opened and closed under its own id, naming the channels that drove it", async () => {
+    const readings = (from: number, to: number, fault: readonly [number, number] | null) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const i = from + k;
+        const load = Math.sin(i / 7) + 0.1 * Math.sin(i * 12.9898);
+        const shifted = fault !== null && i >= fault[0] && i < fault[1] ? 1.5 : 0;
+        return {
+          flow: 30 + 2 * load + 0.05 * Math.sin(i * 78.233) - shifted,
+          current: 1 + 0.1 * load + 0.003 * Math.sin(i * 37.719),
+          vibration: 0.03 + 0.001 * Math.sin(i * 4.1414),
+        };
+      });
+    const names = ['flow', 'current', 'vibration'] as const;
+    const healthy = readings(0, 600, null);
+    const model = fitMachineModel({ channels: [...names], values: names.map((name) => healthy.map((row) => row[name])) });
+    const store = baselineStore(new Map([['rig', { ...statsBaseline('rig'), channels: [...names], machineModel: encodeMachineModel(model) }]]));
+    const platform = await embeddedPlatform();
+    const worker = await start(platform, { store });
+    const reader = await readAlerts(platform);
+    const stream = readings(600, 1000, [800, 900]);
+    const expected = judgeMachine(model, names.map((name) => stream.map((row) => row[name])), 95);
+    const producer = await platform.bus.producer();
+    await producer.send(
+      'telemetry',
+      stream.map((row, i) => telemetryMessage({ machine_id: 'rig', timestamp: T0 + i * STEP, channels: names.map((name) => ({ name, value: row[name] })) })),
+    );
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(400 * 4);
+    const fault = expected.episodes.find((episode) => episode.start < 230 && episode.end > 290)!;
+    expect(fault).toBeDefined();
+    const machineAlerts = () => reader.alerts.filter((alert) => alert.series_id === 'rig' && alert.event !== 'REGIME_CHANGED');
+    await expect.poll(() => machineAlerts().filter((alert) => alert.started_at === T0 + fault.start * STEP).length, { timeout: 60_000 }).toBe(2);
+    await reader.close();
+    const [opened, closed] = machineAlerts().filter((alert) => alert.started_at === T0 + fault.start * STEP);
+    expect(opened).toMatchObject({ event: 'EPISODE_OPENED', machine_id: 'rig', organization: ORG });
+    expect(closed).toMatchObject({ event: 'EPISODE_CLOSED', machine_id: 'rig', ended_at: T0 + fault.end * STEP });
+    expect(closed!.channels).toEqual(fault.channels.map(({ channel }) => channel));
+    expect(closed!.channels[0]).toBe('flow');
   });
 });

@@ -1,6 +1,6 @@
 export { fitMachineModel, machineThreshold, scoreMachine, MACHINE_MODEL_TUNING, MIN_MACHINE_MODEL_ROWS } from './model.js';
 export type { ChannelMatrix, MachineModel, MachineScores, ScoreContext } from './model.js';
-export { judgeMachine, DRIVER_SHARE } from './judge.js';
+export { judgeMachine, episodeDrivers, DRIVER_SHARE } from './judge.js';
 export type { MachineEpisode, MachineVerdict } from './judge.js';
 export { symmetricEigen } from './linalg.js';
 export { initialStreamState, streamMachine } from './stream.js';
