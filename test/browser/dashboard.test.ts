@@ -335,6 +335,42 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await chartAnomalies()).toEqual(flagged);
   });
 
+  it("judges a multichannel CSV against the machine's baseline on the Detect page: its score, flags and episodes", async () => {
+    // The press's channels after its baseline's 200 rows, rpm 60 high for 40 of them.
+    const start = Date.UTC(2025, 5, 1, 10, 0) + 400 * 60_000;
+    const rows = Array.from({ length: 150 }, (_, k) => {
+      const i = 400 + k;
+      const temp = Math.round((60 + 3 * Math.sin((2 * Math.PI * i) / 45)) * 100) / 100;
+      const rpm = Math.round(1500 + 40 * Math.cos((2 * Math.PI * i) / 30) + (k >= 70 && k < 110 ? 60 : 0));
+      return { timestamp: new Date(start + k * 60_000).toISOString().replace('.000Z', 'Z'), temp, rpm };
+    });
+    await writeFile(join(workDir, 'press-judged.csv'), `timestamp,temp,rpm\n${rows.map((r) => `${r.timestamp},${r.temp},${r.rpm}`).join('\n')}\n`);
+    const reference = await api<{ machine: { is_anomaly: boolean[]; episodes: unknown[] } }>('POST', '/v1/detect', {
+      machine_id: PRESS,
+      granularity: 'minutely',
+      sensitivity: 95,
+      series: rows.map((r) => ({ timestamp: r.timestamp, channels: { temp: r.temp, rpm: r.rpm } })),
+    });
+    const flagged = reference.machine.is_anomaly.flatMap((flag, index) => (flag ? [index] : []));
+    expect(flagged.some((index) => index >= 70 && index < 110)).toBe(true);
+
+    await page.goto(`${baseUrl}/dashboard/#/detect`);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'press-judged.csv'));
+    // Another mode than per point: the page says what a multichannel file needs.
+    await page.getByLabel('Mode').selectOption('entire');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), WAIT).toContain('has several channels');
+    await page.getByLabel('Mode').selectOption('streaming');
+    await page.getByLabel('Machine id').fill(PRESS);
+    await page.getByLabel(/Sensitivity/).fill('95');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await page.getByTestId('episodes').waitFor(WAIT);
+    expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('150');
+    expect(await chartAnomalies()).toEqual(flagged);
+    expect(await page.locator('[data-testid="episodes"] tbody tr').count()).toBe(reference.machine.episodes.length);
+    expect(await page.getByTestId('summary').textContent()).toContain("press-judged.csv: 150 points of 2 channels, the machine's score against its joint model");
+  });
+
   it('shows usage per endpoint and the plan with its points this month', async () => {
     // The first-start key is a test key, which the quota never counts; the session's calls are live.
     const before = await api<{ plan: string; points_used_this_month: number }>('GET', '/v1/usage/summary');

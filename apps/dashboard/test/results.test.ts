@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { regimeSpans, resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, viewFromResults } from '../web/results.js';
+import { regimeSpans, resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, viewFromMachineVerdict, viewFromResults } from '../web/results.js';
 
 const points = [
   { timestamp: '2025-06-01T10:00:00.000Z', value: 1 },
@@ -93,5 +93,26 @@ describe('downloads', () => {
     expect(json.request).toEqual({ mode: 'entire', sensitivity: 95 });
     expect(json.anomaly_indices).toEqual([1]);
     expect(json.rows).toHaveLength(3);
+  });
+});
+
+describe('viewFromMachineVerdict', () => {
+  it("charts the machine's score with its band 0 to the threshold, its flags and regimes", () => {
+    const machine = {
+      model: 'gaussian-drift' as const,
+      sensitivity: 95,
+      threshold: 2.5,
+      score: [1, 3, 5, 2],
+      is_anomaly: [false, true, true, false],
+      severity: [0, 1 - 2.5 / 3, 0.5, 0],
+      contributions: { a: [0.5, 2, 4, 1], b: [0.5, 1, 1, 1] },
+      episodes: [
+        { start: 1, end: 2, start_timestamp: null, end_timestamp: null, peak: 2, peak_score: 5, severity: 0.5, channels: [{ channel: 'a', share: 0.75 }], closed: false },
+      ],
+    };
+    const view = viewFromMachineVerdict(['t0', 't1', 't2', 't3'], machine, ['HEALTHY', 'ACTIVE', 'ACTIVE', 'HEALTHY']);
+    expect(view.anomalyIndices).toEqual([1, 2]);
+    expect(view.rows[2]).toMatchObject({ index: 2, timestamp: 't2', value: 5, expected: 0, lower: 0, upper: 2.5, isAnomaly: true, isPositiveAnomaly: true, severity: 0.5, regime: 'ACTIVE' });
+    expect(view.rows[0]).toMatchObject({ isAnomaly: false, severity: 0, regime: 'HEALTHY' });
   });
 });

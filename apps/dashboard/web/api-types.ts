@@ -6,6 +6,7 @@ import type {
   DetectResponse,
   MachineStatusResponse as MachineStatusSchema,
   MachinesResponse as MachinesSchema,
+  MultivariateDetectResponse,
 } from '../../api/src/native/schemas.js';
 import type { ResultsResponse, ResultRowBody } from '../../api/src/telemetry/schemas.js';
 import type { JobBody, JobResultRowBody, JobResultsResponse as JobResultsSchema } from '../../api/src/jobs/schemas.js';
@@ -24,7 +25,9 @@ import type {
   WebhookView as WebhookViewSchema,
 } from '../../api/src/webhooks/schemas.js';
 
-export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, ResultRowBody, ResultsResponse };
+export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, MultivariateDetectResponse, ResultRowBody, ResultsResponse };
+/** A multivariate detection's machine verdict (null without a joint model). */
+export type MachineVerdictBody = NonNullable<MultivariateDetectResponse['machine']>;
 export type { JobBody, JobResultRowBody };
 export type JobResultsResponse = Static<typeof JobResultsSchema>;
 export type MachinesResponse = Static<typeof MachinesSchema>;

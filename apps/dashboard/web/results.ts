@@ -1,7 +1,7 @@
 // One shape for what a chart and a table show, whichever route produced it (entire detection,
 // the native per-point detection, changepoints, or a machine's stored results), and the CSV and
 // JSON a user downloads. Pure: no DOM; unit-tested in ../test.
-import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, JobResultRowBody, ResultRowBody } from './api-types.js';
+import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, JobResultRowBody, MachineVerdictBody, ResultRowBody } from './api-types.js';
 import type { SeriesPoint } from './csv.js';
 
 export type DetectMode = 'entire' | 'streaming' | 'changepoint';
@@ -47,6 +47,28 @@ const EMPTY_ROW = {
   energy: null,
   zScore: null,
 } as const;
+
+/**
+ * The view of a multivariate detection's machine verdict: each point's value is the machine's score
+ * against the joint model of its channels, its band 0 to the threshold, its regime the machine's.
+ */
+export function viewFromMachineVerdict(timestamps: readonly (string | null)[], machine: MachineVerdictBody, regimes: readonly string[]): ResultView {
+  return toView(
+    machine.score.map((score, index) => ({
+      ...EMPTY_ROW,
+      index,
+      timestamp: timestamps[index] ?? null,
+      value: score,
+      expected: 0,
+      lower: 0,
+      upper: machine.threshold,
+      isAnomaly: machine.is_anomaly[index] === true,
+      isPositiveAnomaly: machine.is_anomaly[index] === true,
+      severity: machine.severity[index] ?? 0,
+      regime: regimes[index] ?? null,
+    })),
+  );
+}
 
 /** The view of an entire-series detection (vendor route) or of POST /v1/detect (adds regimes, energies). */
 export function viewFromDetection(points: readonly SeriesPoint[], response: EntireDetectResponse | DetectResponse): ResultView {

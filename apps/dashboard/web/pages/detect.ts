@@ -1,11 +1,21 @@
 // Detect on a CSV: the file is read and checked in the browser, then sent to the route the mode
 // names; the answer becomes a chart, a table of flagged points and two downloads.
 import { apiRequest, describeError } from '../api.js';
-import type { ChangePointDetectResponse, DetectResponse, EntireDetectResponse, JobBody, JobResultRowBody, JobResultsResponse } from '../api-types.js';
+import type {
+  ChangePointDetectResponse,
+  DetectResponse,
+  EntireDetectResponse,
+  JobBody,
+  JobResultRowBody,
+  JobResultsResponse,
+  MachineVerdictBody,
+  MultivariateDetectResponse,
+} from '../api-types.js';
+import { looksMultivariate, parseMultivariateCsv } from '../multivariate-csv.js';
 import { DETECT_LIMITS, JOB_LIMITS, describeProblem, inferGranularity, parseSeriesCsv, type ParsedSeries } from '../csv.js';
 import { download, el, errorBox } from '../dom.js';
 import { renderResultPanel } from '../result-panel.js';
-import { resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, viewFromJobResults, type DetectMode, type ResultView } from '../results.js';
+import { resultsToCsv, resultsToJson, viewFromChangePoints, viewFromDetection, viewFromJobResults, viewFromMachineVerdict, type DetectMode, type ResultView } from '../results.js';
 
 /** The synchronous routes' limit; an entire-series detection of a longer file goes as a job. */
 const SYNCHRONOUS_MAX_POINTS = DETECT_LIMITS.maxPoints;
@@ -38,7 +48,7 @@ export function renderDetect(main: HTMLElement): void {
   const form = el(
     'form',
     { class: 'inline', 'data-testid': 'detect-form' },
-    el('label', {}, 'CSV file (timestamp,value or one value per line)', file),
+    el('label', {}, 'CSV file (timestamp,value; one value per line; or timestamp,<channel>,… for a machine)', file),
     el('label', {}, 'Mode', mode),
     el('label', {}, 'Sensitivity (0–99)', sensitivity),
     el('label', {}, 'Machine id', machine),
@@ -55,7 +65,12 @@ export function renderDetect(main: HTMLElement): void {
     const chosen = file.files?.[0];
     if (!chosen) return;
     const selected = mode.value as DetectMode;
-    const parsed = parseSeriesCsv(await chosen.text(), selected === 'entire' ? JOB_LIMITS : DETECT_LIMITS);
+    const text = await chosen.text();
+    if (looksMultivariate(text)) {
+      await runMachine(chosen.name, text, selected);
+      return;
+    }
+    const parsed = parseSeriesCsv(text, selected === 'entire' ? JOB_LIMITS : DETECT_LIMITS);
     if (!parsed.ok) {
       status.replaceChildren(errorBox(`${chosen.name}: ${describeProblem(parsed.problem)}`));
       return;
@@ -95,6 +110,62 @@ export function renderDetect(main: HTMLElement): void {
     }
   }
 
+  /**
+   * A multichannel file (a header timestamp,<channel>,…): judged per point against the machine's
+   * baseline (POST /v1/detect with channels), charted as the machine's score with its episodes.
+   */
+  async function runMachine(name: string, text: string, selected: DetectMode): Promise<void> {
+    const machineId = machine.value.trim();
+    if (selected !== 'streaming' || machineId === '') {
+      status.replaceChildren(
+        errorBox(`${name} has several channels: choose "Per point with the learned model" and give the machine's id, to judge it against the machine's multichannel baseline.`),
+      );
+      return;
+    }
+    const parsed = parseMultivariateCsv(text, DETECT_LIMITS);
+    if (!parsed.ok) {
+      status.replaceChildren(errorBox(`${name}: ${describeProblem(parsed.problem)}`));
+      return;
+    }
+    const { granularity, customInterval } = inferGranularity(parsed.series.timestampsMs);
+    const request = {
+      machine_id: machineId,
+      series: parsed.series.points,
+      granularity,
+      ...(customInterval === 1 ? {} : { customInterval }),
+      ...(Number.isInteger(Number(sensitivity.value)) ? { sensitivity: Number(sensitivity.value) } : {}),
+    };
+    button.disabled = true;
+    status.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), `Detecting on ${parsed.series.points.length.toLocaleString('en-US')} points of ${parsed.series.channels.length} channels…`));
+    try {
+      const answer = await apiRequest<MultivariateDetectResponse>('POST', '/v1/detect', request);
+      if (answer.machine === null || answer.machine === undefined) {
+        status.replaceChildren(
+          el(
+            'p',
+            { class: 'notice', 'data-testid': 'no-baseline' },
+            `Machine '${machineId}' has no multichannel baseline: each channel was judged alone. Create one on the Baseline page from a CSV of its healthy channels.`,
+          ),
+        );
+        return;
+      }
+      status.replaceChildren();
+      const view = viewFromMachineVerdict(parsed.series.points.map((point) => point.timestamp), answer.machine, answer.regimes);
+      resultsCard.hidden = false;
+      renderResultPanel(
+        output,
+        view,
+        `${name}: ${view.rows.length.toLocaleString('en-US')} points of ${parsed.series.channels.length} channels, the machine's score against its joint model; ` +
+          `${plural(view.anomalyIndices.length, 'point')} over the threshold, ${plural(answer.machine.episodes.length, 'episode')}.`,
+      );
+      output.append(episodesTable(answer.machine));
+    } catch (error) {
+      status.replaceChildren(errorBox(describeError(error)));
+    } finally {
+      button.disabled = false;
+    }
+  }
+
   main.replaceChildren(
     el(
       'section',
@@ -109,6 +180,30 @@ export function renderDetect(main: HTMLElement): void {
       status,
     ),
     resultsCard,
+  );
+}
+
+/** The machine's episodes: when, how severe, and the channels that drove each. */
+function episodesTable(machine: MachineVerdictBody): HTMLElement {
+  return el(
+    'table',
+    { 'data-testid': 'episodes' },
+    el('thead', {}, el('tr', {}, ...['start', 'end', 'severity', 'channels', ''].map((name) => el('th', {}, name)))),
+    el(
+      'tbody',
+      {},
+      ...machine.episodes.map((episode) =>
+        el(
+          'tr',
+          { 'data-start': episode.start },
+          el('td', {}, episode.start_timestamp ?? String(episode.start)),
+          el('td', {}, episode.end_timestamp ?? String(episode.end)),
+          el('td', { class: 'num' }, episode.severity.toFixed(2)),
+          el('td', {}, episode.channels.map(({ channel, share }) => `${channel} ${Math.round(share * 100)} %`).join(', ')),
+          el('td', {}, episode.closed ? '' : 'under way'),
+        ),
+      ),
+    ),
   );
 }
 
