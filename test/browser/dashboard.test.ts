@@ -213,6 +213,12 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Detect' }).click();
     await expect.poll(() => page.getByTestId('summary').textContent(), WAIT).toContain('suspect.csv');
     await expect.poll(() => page.getByTestId('chart').getAttribute('data-regime-spans'), WAIT).toContain('SHOCK:200-');
+    // The learned model's warm-up band is far wider than the data: the chart's range stays near the values.
+    const values = suspect.points.map((point) => point.value);
+    const span = Math.max(...values) - Math.min(...values);
+    const [low, high] = ((await page.getByTestId('chart').getAttribute('data-y-range')) ?? '').split(',').map(Number);
+    expect(low).toBeGreaterThanOrEqual(Math.min(...values) - 1.1 * span);
+    expect(high).toBeLessThanOrEqual(Math.max(...values) + 1.1 * span);
     expect(await chartAnomalies()).toEqual(reference.isAnomaly.flatMap((anomalous, index) => (anomalous ? [index] : [])));
     expect(await page.locator('[data-testid="flagged"] tbody tr[data-index="200"] td').nth(7).textContent()).toBe(reference.regimes[200]);
     await screenshot('detect');
@@ -253,6 +259,10 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     const marked = await page.getByTestId('chart').getAttribute('data-changepoints');
     expect(marked?.split(',').map(Number)).toEqual(changepoints);
     expect(await tableIndices()).toEqual(changepoints);
+    // No band and no anomalies in a changepoint answer: the legend names what is drawn.
+    const legend = await page.getByTestId('legend').textContent();
+    expect(legend).toContain(`changepoint (${changepoints.length})`);
+    expect(legend).not.toMatch(/band|anomal/);
   });
 
   it('detects on a 30,000-row CSV as a detection job: its progress, then the job\'s flags on the chart (drawn downsampled) and in the table', async () => {

@@ -65,6 +65,8 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
   container.dataset['anomalies'] = view.anomalyIndices.join(',');
   container.dataset['changepoints'] = view.changePointIndices.join(',');
   container.dataset['regimeSpans'] = spans.map((span) => `${span.regime}:${span.start}-${span.end}`).join(',');
+  const yRange = valueRange(rows);
+  container.dataset['yRange'] = yRange.join(',');
 
   const series: uPlot.Series[] = [{ label: timed ? 'time (UTC)' : 'index' }, { label: 'value', stroke: '#2456c9', width: 1 }];
   const data: (number | null)[][] = [pick(xs), pick(rows.map((row) => row.value))];
@@ -94,7 +96,7 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
     width: Math.max(320, container.clientWidth || 1100),
     height: 340,
     series,
-    scales: { x: { time: timed } },
+    scales: { x: { time: timed }, y: { range: () => yRange } },
     // Ticks at least 90 px apart: time labels are wide.
     axes: [{ space: 90 }, { size: 60 }],
     ...(hasBand ? { bands: [{ series: [4, 3], fill: 'rgba(36, 86, 201, 0.08)' }] } : {}),
@@ -143,15 +145,46 @@ export function renderChart(container: HTMLElement, view: ResultView): ChartHand
   };
 }
 
+/**
+ * The y range: the values, and the band where it stays near them. A band far wider than the data
+ * (a model's warm-up, before it knows the series) would squash the values into a strip; it is
+ * clipped at one data range beyond them.
+ */
+export function valueRange(rows: ResultView['rows']): [number, number] {
+  let low = Number.POSITIVE_INFINITY;
+  let high = Number.NEGATIVE_INFINITY;
+  for (const row of rows) {
+    if (!Number.isFinite(row.value)) continue;
+    low = Math.min(low, row.value);
+    high = Math.max(high, row.value);
+  }
+  if (!Number.isFinite(low)) return [0, 1];
+  const span = Math.max(high - low, Math.abs(high) * 1e-6, 1e-9);
+  let bandLow = low;
+  let bandHigh = high;
+  for (const row of rows) {
+    for (const edge of [row.lower, row.upper]) {
+      if (edge === null || !Number.isFinite(edge)) continue;
+      bandLow = Math.min(bandLow, Math.max(edge, low - span));
+      bandHigh = Math.max(bandHigh, Math.min(edge, high + span));
+    }
+  }
+  const pad = 0.05 * (bandHigh - bandLow || span);
+  return [bandLow - pad, bandHigh + pad];
+}
+
 /** The legend for what the chart draws besides the lines. */
 export function chartLegend(view: ResultView): HTMLElement {
   const swatch = (colour: string): HTMLElement => el('span', { class: 'swatch', style: `background:${colour}` });
   const regimes = new Set(regimeSpans(view.rows).map((span) => span.regime));
+  // A changepoint answer has no band and no anomalies: its legend does not speak of them.
+  const hasBand = view.rows.some((row) => row.expected !== null);
+  const flags = view.rows.some((row) => row.isAnomaly) || hasBand;
   return el(
     'div',
-    { class: 'legend' },
-    el('span', {}, swatch('rgba(36, 86, 201, 0.25)'), 'expected band'),
-    el('span', {}, swatch(ANOMALY), `anomaly (${view.anomalyIndices.length})`),
+    { class: 'legend', 'data-testid': 'legend' },
+    hasBand && el('span', {}, swatch('rgba(36, 86, 201, 0.25)'), 'expected band'),
+    flags && el('span', {}, swatch(ANOMALY), `anomalies (${view.anomalyIndices.length})`),
     view.changePointIndices.length > 0 && el('span', {}, swatch(CHANGEPOINT), `changepoint (${view.changePointIndices.length})`),
     ...[...regimes].map((regime) => el('span', {}, swatch(REGIME_COLOURS[regime] ?? '#eee'), regime)),
   );
