@@ -381,6 +381,23 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await page.getByTestId('summary').textContent()).toContain("press-judged.csv: 150 points of 2 channels, the machine's score against its joint model");
   });
 
+  it('keeps the header on one line at a tablet\'s 768 px', async () => {
+    await page.setViewportSize({ width: 768, height: 900 });
+    try {
+      await page.goto(`${baseUrl}/dashboard/#/machines`);
+      const header = page.locator('header');
+      await header.waitFor();
+      const box = await header.boundingBox();
+      const link = await page.locator('nav a').first().boundingBox();
+      // One line: the header no taller than its links' line and its padding.
+      expect(box!.height).toBeLessThan(link!.height * 2 + 20);
+      const tops = await page.locator('nav a').evaluateAll((links) => links.map((a) => Math.round(a.getBoundingClientRect().top)));
+      expect(new Set(tops).size).toBe(1);
+    } finally {
+      await page.setViewportSize({ width: 1200, height: 800 });
+    }
+  });
+
   it('shows usage per endpoint and the plan with its points this month', async () => {
     // The first-start key is a test key, which the quota never counts; the session's calls are live.
     const before = await api<{ plan: string; points_used_this_month: number }>('GET', '/v1/usage/summary');
