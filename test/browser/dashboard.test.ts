@@ -316,6 +316,14 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await page.getByTestId('machine-results').getByTestId('summary').textContent()).toContain(`last anomaly: ${lastAnomaly}.`);
     await page.getByRole('heading', { name: 'Stored results' }).evaluate((heading) => heading.scrollIntoView());
     await screenshot('machine');
+
+    // A range picked with the date and time pickers (UTC): the 100 points from the 100th on.
+    const fromTs = suspect.points[100]!.timestamp.replace(/Z$/, '').replace(/\.000$/, '');
+    const toTs = suspect.points[200]!.timestamp.replace(/Z$/, '').replace(/\.000$/, '');
+    await page.getByLabel('From (UTC)').fill(fromTs);
+    await page.getByLabel('To (UTC, exclusive)').fill(toTs);
+    await page.getByRole('button', { name: 'Load results' }).click();
+    await expect.poll(() => page.getByTestId('chart').getAttribute('data-points'), WAIT).toBe('100');
   });
 
   it("charts a multi-channel machine's score on its page and links its channels", async () => {

@@ -58,13 +58,14 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
   const path = encodeURIComponent(machineId);
   const statusCard = el('section', { class: 'card', 'data-testid': 'machine-status' }, el('h2', {}, machineId), el('p', { class: 'notice' }, 'Loading…'));
   const baselineSlot = el('div', {});
-  const from = el('input', { type: 'text', name: 'from', placeholder: 'from (ISO 8601, optional)' });
-  const to = el('input', { type: 'text', name: 'to', placeholder: 'to (ISO 8601, optional)' });
+  // Date and time pickers, read as UTC (the stored timestamps are); empty: no bound.
+  const from = el('input', { type: 'datetime-local', name: 'from', step: 1 });
+  const to = el('input', { type: 'datetime-local', name: 'to', step: 1 });
   const load = el('button', { type: 'submit' }, 'Load results');
   const resultsStatus = el('div', {});
   const output = el('div', { 'data-testid': 'machine-results' });
   const resultsNote = el('p', { class: 'notice', 'data-testid': 'results-note' }, 'The per-point results of its telemetry, judged by the workers.');
-  const rangeForm = el('form', { class: 'inline' }, el('label', {}, 'From', from), el('label', {}, 'To (exclusive)', to), load);
+  const rangeForm = el('form', { class: 'inline' }, el('label', {}, 'From (UTC)', from), el('label', {}, 'To (UTC, exclusive)', to), load);
   rangeForm.addEventListener('submit', (event) => {
     event.preventDefault();
     void loadResults();
@@ -80,9 +81,9 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
     for (const [name, input] of [['from', from], ['to', to]] as const) {
       const text = input.value.trim();
       if (text === '') continue;
-      const ms = readTimestamp(text);
+      const ms = readTimestamp(/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(text) ? `${text}Z` : text);
       if (ms === null) {
-        resultsStatus.replaceChildren(errorBox(`"${text}" is not an ISO 8601 timestamp (like 2025-06-01T10:00:00Z).`));
+        resultsStatus.replaceChildren(errorBox(`"${text}" is not a date and time.`));
         return;
       }
       range.push(`${name}=${encodeURIComponent(new Date(ms).toISOString())}`);
