@@ -111,45 +111,31 @@ export function viewFromChangePoints(points: readonly SeriesPoint[], response: C
   );
 }
 
+/** The fields a stored result row and a job's result row share: the value, its band and its flags. */
+function bandRow(result: JobResultRowBody | ResultRowBody, index: number): ResultRow {
+  return {
+    ...EMPTY_ROW,
+    index,
+    timestamp: result.timestamp,
+    value: result.value,
+    expected: result.expected_value,
+    lower: result.expected_value - result.lower_margin,
+    upper: result.expected_value + result.upper_margin,
+    isAnomaly: result.is_anomaly,
+    isPositiveAnomaly: result.is_positive_anomaly,
+    isNegativeAnomaly: result.is_negative_anomaly,
+    severity: result.severity,
+  };
+}
+
 /** A detection job's results (GET /v1/jobs/{id}/results, one series), pages concatenated. */
 export function viewFromJobResults(results: readonly JobResultRowBody[]): ResultView {
-  return toView(
-    results.map((result, index) => ({
-      ...EMPTY_ROW,
-      index,
-      timestamp: result.timestamp,
-      value: result.value,
-      expected: result.expected_value,
-      lower: result.expected_value - result.lower_margin,
-      upper: result.expected_value + result.upper_margin,
-      isAnomaly: result.is_anomaly,
-      isPositiveAnomaly: result.is_positive_anomaly,
-      isNegativeAnomaly: result.is_negative_anomaly,
-      severity: result.severity,
-    })),
-  );
+  return toView(results.map(bandRow));
 }
 
 /** A machine's stored streaming results (GET /v1/machines/{id}/results), pages concatenated. */
 export function viewFromResults(results: readonly ResultRowBody[]): ResultView {
-  return toView(
-    results.map((result, index) => ({
-      ...EMPTY_ROW,
-      index,
-      timestamp: result.timestamp,
-      value: result.value,
-      expected: result.expected_value,
-      lower: result.expected_value - result.lower_margin,
-      upper: result.expected_value + result.upper_margin,
-      isAnomaly: result.is_anomaly,
-      isPositiveAnomaly: result.is_positive_anomaly,
-      isNegativeAnomaly: result.is_negative_anomaly,
-      severity: result.severity,
-      regime: result.regime,
-      energy: result.energy,
-      zScore: result.z_score,
-    })),
-  );
+  return toView(results.map((result, index) => ({ ...bandRow(result, index), regime: result.regime, energy: result.energy, zScore: result.z_score })));
 }
 
 function toView(rows: ResultRow[]): ResultView {
