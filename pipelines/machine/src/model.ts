@@ -177,14 +177,14 @@ function fitRange(values: readonly ArrayLike<number>[], from: number, to: number
       return (g3[i]! - g2[i]!) / (meanOf(upper) ** driftPower[i]! - meanOf(lower) ** driftPower[i]!);
     }),
   );
-  // Shrunk correlation of the standardised readings, and its inverse square root.
+  // Shrunk correlation of the standardised readings (whitened per horizon in whiteningAt).
   const correlation: number[][] = Array.from({ length: d }, () => new Array<number>(d).fill(0));
   for (let i = 0; i < d; i++) {
     for (let j = i; j < d; j++) {
-      const vi = values[i]!;
-      const vj = values[j]!;
+      const zi = standardised[i]!;
+      const zj = standardised[j]!;
       let sum = 0;
-      for (let t = from; t < to; t++) sum += ((vi[t]! - mean[i]!) / scale[i]!) * ((vj[t]! - mean[j]!) / scale[j]!);
+      for (let t = 0; t < n; t++) sum += zi[t]! * zj[t]!;
       const r = (1 - shrinkage) * (sum / Math.max(1, n - 1)) + (i === j ? shrinkage : 0);
       correlation[i]![j] = r;
       correlation[j]![i] = r;
