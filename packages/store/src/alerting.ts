@@ -92,6 +92,27 @@ export interface MachineFeedback {
   readonly createdAt: Date;
 }
 
+/**
+ * An alert a worker raised, as the dispatcher recorded it: the machine's log of its episodes and
+ * regime changes, and which deliveries each alert gave rise to (one per target that wanted it).
+ */
+export interface MachineAlert {
+  /** The alert's event id: the same each time a replayed batch raises it again. */
+  readonly eventId: string;
+  readonly orgId: string;
+  readonly machineId: string;
+  /** The machine itself, or one of its channel series (`<machine>:<channel>`). */
+  readonly seriesId: string;
+  /** `episode.opened`, `episode.closed` or `regime.changed`. */
+  readonly event: string;
+  /** When what it reports began (the episode's first flagged point, the regime's first point): the log's order. */
+  readonly startedAt: Date;
+  /** The body its deliveries carry (JSON, the webhook wire shape). */
+  readonly payload: string;
+  readonly deliveryIds: readonly string[];
+  readonly raisedAt: Date;
+}
+
 export interface AlertingStore {
   /** Creates or replaces the target (by organization and id). */
   putWebhook(target: WebhookTarget): Promise<void>;
@@ -115,10 +136,16 @@ export interface AlertingStore {
   /** The organization's feedback (on one machine, or all), oldest first. */
   listFeedback(orgId: string, machineId?: string): Promise<readonly MachineFeedback[]>;
   deleteFeedback(orgId: string, feedbackId: string): Promise<boolean>;
+  /** Records the alerts (replacing any with the same event id) and creates or replaces the deliveries, in one write. */
+  recordAlerts(alerts: readonly MachineAlert[], deliveries: readonly WebhookDelivery[]): Promise<void>;
+  /** The machine's alerts, latest start first (ties: by event id, descending), at most `limit`. */
+  listAlerts(orgId: string, machineId: string, limit: number): Promise<readonly MachineAlert[]>;
+  /** Removes every alert of the machine (its deliveries stay in the targets' logs); how many. */
+  deleteAlerts(orgId: string, machineId: string): Promise<number>;
 }
 
 /** The document kinds, as the adapters' `kind` column names them. */
-export const ALERTING_KINDS = { webhook: 'webhook', delivery: 'delivery', feedback: 'feedback' } as const;
+export const ALERTING_KINDS = { webhook: 'webhook', delivery: 'delivery', feedback: 'feedback', alert: 'alert' } as const;
 export type AlertingKind = (typeof ALERTING_KINDS)[keyof typeof ALERTING_KINDS];
 
 /** One stored document: the columns both adapters keep. */
@@ -126,7 +153,7 @@ export interface AlertingRow {
   readonly kind: AlertingKind;
   readonly orgId: string;
   readonly id: string;
-  /** The target of a delivery, the machine of a feedback; empty for a target. */
+  /** The target of a delivery, the series of a feedback, the machine of an alert; empty for a target. */
   readonly parent: string;
   /** A delivery's status; empty for the others. */
   readonly status: string;
@@ -330,6 +357,61 @@ export function feedbackOf(doc: string): MachineFeedback {
   };
 }
 
+/** An alert's event id names its series, so it may be longer than other ids. */
+const MAX_EVENT_ID = 1024;
+
+export function alertRow(alert: MachineAlert): AlertingRow {
+  const operation = 'recordAlerts';
+  id(operation, 'orgId', alert.orgId);
+  if (typeof alert.eventId !== 'string' || alert.eventId.length === 0 || alert.eventId.length > MAX_EVENT_ID) {
+    invalid(operation, `eventId must be 1 to ${MAX_EVENT_ID} characters`);
+  }
+  id(operation, 'machineId', alert.machineId);
+  id(operation, 'seriesId', alert.seriesId);
+  id(operation, 'event', alert.event);
+  if (typeof alert.payload !== 'string' || alert.payload.length > MAX_PAYLOAD) invalid(operation, 'payload must be a string of at most 1 MiB');
+  for (const deliveryId of alert.deliveryIds) id(operation, 'deliveryIds[]', deliveryId);
+  date(operation, 'startedAt', alert.startedAt);
+  date(operation, 'raisedAt', alert.raisedAt);
+  const doc = {
+    event_id: alert.eventId,
+    org_id: alert.orgId,
+    machine_id: alert.machineId,
+    series_id: alert.seriesId,
+    event: alert.event,
+    started_ms: alert.startedAt.getTime(),
+    payload: alert.payload,
+    delivery_ids: alert.deliveryIds,
+    raised_ms: alert.raisedAt.getTime(),
+  };
+  return { kind: 'alert', orgId: alert.orgId, id: alert.eventId, parent: alert.machineId, status: '', createdMs: doc.started_ms, doc: JSON.stringify(doc) };
+}
+
+export function alertOf(doc: string): MachineAlert {
+  const d = JSON.parse(doc) as {
+    event_id: string;
+    org_id: string;
+    machine_id: string;
+    series_id: string;
+    event: string;
+    started_ms: number;
+    payload: string;
+    delivery_ids: string[];
+    raised_ms: number;
+  };
+  return {
+    eventId: d.event_id,
+    orgId: d.org_id,
+    machineId: d.machine_id,
+    seriesId: d.series_id,
+    event: d.event,
+    startedAt: new Date(d.started_ms),
+    payload: d.payload,
+    deliveryIds: d.delivery_ids,
+    raisedAt: new Date(d.raised_ms),
+  };
+}
+
 /**
  * The port over any table of AlertingRow documents: an adapter supplies the four primitives and
  * gets every method, so the two backends differ only in SQL.
@@ -459,6 +541,37 @@ export class DocumentAlertingStore implements AlertingStore {
     return DocumentAlertingStore.guard(() => {
       validateRef('deleteFeedback', orgId, feedbackId);
       return this.docs.remove('deleteFeedback', 'feedback', orgId, feedbackId);
+    });
+  }
+
+  recordAlerts(alerts: readonly MachineAlert[], deliveries: readonly WebhookDelivery[]): Promise<void> {
+    return DocumentAlertingStore.guard(async () => {
+      // One row per record: the last of the lists wins for an id given twice.
+      const rows = new Map<string, AlertingRow>();
+      for (const row of [...alerts.map(alertRow), ...deliveries.map(deliveryRow)]) rows.set(`${row.kind}/${row.orgId}/${row.id}`, row);
+      if (rows.size > 0) await this.docs.put('recordAlerts', [...rows.values()]);
+    });
+  }
+
+  listAlerts(orgId: string, machineId: string, limit: number): Promise<readonly MachineAlert[]> {
+    return DocumentAlertingStore.guard(async () => {
+      id('listAlerts', 'orgId', orgId);
+      id('listAlerts', 'machineId', machineId);
+      validateLimit('listAlerts', limit);
+      return (await this.docs.list('listAlerts', { kind: 'alert', orgId, parent: machineId, limit, newestFirst: true })).map(alertOf);
+    });
+  }
+
+  deleteAlerts(orgId: string, machineId: string): Promise<number> {
+    return DocumentAlertingStore.guard(async () => {
+      id('deleteAlerts', 'orgId', orgId);
+      id('deleteAlerts', 'machineId', machineId);
+      let removed = 0;
+      for (;;) {
+        const batch = (await this.docs.list('deleteAlerts', { kind: 'alert', orgId, parent: machineId, limit: 10_000, newestFirst: false })).map(alertOf);
+        for (const alert of batch) if (await this.docs.remove('deleteAlerts', 'alert', orgId, alert.eventId)) removed++;
+        if (batch.length < 10_000) return removed;
+      }
     });
   }
 }

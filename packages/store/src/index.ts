@@ -75,6 +75,7 @@ export {
   type DeliveryStatus,
   type FeedbackLabel,
   type FeedbackPattern,
+  type MachineAlert,
   type MachineFeedback,
   type WebhookDelivery,
   type WebhookEvent,

@@ -1,7 +1,7 @@
 // The behaviour every AlertingStore adapter must have (part of describeStoreContracts, so both
 // backends run it): webhook targets, their delivery log and machine feedback, per organization.
 import { describe, expect, it } from 'vitest';
-import { StoreError, type AlertingStore, type MachineFeedback, type WebhookDelivery, type WebhookTarget } from '@adp/store';
+import { StoreError, type AlertingStore, type MachineAlert, type MachineFeedback, type WebhookDelivery, type WebhookTarget } from '@adp/store';
 import { useBackend, type StoreBackend } from './backend.js';
 
 const T0 = Date.UTC(2026, 2, 3, 4, 5, 6, 789);
@@ -50,6 +50,21 @@ function feedback(overrides: Partial<MachineFeedback> = {}): MachineFeedback {
     label: 'not_anomaly',
     pattern: { low: 70.5, high: 81.25, direction: 'up', points: 12 },
     createdAt: new Date(T0),
+    ...overrides,
+  };
+}
+
+function alert(overrides: Partial<MachineAlert> = {}): MachineAlert {
+  return {
+    eventId: 'org_a/pump-7/1000/opened',
+    orgId: 'org_a',
+    machineId: 'pump-7',
+    seriesId: 'pump-7',
+    event: 'episode.opened',
+    startedAt: new Date(T0),
+    payload: '{"type":"episode.opened","data":{"machine_id":"pump-7"}}',
+    deliveryIds: ['msg_1'],
+    raisedAt: new Date(T0 + 5),
     ...overrides,
   };
 }
@@ -153,6 +168,33 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
       expect(await alerting.listFeedback('org_a', 'pump-7')).toEqual([]);
     });
 
+    it("records alerts with their deliveries in one write, lists a machine's latest start first, and deletes a machine's alerts only", async () => {
+      const alerting = await open();
+      const opened = alert();
+      const closed = alert({ eventId: 'org_a/pump-7/1000/closed', event: 'episode.closed', deliveryIds: [], raisedAt: new Date(T0 + 9) });
+      const later = alert({ eventId: 'org_a/pump-7:temp/2000/opened', seriesId: 'pump-7:temp', startedAt: new Date(T0 + 60_000), deliveryIds: ['msg_2', 'msg_3'] });
+      const otherMachine = alert({ eventId: 'org_a/fan-2/1000/opened', machineId: 'fan-2', seriesId: 'fan-2' });
+      const otherOrg = alert({ orgId: 'org_b' });
+      await alerting.recordAlerts([opened, closed, later, otherMachine, otherOrg], [delivery({ deliveryId: 'msg_1' }), delivery({ deliveryId: 'msg_2' })]);
+      expect(await alerting.listAlerts('org_a', 'pump-7', 10)).toEqual([later, opened, closed]);
+      expect(await alerting.listAlerts('org_a', 'pump-7', 1)).toEqual([later]);
+      expect(await alerting.listAlerts('org_b', 'pump-7', 10)).toEqual([otherOrg]);
+      expect((await alerting.getDeliveries('org_a', ['msg_1', 'msg_2'])).map((d) => d.deliveryId).sort()).toEqual(['msg_1', 'msg_2']);
+
+      // Raised again (a replayed batch): replaced, not doubled.
+      const again = { ...opened, deliveryIds: ['msg_1', 'msg_4'], raisedAt: new Date(T0 + 100) };
+      await alerting.recordAlerts([again], []);
+      expect(await alerting.listAlerts('org_a', 'pump-7', 10)).toEqual([later, again, closed]);
+
+      expect(await alerting.deleteAlerts('org_a', 'pump-7')).toBe(3);
+      expect(await alerting.deleteAlerts('org_a', 'pump-7')).toBe(0);
+      expect(await alerting.listAlerts('org_a', 'pump-7', 10)).toEqual([]);
+      expect(await alerting.listAlerts('org_a', 'fan-2', 10)).toEqual([otherMachine]);
+      expect(await alerting.listAlerts('org_b', 'pump-7', 10)).toEqual([otherOrg]);
+      expect((await alerting.getDeliveries('org_a', ['msg_1', 'msg_2'])).length).toBe(2);
+      await expect(alerting.listAlerts('org_a', 'pump-7', 0)).rejects.toBeInstanceOf(StoreError);
+    });
+
     it('refuses what it cannot store faithfully, as STORE_INVALID_ARGUMENT', async () => {
       const alerting = await open();
       const refusals = [
@@ -164,6 +206,12 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
         alerting.putFeedback(feedback({ toMs: T0 })),
         alerting.putFeedback(feedback({ label: 'maybe' as never })),
         alerting.getWebhook('', 'wh_1'),
+        alerting.recordAlerts([alert({ eventId: '' })], []),
+        alerting.recordAlerts([alert({ eventId: 'x'.repeat(1025) })], []),
+        alerting.recordAlerts([alert({ startedAt: new Date(Number.NaN) })], []),
+        alerting.recordAlerts([alert()], [delivery({ status: 'lost' as never })]),
+        alerting.listAlerts('org_a', '', 10),
+        alerting.deleteAlerts('', 'pump-7'),
       ];
       for (const refusal of refusals) {
         await expect(refusal).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
