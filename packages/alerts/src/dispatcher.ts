@@ -1,5 +1,6 @@
-// The webhook dispatcher: consumes the alerts topic, records one pending delivery per alert and
-// matching target in the store (the same id whenever the alert comes again, so a replay does not
+// The webhook dispatcher: consumes the alerts topic, records each alert (the machine's log of its
+// episodes, which the dashboard shows) and one pending delivery per alert and matching target in
+// the store (the same id whenever the alert comes again, so a replay does not
 // deliver twice), lets the bus commit, and delivers in the background: retries with exponential
 // backoff and jitter (p-retry), at most `concurrencyPerTarget` requests in flight per target, each
 // within `timeoutMs`. A delivery that exhausts its attempts disables its target, with the reason.
@@ -8,7 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
-import type { AlertingStore, DeliveryAttempt, WebhookDelivery, WebhookTarget } from '@adp/store';
+import type { AlertingStore, DeliveryAttempt, MachineAlert, WebhookDelivery, WebhookTarget } from '@adp/store';
 import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type StreamingCodecs } from '@adp/streaming';
 import type { Lookup } from './address-guard.js';
 import { attemptDelivery, type AttemptOutcome } from './deliver.js';
@@ -185,6 +186,7 @@ export class WebhookDispatcher {
   private async handle(batch: IncomingBatch): Promise<void> {
     // Per organization, the deliveries the batch's alerts call for (one per alert and wanting target).
     const candidates = new Map<string, Map<string, WebhookDelivery>>();
+    const alerts: MachineAlert[] = [];
     for (const message of batch.messages) {
       let alert;
       try {
@@ -195,9 +197,23 @@ export class WebhookDispatcher {
         continue;
       }
       const targets = await this.targetsOf(alert.organization);
+      const payload = alertPayload(alert, this.deps.config.publicUrl);
+      const deliveryIds: string[] = [];
+      alerts.push({
+        eventId: alert.event_id,
+        orgId: alert.organization,
+        machineId: alert.machine_id,
+        seriesId: alert.series_id,
+        event: alertPayloadType(alert.event),
+        startedAt: new Date(alert.started_at),
+        payload,
+        deliveryIds,
+        raisedAt: new Date(alert.raised_at),
+      });
       for (const target of targets) {
         if (!targetWants(target, alert)) continue;
         const deliveryId = deliveryIdOf(alert.event_id, target.webhookId);
+        deliveryIds.push(deliveryId);
         if (this.known.has(deliveryId)) continue; // recorded by this dispatcher: delivered, or on its way
         let ofOrg = candidates.get(alert.organization);
         if (!ofOrg) candidates.set(alert.organization, (ofOrg = new Map()));
@@ -208,7 +224,7 @@ export class WebhookDispatcher {
           webhookId: target.webhookId,
           eventId: alert.event_id,
           event: alertPayloadType(alert.event),
-          payload: alertPayload(alert, this.deps.config.publicUrl),
+          payload,
           status: 'pending',
           attempts: [],
           createdAt: now,
@@ -227,8 +243,8 @@ export class WebhookDispatcher {
       }
       created.push(...ofOrg.values());
     }
-    // Recorded pending, in one write, before the bus may commit the batch.
-    await this.deps.store.putDeliveries(created);
+    // The alerts and their new deliveries (pending) in one write, before the bus may commit the batch.
+    if (alerts.length > 0) await this.deps.store.recordAlerts(alerts, created);
     for (const delivery of [...resumed, ...created]) {
       this.remember(delivery.deliveryId);
       this.schedule(delivery);

@@ -145,6 +145,32 @@ describe('WebhookDispatcher', () => {
     });
   });
 
+  it("records each alert in the machine's log once, naming the deliveries it gave rise to, with or without a target", async () => {
+    const { store, bus, dispatcher } = await setUp();
+    const all = await receiver(0);
+    await store.alerting!.putWebhook(target('wh_all', all.url));
+    await store.alerting!.putWebhook(target('wh_closed_only', all.url, { events: ['episode.closed'] }));
+    await dispatcher.start();
+    const closed = alert({ event_id: 'org_a/pump-1/1/closed', event: 'EPISODE_CLOSED', ended_at: T0 + 60_000, raised_at: T0 + 70_000 });
+    const unwatched = alert({ event_id: 'org_b/fan-2/1/opened', organization: 'org_b', machine_id: 'fan-2', series_id: 'fan-2' });
+    await publish(bus, [alert(), closed, unwatched, alert()]);
+    await expect.poll(() => all.bodies.length, { timeout: 30_000 }).toBe(3);
+    await dispatcher.idle();
+    const log = await store.alerting!.listAlerts('org_a', 'pump-1', 10);
+    // Same start: ordered by event id, descending.
+    expect(log.map((a) => [a.eventId, a.event, a.seriesId, a.startedAt.getTime(), a.raisedAt.getTime()])).toEqual([
+      ['org_a/pump-1/1/opened', 'episode.opened', 'pump-1', T0, T0 + 1000],
+      ['org_a/pump-1/1/closed', 'episode.closed', 'pump-1', T0, T0 + 70_000],
+    ]);
+    const byEvent = new Map(log.map((a) => [a.eventId, a.deliveryIds]));
+    const opened = (await store.alerting!.listDeliveries('org_a', 'wh_all', 10)).filter((d) => d.event === 'episode.opened');
+    expect(byEvent.get('org_a/pump-1/1/opened')).toEqual(opened.map((d) => d.deliveryId));
+    expect(byEvent.get('org_a/pump-1/1/closed')).toHaveLength(2);
+    expect(JSON.parse(log[0]!.payload)).toMatchObject({ type: 'episode.opened', data: { machine_id: 'pump-1' } });
+    // An organization without targets still has its machine's alerts recorded, with no delivery.
+    expect((await store.alerting!.listAlerts('org_b', 'fan-2', 10)).map((a) => [a.eventId, a.deliveryIds])).toEqual([['org_b/fan-2/1/opened', []]]);
+  });
+
   it('keeps at most concurrencyPerTarget requests in flight per target', async () => {
     const { store, bus, dispatcher } = await setUp();
     const slow = await receiver(100);
