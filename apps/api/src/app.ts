@@ -41,6 +41,7 @@ import { keyRoutes } from './tenancy/key-routes.js';
 import { installQuota } from './tenancy/quota.js';
 import { vendorRoutes } from './vendor/plugin.js';
 import { feedbackRoutes } from './feedback/routes.js';
+import { episodeRoutes } from './webhooks/episodes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { WebhookDispatcher, type Lookup } from '@adp/alerts';
 
@@ -433,6 +434,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
     });
+    await app.register(episodeRoutes);
     await app.register(feedbackRoutes, {
       ...(options.results ? { results: options.results } : {}),
       ...(options.notifier ? { notifier: options.notifier } : {}),

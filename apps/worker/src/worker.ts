@@ -358,6 +358,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   /** A deleted machine: its series' windows go, and its checkpoints (the API removed them too; a batch may have saved since). */
   function forgetMachine(orgId: string, machineId: string): void {
     counters.machineDeletions++;
+    feedback.drop(orgId, machineId); // the API deleted its feedback too
     recentDeletions.push({ seq: ++deletionCount, orgId, machineId });
     if (recentDeletions.length > RECENT_DELETIONS_KEPT) recentDeletions.shift();
     let forgotten = 0;

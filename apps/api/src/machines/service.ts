@@ -380,7 +380,8 @@ export class BaselineService {
 
   /**
    * Removes the machine and its channels (`<machineId>:<channel>`, unless the id holds ':'): their
-   * baselines, predictors and counters, stored streaming results and worker checkpoints, then
+   * baselines, predictors and counters, stored streaming results, worker checkpoints, feedback and
+   * alert log, then
    * tells the workers and the other replicas, which forget their windows and cached predictors.
    * Queued behind any baseline write in flight. Store and results-store failures reject (503);
    * what was removed before one stays removed and a retry finishes the rest.
@@ -404,10 +405,29 @@ export class BaselineService {
       await this.options.checkpoints?.deleteMachine(orgId, machineId).catch((cause: unknown) => {
         throw new AppError(ERRORS.ServiceUnavailable, "The machine's checkpoints could not be deleted right now. Retry shortly.", { cause });
       });
-      deleted ||= resultsDeleted;
+      const alertingDeleted = await this.deleteAlerting(orgId, machineId);
+      deleted ||= resultsDeleted || alertingDeleted;
       if (deleted) await this.options.onChanged?.(orgId, machineId, { deleted: true });
       return { deleted, baselineDeleted, resultsDeleted };
     });
+  }
+
+  /**
+   * The feedback on the machine and its channels, and its alert log, go with it: feedback describes
+   * stored results that are gone. Webhook targets naming the machine in `machine_ids` keep it: a
+   * machine id is the organization's name for it, and telemetry sent under it again alerts them.
+   */
+  private async deleteAlerting(orgId: string, machineId: string): Promise<boolean> {
+    const alerting = this.options.store.alerting;
+    if (!alerting) return false;
+    try {
+      const feedback = (await alerting.listFeedback(orgId)).filter((f) => isSeriesOfMachine(f.machineId, machineId));
+      for (const f of feedback) await alerting.deleteFeedback(orgId, f.feedbackId);
+      const alerts = await alerting.deleteAlerts(orgId, machineId);
+      return feedback.length > 0 || alerts > 0;
+    } catch (cause) {
+      throw new AppError(ERRORS.ServiceUnavailable, "The machine's feedback and alerts could not be deleted right now. Retry shortly.", { cause });
+    }
   }
 
   private async deleteStored(orgId: string, machineId: string): Promise<boolean> {
