@@ -21,9 +21,11 @@ import type {
   CreatedWebhook as CreatedWebhookSchema,
   DeliveryList as DeliveryListSchema,
   DeliveryView as DeliveryViewSchema,
+  EpisodesResponse as EpisodesSchema,
   WebhookList as WebhookListSchema,
   WebhookView as WebhookViewSchema,
 } from '../../api/src/webhooks/schemas.js';
+import type { FeedbackList as FeedbackListSchema, FeedbackView as FeedbackViewSchema } from '../../api/src/feedback/schemas.js';
 
 export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, MultivariateDetectResponse, ResultRowBody, ResultsResponse };
 /** A multivariate detection's machine verdict (null without a joint model). */
@@ -69,3 +71,7 @@ export type WebhookList = Static<typeof WebhookListSchema>;
 export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
 export type DeliveryView = Static<typeof DeliveryViewSchema>;
 export type DeliveryList = Static<typeof DeliveryListSchema>;
+export type EpisodesResponse = Static<typeof EpisodesSchema>;
+export type EpisodeBody = EpisodesResponse['episodes'][number];
+export type FeedbackView = Static<typeof FeedbackViewSchema>;
+export type FeedbackList = Static<typeof FeedbackListSchema>;

@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { parseIsoTimestamp } from '@adp/detection';
 import { judgedPointOfRow, patternOf } from '@adp/alerts';
 import { FEEDBACK_LABELS, type AlertingStore, type FeedbackLabel, type MachineFeedback } from '@adp/store';
@@ -14,6 +13,7 @@ import { FEEDBACK_CHANGED_CHANNEL, type Notifier, type ResultStore } from '@adp/
 import { AppError, ERRORS } from '../errors.js';
 import { parseMachineId } from '../native/request.js';
 import { audit } from '../tenancy/audit.js';
+import { ErrorBody, FeedbackBody, FeedbackList, FeedbackParams, FeedbackView, MachineParams } from './schemas.js';
 
 export interface FeedbackRoutesOptions {
   readonly results?: ResultStore;
@@ -24,45 +24,6 @@ export interface FeedbackRoutesOptions {
 /** Points of a span read for its pattern at most. */
 const SPAN_POINTS_MAX = 10_000;
 const TAGS = ['feedback'];
-
-const ErrorBody = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) }, { description: 'A coded error: `error.code` is stable.' });
-const Timestamp = Type.String({ format: 'date-time' });
-
-const FeedbackBody = Type.Object(
-  {
-    from: Type.String({ maxLength: 64, description: 'Start of the span (ISO 8601, included).' }),
-    to: Type.String({ maxLength: 64, description: 'End of the span (ISO 8601, excluded).' }),
-    label: Type.String({ maxLength: 32, description: 'not_anomaly or anomaly.' }),
-  },
-  { additionalProperties: false },
-);
-
-const FeedbackView = Type.Object({
-  feedback_id: Type.String(),
-  machine_id: Type.String(),
-  from: Timestamp,
-  to: Timestamp,
-  label: Type.Union([Type.Literal('not_anomaly'), Type.Literal('anomaly')]),
-  pattern: Type.Union(
-    [
-      Type.Object({
-        low: Type.Number(),
-        high: Type.Number(),
-        direction: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('both')]),
-        points: Type.Integer(),
-      }),
-      Type.Null(),
-    ],
-    { description: 'What alerting recognises from the span (its flagged points\' value range and side); null when the span held no stored points.' },
-  ),
-  created_at: Timestamp,
-});
-
-// A machine id is at most 128 characters (a longer one could pass the server's path-segment limit
-// and answer 414); its characters are the handler's to check, for a coded InvalidMachineId.
-const MachineIdParam = Type.String({ maxLength: 128, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' });
-const MachineParams = Type.Object({ machine_id: MachineIdParam });
-const FeedbackParams = Type.Object({ machine_id: MachineIdParam, feedback_id: Type.String({ maxLength: 128 }) });
 
 function alertingOf(request: FastifyRequest): AlertingStore {
   const alerting = request.server.store.alerting;
@@ -138,7 +99,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<FeedbackRoutesOptions> = 
         summary: "A machine's feedback, oldest first",
         tags: TAGS,
         params: MachineParams,
-        response: { 200: Type.Object({ feedback: Type.Array(FeedbackView) }), 400: ErrorBody, 503: ErrorBody },
+        response: { 200: FeedbackList, 400: ErrorBody, 503: ErrorBody },
       },
     },
     async (request) => {

@@ -3,76 +3,14 @@
 // groups the machine's recent alerts by episode (series and start), newest first, and says for
 // each alert what became of its deliveries. Regime changes are listed beside the episodes.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
+import type { Static } from 'typebox';
 import type { MachineAlert, WebhookDelivery } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
 import { parseMachineId } from '../native/request.js';
-import { ErrorBody } from './schemas.js';
+import type { AlertSummary, Episode, Peak, RegimeChange } from './schemas.js';
+import { DEFAULT_EPISODES, EpisodesQuery, EpisodesResponse, ErrorBody, MachineParams } from './schemas.js';
 
 const TAGS = ['webhooks'];
-const Timestamp = Type.String({ format: 'date-time' });
-export const DEFAULT_EPISODES = 50;
-export const MAX_EPISODES = 500;
-
-const DeliverySummary = Type.Object({
-  delivery_id: Type.String({ description: 'Also its webhook-id header.' }),
-  webhook_id: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
-  attempts: Type.Integer(),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null: no attempt yet, or no answer." }),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_latency_ms: Type.Union([Type.Number(), Type.Null()]),
-});
-
-const AlertSummary = Type.Object({
-  event_id: Type.String(),
-  event: Type.String({ description: 'episode.opened, episode.closed or regime.changed.' }),
-  raised_at: Timestamp,
-  deliveries: Type.Array(DeliverySummary, { description: 'One per target that wanted the alert (none: no target did).' }),
-});
-
-const Peak = Type.Object({
-  at: Timestamp,
-  severity: Type.Number(),
-  value: Type.Number(),
-  expected_value: Type.Number(),
-  lower_bound: Type.Number(),
-  upper_bound: Type.Number(),
-});
-
-const Episode = Type.Object({
-  series_id: Type.String({ description: 'The machine itself, or one of its channel series (<machine>:<channel>).' }),
-  channels: Type.Array(Type.String()),
-  started_at: Timestamp,
-  ended_at: Type.Union([Timestamp, Type.Null()], { description: 'Its last flagged point; null while it is open.' }),
-  flagged_points: Type.Integer(),
-  peak: Peak,
-  regime: Type.String(),
-  alerts: Type.Array(AlertSummary, { description: 'Opened, then closed.' }),
-});
-
-const RegimeChange = Type.Object({
-  series_id: Type.String(),
-  from: Type.String(),
-  to: Type.String(),
-  since: Timestamp,
-  alert: AlertSummary,
-});
-
-const EpisodesResponse = Type.Object({
-  machine_id: Type.String(),
-  episodes: Type.Array(Episode, { description: 'Latest start first.' }),
-  regime_changes: Type.Array(RegimeChange, { description: 'Latest first.' }),
-});
-
-const EpisodesQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EPISODES, description: `Most episodes answered. Default ${DEFAULT_EPISODES}.` })) },
-  { additionalProperties: false },
-);
-const MachineParams = Type.Object({
-  machine_id: Type.String({ maxLength: 128, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' }),
-});
-
 type EpisodeBody = Static<typeof Episode>;
 type AlertBody = Static<typeof AlertSummary>;
 

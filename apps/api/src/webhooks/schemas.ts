@@ -117,3 +117,67 @@ export const DeliveryView = Type.Object({
 });
 
 export const DeliveryList = Type.Object({ deliveries: Type.Array(DeliveryView) });
+
+// A machine's episodes and their alerts: GET /v1/machines/{machine_id}/episodes (episodes.ts).
+export const DEFAULT_EPISODES = 50;
+export const MAX_EPISODES = 500;
+
+export const DeliverySummary = Type.Object({
+  delivery_id: Type.String({ description: 'Also its webhook-id header.' }),
+  webhook_id: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attempts: Type.Integer(),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status; null: no attempt yet, or no answer." }),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  last_latency_ms: Type.Union([Type.Number(), Type.Null()]),
+});
+
+export const AlertSummary = Type.Object({
+  event_id: Type.String(),
+  event: Type.String({ description: 'episode.opened, episode.closed or regime.changed.' }),
+  raised_at: Timestamp,
+  deliveries: Type.Array(DeliverySummary, { description: 'One per target that wanted the alert (none: no target did).' }),
+});
+
+export const Peak = Type.Object({
+  at: Timestamp,
+  severity: Type.Number(),
+  value: Type.Number(),
+  expected_value: Type.Number(),
+  lower_bound: Type.Number(),
+  upper_bound: Type.Number(),
+});
+
+export const Episode = Type.Object({
+  series_id: Type.String({ description: 'The machine itself, or one of its channel series (<machine>:<channel>).' }),
+  channels: Type.Array(Type.String()),
+  started_at: Timestamp,
+  ended_at: Type.Union([Timestamp, Type.Null()], { description: 'Its last flagged point; null while it is open.' }),
+  flagged_points: Type.Integer(),
+  peak: Peak,
+  regime: Type.String(),
+  alerts: Type.Array(AlertSummary, { description: 'Opened, then closed.' }),
+});
+
+export const RegimeChange = Type.Object({
+  series_id: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  since: Timestamp,
+  alert: AlertSummary,
+});
+
+export const EpisodesResponse = Type.Object({
+  machine_id: Type.String(),
+  episodes: Type.Array(Episode, { description: 'Latest start first.' }),
+  regime_changes: Type.Array(RegimeChange, { description: 'Latest first.' }),
+});
+
+export const EpisodesQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EPISODES, description: `Most episodes answered. Default ${DEFAULT_EPISODES}.` })) },
+  { additionalProperties: false },
+);
+export const MachineParams = Type.Object({
+  machine_id: Type.String({ maxLength: 128, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' }),
+});
+

@@ -1,5 +1,6 @@
 // The machine list (GET /v1/machines?include=telemetry) and one machine's page: its status, its
-// baseline's statistics and a chart of its stored streaming results over a chosen time range.
+// episodes and their alerts, a chart of its stored streaming results over a chosen time range, its
+// feedback and its baseline's statistics.
 import { ApiError, apiRequest, describeError } from '../api.js';
 import type { BaselineResponse, MachineStatusResponse, MachinesResponse, MachineSummary, ResultRowBody, ResultsResponse } from '../api-types.js';
 import { readTimestamp } from '../csv.js';
@@ -7,6 +8,7 @@ import { append, el, errorBox, formatNumber } from '../dom.js';
 import { renderResultPanel } from '../result-panel.js';
 import { viewFromResults } from '../results.js';
 import { baselineCard } from './baseline.js';
+import { machineAlertCards } from './episodes.js';
 
 /** Most results one chart loads (10 pages of the route's largest page); the range narrows it. */
 const MAX_RESULTS = 100_000;
@@ -70,9 +72,12 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
     event.preventDefault();
     void loadResults();
   });
+  const alertCards = machineAlertCards(machineId);
   main.replaceChildren(
     statusCard,
+    alertCards.episodes,
     el('section', { class: 'card' }, el('h2', {}, 'Stored results'), resultsNote, rangeForm, resultsStatus, output),
+    alertCards.feedback,
     baselineSlot,
   );
 
@@ -126,6 +131,7 @@ export async function renderMachine(main: HTMLElement, machineId: string): Promi
           }).catch((error: unknown) => {
             throw new Error(describeError(error));
           });
+          await alertCards.reloadFeedback();
           return 'Marked: like points no longer alert.';
         },
       );
