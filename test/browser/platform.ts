@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core';
 import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
+import type { NativeModelFactory } from '../../apps/api/src/machines/model.js';
 import { randomTestKey } from '../e2e/server.js';
 
 export interface BrowserTestPlatform {
@@ -21,12 +22,23 @@ export interface BrowserTestPlatform {
   close(): Promise<void>;
 }
 
-export async function startBrowserTestPlatform(dataDirPrefix: string): Promise<BrowserTestPlatform> {
+export interface BrowserTestPlatformOptions {
+  /** More environment for the API and the worker (e.g. WEBHOOK_ALLOW_PRIVATE). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The learned model; default the packaged one. */
+  readonly model?: NativeModelFactory;
+}
+
+export async function startBrowserTestPlatform(dataDirPrefix: string, options: BrowserTestPlatformOptions = {}): Promise<BrowserTestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), dataDirPrefix));
   const key = randomTestKey();
-  const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'warn' };
+  const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', BOOTSTRAP_API_KEY: key, LOG_LEVEL: 'warn', ...options.env };
   const config = loadConfig(env);
-  const platform = await openPlatform(config, { logger: { level: config.logLevel }, worker: loadWorkerConfig(env) });
+  const platform = await openPlatform(config, {
+    logger: { level: config.logLevel },
+    worker: loadWorkerConfig(env),
+    ...(options.model ? { model: options.model } : {}),
+  });
   const close = async (): Promise<void> => {
     await platform.close();
     await rm(dataDir, { recursive: true, force: true });
