@@ -1,6 +1,8 @@
 // One delivery attempt: POST the body with its signature to the checked address, within a
 // timeout, never following a redirect (a 3xx is a failed attempt: a redirect could lead anywhere,
 // a private address included). The receiver's answer is read up to a small limit and dropped.
+// Connections are kept open between attempts (DeliveryConnections), one pool per checked address,
+// so a busy target costs no connection set-up per delivery.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -22,6 +24,35 @@ export interface AttemptRequest {
   readonly lookup?: Lookup;
   /** Abandons the attempt (the dispatcher stopping); it then reports no answer. */
   readonly signal?: AbortSignal;
+  /** Kept-open connections to reuse; absent: a connection of its own, closed after the answer. */
+  readonly connections?: DeliveryConnections;
+}
+
+/**
+ * Kept-alive connection pools, one per (protocol, checked address, port): a pooled socket only
+ * ever goes to the address that was checked for it. Idle sockets close after `idleMs`; `close`
+ * ends them all (the dispatcher stopping).
+ */
+export class DeliveryConnections {
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly options: { readonly maxSocketsPerAddress: number; readonly idleMs: number }) {}
+
+  agentFor(protocol: string, address: string, port: string): http.Agent {
+    const key = `${protocol}//${address}:${port}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const settings = { keepAlive: true, maxSockets: this.options.maxSocketsPerAddress, maxFreeSockets: this.options.maxSocketsPerAddress, timeout: this.options.idleMs };
+      agent = protocol === 'https:' ? new https.Agent(settings) : new http.Agent(settings);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 }
 
 const RESPONSE_BYTES_READ = 64 * 1024;
@@ -48,6 +79,8 @@ export async function attemptDelivery(request: AttemptRequest): Promise<AttemptO
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal lives as long as the dispatcher: a listener left on it per attempt would pile up.
+      request.signal?.removeEventListener('abort', abandon);
       resolve({ ...outcome, latencyMs: elapsed() });
     };
     const req = client.request(
@@ -55,7 +88,7 @@ export async function attemptDelivery(request: AttemptRequest): Promise<AttemptO
       {
         method: 'POST',
         lookup: pinned,
-        agent: false,
+        agent: request.connections ? request.connections.agentFor(target.url.protocol, target.address, target.url.port) : false,
         headers: {
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(request.body)),

@@ -12,7 +12,7 @@ import pRetry, { AbortError } from 'p-retry';
 import type { AlertingStore, DeliveryAttempt, MachineAlert, WebhookDelivery, WebhookTarget } from '@adp/store';
 import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type StreamingCodecs } from '@adp/streaming';
 import type { Lookup } from './address-guard.js';
-import { attemptDelivery, type AttemptOutcome } from './deliver.js';
+import { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
 import { ALERT_EVENT_TYPES, alertPayload, targetWants } from './payload.js';
 import { signDelivery, signingSecrets } from './signing.js';
 
@@ -80,6 +80,11 @@ const KNOWN_DELIVERIES = 100_000;
  * (at least once; receivers dedupe by webhook-id).
  */
 const LOG_LINGER_MS = 100;
+/**
+ * How long a connection to a target stays open without a delivery, ms: shorter than the 5 s a
+ * Node.js server keeps an idle connection by default, so the dispatcher is the side that closes it.
+ */
+const CONNECTION_IDLE_MS = 4_000;
 
 /** The delivery id of an alert to a target: the same every time the alert is consumed. */
 export function deliveryIdOf(eventId: string, webhookId: string): string {
@@ -101,8 +106,10 @@ export class WebhookDispatcher {
   private readonly unwritten = new Map<string, WebhookDelivery>();
   private flushing: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
+  private readonly connections: DeliveryConnections;
 
   constructor(private readonly deps: DispatcherDeps) {
+    this.connections = new DeliveryConnections({ maxSocketsPerAddress: deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS });
     this.codecs = deps.codecs ?? loadStreamingCodecs();
     this.logger = deps.logger ?? noop;
     this.now = deps.now ?? (() => new Date());
@@ -132,6 +139,7 @@ export class WebhookDispatcher {
     await this.consumer?.close();
     this.abort.abort();
     await Promise.allSettled([...this.inFlight.values()]);
+    this.connections.close();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     // What cannot be written now stays pending in the store: delivered again after the restart.
@@ -348,6 +356,7 @@ export class WebhookDispatcher {
       timeoutMs: this.deps.config.timeoutMs,
       allowPrivate: this.deps.config.allowPrivate,
       signal: this.abort.signal,
+      connections: this.connections,
       ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}),
     });
   }

@@ -19,7 +19,7 @@ export { NO_REGIME, followRegimes, type RegimeChange, type RegimeState } from '.
 export { ALERT_EVENT_TYPES, alertPayload, targetWants, type AlertEventType } from './payload.js';
 export { newWebhookSecret, signDelivery, signingSecrets, type SignedHeaders } from './signing.js';
 export { TARGET_REFUSALS, TargetRefused, isPublicAddress, parseTargetUrl, resolveTarget, type Lookup, type TargetRefusalCode } from './address-guard.js';
-export { attemptDelivery, type AttemptOutcome } from './deliver.js';
+export { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
 export {
   DEFAULT_RETRY_SCHEDULE,
   WebhookDispatcher,

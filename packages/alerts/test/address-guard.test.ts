@@ -1,8 +1,9 @@
 // The address guard refuses private targets after resolution; a delivery never follows a redirect.
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TargetRefused, attemptDelivery, isPublicAddress, resolveTarget, type Lookup } from '../src/index.js';
+import { DeliveryConnections, TargetRefused, attemptDelivery, isPublicAddress, resolveTarget, type Lookup } from '../src/index.js';
 
 const lookupTo = (address: string): Lookup => () => Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
 
@@ -84,5 +85,29 @@ describe('attemptDelivery', () => {
     const refused = await attemptDelivery({ url: failing, body: '{}', headers: {}, timeoutMs: 5_000, allowPrivate: false });
     expect(refused).toMatchObject({ ok: false, statusCode: null });
     expect(refused.error).toMatch(/^WebhookUrlForbidden/);
+  });
+
+  it('reuses a kept-open connection per checked address, closes them on request, and leaves no listener on the signal', async () => {
+    const sockets = new Set<unknown>();
+    const url = await serve((req, res) => {
+      sockets.add(req.socket);
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    const connections = new DeliveryConnections({ maxSocketsPerAddress: 2, idleMs: 4_000 });
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      const outcome = await attemptDelivery({ url: `${url}/hook`, body: '{}', headers: {}, timeoutMs: 5_000, allowPrivate: true, signal, connections });
+      expect(outcome).toMatchObject({ ok: true, statusCode: 204 });
+    }
+    expect(sockets.size).toBe(1);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    // Without the pools, a connection per attempt.
+    await attemptDelivery({ url: `${url}/hook`, body: '{}', headers: {}, timeoutMs: 5_000, allowPrivate: true });
+    expect(sockets.size).toBe(2);
+    connections.close();
+    const [first] = [...sockets] as Socket[];
+    await new Promise((resolve) => (first!.destroyed ? resolve(undefined) : first!.once('close', resolve)));
+    expect(first!.destroyed).toBe(true);
   });
 });
