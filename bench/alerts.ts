@@ -8,16 +8,22 @@
 //  - latency: machines warmed up with normal points, then, one machine at a time, a spike sent
 //    alone through POST /v1/telemetry; latency = from that call's start (the point's arrival) to
 //    the receiver reading the signed episode.opened delivery, p50/p99.
-//  - throughput: the same telemetry (machines with a few spikes each) drained by the worker, from
-//    the first POST to the last result stored, without webhooks and with 100 slow receivers (each
-//    answers after SLOW_MS, 5 per machine) attached; the ratio says whether deliveries slow
-//    detection. The two alternate, three runs each (one with --quick), and each row is its median run.
+//  - throughput: the same telemetry (20 machines × 2,000 points with a spike every 200) drained by
+//    the worker, from the first POST to the last result stored, without webhooks and with 100 slow
+//    receivers attached (each answers after SLOW_MS; 5 per machine). The receivers run in a child
+//    process (bench/slow-receivers.ts), as real ones would run elsewhere. After one uncounted
+//    warm-up run, runs go in pairs (without, with) in ABBA order on this process and host; each
+//    pair gives a ratio, and the median ratio is reported with its spread, for speed and for the
+//    process's CPU time per point (which the host's other load moves less). `--pairs N` (default
+//    5, 2 with --quick).
 // Prints a markdown table; writes nothing.
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadWorkerConfig } from '@adp/worker';
 import { loadConfig } from '../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../apps/api/src/platform.js';
@@ -134,74 +140,125 @@ async function latencyRow(): Promise<Record<string, unknown>> {
   });
 }
 
-async function throughputRow(slowReceivers: number): Promise<Record<string, unknown>> {
-  const machines = 20;
-  const points = quick ? 600 : 2_000;
-  return withPlatform(async (platform) => {
-    const receivers: Receiver[] = [];
-    let deliveries = 0;
-    try {
-      for (let r = 0; r < slowReceivers; r++) {
-        const target = await receiver(() => deliveries++, SLOW_MS);
-        receivers.push(target);
-        await call(platform, '/v1/webhooks', { url: target.url, events: ['episode.opened', 'episode.closed'], machine_ids: [`m-${r % machines}`] });
-      }
-      const isSpike = (i: number): boolean => i > 0 && i % SPIKE_EVERY === 0;
-      const cpuBefore = process.cpuUsage();
-      const started = performance.now();
-      for (let from = 0; from < points; from += 500) {
-        for (let m = 0; m < machines; m++) await send(platform, m, from, Math.min(points, from + 500), isSpike);
-      }
-      const sentMs = performance.now() - started;
-      await until(() => platform.worker!.counters().rows >= machines * points);
-      const seconds = (performance.now() - started) / 1000;
-      const cpu = process.cpuUsage(cpuBefore);
-      return {
-        row: slowReceivers === 0 ? 'detection throughput, no webhooks' : `detection throughput, ${slowReceivers} receivers answering after ${SLOW_MS} ms`,
-        machines,
-        points: machines * points,
-        pointsPerSecond: round((machines * points) / seconds, 0),
-        alerts: platform.worker!.counters().alerts,
-        deliveriesDuringDrain: deliveries,
-        /** How long the POST /v1/telemetry calls took (the rest is the worker catching up). */
-        postsMs: Math.round(sentMs),
-        /** The process's CPU time (every thread) per 1,000 points: what the work costs, whatever else runs on the machine. */
-        cpuMsPer1000Points: round((cpu.user + cpu.system) / 1000 / ((machines * points) / 1000), 1),
+/** The slow receivers, in a process of their own (bench/slow-receivers.ts). */
+interface SlowReceivers {
+  readonly urls: readonly string[];
+  /** Requests they have received so far. */
+  count(): Promise<number>;
+  close(): void;
+}
+
+async function slowReceivers(count: number, delayMs: number): Promise<SlowReceivers> {
+  const child = fork(fileURLToPath(new URL('./slow-receivers.ts', import.meta.url)), [String(count), String(delayMs)], { execArgv: ['--import', 'tsx'] });
+  const next = <T>(key: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message: Record<string, unknown>): void => {
+        if (!(key in message)) return;
+        child.off('message', onMessage);
+        resolve(message[key] as T);
       };
-    } finally {
-      await Promise.all(receivers.map((r) => r.close()));
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`the receivers' process exited (${code})`)));
+    });
+  const ports = await next<number[]>('ports');
+  return {
+    urls: ports.map((port) => `http://127.0.0.1:${port}/hook`),
+    count: () => {
+      const answer = next<number>('count');
+      child.send('count');
+      return answer;
+    },
+    close: () => child.send('exit'),
+  };
+}
+
+interface ThroughputRun {
+  readonly pointsPerSecond: number;
+  /** The platform process's CPU time (every thread) per 1,000 points: what detection and delivery cost it, whatever else runs on the host. */
+  readonly cpuMsPer1000Points: number;
+  readonly alerts: number;
+  readonly deliveriesDuringDrain: number;
+}
+
+const THROUGHPUT_MACHINES = 20;
+
+async function throughputRun(receivers: SlowReceivers | null, pointsPerMachine: number): Promise<ThroughputRun> {
+  const machines = THROUGHPUT_MACHINES;
+  return withPlatform(async (platform) => {
+    for (const [r, url] of (receivers?.urls ?? []).entries()) {
+      await call(platform, '/v1/webhooks', { url, events: ['episode.opened', 'episode.closed'], machine_ids: [`m-${r % machines}`] });
     }
+    const deliveredBefore = (await receivers?.count()) ?? 0;
+    const isSpike = (i: number): boolean => i > 0 && i % SPIKE_EVERY === 0;
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    for (let from = 0; from < pointsPerMachine; from += 500) {
+      for (let m = 0; m < machines; m++) await send(platform, m, from, Math.min(pointsPerMachine, from + 500), isSpike);
+    }
+    await until(() => platform.worker!.counters().rows >= machines * pointsPerMachine);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const points = machines * pointsPerMachine;
+    return {
+      pointsPerSecond: round(points / seconds, 0),
+      cpuMsPer1000Points: round((cpu.user + cpu.system) / 1000 / (points / 1000), 1),
+      alerts: platform.worker!.counters().alerts,
+      deliveriesDuringDrain: ((await receivers?.count()) ?? 0) - deliveredBefore,
+    };
   });
 }
 
-// The two throughput rows alternate, REPEATS times each, and each reports its median run: the
-// machine's other load drifts, and alternating spreads it over both.
-const REPEATS = quick ? 1 : 3;
+const middle = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+};
+const spread = (values: readonly number[]): string => `${round(Math.min(...values), 3)} to ${round(Math.max(...values), 3)}`;
+
+const pairsArgument = process.argv.indexOf('--pairs');
+const PAIRS = pairsArgument > 0 ? Number(process.argv[pairsArgument + 1]) : quick ? 2 : 5;
+const POINTS_PER_MACHINE = quick ? 600 : 2_000;
+const RECEIVERS = 100;
+
 const latency = await latencyRow();
-const runs: { without: Record<string, unknown>[]; with: Record<string, unknown>[] } = { without: [], with: [] };
-for (let r = 0; r < REPEATS; r++) {
-  runs.without.push(await throughputRow(0));
-  runs.with.push(await throughputRow(100));
+const receivers = await slowReceivers(RECEIVERS, SLOW_MS);
+try {
+  // A first run warms the process (JIT, the model, DuckDB) and is not counted.
+  await throughputRun(null, POINTS_PER_MACHINE);
+  // Pairs in ABBA order, so drift of the host's other load falls on both alike; each pair's ratio
+  // compares two runs minutes apart at most.
+  const pairs: { without: ThroughputRun; with: ThroughputRun }[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    if (p % 2 === 0) {
+      const without = await throughputRun(null, POINTS_PER_MACHINE);
+      pairs.push({ without, with: await throughputRun(receivers, POINTS_PER_MACHINE) });
+    } else {
+      const withReceivers = await throughputRun(receivers, POINTS_PER_MACHINE);
+      pairs.push({ without: await throughputRun(null, POINTS_PER_MACHINE), with: withReceivers });
+    }
+  }
+  const speed = pairs.map((p) => p.with.pointsPerSecond / p.without.pointsPerSecond);
+  const cpu = pairs.map((p) => p.with.cpuMsPer1000Points / p.without.cpuMsPer1000Points);
+  const [l1, l5] = os.loadavg();
+  console.log(`${os.cpus().length} CPUs, load average ${round(l1!, 1)} (1 min), ${round(l5!, 1)} (5 min) at the end\n`);
+  console.log(`| row | machines × points | runs | p50 ms | p99 ms | points/s, median (each run) | CPU ms per 1,000 points, median (each run) |`);
+  console.log(`|---|---:|---:|---:|---:|---|---|`);
+  console.log(`| ${String(latency['row'])} | ${String(latency['machines'])} | ${String(latency['samples'])} samples | ${String(latency['p50Ms'])} | ${String(latency['p99Ms'])} | | |`);
+  for (const [name, key] of [
+    ['detection throughput, no webhooks', 'without'],
+    [`detection throughput, ${RECEIVERS} receivers answering after ${SLOW_MS} ms`, 'with'],
+  ] as const) {
+    const runs = pairs.map((p) => p[key]);
+    console.log(
+      `| ${name} | ${THROUGHPUT_MACHINES} × ${POINTS_PER_MACHINE} | ${runs.length} | | | ${middle(runs.map((r) => r.pointsPerSecond))} (${runs.map((r) => r.pointsPerSecond).join(', ')}) | ` +
+        `${middle(runs.map((r) => r.cpuMsPer1000Points))} (${runs.map((r) => r.cpuMsPer1000Points).join(', ')}) |`,
+    );
+  }
+  console.log(`\nwith receivers / without, per pair (${PAIRS} pairs, ABBA order):`);
+  console.log(`  throughput: median ${round(middle(speed), 3)}, ${spread(speed)} (${speed.map((x) => round(x, 3)).join(', ')})`);
+  console.log(`  CPU per point: median ${round(middle(cpu), 3)}, ${spread(cpu)} (${cpu.map((x) => round(x, 3)).join(', ')})`);
+  console.log(`  alerts per run: ${pairs.map((p) => p.with.alerts).join(', ')}; deliveries received during the drains: ${pairs.map((p) => p.with.deliveriesDuringDrain).join(', ')}`);
+  console.log(JSON.stringify({ latency, pairs }));
+} finally {
+  receivers.close();
 }
-const middle = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const median = (list: Record<string, unknown>[]): Record<string, unknown> => ({
-  ...list[0]!,
-  pointsPerSecond: middle(list.map((row) => row['pointsPerSecond'] as number)),
-  cpuMsPer1000Points: middle(list.map((row) => row['cpuMsPer1000Points'] as number)),
-  runs: list.map((row) => row['pointsPerSecond']),
-  cpuRuns: list.map((row) => row['cpuMsPer1000Points']),
-});
-const rows = [latency, median(runs.without), median(runs.with)];
-const base = rows[1]!['pointsPerSecond'] as number;
-const slow = rows[2]!['pointsPerSecond'] as number;
-console.log(`| row | machines | points or samples | points/s (median of runs) | CPU ms per 1,000 points | p50 ms | p99 ms |`);
-console.log(`|---|---:|---:|---:|---:|---:|---:|`);
-for (const row of rows) {
-  const perRun = Array.isArray(row['runs']) ? ` (${(row['runs'] as number[]).join(', ')})` : '';
-  console.log(
-    `| ${String(row['row'])} | ${String(row['machines'])} | ${String(row['points'] ?? row['samples'])} | ${String(row['pointsPerSecond'] ?? '')}${perRun} | ${String(row['cpuMsPer1000Points'] ?? '')} | ${String(row['p50Ms'] ?? '')} | ${String(row['p99Ms'] ?? '')} |`,
-  );
-}
-console.log(`\nthroughput with slow receivers / without (medians): ${round(slow / base, 3)}`);
-console.log(`CPU per point with slow receivers / without (medians): ${round((rows[2]!['cpuMsPer1000Points'] as number) / (rows[1]!['cpuMsPer1000Points'] as number), 3)}`);
-console.log(JSON.stringify(rows));
