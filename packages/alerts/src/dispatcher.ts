@@ -75,11 +75,13 @@ const KNOWN_DELIVERIES = 100_000;
 /**
  * How long attempts wait to be written to the delivery log together, ms. A delivery is recorded
  * pending before the bus commits (that is what makes it survive a restart); its attempts and its
- * end are written behind, in batches, as one row each costs the embedded store milliseconds. A
- * crash before such a write leaves the delivery pending: it is delivered again after the restart
- * (at least once; receivers dedupe by webhook-id).
+ * end are written behind, in batches: each write costs the embedded store about 7 ms of CPU
+ * whatever its size, CPU that detection in the same process would otherwise have, so at most one
+ * a second while deliveries go on. The log shows an attempt up to this late. A crash before such a
+ * write leaves the delivery pending: it is delivered again after the restart (at least once;
+ * receivers dedupe by webhook-id).
  */
-const LOG_LINGER_MS = 100;
+const LOG_LINGER_MS = 1_000;
 /**
  * How long a connection to a target stays open without a delivery, ms: shorter than the 5 s a
  * Node.js server keeps an idle connection by default, so the dispatcher is the side that closes it.
