@@ -7,6 +7,7 @@
 // Detection never waits for a receiver: the workers only publish to the topic. A restart loses
 // nothing: what was pending is in the store and resumes at start.
 import { createHash, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import pRetry, { AbortError } from 'p-retry';
 import type { AlertingStore, DeliveryAttempt, MachineAlert, WebhookDelivery, WebhookTarget } from '@adp/store';
@@ -112,6 +113,8 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.connections = new DeliveryConnections({ maxSocketsPerAddress: deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS });
+    // Every delivery in flight (and its attempt) listens for the stop: thousands at once is normal.
+    setMaxListeners(0, this.abort.signal);
     this.codecs = deps.codecs ?? loadStreamingCodecs();
     this.logger = deps.logger ?? noop;
     this.now = deps.now ?? (() => new Date());
