@@ -178,6 +178,12 @@ interface ThroughputRun {
   readonly cpuMsPer1000Points: number;
   readonly alerts: number;
   readonly deliveriesDuringDrain: number;
+  /** How long the POST /v1/telemetry calls took (ingest; the worker judges meanwhile and after). */
+  readonly postsMs: number;
+  /** From the last POST's answer to the last result stored: the worker catching up. */
+  readonly tailMs: number;
+  /** The share of the run the main thread's event loop was busy (0..1): near 1, everything on it waits for everything else. */
+  readonly eventLoopBusy: number;
 }
 
 const THROUGHPUT_MACHINES = 20;
@@ -191,19 +197,25 @@ async function throughputRun(receivers: SlowReceivers | null, pointsPerMachine: 
     const deliveredBefore = (await receivers?.count()) ?? 0;
     const isSpike = (i: number): boolean => i > 0 && i % SPIKE_EVERY === 0;
     const cpuBefore = process.cpuUsage();
+    const loopBefore = performance.eventLoopUtilization();
     const started = performance.now();
     for (let from = 0; from < pointsPerMachine; from += 500) {
       for (let m = 0; m < machines; m++) await send(platform, m, from, Math.min(pointsPerMachine, from + 500), isSpike);
     }
+    const postedAt = performance.now();
     await until(() => platform.worker!.counters().rows >= machines * pointsPerMachine);
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
+    const loop = performance.eventLoopUtilization(loopBefore);
     const points = machines * pointsPerMachine;
     return {
+      eventLoopBusy: round(loop.utilization, 3),
       pointsPerSecond: round(points / seconds, 0),
       cpuMsPer1000Points: round((cpu.user + cpu.system) / 1000 / (points / 1000), 1),
       alerts: platform.worker!.counters().alerts,
       deliveriesDuringDrain: ((await receivers?.count()) ?? 0) - deliveredBefore,
+      postsMs: Math.round(postedAt - started),
+      tailMs: Math.round(started + seconds * 1000 - postedAt),
     };
   });
 }
@@ -257,6 +269,12 @@ try {
   console.log(`\nwith receivers / without, per pair (${PAIRS} pairs, ABBA order):`);
   console.log(`  throughput: median ${round(middle(speed), 3)}, ${spread(speed)} (${speed.map((x) => round(x, 3)).join(', ')})`);
   console.log(`  CPU per point: median ${round(middle(cpu), 3)}, ${spread(cpu)} (${cpu.map((x) => round(x, 3)).join(', ')})`);
+  for (const key of ['without', 'with'] as const) {
+    console.log(
+      `  ${key} receivers: POSTs ms ${pairs.map((p) => p[key].postsMs).join(', ')}; then the worker's tail ms ${pairs.map((p) => p[key].tailMs).join(', ')}; ` +
+        `event loop busy ${pairs.map((p) => p[key].eventLoopBusy).join(', ')}`,
+    );
+  }
   console.log(`  alerts per run: ${pairs.map((p) => p.with.alerts).join(', ')}; deliveries received during the drains: ${pairs.map((p) => p.with.deliveriesDuringDrain).join(', ')}`);
   console.log(JSON.stringify({ latency, pairs }));
 } finally {
