@@ -1,9 +1,9 @@
 // Alerts where points are judged: one alert per episode opened and closed (not per flagged point),
 // on the alerts topic, with the episode's state surviving a worker restart, and feedback in the
-// store deciding which flags count.
+// store deciding which flags count (and forgotten at once when the machine is deleted).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MachineFeedback } from '@adp/store';
-import type { Alert } from '@adp/streaming';
+import { BASELINE_CHANGED_CHANNEL, type Alert } from '@adp/streaming';
 import { startWorker, type RunningWorker, type WorkerDeps } from '../src/index.js';
 import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import { baselineStore, codecs, embeddedPlatform, fakeModel, ORG, signal, statsBaseline, telemetryMessage, testConfig, type Platform } from './helpers.js';
@@ -123,6 +123,48 @@ describe('worker alerts', () => {
     await expect.poll(() => reader.alerts.length, { timeout: 60_000 }).toBe(2);
     await reader.close();
     expect(reader.alerts.map((a) => (a.started_at - T0) / STEP)).toEqual([20, 20]);
+  });
+
+  it("forgets a deleted machine's feedback at once: telemetry under its id alerts as the engine flags", async () => {
+    const platform = await embeddedPlatform();
+    const spike = signal(0, 140, SPIKES);
+    let feedback: MachineFeedback[] = [
+      {
+        feedbackId: 'fb_2',
+        orgId: ORG,
+        machineId: 'pump-4',
+        fromMs: T0,
+        toMs: T0 + 1,
+        label: 'not_anomaly',
+        pattern: { low: spike - 1, high: spike + 1, direction: 'up', points: 1 },
+        createdAt: new Date(T0),
+      },
+    ];
+    const store = { ...baselineStore(new Map()), alerting: { listFeedback: async () => feedback } };
+    // Feedback cached for far longer than the test: only the deletion notice can drop it.
+    const worker = await start(platform, { store, config: testConfig({ alerts: ALERTS, baselineRefreshMs: 3_600_000 }) });
+    const reader = await readAlerts(platform);
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points('pump-4', 0, 400));
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(400);
+    await expect.poll(() => reader.alerts.length, { timeout: 60_000 }).toBe(2);
+
+    // The API deleted the machine, its feedback with it, and announced the deletion.
+    feedback = [];
+    await platform.notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify({ orgId: ORG, machineId: 'pump-4', deleted: true }));
+    await expect.poll(() => worker.counters().machineDeletions, { timeout: 60_000 }).toBe(1);
+    await producer.send('telemetry', points('pump-4', 0, 400));
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(800);
+    await expect.poll(() => reader.alerts.length, { timeout: 60_000 }).toBe(8);
+    await reader.close();
+    expect(reader.alerts.slice(2).map((a) => [a.event, (a.started_at - T0) / STEP])).toEqual([
+      ['EPISODE_OPENED', 20],
+      ['EPISODE_CLOSED', 20],
+      ['EPISODE_OPENED', 140],
+      ['EPISODE_CLOSED', 140],
+      ['EPISODE_OPENED', 300],
+      ['EPISODE_CLOSED', 300],
+    ]);
   });
 });
 
