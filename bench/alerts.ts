@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../apps/api/src/platform.js';
 import { API_KEY, constantEnergyModel } from '../apps/api/test/streaming-helpers.js';

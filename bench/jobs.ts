@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../apps/api/src/config.js';
 import { openPlatform } from '../apps/api/src/platform.js';
 

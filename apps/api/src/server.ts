@@ -1,7 +1,7 @@
 // The process: configuration from the environment, pino logging, listen, graceful shutdown.
 // `npm start` runs this file. The app, the streaming pieces and the embedded worker are opened by
 // openPlatform (./platform.ts) and are testable without it.
-import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/worker';
+import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/stream-worker';
 import { loadConfig, type ApiConfig } from './config.js';
 import { shutdownTelemetry } from './instrumentation.js';
 import { ConfigError } from './errors.js';

@@ -16,7 +16,7 @@ import {
   type JobStore,
 } from '@adp/streaming';
 import { detectEntireSeries } from '@adp/detection';
-import { startJobWorker } from '@adp/worker';
+import { startJobWorker } from '@adp/stream-worker';
 import { jobPoints, seriesValues, submit, waitForStatus } from './job-flow.js';
 import { API_KEY, eventually, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
