@@ -15,7 +15,7 @@ import {
   WorkerConfigError,
 } from '../src/index.js';
 import { appendToWindow, judgeHistory } from '../src/series-window.js';
-import { StoreCoalescer } from '../src/store-coalescer.js';
+import { ResultSink } from '../src/result-sink.js';
 import { LiveJudges, type JudgeModelState, type JudgeSettings } from '../src/stream-judge.js';
 
 describe('loadWorkerConfig', () => {
@@ -595,12 +595,12 @@ describe('window checkpoints with a grown window (version 7)', () => {
   });
 });
 
-describe('StoreCoalescer', () => {
+describe('ResultSink (one write for concurrent batches)', () => {
   const row = (tsMs: number) => ({ tsMs }) as ResultRow;
 
   it('writes the batches handed over together in one insert, rows before checkpoints', async () => {
     const calls: string[] = [];
-    const coalescer = new StoreCoalescer(
+    const coalescer = new ResultSink(
       { insert: async (rows) => void calls.push(`insert ${rows.map((r) => r.tsMs).join(',')}`) },
       { save: async (entries) => void calls.push(`save ${[...entries.keys()].join(',')}`) },
       { lingerMs: 5, maxRows: 1000 },
@@ -616,7 +616,7 @@ describe('StoreCoalescer', () => {
 
   it('rejects every batch of a round whose insert failed, and saves no checkpoint', async () => {
     let saved = 0;
-    const coalescer = new StoreCoalescer(
+    const coalescer = new ResultSink(
       { insert: async () => Promise.reject(new Error('down')) },
       { save: async () => void saved++ },
       { lingerMs: 0, maxRows: 1000 },
