@@ -3,7 +3,7 @@
 // openPlatform (./platform.ts) and are testable without it.
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/stream-worker';
 import { loadConfig, type ApiConfig } from './config.js';
-import { shutdownTelemetry } from './instrumentation.js';
+import { shutdownObservability } from './instrumentation.js';
 import { ConfigError } from './errors.js';
 import { openPlatform } from './platform.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       )
       // The spans of the shutdown itself are exported before the process ends.
       .then(async (code) => {
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(code);
       });
   };

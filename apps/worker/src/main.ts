@@ -12,7 +12,7 @@ import { openStores, type Store } from '@adp/store';
 import { openStreaming, serviceStreamingConfig } from '@adp/streaming';
 import { pino } from 'pino';
 import { loadWorkerConfig, startJobWorker, startWorker, WorkerConfigError, type WorkerConfig, type WorkerModel } from '@adp/stream-worker';
-import { shutdownTelemetry } from './instrumentation.js';
+import { shutdownObservability } from './instrumentation.js';
 
 async function main(): Promise<void> {
   let config: WorkerConfig;
@@ -101,11 +101,11 @@ async function main(): Promise<void> {
         await store.close();
         await model?.close();
         logger.info({}, 'stopped');
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(0);
       } catch (error) {
         logger.error({ err: error }, 'error while stopping');
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(1);
       }
     })();

@@ -1,5 +1,5 @@
 // The judge of a batch: each series' replays dropped (points at or before its newest judged
-// timestamp), then its new points judged after its window (stream-judge.ts), in this thread
+// timestamp), then its new points judged after its window (new-points-judge.ts), in this thread
 // in slices that let the bus heartbeat, or in the detection threads (detect-pool.ts).
 import type { LastResult } from '@adp/detection';
 import type { ResultRow } from '@adp/streaming';
@@ -7,7 +7,7 @@ import type { SeriesBaseline } from './baselines.js';
 import type { PendingSeries } from './decode.js';
 import type { Detector } from './detect-pool.js';
 import { judgeHistory, type SeriesWindow } from './series-window.js';
-import { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask, type LiveJudges } from './stream-judge.js';
+import { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask, type LiveJudges } from './new-points-judge.js';
 
 /** Longest stretch of detection work in this thread before it yields, ms. */
 const SLICE_MS = 50;

@@ -35,5 +35,5 @@ export {
 } from './series-window.js';
 export { ENGINE_VERSION } from './version.js';
 export { engineInput, startJobWorker, type JobWorkerDeps, type RunningJobWorker } from './jobs.js';
-export { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+export { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './new-points-judge.js';
 export { inlineDetector, startDetectorPool, DetectionThreadError, type Detector } from './detect-pool.js';

@@ -3,7 +3,7 @@
 // point with the same context. Pure data and its binary checkpoint format.
 import { WINDOW_POINTS } from '@adp/model';
 import type { StreamJudgeModelState } from '@adp/detection';
-import type { JudgeModelState } from './stream-judge.js';
+import type { JudgeModelState } from './new-points-judge.js';
 
 export interface SeriesWindow {
   /** Oldest first; at most `capacity` points. */

@@ -25,7 +25,7 @@ import { CheckpointKeys, PartitionOffsets } from './offsets.js';
 import { seriesRows } from './result-rows.js';
 import { ResultSink } from './result-sink.js';
 import { appendToWindow, encodeWindow, windowCapacity, type SeriesWindow } from './series-window.js';
-import { LiveJudges, type JudgeSettings } from './stream-judge.js';
+import { LiveJudges, type JudgeSettings } from './new-points-judge.js';
 import { ENGINE_VERSION } from './version.js';
 import { WindowState } from './window-state.js';
 import { noopLogger, type BatchSummary, type RunningWorker, type WorkerCounters, type WorkerDeps } from './worker-types.js';

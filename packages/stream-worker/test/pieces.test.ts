@@ -16,7 +16,7 @@ import {
 } from '../src/index.js';
 import { appendToWindow, judgeHistory } from '../src/series-window.js';
 import { ResultSink } from '../src/result-sink.js';
-import { LiveJudges, type JudgeModelState, type JudgeSettings } from '../src/stream-judge.js';
+import { LiveJudges, type JudgeModelState, type JudgeSettings } from '../src/new-points-judge.js';
 
 describe('loadWorkerConfig', () => {
   it('has documented defaults and is frozen', () => {
