@@ -12,9 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { loadWorkerConfig } from '@adp/stream-worker';
-import { loadConfig } from '../../apps/api/src/config.js';
-import { loadPackagedModel } from '../../apps/api/src/machines/model.js';
-import { openPlatform } from '../../apps/api/src/platform.js';
+import { loadConfig, loadPackagedModel, openPlatform } from '@adp/api';
 import { writeJson } from './harness.js';
 import { listSkabExperiments, loadSkabExperiment, SKAB_TRAIN_ROWS, type SkabExperiment } from './skab-data.js';
 
