@@ -1,14 +1,14 @@
 // `npm run api-types`: builds the API on an empty embedded store, reads its OpenAPI document and
-// rewrites packages/api-types/src/index.ts from it (openapi-types.ts).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// rewrites packages/api-types/src/ from it (openapi-types.ts).
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
-import { apiTypesSource } from './openapi-types.js';
+import { apiTypesFiles } from './openapi-types.js';
 
-export const API_TYPES_FILE = fileURLToPath(new URL('../../../packages/api-types/src/index.ts', import.meta.url));
+export const API_TYPES_DIR = fileURLToPath(new URL('../../../packages/api-types/src/', import.meta.url));
 
 /** The API's OpenAPI document, from an app on an empty embedded store. */
 export async function openApiDocument(): Promise<Record<string, unknown>> {
@@ -26,6 +26,9 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await writeFile(API_TYPES_FILE, await apiTypesSource(await openApiDocument()));
-  process.stdout.write(`wrote ${path.relative(process.cwd(), API_TYPES_FILE)}\n`);
+  const files = await apiTypesFiles(await openApiDocument());
+  // A file of an area that is gone goes too.
+  for (const name of await readdir(API_TYPES_DIR)) if (!files.has(name)) await rm(path.join(API_TYPES_DIR, name));
+  for (const [name, source] of files) await writeFile(path.join(API_TYPES_DIR, name), source);
+  process.stdout.write(`wrote ${[...files.keys()].join(', ')} in ${path.relative(process.cwd(), API_TYPES_DIR)}\n`);
 }

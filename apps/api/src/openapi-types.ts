@@ -1,39 +1,57 @@
 // The API's response types for its clients (the dashboard), generated from the OpenAPI document the
 // API serves, into the shared package @adp/api-types: a client reads the contract, never the API's
-// source. `npm run api-types` rewrites packages/api-types/src/index.ts; a test fails when the
-// committed file differs from what the document gives.
+// source. `npm run api-types` rewrites packages/api-types/src/; a test fails when the
+// committed files differ from what the document gives.
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
 
 type Json = Record<string, unknown>;
 
-/** Each exported type: the route, method and status of the response it is, and for `/v1/detect` which of its answers. */
-const TYPES: readonly { readonly name: string; readonly path: string; readonly method: string; readonly status: string; readonly branchWith?: string }[] = [
-  { name: 'DetectResponse', path: '/v1/detect', method: 'post', status: '200', branchWith: 'expectedValues' },
-  { name: 'MultivariateDetectResponse', path: '/v1/detect', method: 'post', status: '200', branchWith: 'drivers' },
-  { name: 'BaselineResponse', path: '/v1/baseline', method: 'get', status: '200' },
-  { name: 'MachinesResponse', path: '/v1/machines', method: 'get', status: '200' },
-  { name: 'MachineStatusResponse', path: '/v1/status/{machine_id}', method: 'get', status: '200' },
-  { name: 'ResultsResponse', path: '/v1/machines/{machine_id}/results', method: 'get', status: '200' },
-  { name: 'JobBody', path: '/v1/jobs/{job_id}', method: 'get', status: '200' },
-  { name: 'JobResultsResponse', path: '/v1/jobs/{job_id}/results', method: 'get', status: '200' },
-  { name: 'KeyList', path: '/v1/keys', method: 'get', status: '200' },
-  { name: 'KeyView', path: '/v1/keys/{key_id}', method: 'delete', status: '200' },
-  { name: 'IssuedKey', path: '/v1/keys', method: 'post', status: '201' },
-  { name: 'RotatedKey', path: '/v1/keys/{key_id}/rotate', method: 'post', status: '201' },
-  { name: 'EntireDetectResponse', path: '/anomalydetector/{version}/timeseries/entire/detect', method: 'post', status: '200' },
-  { name: 'ChangePointDetectResponse', path: '/anomalydetector/{version}/timeseries/changepoint/detect', method: 'post', status: '200' },
-  { name: 'WebhookList', path: '/v1/webhooks', method: 'get', status: '200' },
-  { name: 'WebhookView', path: '/v1/webhooks/{webhook_id}', method: 'get', status: '200' },
-  { name: 'CreatedWebhook', path: '/v1/webhooks', method: 'post', status: '201' },
-  { name: 'DeliveryList', path: '/v1/webhooks/{webhook_id}/deliveries', method: 'get', status: '200' },
-  { name: 'DeliveryView', path: '/v1/webhooks/{webhook_id}/test', method: 'post', status: '200' },
-];
+interface ApiType {
+  readonly name: string;
+  readonly path: string;
+  readonly method: string;
+  readonly status: string;
+  readonly branchWith?: string;
+}
+
+/** Each exported type by the file it goes in (by area): the route, method and status of the response it is, and for `/v1/detect` which of its answers. */
+const FILES: Readonly<Record<string, readonly ApiType[]>> = {
+  detection: [
+    { name: 'DetectResponse', path: '/v1/detect', method: 'post', status: '200', branchWith: 'expectedValues' },
+    { name: 'MultivariateDetectResponse', path: '/v1/detect', method: 'post', status: '200', branchWith: 'drivers' },
+    { name: 'EntireDetectResponse', path: '/anomalydetector/{version}/timeseries/entire/detect', method: 'post', status: '200' },
+    { name: 'ChangePointDetectResponse', path: '/anomalydetector/{version}/timeseries/changepoint/detect', method: 'post', status: '200' },
+  ],
+  machines: [
+    { name: 'BaselineResponse', path: '/v1/baseline', method: 'get', status: '200' },
+    { name: 'MachinesResponse', path: '/v1/machines', method: 'get', status: '200' },
+    { name: 'MachineStatusResponse', path: '/v1/status/{machine_id}', method: 'get', status: '200' },
+    { name: 'ResultsResponse', path: '/v1/machines/{machine_id}/results', method: 'get', status: '200' },
+  ],
+  jobs: [
+    { name: 'JobBody', path: '/v1/jobs/{job_id}', method: 'get', status: '200' },
+    { name: 'JobResultsResponse', path: '/v1/jobs/{job_id}/results', method: 'get', status: '200' },
+  ],
+  keys: [
+    { name: 'KeyList', path: '/v1/keys', method: 'get', status: '200' },
+    { name: 'KeyView', path: '/v1/keys/{key_id}', method: 'delete', status: '200' },
+    { name: 'IssuedKey', path: '/v1/keys', method: 'post', status: '201' },
+    { name: 'RotatedKey', path: '/v1/keys/{key_id}/rotate', method: 'post', status: '201' },
+  ],
+  webhooks: [
+    { name: 'WebhookList', path: '/v1/webhooks', method: 'get', status: '200' },
+    { name: 'WebhookView', path: '/v1/webhooks/{webhook_id}', method: 'get', status: '200' },
+    { name: 'CreatedWebhook', path: '/v1/webhooks', method: 'post', status: '201' },
+    { name: 'DeliveryList', path: '/v1/webhooks/{webhook_id}/deliveries', method: 'get', status: '200' },
+    { name: 'DeliveryView', path: '/v1/webhooks/{webhook_id}/test', method: 'post', status: '200' },
+  ],
+};
 
 const HEADER = `// Generated by \`npm run api-types\` from the API's OpenAPI document (apps/api/src/openapi-types.ts):
 // the shapes of the API's answers, for its clients. Do not edit; a test checks it is current.
 `;
 
-function responseSchema(document: Json, type: (typeof TYPES)[number]): Json {
+function responseSchema(document: Json, type: ApiType): Json {
   const paths = document['paths'] as Record<string, Record<string, Json>>;
   const operation = paths[type.path]?.[type.method];
   const responses = operation?.['responses'] as Record<string, { content?: Record<string, { schema?: Json }> }> | undefined;
@@ -46,14 +64,22 @@ function responseSchema(document: Json, type: (typeof TYPES)[number]): Json {
   return branch;
 }
 
-/** The source of packages/api-types/src/index.ts for `document` (the API's /openapi.json). */
-export async function apiTypesSource(document: Json): Promise<string> {
-  const parts = [HEADER];
-  for (const type of TYPES) {
-    const schema = structuredClone(responseSchema(document, type)) as JSONSchema;
-    delete schema.description; // the route's description, not the type's
-    const source = await compile(schema, type.name, { bannerComment: '', additionalProperties: false, strictIndexSignatures: false });
-    parts.push(`\n/** ${type.method.toUpperCase()} ${type.path}: ${type.status}. */\n${source.trim()}\n`);
+/** The files of packages/api-types/src for `document` (the API's /openapi.json), by name: one per area and the index. */
+export async function apiTypesFiles(document: Json): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const [area, types] of Object.entries(FILES)) {
+    const parts = [HEADER];
+    for (const type of types) {
+      const schema = structuredClone(responseSchema(document, type)) as JSONSchema;
+      delete schema.description; // the route's description, not the type's
+      const source = await compile(schema, type.name, { bannerComment: '', additionalProperties: false, strictIndexSignatures: false });
+      parts.push(`\n/** ${type.method.toUpperCase()} ${type.path}: ${type.status}. */\n${source.trim()}\n`);
+    }
+    files.set(`${area}.ts`, parts.join(''));
   }
-  return parts.join('');
+  const index = Object.entries(FILES).map(
+    ([area, types]) => `export type { ${types.map((t) => t.name).sort().join(', ')} } from './${area}.js';\n`,
+  );
+  files.set('index.ts', [HEADER, '\n', ...index].join(''));
+  return files;
 }
