@@ -343,6 +343,22 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     expect(fault).toMatchObject({ kind: 'machine' });
     expect(fault!.channels![0]!.channel).toBe('pressure');
     expect(machineRows.filter((row) => row.is_anomaly && (row.point_index < 1200 || row.point_index > 1530)).length).toBe(0);
+
+    // The machine verdict alone, by its series index (what the dashboard reads).
+    const verdictOnly = await get(app, `/v1/jobs/${job.job_id}/results?series_index=4&limit=10000`);
+    const page = verdictOnly.json<ResultsPage>();
+    expect(page.results).toEqual(machineRows);
+    expect(page.episodes.every((episode) => episode.series_index === 4)).toBe(true);
+    expect(page.next_cursor).toBeNull();
+    for (const [query, message] of [
+      ['series_index=5', `Job '${job.job_id}' has 5 series; 'series_index' 5 is not one of them.`],
+      ['series_index=0&machine_id=pump-1', `Series 0 of job '${job.job_id}' is not machine 'pump-1''s.`],
+      ['series_index=-1', "The 'series_index' query parameter must be a series' index in the job (0, 1, ...)."],
+    ] as const) {
+      const refused = await get(app, `/v1/jobs/${job.job_id}/results?${query}`);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({ error: { code: 'InvalidArgument', message } });
+    }
   });
 
   it('a job accepted while no worker runs is judged after a restart on the same storage', async () => {

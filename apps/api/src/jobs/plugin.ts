@@ -385,7 +385,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         tags: TAGS,
         operationId: 'jobResults',
         summary:
-          "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch; machine_id: that machine's series only.",
+          "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch; machine_id: that machine's series only; series_index: that series only.",
         params: JobParams,
         querystring: JobResultsQuery,
         response: { 200: JobResultsResponse, ...ERROR_RESPONSES },
@@ -397,13 +397,20 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const query = parseJobResultsQuery(request.query);
       const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
       const store = jobStore();
-      // One machine's series only (a multichannel machine has several, side by side): its rows
-      // from the start of its first series (or the cursor on).
+      // One machine's series only (a multichannel machine has several, side by side), or one
+      // series: its rows from the start of its first series (or the cursor on).
       const mine = query.machineId === undefined ? [] : job.series.flatMap((series, index) => (series.machineId === query.machineId ? [index] : []));
       if (query.machineId !== undefined && mine.length === 0) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has no series of machine '${query.machineId}'.`);
-      const only = mine.length === 0 ? null : { from: mine[0]!, to: mine[mine.length - 1]! };
+      if (query.seriesIndex !== undefined) {
+        if (query.seriesIndex >= job.series.length) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has ${job.series.length} series; 'series_index' ${query.seriesIndex} is not one of them.`);
+        if (query.machineId !== undefined && !mine.includes(query.seriesIndex)) {
+          throw new AppError(ERRORS.InvalidArgument, `Series ${query.seriesIndex} of job '${job.jobId}' is not machine '${query.machineId}''s.`);
+        }
+      }
+      const only =
+        query.seriesIndex !== undefined ? { from: query.seriesIndex, to: query.seriesIndex } : mine.length === 0 ? null : { from: mine[0]!, to: mine[mine.length - 1]! };
       if (only !== null && query.after !== undefined && (query.after.seriesIndex < only.from || query.after.seriesIndex > only.to)) {
-        throw new AppError(ERRORS.InvalidArgument, "The 'cursor' query parameter is another machine's: use the previous page's next_cursor with the same machine_id.");
+        throw new AppError(ERRORS.InvalidArgument, "The 'cursor' query parameter is another series': use the previous page's next_cursor with the same machine_id and series_index.");
       }
       const after = query.after ?? (only === null ? undefined : { seriesIndex: only.from, pointIndex: -1 });
       const fetched = await stored(request, 'reading results', () => store.results(orgId, job.jobId, { limit: query.limit + 1, ...(after ? { after } : {}) }));

@@ -255,16 +255,19 @@ function decodeResultsCursor(token: string): JobResultsCursor | null {
   return match ? { seriesIndex: Number(match[1]), pointIndex: Number(match[2]) } : null;
 }
 
-/** `GET /v1/jobs/{id}/results?limit=&cursor=&machine_id=`. */
-export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor; machineId?: string } {
+/** `GET /v1/jobs/{id}/results?limit=&cursor=&machine_id=&series_index=`. */
+export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor; machineId?: string; seriesIndex?: number } {
   const limit = parseLimit(query, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT);
   const machineText = single(query, 'machine_id');
   const machine = machineText === undefined ? {} : { machineId: parseMachineId(machineText, "'machine_id' query parameter") };
+  const indexText = single(query, 'series_index');
+  if (indexText !== undefined && !/^\d{1,7}$/.test(indexText)) throw invalidArgument("The 'series_index' query parameter must be a series' index in the job (0, 1, ...).");
+  const filters = { ...machine, ...(indexText === undefined ? {} : { seriesIndex: Number(indexText) }) };
   const cursorText = single(query, 'cursor');
-  if (cursorText === undefined) return { limit, ...machine };
+  if (cursorText === undefined) return { limit, ...filters };
   const after = decodeResultsCursor(cursorText);
   if (after === null) throw invalidArgument("The 'cursor' query parameter is not one this API gave (use the previous page's next_cursor).");
-  return { limit, after, ...machine };
+  return { limit, after, ...filters };
 }
 
 /** `GET /v1/jobs?limit=&cursor=`: the cursor is the last listed job's id. */

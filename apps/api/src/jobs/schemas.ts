@@ -122,6 +122,7 @@ export const JobParams = Type.Object({ job_id: Type.String({ description: 'job_ 
 export const JobResultsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RESULTS_MAX_LIMIT, description: 'Rows per page, default 1000.' })),
   machine_id: Type.Optional(MachineId),
+  series_index: Type.Optional(Type.Integer({ minimum: 0, description: "One series of the job only (a multichannel series' machine verdict, say)." })),
   cursor: Type.Optional(Type.String({ description: "The previous page's next_cursor." })),
 });
 
