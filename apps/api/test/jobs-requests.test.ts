@@ -374,6 +374,32 @@ describe('detection jobs: requests', () => {
       expect(response.statusCode, message).toBe(400);
       expect(response.json<{ error: { message: string } }>().error.message).toBe(message);
     }
+
+    // Three or more columns: a machine's channels, as the dashboard reads them; the same job as its JSON.
+    const machinePoints = multichannel(60);
+    const machineJson = await submit(app, { machine_id: 'pump-3', granularity: 'minutely', series: machinePoints }, { 'idempotency-key': 'machine-file' });
+    expect(machineJson.statusCode).toBe(202);
+    const machineLines = ['Timestamp,flow,pressure,temp', ...machinePoints.map((p) => `${p.timestamp},${p.channels['flow']},${p.channels['pressure']},${p.channels['temp']}`)];
+    const machineFile = await postCsv(`${machineLines.join('\r\n')}\r\n`, '?machine_id=pump-3&granularity=minutely', { 'idempotency-key': 'machine-file' });
+    expect(machineFile.statusCode).toBe(202);
+    expect(machineFile.headers['idempotent-replayed']).toBe('true');
+    expect(machineFile.json<{ job_id: string; series: { kind: string; channel: string }[] }>()).toMatchObject({
+      job_id: machineJson.json<{ job_id: string }>().job_id,
+      series: [{ kind: 'channel', channel: 'flow' }, { kind: 'channel', channel: 'pressure' }, { kind: 'channel', channel: 'temp' }],
+    });
+    const machineCases: [string, string][] = [
+      [['time,flow,pressure,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 1: a file of several channels starts with a header "timestamp,<channel>,<channel>,..."; the first column is "time"'],
+      [['timestamp,flow,9p,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 3: "9p" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)'],
+      [['timestamp,flow,flow,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 3: channel "flow" repeats column 2'],
+      [[...machineLines.slice(0, 5), machineLines[5]!.replace(/,[^,]*$/, ','), ...machineLines.slice(6)].join('\n'), 'Line 6, column 4 (temp): the value is empty (every row needs every channel)'],
+      [[...machineLines.slice(0, 5), machineLines[5]!.replace(/,[^,]*$/, ''), ...machineLines.slice(6)].join('\n'), 'Line 6: 3 columns where the header (line 1) has 4'],
+      [[...machineLines.slice(0, 5), machineLines[3]!, ...machineLines.slice(6)].join('\n'), `Line 6, column 1 (timestamp): ${machinePoints[2]!.timestamp} is earlier than line 5's; timestamps must ascend`],
+    ];
+    for (const [text, message] of machineCases) {
+      const response = await postCsv(text, '?machine_id=pump-3');
+      expect(response.statusCode, message).toBe(400);
+      expect(response.json()).toEqual({ error: { code: 'InvalidSeries', message } });
+    }
   });
 
   it('answers 503 and keeps no job when the bus refuses the chunks; the retry is a new job', async () => {
