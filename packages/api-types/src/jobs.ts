@@ -44,6 +44,18 @@ export interface JobBody {
   series: {
     series_index: number;
     machine_id: string | null;
+    /**
+     * series: as sent; channel: one channel of a multichannel series, judged alone; machine: a multichannel series' readings judged together against the machine's joint model.
+     */
+    kind: "series" | "channel" | "machine";
+    /**
+     * The channel, for kind channel.
+     */
+    channel: string | null;
+    /**
+     * The joint model's channels, for kind machine.
+     */
+    channels: string[] | null;
     points: number;
     /**
      * The sensitivity it is judged with: the request's, else its machine's baseline's, else 95.
@@ -67,6 +79,14 @@ export interface JobResultsResponse {
   results: {
     series_index: number;
     machine_id: string | null;
+    /**
+     * A multichannel series' channel, or its machine verdict (value: the machine's score; band 0 to the threshold).
+     */
+    kind?: "channel" | "machine";
+    /**
+     * For kind channel.
+     */
+    channel?: string;
     point_index: number;
     timestamp: string | null;
     value: number;
@@ -84,6 +104,14 @@ export interface JobResultsResponse {
   episodes: {
     series_index: number;
     machine_id: string | null;
+    /**
+     * A multichannel series' channel, or its machine verdict (value: the machine's score; band 0 to the threshold).
+     */
+    kind?: "channel" | "machine";
+    /**
+     * For kind channel.
+     */
+    channel?: string;
     first_point: number;
     last_point: number;
     first_timestamp: string | null;
@@ -91,6 +119,13 @@ export interface JobResultsResponse {
     points: number;
     peak_severity: number;
     direction: "positive" | "negative" | "both";
+    /**
+     * For kind machine: the channels that drove the episode, each one's share of its score, largest first.
+     */
+    channels?: {
+      channel: string;
+      share: number;
+    }[];
   }[];
   next_cursor: string | null;
 }
