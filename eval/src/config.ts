@@ -63,7 +63,7 @@ export interface EvalConfig {
   /**
    * The learned model's energy on NAB (opt-in: it loads onnxruntime and fine-tunes once per file,
    * about 25 s on the shared 2-core machine): rows `energy: z>=T` per setting, the engine OR the
-   * energy, and the engine confirmed by the energy (eval/README.md, "Learned energy"). Set by
+   * energy, and the engine confirmed by the energy (docs/experiments.md, "Learned energy"). Set by
    * --energy or any --energy-* option; one row per value of each list.
    */
   readonly energy: {
