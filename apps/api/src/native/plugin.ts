@@ -430,6 +430,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       zScores = zScoresOf(energies, own.energyMean, own.energyStd);
       regimes = unknownRegimes(values.length);
     }
+    // Checked whether or not the answer carries them: they took part in the verdicts.
+    const zScoresOut = finiteOrFail(zScores, 'z-score');
+    const shapeScoresOut = shapes === null ? null : finiteOrFail(shapes.around, 'shape score');
     const body: DetectBody = {
       period: entire.period,
       expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
@@ -441,8 +444,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       severity: verdicts.severity,
       regimes,
       energies: parsed.includeEnergy ? energies : null,
-      z_scores: finiteOrFail(zScores, 'z-score'),
-      shape_scores: shapes === null ? null : finiteOrFail(shapes.around, 'shape score'),
+      z_scores: parsed.includeZScores ? zScoresOut : null,
+      shape_scores: parsed.includeShapeScores ? shapeScoresOut : null,
       embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
       model_version: current.modelVersion,
       engine: predictor?.weights ? 'fine-tuned' : 'generic',
