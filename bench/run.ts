@@ -140,7 +140,12 @@ function baselineBody(series: BenchSeries, points: number): Buffer {
   );
 }
 
-function nativeDetectBody(series: BenchSeries, includeEmbeddings: boolean): Buffer {
+/** The native detect requests measured: the defaults plus energies, the same with embeddings, and a lean answer. */
+const DETECT_VARIANTS = ['without embeddings', 'with embeddings', 'lean answer'] as const;
+type DetectVariant = (typeof DETECT_VARIANTS)[number];
+
+function nativeDetectBody(series: BenchSeries, variant: DetectVariant): Buffer {
+  const lean = variant === 'lean answer';
   return Buffer.from(
     JSON.stringify({
       machine_id: SETTINGS.machineId,
@@ -148,8 +153,10 @@ function nativeDetectBody(series: BenchSeries, includeEmbeddings: boolean): Buff
       granularity: SETTINGS.granularity,
       customInterval: SETTINGS.customInterval,
       maxAnomalyRatio: SETTINGS.maxAnomalyRatio,
-      include_energy: true,
-      include_embeddings: includeEmbeddings,
+      include_energy: !lean,
+      include_embeddings: variant === 'with embeddings',
+      // The lean answer: the verdicts, bands and regimes without the per-point scores behind them.
+      ...(lean ? { include_z_scores: false, include_shape_scores: false } : {}),
     }),
   );
 }
@@ -348,11 +355,13 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
   });
 
   const n = batch.values.length;
-  for (const includeEmbeddings of [false, true]) {
-    const body = nativeDetectBody(batch, includeEmbeddings);
+  for (const variant of DETECT_VARIANTS) {
+    const includeEmbeddings = variant === 'with embeddings';
+    const body = nativeDetectBody(batch, variant);
     const checked = await expectOk(target, '/v1/detect', body, (j) => {
       const json = j as { engine?: unknown; energies?: unknown; embeddings?: unknown[] | null };
       if (json.engine !== 'fine-tuned') return `expected engine fine-tuned, got ${String(json.engine)}`;
+      if (variant === 'lean answer') return json.energies === null ? null : 'expected energies null';
       if (!Array.isArray(json.energies) || json.energies.length !== n) return `expected energies with ${n} elements`;
       if (!includeEmbeddings) return json.embeddings === null ? null : 'expected embeddings null';
       const ok = Array.isArray(json.embeddings) && json.embeddings.length === n && (json.embeddings[0] as unknown[]).length === 192;
@@ -360,7 +369,7 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
     });
     const responseBytes = Buffer.byteLength(JSON.stringify(checked));
     const inferenceMs: number[] = [];
-    const name = `POST /v1/detect, ${includeEmbeddings ? 'with' : 'without'} embeddings`;
+    const name = `POST /v1/detect, ${variant}`;
     const row = await sequential(target, name, '/v1/detect', [body], n, {
       ...NATIVE_PLAN,
       warmup: SETTINGS.detectWarmupRequests,
