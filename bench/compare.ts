@@ -188,8 +188,8 @@ export function compareRuns(head: readonly RunResult[], base: readonly RunResult
     comparisons.push({
       section: first[0].section,
       name,
-      baseP50Ms: median(pairs.map(([, b]) => b.latency.p50Ms)),
-      headP50Ms: median(pairs.map(([h]) => h.latency.p50Ms)),
+      baseP50Ms: round(median(pairs.map(([, b]) => b.latency.p50Ms))),
+      headP50Ms: round(median(pairs.map(([h]) => h.latency.p50Ms))),
       p50Ratios: pairs.map(([h, b]) => h.latency.p50Ms / b.latency.p50Ms),
       throughputUnit: first[0].throughputUnit,
       throughputRatios: pairs.map(([h, b]) => h.throughput / b.throughput),
