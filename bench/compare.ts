@@ -3,7 +3,9 @@
 // machine) falls on both alike. Reported as per-row ratios (this tree / REV) with their spread.
 //
 // REV is checked out in a temporary git worktree. Both trees are measured by this tree's harness
-// (the bench/*.ts files are copied over REV's), so only the product code differs between them.
+// (the bench/*.ts files are copied over REV's), so only the product code differs between them;
+// the server child (bench/serve.ts) stays REV's own where it has one, since it wires REV's app
+// (the two speak the same start/listening/close messages).
 // REV's node_modules links to this tree's packages when the two lockfiles pin the same external
 // packages (its own workspace packages are linked to its own folders), else it gets `npm ci`.
 import { execFile, spawn } from 'node:child_process';
@@ -22,6 +24,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The harness files copied into REV's tree: every bench/*.ts at the top level, and the fine-tune cases. */
 const HARNESS_EXTRA = ['packages/model/bench/cases.ts'];
+/** Bench files REV keeps when it has them: they import REV's app by its own entry points. */
+const REVISION_OWN = new Set(['serve.ts']);
 
 export interface CompareOptions {
   readonly revision: string;
@@ -122,7 +126,9 @@ async function prepareRevision(revision: string, log: (message: string) => void)
   };
   try {
     for (const name of await readdir(join(ROOT, 'bench'))) {
-      if (name.endsWith('.ts')) await copyFile(join(ROOT, 'bench', name), join(dir, 'bench', name));
+      if (!name.endsWith('.ts')) continue;
+      if (REVISION_OWN.has(name) && (await exists(join(dir, 'bench', name)))) continue;
+      await copyFile(join(ROOT, 'bench', name), join(dir, 'bench', name));
     }
     for (const file of HARNESS_EXTRA) {
       await mkdir(dirname(join(dir, file)), { recursive: true });
