@@ -13,7 +13,10 @@ export interface DetectResponse {
   severity: number[];
   regimes: ("HEALTHY" | "ACTIVE" | "TRANSITION" | "SHOCK" | "UNKNOWN")[];
   energies: number[] | null;
-  z_scores: number[];
+  /**
+   * Null when include_z_scores is false.
+   */
+  z_scores: number[] | null;
   shape_scores: number[] | null;
   embeddings: number[][] | null;
   model_version: string;
@@ -63,7 +66,10 @@ export interface MultivariateDetectResponse {
       severity: number[];
       regimes: ("HEALTHY" | "ACTIVE" | "TRANSITION" | "SHOCK" | "UNKNOWN")[];
       energies: number[] | null;
-      z_scores: number[];
+      /**
+       * Null when include_z_scores is false.
+       */
+      z_scores: number[] | null;
       shape_scores: number[] | null;
       embeddings: number[][] | null;
       model_version: string;
