@@ -4,18 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import {
-  DEFAULT_AVRO_SCHEMA_DIR,
-  REGIMES,
-  STREAMING_RECORDS,
-  canonicalSchema,
-  readAvroSchemaFile,
-  type DeadLetter,
-  type DetectionResult,
-  type Regime,
-  type TelemetryBatch,
-  type TelemetryPoint,
-} from '../src/index.js';
+import { REGIMES, type DeadLetter, type DetectionResult, type Regime, type TelemetryBatch, type TelemetryPoint } from '../src/index.js';
+import { DEFAULT_AVRO_SCHEMA_DIR, STREAMING_RECORDS, canonicalSchema, readAvroSchemaFile } from '../src/avro/codecs.js';
 
 interface FieldJson {
   name: string;

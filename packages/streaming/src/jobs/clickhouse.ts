@@ -9,10 +9,10 @@
 // ClickHouse 18.16 has no server-side query parameters.
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { clickHouseServerCode, runClickHouseMigrations } from '../clickhouse-migrations.js';
+import { clickHouseServerCode, runClickHouseMigrations } from '../clickhouse/migrations.js';
 import { StreamingError } from '../errors.js';
-import { sqlIdentifier } from '../identifiers.js';
-import { sqlIntegerLiteral, sqlStringLiteral } from '../sql-literals.js';
+import { sqlIdentifier } from '../clickhouse/identifiers.js';
+import { sqlIntegerLiteral, sqlStringLiteral } from '../clickhouse/sql-literals.js';
 import { FINISHED_JOB_STATUSES, type JobEpisode, type JobRecord, type JobResultRow, type JobStore } from './contract.js';
 
 export interface ClickHouseJobStoreOptions {

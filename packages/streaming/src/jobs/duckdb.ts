@@ -4,7 +4,7 @@
 // then append): a series judged twice (a restart between its results and the bus commit) still
 // has one row per point. One statement at a time on the one connection; values always bound.
 import { DuckDBBlobValue, blobValue, type DuckDBValue } from '@duckdb/node-api';
-import { embeddedUnavailable, openDuckDbFile } from '../duckdb-file.js';
+import { embeddedUnavailable, openDuckDbFile } from '../duckdb/file.js';
 import {
   FINISHED_JOB_STATUSES,
   type JobEpisode,

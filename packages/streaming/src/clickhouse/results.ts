@@ -10,15 +10,16 @@
 // by the time it answers (18.16 has no `mutations_sync`).
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migrations.js';
-import { encodeResultRowsRowBinary } from './clickhouse-row-binary.js';
-import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
-import { StreamingError } from './errors.js';
+import { clickHouseServerCode, runClickHouseMigrations } from './migrations.js';
+import { encodeResultRowsRowBinary } from './row-binary.js';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
+import { StreamingError } from '../errors.js';
 import { sqlIdentifier } from './identifiers.js';
-import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
-import { channelPrefixOf, checkMachineRef } from './series-ids.js';
-import { REGIMES } from './schemas.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
+import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
+import { REGIMES } from '../avro/schemas.js';
 import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+import { retrying, stopRetrying, type RetryPolicy } from '../retry.js';
 
 export interface ClickHouseResultStoreOptions {
   /** `http://host:8123`. */
@@ -40,6 +41,8 @@ export interface ClickHouseResultStoreOptions {
 
 /** Longest a readiness ping waits for ClickHouse, ms. */
 const PING_TIMEOUT_MS = 2_000;
+/** Asking whether a deletion's mutation is done: soon at first (small tables finish in ms), then every 500 ms. */
+const MUTATION_POLL: RetryPolicy = { initialDelayMs: 20, multiplier: 2, maxDelayMs: 500, jitter: false };
 
 /** A row as JSONEachRow reads it (64-bit integers as numbers: below 2^53 here). */
 interface ResultRecord {
@@ -146,17 +149,22 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
 
   /** Waits until the results table has no mutation left to do, or `maxWaitMs` has passed. */
   async function mutationsDone(maxWaitMs: number): Promise<void> {
-    const deadline = Date.now() + maxWaitMs;
-    let pauseMs = 20;
-    for (;;) {
-      const pending = await select<{ n: number }>(
-        `SELECT count() AS n FROM system.mutations
-         WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
-        'waiting for a deletion',
+    const stillPending = new Error('mutations pending');
+    try {
+      await retrying(
+        async () => {
+          const pending = await select<{ n: number }>(
+            `SELECT count() AS n FROM system.mutations
+             WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
+            'waiting for a deletion',
+          ).catch(stopRetrying);
+          if (Number(pending[0]?.n ?? 0) > 0) throw stillPending;
+        },
+        { policy: MUTATION_POLL, maxElapsedMs: maxWaitMs },
       );
-      if (Number(pending[0]?.n ?? 0) === 0 || Date.now() >= deadline) return;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      pauseMs = Math.min(pauseMs * 2, 500);
+    } catch (error) {
+      // Out of time with mutations left: they finish in the background.
+      if (error !== stillPending) throw error;
     }
   }
 

@@ -4,7 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { StreamingError } from './errors.js';
+import { StreamingError } from '../errors.js';
 
 /** Files open in this process: DuckDB allows one writer, and a second open would wait on its own lock. */
 const openFiles = new Set<string>();

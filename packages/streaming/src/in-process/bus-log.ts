@@ -22,8 +22,8 @@
 import { mkdir, open, readdir, readFile, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { IncomingMessage, OutgoingMessage } from './contracts.js';
-import { StreamingError } from './errors.js';
+import type { IncomingMessage, OutgoingMessage } from '../ports.js';
+import { StreamingError } from '../errors.js';
 
 const FRAME_BYTES = 8;
 const RECORD_VERSION = 1;

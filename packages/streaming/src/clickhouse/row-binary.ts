@@ -11,7 +11,7 @@
 // String = LEB128 byte length + UTF-8 bytes; Int64 / UInt64 / Float64 = 8 bytes little-endian;
 // UInt8 = 1 byte; Nullable(Float64) = 1 byte (1: NULL, then nothing; 0: then the 8 bytes);
 // Enum8 = its Int8 value.
-import type { ResultRow } from './contracts.js';
+import type { ResultRow } from '../ports.js';
 
 /** Enum8 values of the `regime` column, as the DDL declares them. */
 export const REGIME_ENUM_VALUES: Readonly<Record<ResultRow['regime'], number>> = {

@@ -11,8 +11,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
-import { checkAvroBounds } from './avro-bounds.js';
-import { StreamingError } from './errors.js';
+import { checkAvroBounds } from './bounds.js';
+import { StreamingError } from '../errors.js';
 import { crc64AvroLittleEndian } from './rabin.js';
 import {
   ALERT_CANONICAL,
@@ -33,7 +33,7 @@ type AvroType = avro.Type;
 type AvroResolver = ReturnType<AvroType['createResolver']>;
 
 /** schemas/avro/ of this repository. */
-export const DEFAULT_AVRO_SCHEMA_DIR = fileURLToPath(new URL('../../../schemas/avro/', import.meta.url));
+export const DEFAULT_AVRO_SCHEMA_DIR = fileURLToPath(new URL('../../../../schemas/avro/', import.meta.url));
 
 /** The two marker bytes that open every single-object-encoded message. */
 export const SINGLE_OBJECT_MARKER = Buffer.from([0xc3, 0x01]);

@@ -4,12 +4,12 @@
 // winning (an upsert here, where ClickHouse merges and reads with FINAL). Every value is bound
 // ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
 import { DOUBLE, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
-import { StreamingError } from './errors.js';
-import { embeddedUnavailable, openDuckDbFile } from './duckdb-file.js';
-import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
-import { channelPrefixOf, checkMachineRef } from './series-ids.js';
-import { REGIMES } from './schemas.js';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { embeddedUnavailable, openDuckDbFile } from './file.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
+import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
+import { REGIMES } from '../avro/schemas.js';
 
 export interface DuckDbResultStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */
