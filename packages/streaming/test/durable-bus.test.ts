@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDurableInProcessBus, openStreaming, type Bus, type DurableInProcessBusOptions, type IncomingMessage, type StreamingError } from '../src/index.js';
-import { decodeRecords, encodeRecord } from '../src/in-process/bus-log.js';
+import { decodeRecords, encodeRecord } from '../src/in-process/bus-log-records.js';
 import { partitionForKey } from '../src/in-process/partitioner.js';
 
 const dirs: string[] = [];

@@ -160,6 +160,20 @@ const PRODUCE_RETRY = { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 }
 /** Connecting a producer or the readiness probe: the same short budget, per connection attempt. */
 const QUICK_CLIENT_RETRY = { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
 
+/**
+ * The kafkajs error types in `cause` and the errors it wraps: a send that ran out of retries
+ * throws KafkaJSNumberOfRetriesExceeded with the broker's error (its `type`) inside.
+ */
+function kafkaErrorTypes(cause: unknown): unknown[] {
+  const types: unknown[] = [];
+  for (let at: unknown = cause, depth = 0; at !== null && typeof at === 'object' && depth < 5; depth++) {
+    const error = at as { type?: unknown; originalError?: unknown; cause?: unknown };
+    types.push(error.type);
+    at = error.originalError ?? error.cause;
+  }
+  return types;
+}
+
 export function createKafkaBus(options: KafkaBusOptions): Bus {
   if (options.brokers.length === 0) throw new StreamingError('VALUE_INVALID', 'createKafkaBus: no brokers');
   const client = {
@@ -318,8 +332,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
               })),
             });
           } catch (cause) {
-            const type = (cause as { type?: unknown }).type;
-            if (type === 'UNKNOWN_TOPIC_OR_PARTITION') {
+            if (kafkaErrorTypes(cause).includes('UNKNOWN_TOPIC_OR_PARTITION')) {
               throw new StreamingError('TOPIC_UNKNOWN', `topic ${JSON.stringify(topic)} does not exist`, { topic }, { cause });
             }
             // The connection may be what failed: the next send builds a new one.
@@ -499,7 +512,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
         });
       } catch (cause) {
         // Another replica created it between our list and create: fine.
-        if ((cause as { type?: unknown }).type === 'TOPIC_ALREADY_EXISTS') return;
+        if (kafkaErrorTypes(cause).includes('TOPIC_ALREADY_EXISTS')) return;
         if (admin === using) {
           admin = undefined;
           dropAdmin(using);
