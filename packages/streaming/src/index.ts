@@ -51,14 +51,7 @@ export { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultSt
 export { createDuckDbCheckpointStore, type DuckDbCheckpointStoreOptions } from './duckdb/checkpoints.js';
 export { createDuckDbResultStore, type DuckDbResultStoreOptions } from './duckdb/results.js';
 export { createClickHouseResultStore, type ClickHouseResultStoreOptions } from './clickhouse/results.js';
-export {
-  clickHouseServerCode,
-  DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
-  runClickHouseMigrations,
-  type MigrationReport,
-  type RunClickHouseMigrationsOptions,
-} from './clickhouse/migrations.js';
-export { sqlIdentifier } from './clickhouse/identifiers.js';
+export * from './clickhouse/index.js';
 export { createRedisCheckpointStore, createRedisNotifier, type RedisCheckpointOptions, type RedisNotifierOptions } from './redis/stores.js';
 export { closeRedis, createRedisConnection, type RedisConnection, type RedisConnectionOptions } from './redis/client.js';
 export * from './jobs/index.js';

@@ -233,7 +233,7 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
       const body = bytes.subarray(SINGLE_OBJECT_HEADER_BYTES);
       try {
         // Counts and lengths checked against the bytes first: avsc would build whatever a block
-        // count claims (./avro-bounds.ts).
+        // count claims (./bounds.ts).
         checkAvroBounds(resolver ? writers.get(writerHex)! : reader, body);
         return (resolver ? reader.fromBuffer(body, resolver) : reader.fromBuffer(body)) as T;
       } catch (cause) {
@@ -276,7 +276,7 @@ function avscFiles(dir: string): string[] {
 
 /**
  * Loads the topics' schemas from `schemaDir` (default: schemas/avro/) and builds their codecs.
- * Each current schema must have exactly the canonical form `src/schemas.ts` derives the TS types
+ * Each current schema must have exactly the canonical form `src/avro/schemas.ts` derives the TS types
  * from, so the types cannot drift from the `.avsc` files. Every `.avsc` in `<schemaDir>/history/`
  * (retired versions, kept so messages written with them stay readable) is registered as a writer.
  */
@@ -292,7 +292,7 @@ export function loadStreamingCodecs(options: { schemaDir?: string } = {}): Strea
     if (canonicalSchema(type) !== JSON.stringify(canonical)) {
       throw new StreamingError(
         'SCHEMA_INVALID',
-        `${path} does not match the canonical form in packages/streaming/src/schemas.ts; update both together`,
+        `${path} does not match the canonical form in packages/streaming/src/avro/schemas.ts; update both together`,
         { schema: path },
       );
     }

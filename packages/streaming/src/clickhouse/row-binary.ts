@@ -11,7 +11,7 @@
 // String = LEB128 byte length + UTF-8 bytes; Int64 / UInt64 / Float64 = 8 bytes little-endian;
 // UInt8 = 1 byte; Nullable(Float64) = 1 byte (1: NULL, then nothing; 0: then the 8 bytes);
 // Enum8 = its Int8 value.
-import type { ResultRow } from '../ports.js';
+import type { JudgedPoint, ResultRow } from '../ports.js';
 
 /** Enum8 values of the `regime` column, as the DDL declares them. */
 export const REGIME_ENUM_VALUES: Readonly<Record<ResultRow['regime'], number>> = {
@@ -34,6 +34,98 @@ function varintLength(n: number): number {
   return bytes;
 }
 
+/** A RowBinary body of a size known in advance, written front to back (every ClickHouse adapter's inserts). */
+export class RowBinaryWriter {
+  private readonly out: Buffer;
+  private at = 0;
+
+  constructor(size: number) {
+    this.out = Buffer.allocUnsafe(size);
+  }
+
+  uint8(n: number): void {
+    this.out[this.at++] = n;
+  }
+
+  bool(b: boolean): void {
+    this.out[this.at++] = b ? 1 : 0;
+  }
+
+  uint32(n: number): void {
+    this.out.writeUInt32LE(n, this.at);
+    this.at += 4;
+  }
+
+  /** A safe integer as Int64: two's complement, the high word by floor division. */
+  int64(n: number): void {
+    const high = Math.floor(n / TWO_32);
+    this.out.writeUInt32LE(n - high * TWO_32, this.at);
+    this.out.writeInt32LE(high, this.at + 4);
+    this.at += 8;
+  }
+
+  nullableInt64(n: number | null): void {
+    if (n === null) {
+      this.out[this.at++] = 1;
+    } else {
+      this.out[this.at++] = 0;
+      this.int64(n);
+    }
+  }
+
+  float64(x: number): void {
+    this.out.writeDoubleLE(x, this.at);
+    this.at += 8;
+  }
+
+  nullableFloat64(x: number | null): void {
+    if (x === null) {
+      this.out[this.at++] = 1;
+    } else {
+      this.out[this.at++] = 0;
+      this.float64(x);
+    }
+  }
+
+  /** Bytes already laid out as RowBinary (a String's length and UTF-8, from `rowBinaryString`). */
+  raw(bytes: Buffer): void {
+    this.at += bytes.copy(this.out, this.at);
+  }
+
+  /** The body; throws when the size given at the start was not exactly filled (a bug). */
+  finish(): Buffer {
+    if (this.at !== this.out.length) throw new Error(`RowBinary encoding wrote ${this.at} bytes of ${this.out.length}`);
+    return this.out;
+  }
+}
+
+/** A String column's RowBinary: LEB128 byte length, then the UTF-8 bytes. */
+export function rowBinaryString(text: string): Buffer {
+  const utf8 = Buffer.from(text, 'utf8');
+  const bytes = Buffer.allocUnsafe(varintLength(utf8.length) + utf8.length);
+  let offset = 0;
+  let n = utf8.length;
+  while (n >= 0x80) {
+    bytes[offset++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  bytes[offset++] = n;
+  utf8.copy(bytes, offset);
+  return bytes;
+}
+
+/** A judged point's columns (`value` to `severity`), in the order every result table has them. */
+export function writeJudgedPoint(out: RowBinaryWriter, point: JudgedPoint): void {
+  out.float64(point.value);
+  out.float64(point.expectedValue);
+  out.float64(point.upperMargin);
+  out.float64(point.lowerMargin);
+  out.bool(point.isAnomaly);
+  out.bool(point.isPositiveAnomaly);
+  out.bool(point.isNegativeAnomaly);
+  out.float64(point.severity);
+}
+
 /**
  * Encodes validated rows (`validateResultRows`: finite numbers, safe-integer timestamps) as
  * RowBinary. Strings repeated across rows (organization, machine, model version) are encoded once.
@@ -43,16 +135,7 @@ export function encodeResultRowsRowBinary(rows: readonly ResultRow[]): Buffer {
   const encoded = (text: string): Buffer => {
     let bytes = strings.get(text);
     if (bytes === undefined) {
-      const utf8 = Buffer.from(text, 'utf8');
-      bytes = Buffer.allocUnsafe(varintLength(utf8.length) + utf8.length);
-      let offset = 0;
-      let n = utf8.length;
-      while (n >= 0x80) {
-        bytes[offset++] = (n & 0x7f) | 0x80;
-        n >>>= 7;
-      }
-      bytes[offset++] = n;
-      utf8.copy(bytes, offset);
+      bytes = rowBinaryString(text);
       strings.set(text, bytes);
     }
     return bytes;
@@ -68,49 +151,17 @@ export function encodeResultRowsRowBinary(rows: readonly ResultRow[]): Buffer {
     if (row.zScore !== null) size += 8;
   }
 
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  const int64 = (n: number): void => {
-    // Two's complement from a safe integer: the high word by floor division.
-    const high = Math.floor(n / TWO_32);
-    out.writeUInt32LE(n - high * TWO_32, at);
-    out.writeInt32LE(high, at + 4);
-    at += 8;
-  };
-  const float64 = (x: number): void => {
-    out.writeDoubleLE(x, at);
-    at += 8;
-  };
-  const nullableFloat64 = (x: number | null): void => {
-    if (x === null) {
-      out[at++] = 1;
-    } else {
-      out[at++] = 0;
-      float64(x);
-    }
-  };
-  const text = (s: string): void => {
-    at += encoded(s).copy(out, at);
-  };
-
+  const out = new RowBinaryWriter(size);
   for (const row of rows) {
-    text(row.orgId);
-    text(row.machineId);
-    int64(row.tsMs);
-    float64(row.value);
-    float64(row.expectedValue);
-    float64(row.upperMargin);
-    float64(row.lowerMargin);
-    out[at++] = row.isAnomaly ? 1 : 0;
-    out[at++] = row.isPositiveAnomaly ? 1 : 0;
-    out[at++] = row.isNegativeAnomaly ? 1 : 0;
-    float64(row.severity);
-    nullableFloat64(row.energy);
-    nullableFloat64(row.zScore);
-    out[at++] = REGIME_ENUM_VALUES[row.regime];
-    text(row.modelVersion);
-    int64(row.writtenAtMs);
+    out.raw(encoded(row.orgId));
+    out.raw(encoded(row.machineId));
+    out.int64(row.tsMs);
+    writeJudgedPoint(out, row);
+    out.nullableFloat64(row.energy);
+    out.nullableFloat64(row.zScore);
+    out.uint8(REGIME_ENUM_VALUES[row.regime]);
+    out.raw(encoded(row.modelVersion));
+    out.int64(row.writtenAtMs);
   }
-  if (at !== size) throw new Error(`RowBinary encoding wrote ${at} bytes of ${size}`);
-  return out;
+  return out.finish();
 }

@@ -16,15 +16,7 @@
 // drop-oldest retention.
 import path from 'node:path';
 import { openBusLog, type BusLog, type BusLogOptions } from './bus-log.js';
-import type {
-  Bus,
-  BusConsumer,
-  BusConsumerOptions,
-  BusProducer,
-  IncomingBatch,
-  IncomingMessage,
-  OutgoingMessage,
-} from '../ports.js';
+import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
 import { StreamingError } from '../errors.js';
 import { HANDLER_RETRY, retrying } from '../retry.js';
 import { partitionForKey } from './partitioner.js';

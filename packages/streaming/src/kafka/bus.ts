@@ -25,15 +25,7 @@ import {
   type logCreator,
   type Producer,
 } from 'kafkajs';
-import type {
-  Bus,
-  BusConsumer,
-  BusConsumerOptions,
-  BusProducer,
-  IncomingBatch,
-  IncomingMessage,
-  OutgoingMessage,
-} from '../ports.js';
+import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
 import { StreamingError } from '../errors.js';
 import { streamingMetrics } from '../metrics.js';
 import { HANDLER_RETRY, RECONNECT_BACKOFF, retrying, stopRetrying, type RetryPolicy } from '../retry.js';
