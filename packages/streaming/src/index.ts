@@ -4,7 +4,7 @@
 
 export * from './ports.js';
 export { STREAMING_ERROR_CODES, StreamingError, isStreamingError, type StreamingErrorCode, type StreamingErrorContext } from './errors.js';
-export { RECONNECT_BACKOFF, HANDLER_RETRY, retrying, type RetryPolicy, type RetryingOptions } from './retry.js';
+export { handlerRetryPolicy, isRetriable, RECONNECT_BACKOFF, retrying, stopRetrying, type RetryingOptions, type RetryPolicy } from './retry.js';
 
 // Wiring: configuration from the environment, and the one place that picks each adapter.
 export {

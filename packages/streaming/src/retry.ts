@@ -27,7 +27,7 @@ export const RECONNECT_BACKOFF: RetryPolicy = { initialDelayMs: 250, multiplier:
  * Redelivering a batch whose handler rejected: the first wait `firstDelayMs` (the buses'
  * `retryDelayMs`), doubling up to ten times that, jittered.
  */
-export function HANDLER_RETRY(firstDelayMs: number): RetryPolicy {
+export function handlerRetryPolicy(firstDelayMs: number): RetryPolicy {
   const initialDelayMs = Math.max(0, firstDelayMs);
   return { initialDelayMs, multiplier: 2, maxDelayMs: initialDelayMs * 10, jitter: true };
 }

@@ -11,7 +11,7 @@ import {
   RECONNECT_BACKOFF,
   StreamingError,
 } from '../src/index.js';
-import { HANDLER_RETRY, retrying, stopRetrying, type RetryPolicy } from '../src/retry.js';
+import { handlerRetryPolicy, retrying, stopRetrying, type RetryPolicy } from '../src/retry.js';
 
 const POLICY: RetryPolicy = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1_000, jitter: false };
 const QUICK: RetryPolicy = { initialDelayMs: 1, multiplier: 2, maxDelayMs: 2, jitter: false };
@@ -130,8 +130,8 @@ describe('retrying', () => {
   });
 
   it('paces redeliveries from the bus option, up to ten times it', () => {
-    expect(HANDLER_RETRY(200)).toEqual({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 2_000, jitter: true });
-    expect(HANDLER_RETRY(-5)).toEqual({ initialDelayMs: 0, multiplier: 2, maxDelayMs: 0, jitter: true });
+    expect(handlerRetryPolicy(200)).toEqual({ initialDelayMs: 200, multiplier: 2, maxDelayMs: 2_000, jitter: true });
+    expect(handlerRetryPolicy(-5)).toEqual({ initialDelayMs: 0, multiplier: 2, maxDelayMs: 0, jitter: true });
   });
 });
 

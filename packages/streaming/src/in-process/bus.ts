@@ -18,7 +18,7 @@ import path from 'node:path';
 import { openBusLog, type BusLog, type BusLogOptions } from './bus-log.js';
 import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
 import { StreamingError } from '../errors.js';
-import { HANDLER_RETRY, retrying } from '../retry.js';
+import { handlerRetryPolicy, retrying } from '../retry.js';
 import { partitionForKey } from './partitioner.js';
 
 export interface InProcessBusOptions {
@@ -121,7 +121,7 @@ function createBus(
   onClosed: (() => void) | null,
 ): InProcessBus {
   const maxBatch = options.maxBatchMessages ?? 1000;
-  const handlerRetry = HANDLER_RETRY(options.retryDelayMs ?? 200);
+  const handlerRetry = handlerRetryPolicy(options.retryDelayMs ?? 200);
   /** Aborted by close(): stops the waits between redeliveries. */
   const closing = new AbortController();
   const retain = options.retainMessages ?? 1_000_000;

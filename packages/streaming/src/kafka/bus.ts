@@ -28,7 +28,7 @@ import {
 import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
 import { StreamingError } from '../errors.js';
 import { streamingMetrics } from '../metrics.js';
-import { HANDLER_RETRY, RECONNECT_BACKOFF, retrying, stopRetrying, type RetryPolicy } from '../retry.js';
+import { handlerRetryPolicy, RECONNECT_BACKOFF, retrying, stopRetrying, type RetryPolicy } from '../retry.js';
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -179,7 +179,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
   // soon, and retry themselves (the next request, the next probe).
   const quickKafka = new Kafka({ ...client, retry: QUICK_CLIENT_RETRY });
   const maxBatch = options.maxBatchMessages ?? 5_000;
-  const handlerRetry = HANDLER_RETRY(options.retryDelayMs ?? 500);
+  const handlerRetry = handlerRetryPolicy(options.retryDelayMs ?? 500);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1_000;
   const reconnect = options.reconnect ?? RECONNECT_BACKOFF;
   const log = options.log ?? defaultLog;
@@ -219,25 +219,26 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       const last = slice[slice.length - 1];
       if (!last) return;
       const piece: IncomingBatch = { topic, partition, messages: slice.map((m) => incoming(topic, partition, m)) };
-      const finished = await retrying(
-        async (attempt) => {
-          if (!isRunning() || isStale()) return false;
-          // Throws while the group rebalances: kafkajs then rejoins, and the uncommitted messages
-          // go to whoever gets the partition.
-          if (attempt > 1) await heartbeat().catch(stopRetrying);
-          // kafkajs heartbeats only when asked: keep the membership alive while a long batch runs
-          // (the timer fires whenever the handler yields the thread).
-          const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatIntervalMs);
-          try {
+      // kafkajs heartbeats only when asked: keep the membership alive while a long batch runs and
+      // through the waits between its attempts (the timer fires whenever the thread is free).
+      const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatIntervalMs);
+      let finished: boolean;
+      try {
+        finished = await retrying(
+          async (attempt) => {
+            if (!isRunning() || isStale()) return false;
+            // Throws while the group rebalances: kafkajs then rejoins, and the uncommitted messages
+            // go to whoever gets the partition.
+            if (attempt > 1) await heartbeat().catch(stopRetrying);
             await handler(piece);
             return true;
-          } finally {
-            clearInterval(beat);
-          }
-        },
-        // Every failure is retried: a handler that cannot take a batch must not lose it.
-        { policy: handlerRetry, isRetriable: () => true, onFailure: (error) => options.onHandlerError?.(error, piece) },
-      );
+          },
+          // Every failure is retried: a handler that cannot take a batch must not lose it.
+          { policy: handlerRetry, isRetriable: () => true, onFailure: (error) => options.onHandlerError?.(error, piece) },
+        );
+      } finally {
+        clearInterval(beat);
+      }
       if (!finished) return;
       resolveOffset(last.offset);
       const next = (BigInt(last.offset) + 1n).toString();
