@@ -10,9 +10,11 @@ COPY apps/cli/package.json apps/cli/
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/worker/package.json apps/worker/
 COPY packages/alerts/package.json packages/alerts/
+COPY packages/api-types/package.json packages/api-types/
 COPY packages/model/package.json packages/model/
 COPY packages/observability/package.json packages/observability/
 COPY packages/store/package.json packages/store/
+COPY packages/stream-worker/package.json packages/stream-worker/
 COPY packages/streaming/package.json packages/streaming/
 COPY pipelines/detection/package.json pipelines/detection/
 COPY pipelines/machine/package.json pipelines/machine/

@@ -21,6 +21,7 @@ export default defineConfig({
             'eval/test/**/*.test.ts',
             'bench/test/**/*.test.ts',
             'test/deployment/**/*.test.ts',
+            'test/lint/**/*.test.ts',
           ],
           // A guard against a hung test, not a speed bound (speed is `npm run bench`'s): generous
           // enough for the heaviest test on a loaded 2-core machine.

@@ -18,11 +18,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { loadWorkerConfig } from '@adp/worker';
-import { loadConfig } from '../apps/api/src/config.js';
-import { openPlatform, type Platform } from '../apps/api/src/platform.js';
-import { API_KEY, constantEnergyModel } from '../apps/api/test/streaming-helpers.js';
+import { loadWorkerConfig } from '@adp/stream-worker';
+import { loadConfig, openPlatform, type NativeModelFactory, type Platform } from '@adp/api';
 import { round, summarize } from './stats.js';
+
+const API_KEY = 'svc_test_alertsbench0123456789';
+
+/** A learned model whose every energy is 1 (no ONNX): the alerts' cost without inference. */
+const constantEnergyModel: NativeModelFactory = () =>
+  Promise.resolve({
+    modelVersion: 'bench-constant',
+    energies: (values: ArrayLike<number>) =>
+      Promise.resolve({ energies: new Float64Array(values.length).fill(1), embeddings: null, normalisation: { center: 0, scale: 1 } }),
+    fineTune: () => Promise.reject(new Error('the bench model does not fine-tune')),
+    close: () => Promise.resolve(),
+  });
 
 const quick = process.argv.includes('--quick');
 const SLOW_MS = 2_000;
@@ -58,7 +68,7 @@ async function receiver(onBody: (body: string) => void, delayMs: number): Promis
 async function withPlatform<T>(run: (platform: Platform) => Promise<T>): Promise<T> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-bench-alerts-'));
   const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '4' };
-  const platform = await openPlatform(loadConfig(env), { model: constantEnergyModel(1), worker: loadWorkerConfig({ WORKER_WINDOW_POINTS: '120' }) });
+  const platform = await openPlatform(loadConfig(env), { model: constantEnergyModel, worker: loadWorkerConfig({ WORKER_WINDOW_POINTS: '120' }) });
   try {
     return await run(platform);
   } finally {

@@ -18,9 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadWorkerConfig } from '@adp/worker';
-import { loadConfig } from '../apps/api/src/config.js';
-import { openPlatform } from '../apps/api/src/platform.js';
+import { loadWorkerConfig } from '@adp/stream-worker';
+import { loadConfig, openPlatform } from '@adp/api';
 
 const argument = (name: string): string | undefined => {
   const index = process.argv.indexOf(name);

@@ -2,6 +2,7 @@
 // loopback HTTP, the engine's own speed without HTTP, and the learned model's fine-tuning.
 // Prints a markdown table and writes bench/results.json.
 // `npm run bench -- --quick` is a short smoke run that prints the table and writes nothing.
+// `npm run bench -- --compare REV` runs this tree and revision REV interleaved (./compare.ts).
 import { fitMachineModel, judgeMachine } from '@adp/machine';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,9 +16,19 @@ import { FINETUNE_CASE_LABELS, timeFineTune } from '../packages/model/bench/case
 import { keepAliveAgent, postJson, type HttpResponse, type HttpTarget } from './http.js';
 import type { ServeReply, ServeRequest } from './serve.js';
 import { benchSeries, type BenchSeries } from './series.js';
+import { BENCH_SECTIONS, BenchArgsError, parseBenchArgs, type BenchArgs, type BenchSection } from './args.js';
 import { round, summarize, type LatencySummary } from './stats.js';
 
-const quick = process.argv.includes('--quick');
+const args = ((): BenchArgs => {
+  try {
+    return parseBenchArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof BenchArgsError)) throw err;
+    process.stderr.write(`[bench] ${err.message}\nusage: npm run bench -- [--quick] [--sections ${BENCH_SECTIONS.join(',')}] [--json-out FILE] [--compare REV [--rounds N]]\n`);
+    process.exit(2);
+  }
+})();
+const { quick } = args;
 
 /** Every knob of a run, recorded in results.json with the figures. */
 const SETTINGS = {
@@ -129,7 +140,12 @@ function baselineBody(series: BenchSeries, points: number): Buffer {
   );
 }
 
-function nativeDetectBody(series: BenchSeries, includeEmbeddings: boolean): Buffer {
+/** The native detect requests measured: the defaults plus energies, the same with embeddings, and a lean answer. */
+const DETECT_VARIANTS = ['without embeddings', 'with embeddings', 'lean answer'] as const;
+type DetectVariant = (typeof DETECT_VARIANTS)[number];
+
+function nativeDetectBody(series: BenchSeries, variant: DetectVariant): Buffer {
+  const lean = variant === 'lean answer';
   return Buffer.from(
     JSON.stringify({
       machine_id: SETTINGS.machineId,
@@ -137,8 +153,10 @@ function nativeDetectBody(series: BenchSeries, includeEmbeddings: boolean): Buff
       granularity: SETTINGS.granularity,
       customInterval: SETTINGS.customInterval,
       maxAnomalyRatio: SETTINGS.maxAnomalyRatio,
-      include_energy: true,
-      include_embeddings: includeEmbeddings,
+      include_energy: !lean,
+      include_embeddings: variant === 'with embeddings',
+      // The lean answer: the verdicts, bands and regimes without the per-point scores behind them.
+      ...(lean ? { include_z_scores: false, include_shape_scores: false } : {}),
     }),
   );
 }
@@ -337,11 +355,13 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
   });
 
   const n = batch.values.length;
-  for (const includeEmbeddings of [false, true]) {
-    const body = nativeDetectBody(batch, includeEmbeddings);
+  for (const variant of DETECT_VARIANTS) {
+    const includeEmbeddings = variant === 'with embeddings';
+    const body = nativeDetectBody(batch, variant);
     const checked = await expectOk(target, '/v1/detect', body, (j) => {
       const json = j as { engine?: unknown; energies?: unknown; embeddings?: unknown[] | null };
       if (json.engine !== 'fine-tuned') return `expected engine fine-tuned, got ${String(json.engine)}`;
+      if (variant === 'lean answer') return json.energies === null ? null : 'expected energies null';
       if (!Array.isArray(json.energies) || json.energies.length !== n) return `expected energies with ${n} elements`;
       if (!includeEmbeddings) return json.embeddings === null ? null : 'expected embeddings null';
       const ok = Array.isArray(json.embeddings) && json.embeddings.length === n && (json.embeddings[0] as unknown[]).length === 192;
@@ -349,7 +369,7 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
     });
     const responseBytes = Buffer.byteLength(JSON.stringify(checked));
     const inferenceMs: number[] = [];
-    const name = `POST /v1/detect, ${includeEmbeddings ? 'with' : 'without'} embeddings`;
+    const name = `POST /v1/detect, ${variant}`;
     const row = await sequential(target, name, '/v1/detect', [body], n, {
       ...NATIVE_PLAN,
       warmup: SETTINGS.detectWarmupRequests,
@@ -595,6 +615,37 @@ function table(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
+/** The vendor rows: entire, last (sequential and concurrent) and changepoint detection. */
+async function vendorRows(target: HttpTarget, batch: BenchSeries): Promise<{ rows: Row[]; suggestedWindow: number }> {
+  const rows: Row[] = [];
+  const n = batch.values.length;
+  const entireBody = detectBody(batch, 0, n);
+  const changeBody = changepointBody(batch);
+
+  // The last-detect series is as long as the service's own suggested window for this data.
+  const probe = await expectOk(target, `${VENDOR}/last/detect`, entireBody, (j) =>
+    typeof (j as Record<string, unknown>).suggestedWindow === 'number' ? null : 'no suggestedWindow',
+  );
+  const suggestedWindow = Math.min(n, probe.suggestedWindow as number);
+  const lastBodies: Buffer[] = [];
+  for (let k = 0; k < SETTINGS.lastBodies; k++) {
+    const to = n - k * 7;
+    lastBodies.push(detectBody(batch, to - suggestedWindow, to));
+  }
+  await expectOk(target, `${VENDOR}/entire/detect`, entireBody, arrayOf('isAnomaly', n));
+  await expectOk(target, `${VENDOR}/last/detect`, lastBodies[0] as Buffer, (j) =>
+    typeof (j as Record<string, unknown>).isAnomaly === 'boolean' ? null : 'no isAnomaly',
+  );
+  await expectOk(target, `${VENDOR}/changepoint/detect`, changeBody, arrayOf('isChangePoint', n));
+
+  log('HTTP section');
+  rows.push(await sequential(target, 'entire/detect', `${VENDOR}/entire/detect`, [entireBody], n));
+  rows.push(await sequential(target, 'last/detect', `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
+  rows.push(await sequential(target, 'changepoint/detect', `${VENDOR}/changepoint/detect`, [changeBody], n));
+  rows.push(await concurrent(target, `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
+  return { rows, suggestedWindow };
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   const loadAverageAtStart = os.loadavg().map((x) => round(x));
@@ -618,46 +669,37 @@ async function main(): Promise<void> {
   });
 
   const rows: Row[] = [];
-  log('engine section');
-  const engine = engineRows(batch);
-  log('model section');
-  const model = await modelRows(healthy);
+  const has = (section: BenchSection) => args.sections.has(section);
+  let engine: Row[] = [];
+  let model: Row[] = [];
+  if (has('engine')) {
+    log('engine section');
+    engine = engineRows(batch);
+  }
+  if (has('model')) {
+    log('model section');
+    model = await modelRows(healthy);
+  }
 
-  log('starting the API');
-  const server = await startServer();
   let suggestedWindow = 0;
-  try {
-    const { target } = server;
-    const n = batch.values.length;
-    const entireBody = detectBody(batch, 0, n);
-    const changeBody = changepointBody(batch);
-
-    // The last-detect series is as long as the service's own suggested window for this data.
-    const probe = await expectOk(target, `${VENDOR}/last/detect`, entireBody, (j) =>
-      typeof (j as Record<string, unknown>).suggestedWindow === 'number' ? null : 'no suggestedWindow',
-    );
-    suggestedWindow = Math.min(n, probe.suggestedWindow as number);
-    const lastBodies: Buffer[] = [];
-    for (let k = 0; k < SETTINGS.lastBodies; k++) {
-      const to = n - k * 7;
-      lastBodies.push(detectBody(batch, to - suggestedWindow, to));
+  if (has('http') || has('native')) {
+    log('starting the API');
+    const server = await startServer();
+    try {
+      const { target } = server;
+      if (has('http')) {
+        const vendor = await vendorRows(target, batch);
+        suggestedWindow = vendor.suggestedWindow;
+        rows.push(...vendor.rows);
+      }
+      if (has('native')) {
+        log('native HTTP section');
+        rows.push(...(await nativeRows(target, healthy, batch)));
+      }
+      target.agent.destroy();
+    } finally {
+      await server.close();
     }
-    await expectOk(target, `${VENDOR}/entire/detect`, entireBody, arrayOf('isAnomaly', n));
-    await expectOk(target, `${VENDOR}/last/detect`, lastBodies[0] as Buffer, (j) =>
-      typeof (j as Record<string, unknown>).isAnomaly === 'boolean' ? null : 'no isAnomaly',
-    );
-    await expectOk(target, `${VENDOR}/changepoint/detect`, changeBody, arrayOf('isChangePoint', n));
-
-    log('HTTP section');
-    rows.push(await sequential(target, 'entire/detect', `${VENDOR}/entire/detect`, [entireBody], n));
-    rows.push(await sequential(target, 'last/detect', `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
-    rows.push(await sequential(target, 'changepoint/detect', `${VENDOR}/changepoint/detect`, [changeBody], n));
-    rows.push(await concurrent(target, `${VENDOR}/last/detect`, lastBodies, suggestedWindow));
-    log('native HTTP section');
-    rows.push(...(await nativeRows(target, healthy, batch)));
-    target.agent.destroy();
-  } finally {
-    await server.close();
   }
   rows.push(...engine, ...model);
 
@@ -670,25 +712,42 @@ async function main(): Promise<void> {
       `at start, ${loadAverageAtEnd.join(' ')} at end; ${durationS} s in all.\n`,
   );
 
-  if (quick) {
-    log('quick run: bench/results.json left as it was');
-    return;
-  }
   const results = {
     date: startedAt.toISOString(),
     durationS,
+    quick,
+    sections: [...args.sections],
     machine: { ...machine(), loadAverageAtStart, loadAverageAtEnd },
     settings: { ...SETTINGS, suggestedWindow },
     series: { batchSpikes: batch.spikes.length, batchLevelShiftAt: batch.levelShiftAt },
     rows,
     markdown,
   };
+  if (args.jsonOut !== null) {
+    await writeFile(args.jsonOut, `${JSON.stringify(results, null, 2)}\n`);
+    log(`wrote ${args.jsonOut}`);
+    return;
+  }
+  // The committed results.json (and the table the docs show from it) is only ever a full run of everything.
+  if (quick || args.sections.size < BENCH_SECTIONS.length) {
+    log('quick or partial run: bench/results.json left as it was');
+    return;
+  }
   const out = fileURLToPath(new URL('./results.json', import.meta.url));
   await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${out}`);
 }
 
-main().catch((err: unknown) => {
+async function entry(): Promise<void> {
+  if (args.compare !== null) {
+    const { compareRevisions } = await import('./compare.js');
+    await compareRevisions({ revision: args.compare, rounds: args.rounds, quick: args.quick, sections: args.sections, log });
+    return;
+  }
+  await main();
+}
+
+entry().catch((err: unknown) => {
   process.stderr.write(`[bench] failed: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
 });

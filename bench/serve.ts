@@ -2,8 +2,7 @@
 // server do not share one event loop. The parent sends the settings over IPC; the child builds the
 // app exactly as the production entry point would, listens on a free loopback port and reports it.
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '../apps/api/src/app.js';
-import { loadConfig } from '../apps/api/src/config.js';
+import { buildApp, loadConfig } from '@adp/api';
 
 export interface ServeRequest {
   readonly type: 'start';

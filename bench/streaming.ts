@@ -28,17 +28,18 @@ import { shapeReferenceOf } from '@adp/detection';
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
 import { openStreaming, type OutgoingMessage, type Streaming } from '@adp/streaming';
-import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/worker';
-import { exampleSeries, type ExampleSeries } from '../apps/worker/src/example-producer.js';
+import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/stream-worker';
 import {
   cleanUp,
+  exampleSeries,
+  type ExampleSeries,
   interleave,
   namesFrom,
   openIsolatedStreaming,
   telemetryMessages,
   type IsolatedNames,
   type ServerUrls,
-} from '../apps/worker/test/integration-support.js';
+} from '@adp/stream-worker/testing';
 import { round, summarize, type LatencySummary } from './stats.js';
 
 export interface StreamingBenchOptions {

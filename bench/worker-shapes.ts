@@ -19,8 +19,8 @@ import {
   createMemoryResultStore,
   loadStreamingCodecs,
 } from '@adp/streaming';
-import { startWorker, type BatchSummary } from '@adp/worker';
-import { exampleSeries, type ExampleSeries } from '../apps/worker/src/example-producer.js';
+import { startWorker, type BatchSummary } from '@adp/stream-worker';
+import { exampleSeries, type ExampleSeries } from '@adp/stream-worker/testing';
 
 const ORG = 'org_bench';
 

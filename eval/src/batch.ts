@@ -1,7 +1,7 @@
 // Entire-series detection on NAB: what a client of entire/detect sees when it sends a whole
 // history at once (look-ahead allowed, unlike the streaming evaluation).
 //
-//   npm run eval:batch            # prints the table and writes eval/batch.json
+//   npm run eval:batch            # prints the table; writes eval/batch.json (summary) and eval/out/batch.json (per file)
 //
 // Each NAB dev file goes to the engine's entire-series detection as a series without timestamps
 // (granularity none: some NAB files repeat or skip timestamps, which the vendor API refuses), with
@@ -19,7 +19,7 @@
 // settings on the same files, they are not a precision. Rows: the engine's defaults, its
 // components switched off one at a time, and the default band widened by a constant factor
 // (what lowering the sensitivity does), so a change can be told apart from a wider band.
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as engine from '@adp/detection';
@@ -341,26 +341,29 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
       `the whole set chooses ${wholeSetChoice.routineCount} / ${wholeSetChoice.gapShare})\n\n${folded}\n`,
   );
   const out = path.join(repoRoot, 'eval/batch.json');
+  const full = path.join(repoRoot, 'eval/out/batch.json');
   const { version } = JSON.parse(await readFile(path.join(repoRoot, 'pipelines/detection/package.json'), 'utf8')) as { version: string };
-  // Compact: per-file counts for the default row only.
-  const summary = rows.map(({ files, ...row }, i) => (i === 0 ? { ...row, files } : row));
-  await writeFile(
-    out,
+  const run = (withFiles: boolean): string =>
     `${JSON.stringify(
       {
-        engine: { package: '@adp/detection', version, sourceSha256: await engineSourceHash(repoRoot) },
+        engine: { package: '@adp/detection', version, sourceSha256: engineHash },
         date: new Date().toISOString().slice(0, 10),
         options: OPTIONS,
         requestPoints: REQUEST_POINTS,
         elapsedMs: Math.round(performance.now() - started),
-        rows: summary,
+        rows: withFiles ? rows : rows.map(({ files: _files, ...row }) => row),
         folds: { shipped, wholeSetChoice, grid: { routineCount: [...new Set(FOLD_GRID.map((c) => c.routineCount))].map(String), gapShare: [...new Set(FOLD_GRID.map((c) => c.gapShare))] }, folds },
         table,
         foldTable: folded,
       },
       null,
       1,
-    )}\n`,
-  );
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+    )}\n`;
+  const engineHash = await engineSourceHash(repoRoot);
+  // The committed summary holds what docs/evaluation.md prints (its tables, checked by a test); the
+  // per-file counts go to eval/out/, which git ignores.
+  await writeFile(out, run(false));
+  await mkdir(path.dirname(full), { recursive: true });
+  await writeFile(full, run(true));
+  console.log(`wrote ${path.relative(process.cwd(), out)} and ${path.relative(process.cwd(), full)}`);
 }

@@ -50,14 +50,20 @@ export interface EvalConfig {
   readonly sweep: boolean;
   readonly sweepSensitivities: readonly number[];
   /**
-   * Where results go: the committed eval/results.json for a full run; a filtered run writes
-   * nothing unless --out names a file, so quick iterations never overwrite the committed figures.
+   * Where the full results go (per-file counts, settings): eval/out/results.json, which git
+   * ignores, for a full run; a filtered run writes nothing unless --out names a file, so quick
+   * iterations never overwrite the committed figures.
    */
   readonly resultsPath: string | undefined;
   /**
+   * Where the committed summary goes (eval/results.json: the figures docs/evaluation.md prints):
+   * a full run without --out only.
+   */
+  readonly summaryPath: string | undefined;
+  /**
    * The learned model's energy on NAB (opt-in: it loads onnxruntime and fine-tunes once per file,
    * about 25 s on the shared 2-core machine): rows `energy: z>=T` per setting, the engine OR the
-   * energy, and the engine confirmed by the energy (eval/README.md, "Learned energy"). Set by
+   * energy, and the engine confirmed by the energy (docs/experiments.md, "Learned energy"). Set by
    * --energy or any --energy-* option; one row per value of each list.
    */
   readonly energy: {
@@ -98,7 +104,8 @@ export const USAGE = `Usage: npm run eval -- [options]
   --energy-escalation LIST z multiple of the ongoing event's largest that fires again (default: ${ENERGY_DEFAULTS.escalation}); implies --energy
   --energy-confirm LIST    z the energy must reach for an engine flag to be kept (default: ${DEFAULT_CONFIRM_Z}); implies --energy
   --data DIR               datasets folder (default: ../shared/datasets from the repository root)
-  --out FILE               write results here (default: eval/results.json, full runs only)
+  --out FILE               write the full results here (default: eval/out/results.json and the
+                           summary eval/results.json, full runs only)
   --threads N              threads streaming the engine variants over NAB (default: cores, at most 4; 1: none)
   --help                   this text`;
 
@@ -194,7 +201,8 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
       ? path.resolve(parsed.out)
       : filtered
         ? undefined
-        : path.join(repoRoot, 'eval', 'results.json');
+        : path.join(repoRoot, 'eval', 'out', 'results.json');
+  const summaryPath = parsed.out === undefined && !filtered ? path.join(repoRoot, 'eval', 'results.json') : undefined;
   return Object.freeze({
     repoRoot,
     datasetsDir: path.resolve(parsed.data ?? path.join(repoRoot, '..', 'shared', 'datasets')),
@@ -207,6 +215,7 @@ export function parseConfig(argv: readonly string[], repoRoot: string): EvalConf
     sweep: parsed.sweep === true,
     sweepSensitivities: Object.freeze([...sweepSensitivities].sort((a, b) => a - b)),
     resultsPath,
+    summaryPath,
     energy,
     threads,
     help: parsed.help === true,

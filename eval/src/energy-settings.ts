@@ -22,7 +22,7 @@ export const ENERGY_SCALES = ['mean-std', 'log-robust'] as const satisfies reado
 export interface EnergySettings {
   readonly fit: EnergyFit;
   readonly scale: EnergyScale;
-  /** A point is flagged when its energy z-score is at least this (chosen on the dev split, see eval/README.md). */
+  /** A point is flagged when its energy z-score is at least this (chosen on the dev split, docs/experiments.md). */
   readonly threshold: number;
   /**
    * Refractory stretch in points: no flag while a point among the previous `refractoryPoints` had
@@ -34,14 +34,14 @@ export interface EnergySettings {
   readonly refractoryPoints: number;
   /**
    * A row whose z is at least this multiple of the ongoing event's largest z is a new event and is
-   * flagged (Infinity: never). 16 costs next to nothing on NAB (eval/README.md, "Learned
+   * flagged (Infinity: never). 16 costs next to nothing on NAB (docs/experiments.md, "Learned
    * energy"), and without it a spike of z 30,000 on a clean sine was hidden by the sine's own
    * chain of z ~3 rows.
    */
   readonly escalation: number;
 }
 
-/** Threshold chosen by the dev-split sweep in eval/README.md ("Learned energy"). */
+/** Threshold chosen by the dev-split sweep (docs/experiments.md, "Learned energy"). */
 export const ENERGY_DEFAULTS: EnergySettings = Object.freeze({ fit: 'ridge', scale: 'mean-std', threshold: 3, refractoryPoints: 64, escalation: 16 });
 
 /** Default z the energy must reach, at the flagged row or shortly before, for an engine flag to be confirmed. */

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, USAGE, UsageError } from './config.js';
 import { stopOnMissingDataset } from './datasets.js';
 import { type Io, runEvaluation, runSweepCommand, writeJson } from './harness.js';
+import { resultsSummary } from './summary.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -32,8 +33,13 @@ async function main(argv: readonly string[]): Promise<number> {
     if (config.resultsPath !== undefined) {
       await writeJson(config.resultsPath, results);
       io.out(`wrote ${path.relative(process.cwd(), config.resultsPath) || config.resultsPath}`);
+      if (config.summaryPath !== undefined) {
+        await writeJson(config.summaryPath, resultsSummary(results));
+        io.out(`wrote ${path.relative(process.cwd(), config.summaryPath)}`);
+      }
       if (results.ablation !== null) {
-        const ablationPath = path.join(path.dirname(config.resultsPath), 'ablation.json');
+        // Beside the committed summary on a full run, else beside the results --out names.
+        const ablationPath = path.join(path.dirname(config.summaryPath ?? config.resultsPath), 'ablation.json');
         await writeJson(ablationPath, results.ablation);
         io.out(`wrote ${path.relative(process.cwd(), ablationPath)}`);
       }

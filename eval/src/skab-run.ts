@@ -6,15 +6,16 @@
 //
 //   npm run eval:skab                 # all experiments, writes eval/skab.json
 //   npm run eval:skab -- --limit 3    # a quick look, nothing written
+//   npm run eval:skab -- --scale-out  # also the stream through Kafka and ClickHouse (KAFKA_BROKERS,
+//                                     # CLICKHOUSE_URL set; bash infra/servers.sh starts them)
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { loadWorkerConfig } from '@adp/worker';
-import { loadConfig } from '../../apps/api/src/config.js';
-import { loadPackagedModel } from '../../apps/api/src/machines/model.js';
-import { openPlatform } from '../../apps/api/src/platform.js';
+import { Kafka, logLevel } from 'kafkajs';
+import { loadWorkerConfig } from '@adp/stream-worker';
+import { loadConfig, loadPackagedModel, openPlatform } from '@adp/api';
 import { writeJson } from './harness.js';
 import { listSkabExperiments, loadSkabExperiment, SKAB_TRAIN_ROWS, type SkabExperiment } from './skab-data.js';
 
@@ -36,6 +37,7 @@ export const SKAB_ROWS = {
   channels: "with the baseline, each channel alone: a row is flagged when any channel's own verdict flags it",
   machine: "with the baseline, the machine's verdict (machine.is_anomaly): what the API answers for the machine",
   stream: "the judged rows sent as telemetry (POST /v1/telemetry, one second apart) to the embedded stream worker: the machine's stored rows (GET /v1/machines/{id}/results)",
+  'stream, scale-out': 'the same telemetry through Kafka to the stream worker, its rows stored in ClickHouse (the baseline made there too); with --scale-out only',
 } as const;
 export type SkabRow = keyof typeof SKAB_ROWS;
 
@@ -131,7 +133,11 @@ async function throughTheStream(app: FastifyInstance, machineId: string, experim
   await call(app, '/v1/telemetry', { machine_id: machineId, points }, 202);
   const url = `/v1/machines/${machineId}/results?limit=10000`;
   for (let attempt = 0; ; attempt++) {
-    const page = (await call(app, url)) as { results: { is_anomaly: boolean; regime: string }[] };
+    // A store that is briefly unreachable answers 503 (retry shortly): the poll does.
+    const page = (await call(app, url).catch((err: unknown) => {
+      if (err instanceof Error && err.message.startsWith(`${url}: 503 `)) return { results: [] };
+      throw err;
+    })) as { results: { is_anomaly: boolean; regime: string }[] };
     if (page.results.length === points.length) {
       return { isAnomaly: page.results.map((row) => row.is_anomaly), active: page.results.map((row) => row.regime !== 'HEALTHY') };
     }
@@ -158,10 +164,13 @@ export interface SkabRunOptions {
   readonly skabDir: string;
   readonly limit?: number;
   readonly progress?: (line: string) => void;
+  /** Also the stream through Kafka and ClickHouse, on these servers. */
+  readonly scaleOut?: { readonly kafkaBrokers: string; readonly clickhouseUrl: string };
 }
 
 export interface SkabResult {
-  readonly rows: Record<SkabRow, SkabScore>;
+  /** Every row but `stream, scale-out`, which is there with `scaleOut` only. */
+  readonly rows: Partial<Record<SkabRow, SkabScore>>;
   /** The machine row per folder (valve1, valve2): the spread across the set's two kinds of fault. */
   readonly machineByFolder: Record<string, SkabScore>;
   readonly experiments: number;
@@ -177,7 +186,26 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
   // The API with its embedded stream worker, as `npm start` opens it.
   const platform = await openPlatform(config, { model: loadPackagedModel, worker: loadWorkerConfig({}) });
   const { app } = platform;
-  const totals = { generic: emptyCounts(), channels: emptyCounts(), machine: emptyCounts(), stream: emptyCounts() } satisfies Record<SkabRow, SkabCounts>;
+  // The scale-out deployment beside it: its own database and topics, dropped at the end.
+  const run = `eval_skab_${Date.now()}`;
+  const scaleOutEnv =
+    options.scaleOut === undefined
+      ? null
+      : {
+          DATA_DIR: path.join(dataDir, 'scale-out'),
+          BOOTSTRAP_API_KEY: API_KEY,
+          LOG_LEVEL: 'silent',
+          EMBEDDED_WORKER: 'true',
+          KAFKA_BROKERS: options.scaleOut.kafkaBrokers,
+          CLICKHOUSE_URL: options.scaleOut.clickhouseUrl,
+          CLICKHOUSE_DATABASE: run,
+          TELEMETRY_TOPIC: `${run}.telemetry`,
+          DEAD_LETTER_TOPIC: `${run}.dead`,
+          JOBS_TOPIC: `${run}.jobs`,
+          WORKER_GROUP_ID: `${run}_workers`,
+        };
+  const scaleOut = scaleOutEnv === null ? null : await openPlatform(loadConfig(scaleOutEnv), { model: loadPackagedModel, worker: loadWorkerConfig(scaleOutEnv) });
+  const totals: Record<SkabRow, SkabCounts> = { generic: emptyCounts(), channels: emptyCounts(), machine: emptyCounts(), stream: emptyCounts(), 'stream, scale-out': emptyCounts() };
   const byFolder = new Map<string, SkabCounts>();
   try {
     for (const id of ids) {
@@ -199,6 +227,11 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
       const streamed = await throughTheStream(app, machineId, experiment, SKAB_TRAIN_ROWS, rows);
       // The stream's episodes: its rows' runs out of HEALTHY (a closed episode's points are ACTIVE).
       addExperiment(totals.stream, streamed.isAnomaly, labels, runsOf(streamed.active));
+      if (scaleOut !== null) {
+        await call(scaleOut.app, '/v1/baseline', { machine_id: machineId, granularity: 'none', series: channelPoints(experiment, 0, SKAB_TRAIN_ROWS) });
+        const far = await throughTheStream(scaleOut.app, machineId, experiment, SKAB_TRAIN_ROWS, rows);
+        addExperiment(totals['stream, scale-out'], far.isAnomaly, labels, runsOf(far.active));
+      }
       const folder = id.split('/')[0]!;
       const counts = byFolder.get(folder) ?? emptyCounts();
       addExperiment(counts, withBaseline.machine.is_anomaly, labels, episodes);
@@ -210,10 +243,18 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
     }
   } finally {
     await platform.close();
+    await scaleOut?.close();
+    if (options.scaleOut !== undefined) await dropScaleOut(options.scaleOut, run);
     await rm(dataDir, { recursive: true, force: true });
   }
   return {
-    rows: { generic: skabScore(totals.generic), channels: skabScore(totals.channels), machine: skabScore(totals.machine), stream: skabScore(totals.stream) },
+    rows: {
+      generic: skabScore(totals.generic),
+      channels: skabScore(totals.channels),
+      machine: skabScore(totals.machine),
+      stream: skabScore(totals.stream),
+      ...(scaleOut === null ? {} : { 'stream, scale-out': skabScore(totals['stream, scale-out']) }),
+    },
     machineByFolder: Object.fromEntries([...byFolder].map(([folder, counts]) => [folder, skabScore(counts)])),
     experiments: ids.length,
     elapsedS: (performance.now() - started) / 1000,
@@ -221,21 +262,40 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
 }
 
 /** The markdown table docs/machine-model.md shows (checked against eval/skab.json by a test). */
+/** Drops the scale-out run's database and topics. */
+async function dropScaleOut(servers: NonNullable<SkabRunOptions['scaleOut']>, run: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'adp-eval-skab', brokers: servers.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${run}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } finally {
+    await admin.disconnect();
+  }
+  const response = await fetch(`${servers.clickhouseUrl}/?query=${encodeURIComponent(`DROP DATABASE IF EXISTS ${run}`)}`, { method: 'POST' });
+  if (!response.ok) throw new Error(`dropping ${run}: ${response.status} ${await response.text()}`);
+}
+
 export function skabTable(result: Pick<SkabResult, 'rows'>): string {
   const lines = ['| row | F1 | false alarms | missed | faults found | false episodes |', '|---|---|---|---|---|---|'];
   for (const row of Object.keys(SKAB_ROWS) as SkabRow[]) {
-    const { f1, far, mar, counts } = result.rows[row];
+    const score = result.rows[row];
+    if (score === undefined) continue;
+    const { f1, far, mar, counts } = score;
     lines.push(`| ${row} | ${f1.toFixed(3)} | ${far.toFixed(1)} % | ${mar.toFixed(1)} % | ${counts.faultsFound} / ${counts.faults} | ${counts.falseEpisodes} of ${counts.episodes} |`);
   }
   return lines.join('\n');
 }
 
-export function parseSkabArgs(argv: readonly string[]): { limit?: number; data?: string; out?: string } {
-  const parsed: { limit?: number; data?: string; out?: string } = {};
+export function parseSkabArgs(argv: readonly string[]): { limit?: number; data?: string; out?: string; scaleOut?: true } {
+  const parsed: { limit?: number; data?: string; out?: string; scaleOut?: true } = {};
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--limit' || flag === '--data' || flag === '--out') {
+    if (flag === '--scale-out') {
+      parsed.scaleOut = true;
+    } else if (flag === '--limit' || flag === '--data' || flag === '--out') {
       if (value === undefined) throw new RangeError(`${flag} needs a value`);
       i++;
       if (flag === '--limit') {
@@ -245,7 +305,7 @@ export function parseSkabArgs(argv: readonly string[]): { limit?: number; data?:
       } else if (flag === '--data') parsed.data = value;
       else parsed.out = value;
     } else {
-      throw new RangeError(`unknown option '${flag ?? ''}' (known: --limit N, --data DIR, --out FILE)`);
+      throw new RangeError(`unknown option '${flag ?? ''}' (known: --limit N, --data DIR, --out FILE, --scale-out)`);
     }
   }
   return parsed;
@@ -259,7 +319,19 @@ async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(`SKAB development set not found at ${skabDir}: nothing to evaluate (skipped)\n`);
     return;
   }
-  const result = await runSkab({ skabDir, ...(args.limit !== undefined ? { limit: args.limit } : {}), progress: (line) => process.stderr.write(`${line}\n`) });
+  let scaleOut: SkabRunOptions['scaleOut'];
+  if (args.scaleOut) {
+    const kafkaBrokers = process.env['KAFKA_BROKERS'];
+    const clickhouseUrl = process.env['CLICKHOUSE_URL'];
+    if (!kafkaBrokers || !clickhouseUrl) throw new RangeError('--scale-out needs KAFKA_BROKERS and CLICKHOUSE_URL (bash infra/servers.sh prints them)');
+    scaleOut = { kafkaBrokers, clickhouseUrl };
+  }
+  const result = await runSkab({
+    skabDir,
+    ...(args.limit !== undefined ? { limit: args.limit } : {}),
+    ...(scaleOut !== undefined ? { scaleOut } : {}),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  });
   process.stdout.write(`${skabTable(result)}\n\nelapsed ${result.elapsedS.toFixed(1)} s\n`);
   const out = args.out ?? (args.limit !== undefined ? undefined : path.join(repoRoot, 'eval', 'skab.json'));
   if (out === undefined) {

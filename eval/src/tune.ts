@@ -1,6 +1,6 @@
 // Leave-one-category-out folds for the detectors' tuned constants, on what ships.
 //
-//   npm run eval:tune                      # both rows' grids; writes eval/tune.json
+//   npm run eval:tune                      # both rows' grids; writes eval/tune.json (summary) and eval/out/tune.json
 //   npm run eval:tune -- --row shipped:entire --only SHOULDER_QUANTILE --threads 2 --out /tmp/tune.json
 //   npm run eval:tune -- --set REFRACTORY_POINTS=150     # the folds around other values
 //
@@ -28,7 +28,7 @@
 // One constant at a time around the shipped values (coordinate-wise): it says whether each value
 // sits where folds would put it, not what a joint search would find. `--set` moves the point the
 // grids are taken around (every run gets those values; "shipped" then means them).
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ import { Worker } from 'node:worker_threads';
 import { TUNING, type TunedName } from '@adp/detection';
 import { nabScores } from './batch.js';
 import { engineSourceHash } from './engine.js';
+import { writeJson } from './harness.js';
 import { nabCategory } from './folds.js';
 import { stopOnMissingDataset } from './datasets.js';
 import { loadNabCorpus, NAB_PROFILE_NAMES, type NabCorpus } from './nab-data.js';
@@ -282,7 +283,10 @@ export interface TuneRun {
   readonly base: Partial<Record<TunedName, number>>;
   readonly threads: number;
   readonly nabDir: string;
+  /** The full results (every value's scores, each fold's figures): --out, else eval/out/tune.json (ignored by git). */
   readonly out: string;
+  /** The committed summary (eval/tune.json): a run of every grid around the shipped values without --out only. */
+  readonly summary: string | undefined;
 }
 
 /**
@@ -315,13 +319,15 @@ export function tuneRun(argv: readonly string[], repoRoot: string, cores: number
   const threads = args.threads === undefined ? Math.min(4, Math.max(1, cores)) : Number(args.threads);
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 64)) throw new RangeError(`--threads: ${args.threads} is not an integer from 1 to 64`);
   const nabDir = path.join(args.datasets ?? path.resolve(repoRoot, '..', 'shared', 'datasets'), 'nab_dev');
-  const out = args.out ?? path.join(repoRoot, 'eval', 'tune.json');
-  return { rows, base, threads, nabDir, out };
+  const out = args.out ?? path.join(repoRoot, 'eval', 'out', 'tune.json');
+  const filtered = args.row !== undefined || args.only !== undefined || args.set !== undefined;
+  const summary = args.out === undefined && !filtered ? path.join(repoRoot, 'eval', 'tune.json') : undefined;
+  return { rows, base, threads, nabDir, out, summary };
 }
 
 async function main(argv: readonly string[]): Promise<void> {
   const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const { rows, base, threads, nabDir, out } = tuneRun(argv, repoRoot, os.cpus().length);
+  const { rows, base, threads, nabDir, out, summary: summaryPath } = tuneRun(argv, repoRoot, os.cpus().length);
   const corpus = await loadNabCorpus(nabDir);
   const started = performance.now();
 
@@ -371,8 +377,51 @@ async function main(argv: readonly string[]): Promise<void> {
     set: base,
     rows: results,
   };
+  await mkdir(path.dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(summary, null, 2)}\n`);
   console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  if (summaryPath !== undefined) {
+    await writeJson(summaryPath, tuneSummary(summary));
+    console.log(`wrote ${path.relative(process.cwd(), summaryPath)}`);
+  }
+}
+
+/** A run of eval:tune as it writes its full results. */
+export interface TuneResults {
+  readonly engine: { readonly sourceSha256: string };
+  readonly date: string;
+  readonly elapsedMs: number;
+  readonly set: Partial<Record<string, number>>;
+  readonly rows: readonly { readonly row: string; readonly shipped: ProfileScores; readonly constants: readonly ConstantOutcome[]; readonly table: string }[];
+}
+
+/**
+ * The committed summary of a run (eval/tune.json): per row, the table docs/evaluation.md prints and
+ * each constant's values, NAB standard by value, each fold's choice (in the order of
+ * `categories`, the category held out) and verdict; the folds' per-category scores stay in the full results.
+ */
+export function tuneSummary(results: TuneResults): unknown {
+  return {
+    engine: results.engine,
+    date: results.date,
+    elapsedMs: results.elapsedMs,
+    set: results.set,
+    categories: results.rows[0]?.constants[0]?.folds.map((f) => f.heldOut) ?? [],
+    rows: results.rows.map((r) => ({
+      row: r.row,
+      shipped: r.shipped,
+      constants: r.constants.map((c) => ({
+        name: c.name,
+        shipped: c.shipped,
+        values: c.values,
+        standard: c.whole.map((w) => w['standard'] ?? null),
+        chosen: c.folds.map((f) => f.chosen),
+        verdict: c.verdict,
+        ...(c.movesTo === undefined ? {} : { movesTo: c.movesTo }),
+      })),
+      table: r.table,
+    })),
+  };
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -159,7 +159,7 @@ describe('energy trace (the real model)', () => {
     expect(flaggedRows(energyFlags(spiked.zScores, spiked.learningPoints, ENERGY_DEFAULTS))).toEqual([900]);
   }, 30_000);
 
-  it('stationary noise is not flagged at z >= 12 (at the NAB-chosen z >= 3 it is: eval/README.md)', async () => {
+  it('stationary noise is not flagged at z >= 12 (at the NAB-chosen z >= 3 it is: docs/experiments.md)', async () => {
     for (const seed of [1, 2, 3]) {
       const next = uniform(seed);
       let ar = 0;

@@ -45,7 +45,7 @@ describe('injected outages on a synthetic seasonal series', () => {
     // is the one flag there.
     expect(results[0]).toEqual({ name: 'none (the clean series)', at: 0, delay: null, flags: 0 });
     expect(results[1]).toEqual({ name: spike.name, at: spike.at, delay: 0, flags: 1 });
-    // Half the level for a day is the gap eval/README describes: nothing within it.
+    // Half the level for a day looks like a weekend day to a window of four days: nothing within it.
     expect(results[2]!.delay).toBeNull();
     // A feed dead at night: the stuck-value alarm at its twelfth zero, the band where it returns.
     expect(results[3]).toEqual({ name: dead.name, at: dead.at, delay: engine.STUCK_POINTS - 1, flags: 2 });
@@ -97,7 +97,7 @@ describe('injected outages on a synthetic seasonal series', () => {
     // The reading before the event starts the run: its twelfth value is the event's eleventh row.
     expect(hung!.delay).toBe(engine.STUCK_POINTS - 2);
     expect(hung!.flags).toBe(clean!.flags + 1);
-    // Whole numbers repeat now and then, so a run inside their range is not news (eval/README).
+    // Whole numbers repeat now and then, so a run inside their range is not news.
     const counter = counterSuite();
     const [, frozen] = runInjections(engine as unknown as EngineApi, { ...counter, events: [counter.events[0]!] });
     expect(frozen!.delay).toBeNull();

@@ -1,7 +1,9 @@
 // The tables of docs/evaluation.md (the README's detection quality page) against the committed
-// results: every figure printed there is the committed run's (eval/results.json), rounded as
+// summaries: every figure printed there is the committed run's (eval/results.json), rounded as
 // printed; the ablation table is the last --ablation run's (eval/ablation.json), one row per
-// variant. A re-run that moves a figure fails until the page says so.
+// variant; the folds' tables eval/tune.json's, entire/detect's eval/batch.json's, the sweep
+// eval/sweep.json's, UCR dev eval/ucr.json's and the peers eval/peers.json's. A re-run that moves
+// a figure fails until the page says so.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -25,10 +27,13 @@ interface FoldSummary {
   readonly mean: number;
   readonly min: number;
   readonly max: number;
+  /** Each fold's score, in the order of nab.categories. */
+  readonly scores: readonly (number | null)[];
 }
 interface Results {
   readonly engine: { readonly version: string; readonly sourceSha256: string };
   readonly nab: {
+    readonly categories: readonly string[];
     readonly detectors: readonly {
       readonly id: string;
       readonly name: string;
@@ -55,6 +60,28 @@ interface Ablation {
 }
 const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as Results;
 const ablation = JSON.parse(readFileSync(fileURLToPath(new URL('../ablation.json', import.meta.url)), 'utf8')) as Ablation;
+const committed = (name: string): unknown => JSON.parse(readFileSync(fileURLToPath(new URL(`../${name}`, import.meta.url)), 'utf8'));
+const batch = committed('batch.json') as { readonly table: string; readonly foldTable: string };
+const peers = committed('peers.json') as { readonly table: string };
+const sweep = committed('sweep.json') as {
+  readonly points: readonly {
+    readonly sensitivity: number;
+    readonly precision: number | null;
+    readonly recall: number;
+    readonly detections: number;
+    readonly recalledWindows: number;
+    readonly windows: number;
+    readonly nab: Readonly<Record<'standard' | 'reward_low_FP_rate' | 'reward_low_FN_rate', number>>;
+  }[];
+};
+interface UcrFigures {
+  readonly top1: number;
+  readonly top3: number;
+}
+const ucr = committed('ucr.json') as {
+  readonly rows: readonly { readonly name: string; readonly A: UcrFigures; readonly B: UcrFigures; readonly all: UcrFigures; readonly flaggedShare: number | null }[];
+  readonly anchors: readonly ({ readonly name: string } & UcrFigures)[];
+};
 const tune = JSON.parse(readFileSync(fileURLToPath(new URL('../tune.json', import.meta.url)), 'utf8')) as {
   readonly engine: { readonly sourceSha256: string };
   readonly set: Readonly<Record<string, number>>;
@@ -190,6 +217,58 @@ describe('the evaluation tables of docs/evaluation.md', () => {
     for (const r of tune.rows) expect(PAGE, r.row).toContain(r.table);
     expect(tune.set).toEqual({});
     expect(tune.engine.sourceSha256).toBe(results.engine.sourceSha256);
+  });
+
+  it('print each headline row\'s leave-one-category-out folds, one row per held-out category', () => {
+    const rows = markdownTableRows(PAGE, '| held out (NAB standard) | (a) | (b) | (c) |');
+    const ids = ['shipped:stream', 'shipped:last-client', 'shipped:entire'];
+    const { categories } = results.nab;
+    expect(categories).toHaveLength(4);
+    expect(rows).toEqual(categories.map((c, i) => [c, ...ids.map((id) => detector(id).folds.standard.scores[i]!.toFixed(1))]));
+  });
+
+  it("print entire/detect's rows and its event constants' folds as the last eval:batch run printed them", () => {
+    expect(PAGE).toContain(batch.table);
+    expect(PAGE).toContain(batch.foldTable);
+  });
+
+  it("print the peers' table of the last eval:peers run", () => {
+    expect(PAGE).toContain(peers.table);
+  });
+
+  it('print the sensitivity sweep of the last --sweep run, one row per sensitivity', () => {
+    const rows = markdownTableRows(PAGE, '| sensitivity | precision | recall |');
+    expect(rows).toEqual(
+      sweep.points.map((p) => [
+        p.sensitivity === 95 ? '95 (the default)' : String(p.sensitivity),
+        p.precision === null ? '—' : p.precision.toFixed(3),
+        p.recall.toFixed(3),
+        String(p.detections),
+        `${p.recalledWindows}/${p.windows}`,
+        ...[p.nab.standard, p.nab.reward_low_FP_rate, p.nab.reward_low_FN_rate].map((x) => x.toFixed(1)),
+      ]),
+    );
+  });
+
+  it("print UCR dev's rows of the last eval:ucr run, by half, with the published anchors", () => {
+    const rows = markdownTableRows(PAGE, '| row | top-1 A | top-1 B |');
+    const f = (x: number): string => x.toFixed(2);
+    const expected = [
+      ...ucr.rows.map((r) => [
+        r.name,
+        f(r.A.top1),
+        f(r.B.top1),
+        f(r.all.top1),
+        f(r.A.top3),
+        f(r.B.top3),
+        f(r.all.top3),
+        r.flaggedShare === null ? '' : `${(100 * r.flaggedShare).toFixed(2)} %`,
+      ]),
+      ...ucr.anchors.map((a) => [a.name, '', '', a.top1.toFixed(3), '', '', a.top3.toFixed(3), '']),
+    ];
+    // The page explains some rows in brackets after the run's name.
+    const label = (text: string): string => (ucr.rows.some((r) => r.name === text) ? text : text.replace(/ \((the [^)]*)\)$/, ''));
+    expect(rows.map(([name, ...cells]) => [label(name!), ...cells])).toEqual(expected);
   });
 
   it('give every variant of the last --ablation run one ablation row with its figures', () => {

@@ -15,9 +15,10 @@ import { markdownTable } from '../src/table.js';
 const ROOT = '/repo';
 
 describe('command line', () => {
-  it('a full run writes eval/results.json; a filtered one writes nothing unless --out', () => {
+  it('a full run writes eval/out/results.json and the summary eval/results.json; a filtered one writes nothing unless --out', () => {
     const full = parseConfig([], ROOT);
-    expect(full.resultsPath).toBe(path.join(ROOT, 'eval', 'results.json'));
+    expect(full.resultsPath).toBe(path.join(ROOT, 'eval', 'out', 'results.json'));
+    expect(full.summaryPath).toBe(path.join(ROOT, 'eval', 'results.json'));
     expect(full.benchmarks).toEqual(['nab', 'tcpd']);
     expect(full.detectors).toEqual(['engine', 'zscore', 'sr', 'null']);
     expect(full.datasetsDir).toBe(path.resolve('/shared/datasets'));
@@ -25,7 +26,9 @@ describe('command line', () => {
     expect(only.benchmarks).toEqual(['tcpd']);
     expect(only.detectors).toEqual(['engine', 'null']);
     expect(only.resultsPath).toBeUndefined();
-    expect(parseConfig(['--only', 'nab', '--out', '/tmp/r.json'], ROOT).resultsPath).toBe('/tmp/r.json');
+    expect(only.summaryPath).toBeUndefined();
+    expect(parseConfig(['--only', 'nab', '--out', '/tmp/r.json'], ROOT)).toMatchObject({ resultsPath: '/tmp/r.json', summaryPath: undefined });
+    expect(parseConfig(['--out', '/tmp/r.json'], ROOT).summaryPath).toBeUndefined();
     expect(Object.isFrozen(full)).toBe(true);
   });
 
@@ -35,7 +38,10 @@ describe('command line', () => {
     expect(full.rows).toBeUndefined();
     expect(full.variants).toBeUndefined();
     expect(parseConfig(['--ablation'], ROOT)).toMatchObject({ ablation: true, variants: undefined, rows: undefined });
-    expect(parseConfig(['--ablation'], ROOT).resultsPath).toBe(path.join(ROOT, 'eval', 'results.json'));
+    expect(parseConfig(['--ablation'], ROOT)).toMatchObject({
+      resultsPath: path.join(ROOT, 'eval', 'out', 'results.json'),
+      summaryPath: path.join(ROOT, 'eval', 'results.json'),
+    });
     // --row alone: those rows, no variant; --variant alone: those variants, no row.
     const rows = parseConfig(['--row', 'shipped:stream,window:8640'], ROOT);
     expect(rows).toMatchObject({ rows: ['shipped:stream', 'window:8640'], variants: [] });

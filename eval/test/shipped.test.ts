@@ -3,9 +3,17 @@ import { type DetectOptions, type LastResult, type SeriesInput, STREAM_DEFAULTS 
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '../../apps/worker/src/config.js';
-import { appendToWindow, decodeWindow, emptyWindow, encodeWindow, judgeHistory, windowCapacity } from '../../apps/worker/src/series-window.js';
-import { judgeNewPoints, type JudgeModelState } from '../../apps/worker/src/stream-judge.js';
+import {
+  appendToWindow,
+  decodeWindow,
+  emptyWindow,
+  encodeWindow,
+  judgeHistory,
+  judgeNewPoints,
+  loadWorkerConfig,
+  windowCapacity,
+  type JudgeModelState,
+} from '@adp/stream-worker';
 import { REQUEST_POINTS } from '../src/batch.js';
 import { type EngineApi, SHIPPED_STREAM, type StreamOptions } from '../src/engine.js';
 import { foldCell, leaveOneCategoryOut, nabCategory } from '../src/folds.js';

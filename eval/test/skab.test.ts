@@ -60,6 +60,7 @@ describe('the SKAB scorer', () => {
 
   it('reads its command line or refuses it clearly', () => {
     expect(parseSkabArgs(['--limit', '3', '--out', '/tmp/x.json'])).toEqual({ limit: 3, out: '/tmp/x.json' });
+    expect(parseSkabArgs(['--scale-out'])).toEqual({ scaleOut: true });
     expect(() => parseSkabArgs(['--limit', '0'])).toThrow("--limit takes a positive integer, not '0'");
     expect(() => parseSkabArgs(['--limit'])).toThrow('--limit needs a value');
     expect(() => parseSkabArgs(['--fast'])).toThrow("unknown option '--fast'");

@@ -116,11 +116,13 @@ describe.skipIf(!NAB.run)(datasetTitle('leave-one-category-out folds for a tuned
     const all = tuneRun([], '/repo', 16);
     expect(all.rows.map((r) => r.row)).toEqual(TUNE_ROWS.map((r) => r.row));
     expect(all.rows.map((r) => r.grid.length)).toEqual(TUNE_ROWS.map((r) => r.grid.length));
-    expect(all).toMatchObject({ base: {}, threads: 4, nabDir: '/shared/datasets/nab_dev', out: '/repo/eval/tune.json' });
+    expect(all).toMatchObject({ base: {}, threads: 4, nabDir: '/shared/datasets/nab_dev', out: '/repo/eval/out/tune.json', summary: '/repo/eval/tune.json' });
     expect(tuneRun([], '/repo', 1).threads).toBe(1);
     const stream = tuneRun(['--row', 'shipped:stream', '--only', 'REFRACTORY_POINTS', '--threads', '2', '--set', 'SUSTAINED_Z=6', '--out', '/tmp/t.json', '--datasets', '/d'], '/repo', 2);
     expect(stream.rows).toEqual([{ row: 'shipped:stream', grid: TUNE_ROWS[0]!.grid.filter((g) => g.name === 'REFRACTORY_POINTS') }]);
-    expect(stream).toMatchObject({ base: { SUSTAINED_Z: 6 }, threads: 2, nabDir: '/d/nab_dev', out: '/tmp/t.json' });
+    expect(stream).toMatchObject({ base: { SUSTAINED_Z: 6 }, threads: 2, nabDir: '/d/nab_dev', out: '/tmp/t.json', summary: undefined });
+    // A filtered run never overwrites the committed summary.
+    expect(tuneRun(['--set', 'SUSTAINED_Z=6'], '/repo', 2)).toMatchObject({ out: '/repo/eval/out/tune.json', summary: undefined });
     // A constant of one row's grid only: the other row is not run at all.
     const entireOnly = TUNE_ROWS[1]!.grid.find((g) => !TUNE_ROWS[0]!.grid.some((h) => h.name === g.name))!.name;
     expect(tuneRun(['--only', entireOnly], '/repo', 2).rows.map((r) => r.row)).toEqual(['shipped:entire']);

@@ -389,6 +389,40 @@ describe.skipIf(!chromiumPresent && !inCi)('the dashboard in Chromium', () => {
     expect(await page.getByTestId('summary').textContent()).toContain("press-judged.csv: 150 points of 2 channels, the machine's score against its joint model");
   });
 
+  it("sends a multichannel CSV over 8,640 rows as a detection job and charts the machine's verdict from it", async () => {
+    // 9,000 rows of the press's channels, rpm 60 high for 300 of them.
+    const start = Date.UTC(2025, 5, 2, 0, 0);
+    const rows = Array.from({ length: 9000 }, (_, k) => {
+      const i = 600 + k;
+      const temp = Math.round((60 + 3 * Math.sin((2 * Math.PI * i) / 45)) * 100) / 100;
+      const rpm = Math.round(1500 + 40 * Math.cos((2 * Math.PI * i) / 30) + (k >= 5000 && k < 5300 ? 60 : 0));
+      return { timestamp: new Date(start + k * 60_000).toISOString().replace('.000Z', 'Z'), temp, rpm };
+    });
+    await writeFile(join(workDir, 'press-month.csv'), `timestamp,temp,rpm\n${rows.map((r) => `${r.timestamp},${r.temp},${r.rpm}`).join('\n')}\n`);
+
+    await page.goto(`${baseUrl}/dashboard/#/detect`);
+    await page.getByLabel(/CSV file/).setInputFiles(join(workDir, 'press-month.csv'));
+    await page.getByLabel('Mode').selectOption('streaming');
+    await page.getByLabel('Machine id').fill(PRESS);
+    await page.getByLabel(/Sensitivity/).fill('95');
+    await page.getByRole('button', { name: 'Detect' }).click();
+    await page.getByTestId('job-progress').waitFor(WAIT);
+    await page.getByTestId('episodes').waitFor({ timeout: 120_000 });
+
+    // What the page shows is the job's machine verdict: read it from the API the same way.
+    const jobs = await api<{ jobs: { job_id: string; series: { series_index: number; kind: string }[] }[] }>('GET', '/v1/jobs?limit=1');
+    const job = jobs.jobs[0]!;
+    const verdict = job.series.find((series) => series.kind === 'machine')!;
+    expect(job.series.map((series) => series.kind)).toEqual(['channel', 'channel', 'machine']);
+    const page1 = await api<{ results: { is_anomaly: boolean }[]; episodes: unknown[] }>('GET', `/v1/jobs/${job.job_id}/results?series_index=${verdict.series_index}&limit=10000`);
+    const flagged = page1.results.flatMap((result, index) => (result.is_anomaly ? [index] : []));
+    expect(flagged.some((index) => index >= 5000 && index < 5300)).toBe(true);
+    expect(await page.getByTestId('chart').getAttribute('data-points')).toBe('9000');
+    expect(await chartAnomalies()).toEqual(flagged);
+    expect(await page.locator('[data-testid="episodes"] tbody tr').count()).toBe(page1.episodes.length);
+    expect(await page.getByTestId('summary').textContent()).toContain("press-month.csv: 9,000 points of 2 channels, the machine's score against its joint model");
+  });
+
   it('keeps the header on one line at a tablet\'s 768 px', async () => {
     await page.setViewportSize({ width: 768, height: 900 });
     try {

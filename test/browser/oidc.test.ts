@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { startLoginProvider, type LoginProvider } from '../../apps/api/test/oidc-login-provider.js';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
 import { randomTestKey } from '../e2e/server.js';

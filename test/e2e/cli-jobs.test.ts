@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectEntireSeries } from '@adp/detection';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { runCli } from '../../apps/cli/src/cli.js';
 import { memoryIo } from '../../apps/cli/test/memory-io.js';
 import { loadConfig } from '../../apps/api/src/config.js';

@@ -13,7 +13,7 @@ import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhous
 import { Kafka, logLevel } from 'kafkajs';
 import { createClient as createRedis } from 'redis';
 import { describe } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform } from '../../apps/api/src/platform.js';
 import { platformFlowTests } from '../../apps/api/test/platform-flow.js';

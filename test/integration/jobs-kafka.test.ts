@@ -10,7 +10,7 @@ import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhous
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe } from 'vitest';
 import { createClickHouseJobStore } from '@adp/streaming';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform } from '../../apps/api/src/platform.js';
 import { jobFlowTests } from '../../apps/api/test/job-flow.js';

@@ -14,7 +14,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { createClient as createRedis } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from '../../apps/api/test/streaming-helpers.js';

@@ -4,11 +4,11 @@
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
 import { BASELINE_CHANGED_CHANNEL, createRedisNotifier, type DeadLetter, type Streaming } from '@adp/streaming';
-import { ENGINE_VERSION, startWorker, type RunningWorker } from '@adp/worker';
+import { ENGINE_VERSION, startWorker, type RunningWorker } from '@adp/stream-worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exampleSeries } from '../../apps/worker/src/example-producer.js';
 import {
   cleanUp,
+  exampleSeries,
   codecs,
   interleave,
   namesFrom,
@@ -16,7 +16,7 @@ import {
   telemetryMessages,
   workerConfig,
   type IsolatedNames,
-} from '../../apps/worker/test/integration-support.js';
+} from '@adp/stream-worker/testing';
 import { allServersGate, isolatedName } from './servers.js';
 
 const { run, title, urls } = await allServersGate('worker pipeline');

@@ -6,11 +6,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
 import type { Streaming } from '@adp/streaming';
-import { startWorker, type RunningWorker } from '@adp/worker';
+import { startWorker, type RunningWorker } from '@adp/stream-worker';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exampleSeries } from '../../apps/worker/src/example-producer.js';
 import {
   cleanUp,
+  exampleSeries,
   interleave,
   namesFrom,
   openIsolatedStreaming,
@@ -18,7 +18,7 @@ import {
   workerConfig,
   workerEnv,
   type IsolatedNames,
-} from '../../apps/worker/test/integration-support.js';
+} from '@adp/stream-worker/testing';
 import { allServersGate, isolatedName } from './servers.js';
 
 const { run, title, urls } = await allServersGate('worker recovery');

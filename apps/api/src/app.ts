@@ -398,7 +398,8 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     }
 
     const hourlyCounting = config.marketplace ? { nowMs: options.nowMs ?? Date.now } : undefined;
-    await app.register(vendorRoutes, { onDetected: meterDetections(store, hourlyCounting), bodyLimitBytes: config.bodyLimitBytes });
+    const detectionMeter = meterDetections(store, hourlyCounting);
+    await app.register(vendorRoutes, { onDetected: detectionMeter.onDetected, drain: detectionMeter.drain, bodyLimitBytes: config.bodyLimitBytes });
     await app.register(nativeRoutes, {
       store,
       model: options.model ?? loadPackagedModel,

@@ -215,7 +215,7 @@ export interface ApiConfig {
    * Default `true` without KAFKA_BROKERS (so `npm start` alone turns telemetry into results) and
    * `false` with it (workers are deployed apart and scale on their own). The embedded worker
    * reads its own variables (WORKER_*, DEAD_LETTER_TOPIC, TELEMETRY_PARTITIONS, ...) through
-   * @adp/worker's loadWorkerConfig; its TELEMETRY_TOPIC must equal the API's.
+   * @adp/stream-worker's loadWorkerConfig; its TELEMETRY_TOPIC must equal the API's.
    */
   readonly embeddedWorker: boolean;
   /**

@@ -4,8 +4,8 @@
 //   tsx --import ./apps/api/src/instrumentation.ts apps/api/src/server.ts
 //
 // Without OTEL_* variables it starts nothing.
-import { shutdownTelemetry, startTelemetry } from '@adp/observability';
+import { shutdownObservability, startObservability } from '@adp/observability';
 
-startTelemetry('adp-api');
+startObservability('adp-api');
 
-export { shutdownTelemetry };
+export { shutdownObservability };

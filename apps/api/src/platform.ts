@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { openStores } from '@adp/store';
 import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/streaming';
-import { startJobWorker, startWorker, type RunningJobWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/worker';
+import { startJobWorker, startWorker, type RunningJobWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/stream-worker';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';
 import { loadPackagedModel, type NativeModel, type NativeModelFactory } from './machines/model.js';

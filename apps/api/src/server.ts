@@ -1,9 +1,9 @@
 // The process: configuration from the environment, pino logging, listen, graceful shutdown.
 // `npm start` runs this file. The app, the streaming pieces and the embedded worker are opened by
 // openPlatform (./platform.ts) and are testable without it.
-import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/worker';
+import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/stream-worker';
 import { loadConfig, type ApiConfig } from './config.js';
-import { shutdownTelemetry } from './instrumentation.js';
+import { shutdownObservability } from './instrumentation.js';
 import { ConfigError } from './errors.js';
 import { openPlatform } from './platform.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       )
       // The spans of the shutdown itself are exported before the process ends.
       .then(async (code) => {
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(code);
       });
   };

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform, type Platform } from '../src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from './streaming-helpers.js';

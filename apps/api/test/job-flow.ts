@@ -6,6 +6,7 @@
 // apart; usage; a job accepted before a restart judged after it.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { detectEntireSeries, type SeriesInput } from '@adp/detection';
+import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../src/platform.js';
 import { describeApiKey } from '../src/tenancy/keys.js';
@@ -43,12 +44,23 @@ interface JobBody {
   points_done: number;
   series_done: number;
   failure: unknown;
-  series: { machine_id: string | null; points: number; sensitivity: number; done: boolean; period: number | null }[];
+  series: {
+    machine_id: string | null;
+    kind: string;
+    channel: string | null;
+    channels: string[] | null;
+    points: number;
+    sensitivity: number;
+    done: boolean;
+    period: number | null;
+  }[];
 }
 
 interface ResultRow {
   series_index: number;
   machine_id: string | null;
+  kind?: 'channel' | 'machine';
+  channel?: string;
   point_index: number;
   timestamp: string | null;
   value: number;
@@ -62,7 +74,14 @@ interface ResultRow {
 interface ResultsPage {
   status: string;
   results: ResultRow[];
-  episodes: { series_index: number; first_point: number; last_point: number; points: number }[];
+  episodes: {
+    series_index: number;
+    first_point: number;
+    last_point: number;
+    points: number;
+    kind?: string;
+    channels?: { channel: string; share: number }[];
+  }[];
   next_cursor: string | null;
 }
 
@@ -108,6 +127,26 @@ export async function allResults(
     pages += 1;
   } while (cursor !== null);
   return { rows, episodes: [...episodes.values()], pages };
+}
+
+/**
+ * A pump's three channels: flow on a cycle, pressure following flow, temperature on its own
+ * cycle, each with its own noise; from `fault.from` to `fault.to` the pressure leaves the flow
+ * (a valve closing): the channels' relation departs more than any channel's range.
+ */
+export function pumpChannels(count: number, seed: number, fault?: { from: number; to: number }): Record<'flow' | 'pressure' | 'temp', number[]> {
+  const noise = (i: number, k: number): number => ((((i + seed) * 7919 + k * 104729) % 1009) / 1009 - 0.5) * 0.4;
+  const flow: number[] = [];
+  const pressure: number[] = [];
+  const temp: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const f = 10 + Math.sin((2 * Math.PI * (i + seed)) / 97) + noise(i, 1);
+    const inFault = fault !== undefined && i >= fault.from && i < fault.to;
+    flow.push(f);
+    pressure.push(2 * f + noise(i, 2) + (inFault ? -2.5 : 0));
+    temp.push(40 + 0.5 * Math.sin((2 * Math.PI * (i + seed)) / 61) + noise(i, 3));
+  }
+  return { flow, pressure, temp };
 }
 
 function entireFlags(values: readonly number[]): { isAnomaly: boolean[]; expected: number[] } {
@@ -233,6 +272,93 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     const deleted = await app.inject({ method: 'DELETE', url: `/v1/jobs/${job.job_id}`, headers: { 'x-service-key': API_KEY } });
     expect(deleted.json()).toEqual({ job_id: job.job_id, action: 'deleted' });
     expect((await get(app, `/v1/jobs/${job.job_id}/results`)).statusCode).toBe(404);
+  });
+
+  it("judges a multichannel series per channel and, against the machine's joint model, as a machine", async () => {
+    platform = await target.open({ JOBS_CHUNK_POINTS: '500' });
+    const { app } = platform;
+    // The machine's multivariate baseline: its joint model fitted on 400 healthy rows (as
+    // POST /v1/baseline fits it; the fake model of this suite does not fine-tune the channels).
+    const healthy = pumpChannels(400, 0);
+    const names = ['flow', 'pressure', 'temp'] as const;
+    const model = fitMachineModel({ channels: [...names], values: names.map((name) => healthy[name]) });
+    const org = await app.store.ensureDefaultOrganization();
+    await app.store.upsertBaseline(org.id, {
+      machineId: 'pump-1',
+      baselineId: 'bl_pump1',
+      label: null,
+      granularity: 'minutely',
+      sensitivity: null,
+      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 390, seriesLength: 400 },
+      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+      predictorWeights: null,
+      normalisation: null,
+      channels: [...names],
+      machineModel: encodeMachineModel(model),
+    });
+
+    const judged = pumpChannels(2400, 400, { from: 1200, to: 1500 });
+    const series = judged.flow.map((_, i) => ({
+      timestamp: new Date(T0 + i * MINUTE).toISOString(),
+      // The points name the channels in another order than the model: the model's order rules.
+      channels: { temp: judged.temp[i]!, pressure: judged.pressure[i]!, flow: judged.flow[i]! },
+    }));
+    const accepted = await submit(app, { granularity: 'minutely', series_list: [{ machine_id: 'fan-9', series: jobPoints(seriesValues(1500, 4)) }, { machine_id: 'pump-1', series }] });
+    expect(accepted.statusCode).toBe(202);
+    const job = accepted.json<JobBody>();
+    expect(job.points_total).toBe(1500 + 3 * 2400 + 2400);
+    expect(job.series.map((one) => [one.machine_id, one.kind, one.channel, one.channels, one.points])).toEqual([
+      ['fan-9', 'series', null, null, 1500],
+      ['pump-1', 'channel', 'temp', null, 2400],
+      ['pump-1', 'channel', 'pressure', null, 2400],
+      ['pump-1', 'channel', 'flow', null, 2400],
+      ['pump-1', 'machine', null, ['flow', 'pressure', 'temp'], 2400],
+    ]);
+    const done = await waitForStatus(app, job.job_id, ['done', 'failed'], target.settleMs);
+    expect(done).toMatchObject({ status: 'done', series_done: 5, points_done: job.points_total, failure: null });
+    expect(done.series[4]!.period).toBeNull();
+
+    const { rows, episodes } = await allResults(app, job.job_id, 2000, 'pump-1');
+    expect(rows.length).toBe(4 * 2400);
+    // Each channel is judged alone, as entire-series detection judges it.
+    for (const [offset, name] of (['temp', 'pressure', 'flow'] as const).entries()) {
+      const mine = rows.filter((row) => row.series_index === 1 + offset);
+      expect(mine.every((row) => row.kind === 'channel' && row.channel === name)).toBe(true);
+      expect(mine.map((row) => row.is_anomaly)).toEqual(entireFlags(judged[name]).isAnomaly);
+    }
+    // The machine verdict is the joint model's over the same readings.
+    const machineRows = rows.filter((row) => row.series_index === 4);
+    const verdict = judgeMachine(model, names.map((name) => judged[name]), 95);
+    expect(machineRows.every((row) => row.kind === 'machine' && row.channel === undefined)).toBe(true);
+    expect(machineRows.map((row) => row.is_anomaly)).toEqual(verdict.isAnomaly);
+    machineRows.forEach((row, t) => {
+      expect(row.value).toBeCloseTo(verdict.score[t]!, 9);
+      expect(row).toMatchObject({ expected_value: 0, lower_margin: 0, is_negative_anomaly: false });
+      expect((row as unknown as { upper_margin: number }).upper_margin).toBeCloseTo(verdict.threshold, 9);
+    });
+    // The fault is one machine episode, driven by the pressure, and nothing healthy is flagged.
+    const machineEpisodes = episodes.filter((episode) => episode.series_index === 4);
+    expect(machineEpisodes.length).toBe(verdict.episodes.length);
+    const fault = machineEpisodes.find((episode) => episode.first_point <= 1300 && episode.last_point >= 1300);
+    expect(fault).toMatchObject({ kind: 'machine' });
+    expect(fault!.channels![0]!.channel).toBe('pressure');
+    expect(machineRows.filter((row) => row.is_anomaly && (row.point_index < 1200 || row.point_index > 1530)).length).toBe(0);
+
+    // The machine verdict alone, by its series index (what the dashboard reads).
+    const verdictOnly = await get(app, `/v1/jobs/${job.job_id}/results?series_index=4&limit=10000`);
+    const page = verdictOnly.json<ResultsPage>();
+    expect(page.results).toEqual(machineRows);
+    expect(page.episodes.every((episode) => episode.series_index === 4)).toBe(true);
+    expect(page.next_cursor).toBeNull();
+    for (const [query, message] of [
+      ['series_index=5', `Job '${job.job_id}' has 5 series; 'series_index' 5 is not one of them.`],
+      ['series_index=0&machine_id=pump-1', `Series 0 of job '${job.job_id}' is not machine 'pump-1''s.`],
+      ['series_index=-1', "The 'series_index' query parameter must be a series' index in the job (0, 1, ...)."],
+    ] as const) {
+      const refused = await get(app, `/v1/jobs/${job.job_id}/results?${query}`);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({ error: { code: 'InvalidArgument', message } });
+    }
   });
 
   it('a job accepted while no worker runs is judged after a restart on the same storage', async () => {

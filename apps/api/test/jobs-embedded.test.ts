@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform } from '../src/platform.js';
 import { jobFlowTests } from './job-flow.js';

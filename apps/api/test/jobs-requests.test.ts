@@ -16,8 +16,9 @@ import {
   type JobStore,
 } from '@adp/streaming';
 import { detectEntireSeries } from '@adp/detection';
-import { startJobWorker } from '@adp/worker';
-import { jobPoints, seriesValues, submit, waitForStatus } from './job-flow.js';
+import { encodeMachineModel, fitMachineModel } from '@adp/machine';
+import { startJobWorker } from '@adp/stream-worker';
+import { jobPoints, pumpChannels, seriesValues, submit, waitForStatus } from './job-flow.js';
 import { API_KEY, eventually, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const codecs = loadStreamingCodecs();
@@ -27,6 +28,12 @@ const silent = { debug: () => undefined, info: () => undefined, warn: () => unde
 
 function minutely(count: number, seed = 0): { timestamp: string; value: number }[] {
   return jobPoints(seriesValues(count, seed));
+}
+
+/** Minutely points carrying `channels` (the readings of pumpChannels). */
+function multichannel(count: number, names: readonly ('flow' | 'pressure' | 'temp')[] = ['flow', 'pressure', 'temp']): { timestamp: string; channels: Record<string, number> }[] {
+  const readings = pumpChannels(count, 0);
+  return minutely(count).map((point, i) => ({ timestamp: point.timestamp, channels: Object.fromEntries(names.map((name) => [name, readings[name][i]!])) }));
 }
 
 describe('detection jobs: requests', () => {
@@ -125,6 +132,26 @@ describe('detection jobs: requests', () => {
       [{ series_list: [{ series: minutely(20) }] }, 400, 'InvalidMachineId', /^The 'machine_id' of the 'series_list' item at index 0 is required/],
       [{ series_list: 'all' }, 400, 'InvalidSeries', "The 'series_list' field must be a non-empty array of objects with 'machine_id' and 'series'."],
       [{ series: { timestamp: 'x' } }, 400, 'InvalidSeries', "Series 0: the 'series' field must be an array of points."],
+      // Multichannel series: the rules of POST /v1/detect, each message naming the series (and channel).
+      [
+        { granularity: 'minutely', series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'pump', series: multichannel(20).map((p, i) => (i === 4 ? { ...p, channels: { flow: 1 } } : p)) }] },
+        400,
+        'InvalidSeries',
+        "Series 1 (machine 'pump'): series[4].channels lacks 'pressure': every point carries the channels of series[0].",
+      ],
+      [
+        { granularity: 'minutely', machine_id: 'pump', series: multichannel(20).map((p, i) => (i === 6 ? { ...p, channels: { ...p.channels, temp: 'hot' } } : p)) },
+        400,
+        'InvalidSeries',
+        "Series 0 (machine 'pump'), channel 'temp': The 'value' at index 6 must be a number, got the string \"hot\".",
+      ],
+      [{ machine_id: 'pump:1', series: multichannel(20) }, 400, 'InvalidMachineId', /^The 'machine_id' field of a multivariate series must not contain ':'/],
+      [
+        { series_list: [{ machine_id: 'rig:2', series: multichannel(20) }] },
+        400,
+        'InvalidMachineId',
+        /^The 'machine_id' of the 'series_list' item at index 0 of a multivariate series must not contain ':'/,
+      ],
     ];
     for (const [body, status, code, message] of cases) {
       const response = await submit(app, body);
@@ -145,6 +172,9 @@ describe('detection jobs: requests', () => {
     expect(tooLong.json()).toEqual({ error: { code: 'InvalidSeries', message: 'A job takes at most 100 points, all series together; this one has 120.' } });
     const tooMany = await submit(limited, { series_list: ['a', 'b', 'c'].map((machine_id) => ({ machine_id, series: minutely(20) })) });
     expect(tooMany.json()).toEqual({ error: { code: 'InvalidSeries', message: "A job takes at most 2 series; 'series_list' has 3." } });
+    // A multichannel point counts once per channel.
+    const tooWide = await submit(limited, { machine_id: 'pump', series: multichannel(40) });
+    expect(tooWide.json()).toEqual({ error: { code: 'InvalidSeries', message: 'A job takes at most 100 points, all series together; this one has 120.' } });
     const badKey = await submit(limited, { series: minutely(20) }, { 'idempotency-key': 'with space' });
     expect(badKey.statusCode).toBe(400);
     expect(badKey.json()).toEqual({
@@ -253,6 +283,67 @@ describe('detection jobs: requests', () => {
     }
   });
 
+  it("splits a multichannel series into its channels, adds the machine verdict only with the machine's joint model, and refuses one lacking a model channel", async () => {
+    // No baseline: each channel is a series, no machine verdict.
+    const plain = await submit(app, { granularity: 'minutely', machine_id: 'pump', series: multichannel(250) });
+    expect(plain.statusCode).toBe(202);
+    const job = plain.json<{ points_total: number; series: { machine_id: string; kind: string; channel: string | null; channels: string[] | null }[] }>();
+    expect(job.points_total).toBe(750);
+    expect(job.series.map((one) => [one.machine_id, one.kind, one.channel, one.channels])).toEqual([
+      ['pump', 'channel', 'flow', null],
+      ['pump', 'channel', 'pressure', null],
+      ['pump', 'channel', 'temp', null],
+    ]);
+    // Each channel's chunks carry its readings alone.
+    await eventually(async () => received.length === 9);
+    const chunks = received.map((message) => codecs.jobChunk.decode(message.value)).filter((chunk) => chunk.series_index === 1);
+    expect(chunks.flatMap((chunk) => chunk.values)).toEqual(pumpChannels(250, 0).pressure);
+
+    // With the machine's multivariate baseline: its joint model judges the readings together.
+    const org = app.bootstrap.organizationId;
+    const healthy = pumpChannels(400, 0);
+    await app.store.upsertBaseline(org, {
+      machineId: 'pump',
+      baselineId: 'bl_pump',
+      label: null,
+      granularity: 'minutely',
+      sensitivity: 90,
+      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 390, seriesLength: 400 },
+      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+      predictorWeights: null,
+      normalisation: null,
+      channels: ['flow', 'pressure', 'temp'],
+      machineModel: encodeMachineModel(fitMachineModel({ channels: ['flow', 'pressure', 'temp'], values: [healthy.flow, healthy.pressure, healthy.temp] })),
+    });
+    received.length = 0;
+    const joint = await submit(app, { granularity: 'minutely', machine_id: 'pump', series: multichannel(250, ['temp', 'flow', 'pressure']) });
+    expect(joint.statusCode).toBe(202);
+    const jointJob = joint.json<{ points_total: number; series: { kind: string; channel: string | null; channels: string[] | null; sensitivity: number; points: number }[] }>();
+    expect(jointJob.points_total).toBe(1000);
+    expect(jointJob.series.map((one) => [one.kind, one.channel, one.channels, one.sensitivity, one.points])).toEqual([
+      ['channel', 'temp', null, 90, 250],
+      ['channel', 'flow', null, 90, 250],
+      ['channel', 'pressure', null, 90, 250],
+      ['machine', null, ['flow', 'pressure', 'temp'], 90, 250],
+    ]);
+    // The machine verdict's chunks: each point's readings in the model's order, 33 points a chunk
+    // (JOBS_CHUNK_POINTS 100 values over 3 channels).
+    await eventually(async () => received.length === 9 + 8);
+    const machineChunks = received.map((message) => codecs.jobChunk.decode(message.value)).filter((chunk) => chunk.series_index === 3);
+    expect(machineChunks.map((chunk) => chunk.values.length)).toEqual([99, 99, 99, 99, 99, 99, 99, 57]);
+    expect(machineChunks[1]!.first_point).toBe(33);
+    expect(machineChunks[0]!.values.slice(0, 6)).toEqual([healthy.flow[0], healthy.pressure[0], healthy.temp[0], healthy.flow[1], healthy.pressure[1], healthy.temp[1]]);
+
+    const lacking = await submit(app, { granularity: 'minutely', series_list: [{ machine_id: 'other', series: minutely(30) }, { machine_id: 'pump', series: multichannel(250, ['flow', 'temp']) }] });
+    expect(lacking.statusCode).toBe(400);
+    expect(lacking.json()).toEqual({
+      error: {
+        code: 'InvalidSeries',
+        message: "Series 1 (machine 'pump'): the machine's baseline models the channels flow, pressure, temp together; the series lacks 'pressure'.",
+      },
+    });
+  });
+
   it('takes one series as a text/csv file with the options in the query: the same job as its JSON, file problems by line', async () => {
     const points = minutely(300);
     const postCsv = (text: string, query: string, headers: Record<string, string> = {}) =>
@@ -282,6 +373,32 @@ describe('detection jobs: requests', () => {
       const response = await postCsv(text, query);
       expect(response.statusCode, message).toBe(400);
       expect(response.json<{ error: { message: string } }>().error.message).toBe(message);
+    }
+
+    // Three or more columns: a machine's channels, as the dashboard reads them; the same job as its JSON.
+    const machinePoints = multichannel(60);
+    const machineJson = await submit(app, { machine_id: 'pump-3', granularity: 'minutely', series: machinePoints }, { 'idempotency-key': 'machine-file' });
+    expect(machineJson.statusCode).toBe(202);
+    const machineLines = ['Timestamp,flow,pressure,temp', ...machinePoints.map((p) => `${p.timestamp},${p.channels['flow']},${p.channels['pressure']},${p.channels['temp']}`)];
+    const machineFile = await postCsv(`${machineLines.join('\r\n')}\r\n`, '?machine_id=pump-3&granularity=minutely', { 'idempotency-key': 'machine-file' });
+    expect(machineFile.statusCode).toBe(202);
+    expect(machineFile.headers['idempotent-replayed']).toBe('true');
+    expect(machineFile.json<{ job_id: string; series: { kind: string; channel: string }[] }>()).toMatchObject({
+      job_id: machineJson.json<{ job_id: string }>().job_id,
+      series: [{ kind: 'channel', channel: 'flow' }, { kind: 'channel', channel: 'pressure' }, { kind: 'channel', channel: 'temp' }],
+    });
+    const machineCases: [string, string][] = [
+      [['time,flow,pressure,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 1: a file of several channels starts with a header "timestamp,<channel>,<channel>,..."; the first column is "time"'],
+      [['timestamp,flow,9p,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 3: "9p" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)'],
+      [['timestamp,flow,flow,temp', ...machineLines.slice(1)].join('\n'), 'Line 1, column 3: channel "flow" repeats column 2'],
+      [[...machineLines.slice(0, 5), machineLines[5]!.replace(/,[^,]*$/, ','), ...machineLines.slice(6)].join('\n'), 'Line 6, column 4 (temp): the value is empty (every row needs every channel)'],
+      [[...machineLines.slice(0, 5), machineLines[5]!.replace(/,[^,]*$/, ''), ...machineLines.slice(6)].join('\n'), 'Line 6: 3 columns where the header (line 1) has 4'],
+      [[...machineLines.slice(0, 5), machineLines[3]!, ...machineLines.slice(6)].join('\n'), `Line 6, column 1 (timestamp): ${machinePoints[2]!.timestamp} is earlier than line 5's; timestamps must ascend`],
+    ];
+    for (const [text, message] of machineCases) {
+      const response = await postCsv(text, '?machine_id=pump-3');
+      expect(response.statusCode, message).toBe(400);
+      expect(response.json()).toEqual({ error: { code: 'InvalidSeries', message } });
     }
   });
 

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform, type Platform } from '../src/platform.js';
 import { API_KEY, constantEnergyModel, eventually } from './streaming-helpers.js';

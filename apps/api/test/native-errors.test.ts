@@ -155,6 +155,8 @@ describe('POST /v1/detect errors', () => {
   it.each([
     ['include_energy "yes"', { ...base, include_energy: 'yes' }, /include_energy/],
     ['include_embeddings 1', { ...base, include_embeddings: 1 }, /include_embeddings/],
+    ['include_z_scores "no"', { ...base, include_z_scores: 'no' }, /include_z_scores/],
+    ['include_shape_scores 0', { ...base, include_shape_scores: 0 }, /include_shape_scores/],
     ['a sensitivity of 100', { ...base, sensitivity: 100 }, /sensitivity/],
     ['a maxAnomalyRatio of 0.6', { ...base, maxAnomalyRatio: 0.6 }, /maxAnomalyRatio/],
     ['an unknown granularity', { ...base, granularity: 'weekly-ish' }, /granularity/],

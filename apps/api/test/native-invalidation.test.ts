@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { BASELINE_CHANGED_CHANNEL, createMemoryNotifier, type Notifier } from '@adp/streaming';
-import { parseBaselineChanged } from '../src/native/plugin.js';
+import { parseBaselineChanged } from '../src/native/baseline-changes.js';
 import { API_KEY, constantEnergyModel, eventually, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const SERIES = Array.from({ length: 40 }, (_, index) => ({ value: 10 + (index % 5) }));

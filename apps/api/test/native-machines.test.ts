@@ -2,9 +2,9 @@
 // baseline writes and the fine-tuning pool. (The predictor cache: packages/streaming's
 // generational-cache test.)
 import { describe, expect, it } from 'vitest';
-import { ModelError, type FineTuneResult, type FineTuneWorker } from '@adp/model';
+import { ModelError, type FineTuneResult, type FineTuneThread } from '@adp/model';
 import { KeyedSerialiser } from '../src/machines/keyed-serialiser.js';
-import { FineTunePool, WORKER_RETRY_MS, WorkerStartError } from '../src/machines/model.js';
+import { FineTunePool, THREAD_RETRY_MS, ThreadStartError } from '../src/machines/model.js';
 
 describe('KeyedSerialiser', () => {
   const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -43,7 +43,7 @@ describe('FineTunePool', () => {
   function fakeWorker(name: string, behaviour: (values: ArrayLike<number>) => Promise<FineTuneResult>) {
     const calls: number[] = [];
     let closed = false;
-    const worker: FineTuneWorker = {
+    const thread: FineTuneThread = {
       fineTune: (values) => {
         calls.push(values.length);
         return behaviour(values);
@@ -52,15 +52,15 @@ describe('FineTunePool', () => {
         closed = true;
       },
     };
-    return { name, worker, calls, isClosed: () => closed };
+    return { name, thread, calls, isClosed: () => closed };
   }
   const result = (marker: number) => ({ stats: { finalLoss: marker } }) as unknown as FineTuneResult;
   const slow = (marker: number) => () => new Promise<FineTuneResult>((resolve) => setTimeout(() => resolve(result(marker)), 20));
 
-  it('starts workers on demand, up to its size, and spreads concurrent calls over them', async () => {
+  it('starts threads on demand, up to its size, and spreads concurrent calls over them', async () => {
     const fakes = [fakeWorker('a', slow(1)), fakeWorker('b', slow(2))];
     let started = 0;
-    const pool = new FineTunePool(2, async () => fakes[started++]!.worker);
+    const pool = new FineTunePool(2, async () => fakes[started++]!.thread);
     await Promise.all([pool.fineTune([1]), pool.fineTune([1, 2]), pool.fineTune([1, 2, 3])]);
     expect(started).toBe(2);
     expect(fakes[0]!.calls.length + fakes[1]!.calls.length).toBe(3);
@@ -69,7 +69,7 @@ describe('FineTunePool', () => {
     expect(fakes.every((fake) => fake.isClosed())).toBe(true);
   });
 
-  it('reports a worker that cannot start as WorkerStartError and waits before trying again', async () => {
+  it('reports a thread that cannot start as ThreadStartError and waits before trying again', async () => {
     let now = 0;
     let attempts = 0;
     const pool = new FineTunePool(
@@ -80,11 +80,11 @@ describe('FineTunePool', () => {
       },
       () => now,
     );
-    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(WorkerStartError);
-    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(WorkerStartError);
+    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(ThreadStartError);
+    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(ThreadStartError);
     expect(attempts).toBe(1);
-    now = WORKER_RETRY_MS + 1;
-    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(WorkerStartError);
+    now = THREAD_RETRY_MS + 1;
+    await expect(pool.fineTune([1])).rejects.toBeInstanceOf(ThreadStartError);
     expect(attempts).toBe(2);
   });
 
@@ -93,11 +93,11 @@ describe('FineTunePool', () => {
     const picky = fakeWorker('picky', () => Promise.reject(new ModelError('MODEL_SERIES_INVALID', 'NaN at 3')));
     const healthy = fakeWorker('healthy', async () => result(7));
     const queue = [dying, picky, healthy];
-    const pool = new FineTunePool(1, async () => queue.shift()!.worker);
+    const pool = new FineTunePool(1, async () => queue.shift()!.thread);
     await expect(pool.fineTune([1])).rejects.toMatchObject({ code: 'MODEL_WORKER_FAILED' });
-    expect(pool.workerCount).toBe(0);
+    expect(pool.threadCount).toBe(0);
     await expect(pool.fineTune([1])).rejects.toMatchObject({ code: 'MODEL_SERIES_INVALID' });
-    expect(pool.workerCount).toBe(1);
+    expect(pool.threadCount).toBe(1);
     await expect(pool.fineTune([1])).rejects.toMatchObject({ code: 'MODEL_SERIES_INVALID' });
     expect(healthy.calls).toEqual([]);
     await pool.close();

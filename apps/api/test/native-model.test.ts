@@ -363,7 +363,7 @@ describe('concurrent baseline calls', () => {
       const first = machineSignal(160, 11);
       const second = machineSignal(160, 12).map((value) => value * 1.5 + 10);
       const other = machineSignal(160, 13);
-      // Both fine-tuning workers started (the pool starts its second one on the first overlap).
+      // Both fine-tuning threads started (the pool starts its second one on the first overlap).
       const warm = await Promise.all(
         ['warm-1', 'warm-2'].map((id, seed) => post(app, '/v1/baseline', { machine_id: id, series: points(machineSignal(120, 20 + seed)) })),
       );

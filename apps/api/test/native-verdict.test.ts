@@ -14,7 +14,7 @@ interface Answer {
   isPositiveAnomaly: boolean[];
   isNegativeAnomaly: boolean[];
   severity: number[];
-  z_scores: number[];
+  z_scores: number[] | null;
   shape_scores: number[] | null;
   energies: number[] | null;
   engine: string;
@@ -71,7 +71,7 @@ describe('a baselined detection judges with the machine model', () => {
       // The learned score is the energy's z-score plus the shape score within, which is at most
       // the centred one the answer carries (the centred subsequence is one of those containing the
       // point): beyond the band.
-      const z = tuned.z_scores[i] ?? 0;
+      const z = tuned.z_scores?.[i] ?? 0;
       expect(z + Math.max(0, shapes[i] ?? 0)).toBeGreaterThan(band);
       // An event is flagged once, at its first point, with the event's largest severity, at least
       // what the energy alone gives.
@@ -88,6 +88,18 @@ describe('a baselined detection judges with the machine model', () => {
       expect(tuned.upperMargins[i]).toBeCloseTo(plain.upperMargins[i] ?? 0, 9);
       expect(tuned.severity[i]).toBe(plain.severity[i]);
     }
+  });
+
+  it('answers the same without the z-scores, shape scores and energies a client leaves out', async () => {
+    const series = points(noisier());
+    const full = await detect({ series, machine_id: 'pump' });
+    const lean = await detect({ series, machine_id: 'pump', include_energy: false, include_z_scores: false, include_shape_scores: false });
+    expect(full.shape_scores).not.toBeNull();
+    expect(lean).toMatchObject({ energies: null, z_scores: null, shape_scores: null });
+    const { energies: _e, z_scores: _z, shape_scores: _s, ...rest } = full;
+    const { energies: _le, z_scores: _lz, shape_scores: _ls, ...leanRest } = lean;
+    // Everything else alike (the inference time aside): the verdicts still use what is left out.
+    expect({ ...leanRest, inference_time_ms: 0 }).toEqual({ ...rest, inference_time_ms: 0 });
   });
 
   it('flags a shape the baseline never showed, within the usual range, by its shape score', async () => {
@@ -136,7 +148,7 @@ describe('a baselined detection judges with the machine model', () => {
     expect(withStats.shape_scores).toBeNull();
     const band = marginMultiplier(95);
     for (const i of flags(withStats).filter((index) => !plain.isAnomaly[index])) {
-      expect(withStats.z_scores[i]).toBeGreaterThan(band);
+      expect(withStats.z_scores?.[i]).toBeGreaterThan(band);
     }
     expect(flags(plain).every((i) => withStats.isAnomaly[i])).toBe(true);
   });

@@ -10,7 +10,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { installInMemoryTracing, type InMemoryTracing } from '@adp/streaming/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform, type Platform } from '../src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from './streaming-helpers.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { loadWorkerConfig } from '@adp/worker';
+import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
 import { openPlatform, type Platform } from '../src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from './streaming-helpers.js';

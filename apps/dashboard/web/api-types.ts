@@ -1,38 +1,38 @@
-// The shapes the pages read, taken from the API's own schemas (type-only imports: nothing of the
-// server reaches the bundle), so a changed response breaks the dashboard's typecheck.
-import type { Static } from 'typebox';
+// The shapes the pages read, from @adp/api-types (generated from the API's OpenAPI document: the
+// dashboard reads the contract, never the API's source; type-only, so nothing reaches the bundle).
+// A changed response changes those types and breaks the dashboard's typecheck.
 import type {
   BaselineResponse,
+  ChangePointDetectResponse,
+  CreatedWebhook,
+  DeliveryList,
+  DeliveryView,
   DetectResponse,
-  MachineStatusResponse as MachineStatusSchema,
-  MachinesResponse as MachinesSchema,
+  EntireDetectResponse,
+  IssuedKey,
+  JobBody,
+  JobResultsResponse,
+  KeyList,
+  KeyView,
+  MachineStatusResponse,
+  MachinesResponse,
   MultivariateDetectResponse,
-} from '../../api/src/native/schemas.js';
-import type { ResultsResponse, ResultRowBody } from '../../api/src/telemetry/schemas.js';
-import type { JobBody, JobResultRowBody, JobResultsResponse as JobResultsSchema } from '../../api/src/jobs/schemas.js';
-import type {
-  IssuedKey as IssuedKeySchema,
-  KeyList as KeyListSchema,
-  KeyView as KeyViewSchema,
-  RotatedKey as RotatedKeySchema,
-} from '../../api/src/tenancy/key-schemas.js';
-import type { ChangePointDetectResponse, EntireDetectResponse } from '../../api/src/vendor/schemas.js';
-import type {
-  CreatedWebhook as CreatedWebhookSchema,
-  DeliveryList as DeliveryListSchema,
-  DeliveryView as DeliveryViewSchema,
-  WebhookList as WebhookListSchema,
-  WebhookView as WebhookViewSchema,
-} from '../../api/src/webhooks/schemas.js';
+  ResultsResponse,
+  RotatedKey,
+  WebhookList,
+  WebhookView,
+} from '@adp/api-types';
 
-export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, MultivariateDetectResponse, ResultRowBody, ResultsResponse };
+export type { BaselineResponse, ChangePointDetectResponse, DetectResponse, EntireDetectResponse, MultivariateDetectResponse, ResultsResponse };
+/** One stored result row of GET /v1/machines/{machine_id}/results. */
+export type ResultRowBody = ResultsResponse['results'][number];
 /** A multivariate detection's machine verdict (null without a joint model). */
 export type MachineVerdictBody = NonNullable<MultivariateDetectResponse['machine']>;
-export type { JobBody, JobResultRowBody };
-export type JobResultsResponse = Static<typeof JobResultsSchema>;
-export type MachinesResponse = Static<typeof MachinesSchema>;
+export type { JobBody, JobResultsResponse };
+/** One row of a job's results. */
+export type JobResultRowBody = JobResultsResponse['results'][number];
+export type { MachinesResponse, MachineStatusResponse };
 export type MachineSummary = MachinesResponse['machines'][number];
-export type MachineStatusResponse = Static<typeof MachineStatusSchema>;
 
 /** GET /v1/usage/daily: the organization's calls and points per UTC day and endpoint, newest last. */
 export interface DailyUsageResponse {
@@ -60,12 +60,4 @@ export interface UsageSummary {
   readonly quota_renews_at: string | null;
 }
 
-export type KeyView = Static<typeof KeyViewSchema>;
-export type KeyList = Static<typeof KeyListSchema>;
-export type IssuedKey = Static<typeof IssuedKeySchema>;
-export type RotatedKey = Static<typeof RotatedKeySchema>;
-export type WebhookView = Static<typeof WebhookViewSchema>;
-export type WebhookList = Static<typeof WebhookListSchema>;
-export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
-export type DeliveryView = Static<typeof DeliveryViewSchema>;
-export type DeliveryList = Static<typeof DeliveryListSchema>;
+export type { CreatedWebhook, DeliveryList, DeliveryView, IssuedKey, KeyList, KeyView, RotatedKey, WebhookList, WebhookView };

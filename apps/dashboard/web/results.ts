@@ -92,7 +92,7 @@ export function viewFromDetection(points: readonly SeriesPoint[], response: Enti
         severity: response.severity[index] ?? null,
         regime: native?.regimes[index] ?? null,
         energy: native?.energies?.[index] ?? null,
-        zScore: native?.z_scores[index] ?? null,
+        zScore: native?.z_scores?.[index] ?? null,
       };
     }),
   );

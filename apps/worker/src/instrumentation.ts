@@ -4,8 +4,8 @@
 //   tsx --import ./apps/worker/src/instrumentation.ts apps/worker/src/main.ts
 //
 // Without OTEL_* variables it starts nothing.
-import { shutdownTelemetry, startTelemetry } from '@adp/observability';
+import { shutdownObservability, startObservability } from '@adp/observability';
 
-startTelemetry('adp-worker');
+startObservability('adp-worker');
 
-export { shutdownTelemetry };
+export { shutdownObservability };

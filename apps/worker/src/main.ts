@@ -1,5 +1,5 @@
 // `npm run worker` runs this file: a worker process of the scale-out deployment. It reads its
-// configuration (config.ts), opens the streaming pieces (Kafka, ClickHouse, Redis, each embedded
+// configuration (`loadWorkerConfig`, @adp/stream-worker), opens the streaming pieces (Kafka, ClickHouse, Redis, each embedded
 // when its address is unset), the store the baselines are read from (ClickHouse with
 // CLICKHOUSE_URL, else the embedded DuckDB file under DATA_DIR), and starts the worker. SIGTERM or
 // SIGINT stops consuming, lets the batch in flight finish and commit, closes everything and exits;
@@ -11,11 +11,8 @@ import { createModelRuntime } from '@adp/model';
 import { openStores, type Store } from '@adp/store';
 import { openStreaming, serviceStreamingConfig } from '@adp/streaming';
 import { pino } from 'pino';
-import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from './config.js';
-import type { WorkerModel } from './energies.js';
-import { shutdownTelemetry } from './instrumentation.js';
-import { startJobWorker } from './jobs.js';
-import { startWorker } from './worker.js';
+import { loadWorkerConfig, startJobWorker, startWorker, WorkerConfigError, type WorkerConfig, type WorkerModel } from '@adp/stream-worker';
+import { shutdownObservability } from './instrumentation.js';
 
 async function main(): Promise<void> {
   let config: WorkerConfig;
@@ -104,11 +101,11 @@ async function main(): Promise<void> {
         await store.close();
         await model?.close();
         logger.info({}, 'stopped');
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(0);
       } catch (error) {
         logger.error({ err: error }, 'error while stopping');
-        await shutdownTelemetry();
+        await shutdownObservability();
         process.exit(1);
       }
     })();

@@ -8,7 +8,7 @@
 // `npm run bench` also uses). `--threads` sets onnxruntime's intra-op threads (default 1).
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { createModelRuntime, fineTuneInWorker, startFineTuneWorker } from '../src/index.js';
+import { createModelRuntime, fineTuneInThread, startFineTuneThread } from '../src/index.js';
 import { FINETUNE_CASES, machineSeries, timeFineTune } from './cases.js';
 
 const quick = process.argv.includes('--quick');
@@ -82,9 +82,9 @@ await runtime.close();
 
 // The worker path: a fresh worker (startup included) and a warm one.
 const t0 = performance.now();
-await fineTuneInWorker(machineSeries(1000, SETTINGS.seed), { intraOpThreads: SETTINGS.intraOpThreads });
+await fineTuneInThread(machineSeries(1000, SETTINGS.seed), { intraOpThreads: SETTINGS.intraOpThreads });
 const coldWorkerSeconds = round((performance.now() - t0) / 1000);
-const worker = await startFineTuneWorker({ intraOpThreads: SETTINGS.intraOpThreads });
+const worker = await startFineTuneThread({ intraOpThreads: SETTINGS.intraOpThreads });
 const t1 = performance.now();
 await worker.fineTune(machineSeries(1000, SETTINGS.seed));
 const warmWorkerSeconds = round((performance.now() - t1) / 1000);

@@ -16,7 +16,7 @@ export const MODEL_ERROR_CODES = {
   MODEL_INFERENCE_FAILED: { retriable: true },
   /** The runtime was closed. */
   MODEL_CLOSED: { retriable: false },
-  /** The fine-tuning worker thread died or could not start. */
+  /** The fine-tuning thread died or could not start. */
   MODEL_WORKER_FAILED: { retriable: true },
 } as const;
 

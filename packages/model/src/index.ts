@@ -13,4 +13,4 @@ export {
   PREDICTOR_TENSOR_SHAPES,
 } from './weights-codec.js';
 export { buildWindows, robustNormalisation, WARMUP_POINTS, WINDOW_POINTS } from './windows.js';
-export { fineTuneInWorker, startFineTuneWorker, type FineTuneWorker } from './worker.js';
+export { fineTuneInThread, startFineTuneThread, type FineTuneThread } from './fine-tune-thread.js';

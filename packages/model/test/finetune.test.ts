@@ -6,7 +6,7 @@ import {
   createModelRuntime,
   defaultAssetsDir,
   EMBEDDING_DIM,
-  fineTuneInWorker,
+  fineTuneInThread,
   isModelError,
   type FineTuneResult,
   type LoadedModelRuntime,
@@ -86,7 +86,7 @@ describe('fine-tuning', () => {
     expect(tuned.heldOutFrom).toBe(400 - 74);
     const head = await runtime.fineTune(train, { mode: 'head', maxEpochs: 1 });
     expect(head.heldOutFrom).toBe(400 - 74);
-    const inWorker = await fineTuneInWorker(healthySeries(160, 5), { maxEpochs: 1, intraOpThreads: 1 });
+    const inWorker = await fineTuneInThread(healthySeries(160, 5), { maxEpochs: 1, intraOpThreads: 1 });
     // 128 pairs, 26 held out.
     expect(inWorker.heldOutFrom).toBe(160 - 26);
   });
@@ -138,7 +138,7 @@ describe('fine-tuning', () => {
   it('runs the same fine-tune in a worker thread with the same result shape', async () => {
     const series = healthySeries(160, 5);
     const [inWorker, inThread] = await Promise.all([
-      fineTuneInWorker(series, { maxEpochs: 3, intraOpThreads: 1 }),
+      fineTuneInThread(series, { maxEpochs: 3, intraOpThreads: 1 }),
       runtime.fineTune(series, { maxEpochs: 3 }),
     ]);
     expect(Object.keys(inWorker.weights.tensors).sort()).toEqual(Object.keys(inThread.weights.tensors).sort());
@@ -153,7 +153,7 @@ describe('fine-tuning', () => {
   });
 
   it('a worker reports typed errors from the worker side', async () => {
-    const caught = await fineTuneInWorker([1, 2, 3], { intraOpThreads: 1 }).catch((err: unknown) => err);
+    const caught = await fineTuneInThread([1, 2, 3], { intraOpThreads: 1 }).catch((err: unknown) => err);
     expect(isModelError(caught) && caught.code === 'MODEL_SERIES_TOO_SHORT').toBe(true);
   });
 });

@@ -21,7 +21,7 @@
 import process from 'node:process';
 import { core, NodeSDK } from '@opentelemetry/sdk-node';
 
-/** Any of these, non-empty, asks for telemetry. */
+/** Any of these, non-empty, asks for traces and metrics. */
 const ENABLING_VARIABLES = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
@@ -40,11 +40,11 @@ let stopping: Promise<void> | undefined;
 let stop: () => Promise<void> = async () => {};
 
 /**
- * Exports what is buffered and stops the SDK; a no-op when telemetry is off, and safe to call
+ * Exports what is buffered and stops the SDK; a no-op when the SDK is off, and safe to call
  * twice. The process calls it last, after closing its server or draining its consumer and before
  * `process.exit`, so the spans of the shutdown itself are exported too.
  */
-export function shutdownTelemetry(): Promise<void> {
+export function shutdownObservability(): Promise<void> {
   stopping ??= stop().catch(() => undefined);
   return stopping;
 }
@@ -53,7 +53,7 @@ export function shutdownTelemetry(): Promise<void> {
  * Starts the SDK when an OTEL_* variable above asks for it (once per process; later calls do
  * nothing). `defaultServiceName` applies unless OTEL_SERVICE_NAME is set.
  */
-export function startTelemetry(defaultServiceName: string): void {
+export function startObservability(defaultServiceName: string): void {
   if (started) return;
   started = true;
   const disabled = process.env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true';
@@ -73,15 +73,15 @@ export function startTelemetry(defaultServiceName: string): void {
   sdk.start();
   stop = () => sdk.shutdown();
 
-  // A process with its own SIGTERM/SIGINT handler is expected to call shutdownTelemetry() before
+  // A process with its own SIGTERM/SIGINT handler is expected to call shutdownObservability() before
   // it exits (until it does, spans are still exported every OTEL_BSP_SCHEDULE_DELAY). Without one,
   // flush here and re-raise the signal, so its default action still ends the process.
   const onSignal = (signal: NodeJS.Signals): void => {
     if (process.listenerCount(signal) > 0) return;
-    void shutdownTelemetry().finally(() => process.kill(process.pid, signal));
+    void shutdownObservability().finally(() => process.kill(process.pid, signal));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   // A process that ends on its own (an empty event loop) exports its last spans first.
-  process.once('beforeExit', () => void shutdownTelemetry());
+  process.once('beforeExit', () => void shutdownObservability());
 }

@@ -1,5 +1,5 @@
-// startTelemetry in a real child process: the SDK starts only when an OTEL_* variable asks for it,
-// names the service, and shutdownTelemetry exports what was buffered.
+// startObservability in a real child process: the SDK starts only when an OTEL_* variable asks for it,
+// names the service, and shutdownObservability exports what was buffered.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,15 +9,15 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-// Starts telemetry as an app would, opens and ends one span through the API only, then shuts down.
+// Starts the SDK as an app would, opens and ends one span through the API only, then shuts down.
 const SCRIPT = `
 import { trace } from '@opentelemetry/api';
-import { shutdownTelemetry, startTelemetry } from '${path.resolve(here, '../src/index.ts')}';
-startTelemetry('adp-test-app');
-startTelemetry('ignored-second-call');
+import { shutdownObservability, startObservability } from '${path.resolve(here, '../src/index.ts')}';
+startObservability('adp-test-app');
+startObservability('ignored-second-call');
 trace.getTracer('sdk-test').startActiveSpan('probe-span', (span) => span.end());
-await shutdownTelemetry();
-await shutdownTelemetry();
+await shutdownObservability();
+await shutdownObservability();
 console.log('exited-cleanly');
 `;
 
@@ -31,7 +31,7 @@ async function child(env: Record<string, string>): Promise<string> {
   return stdout;
 }
 
-describe('startTelemetry', () => {
+describe('startObservability', () => {
   it('exports spans with the default service name when an exporter is configured', async () => {
     const out = await child({ OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'none' });
     expect(out).toContain("name: 'probe-span'");

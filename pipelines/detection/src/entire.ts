@@ -23,7 +23,7 @@ export function detectEntireSeries(input: SeriesInput, opts: DetectOptions): Ent
 
   // One scale for the whole series, from the observed points only: imputed points sit on the
   // model by construction and would shrink it. The shoulders' width as well as the core's: real
-  // residuals are rarely Gaussian (eval/README.md, "Entire-series detection on NAB").
+  // residuals are rarely Gaussian (docs/evaluation.md, "Entire-series per file").
   const floor = scaleFloor(prepared.values);
   const scale =
     !rules.shoulder ? robustScale(model.scaleResiduals, floor) : shoulderScale(model.scaleResiduals, floor);

@@ -6,7 +6,11 @@
 // apart normal shapes lie, so distances are reported in units of that spread.
 //
 // The join walks the query row by row, updating every reference offset's dot product from the
-// previous row's (O(n·N) for n query and N reference subsequences, no per-row O(m) work).
+// previous row's (O(n·N) for n query and N reference subsequences, no per-row O(m) work). Every
+// REFRESH_ROWS rows the products are computed afresh, which bounds rounding drift; for long
+// subsequences that fresh row is one cross-correlation by FFT (O(N log N) instead of O(N·m)).
+
+import { fft } from './fft.js';
 
 /** Shortest and longest subsequence a baseline's period may give. */
 export const MIN_SHAPE_LENGTH = 16;
@@ -56,6 +60,8 @@ interface ReferenceSide {
   readonly invR: Float64Array;
   readonly shift: Float64Array;
   readonly constantR: boolean;
+  /** The spectrum of `r` for fresh rows by FFT, made on first use (see `freshProductsByFft`). */
+  spectrum?: { readonly re: Float64Array; readonly im: Float64Array };
 }
 
 /** A reference's centred values and per-window terms for subsequence length `m`. */
@@ -166,14 +172,80 @@ function* joinInBlocks(query: ArrayLike<number>, side: ReferenceSide, m: number,
   const q = Float64Array.from(query, (v) => v - side.centre);
   const qs = windowStats(q, m);
   const products = new Float64Array(count);
+  const byFft = fftPaysOff(side.r.length, m);
   for (let i = 0; i < n; i++) {
     if (i > 0 && i % REFRESH_ROWS === 0) yield;
     // Neighbours j with lo < j < hi are skipped (none without an exclusion).
     const lo = exclusion > 0 ? i - exclusion : count;
     const hi = exclusion > 0 ? i + exclusion : count;
-    const best = joinRow(q, i, qs.mean[i]!, side, m, products, i % REFRESH_ROWS === 0, lo, hi);
+    const fresh = i % REFRESH_ROWS === 0;
+    let best: number;
+    if (fresh && byFft) {
+      freshProductsByFft(q, i, side, m, products);
+      best = bestOfRow(products, qs.mean[i]!, side, lo, hi);
+    } else {
+      best = joinRow(q, i, qs.mean[i]!, side, m, products, fresh, lo, hi);
+    }
     out[i] = distanceOf(best, qs.scale[i]!, m, side.constantR);
   }
+}
+
+/** Whether a fresh row costs less by FFT (two transforms of the reference's padded length) than by m products per offset. */
+function fftPaysOff(referenceLength: number, m: number): boolean {
+  const size = fftSize(referenceLength);
+  return (referenceLength - m + 1) * m > 8 * size * Math.log2(size);
+}
+
+/** A power of two at least `length`: cyclic correlation at that size leaves every whole-window product unaliased. */
+function fftSize(length: number): number {
+  let size = 1;
+  while (size < length) size <<= 1;
+  return size;
+}
+
+/**
+ * Row i's dot products (the query's subsequence at i with every reference subsequence) as one
+ * cross-correlation: the reference's spectrum (kept on `side`) times that of the reversed query
+ * subsequence, transformed back. Equal to the direct products within rounding (about 1e-12 of
+ * the sum of |q·r| terms).
+ */
+function freshProductsByFft(q: Float64Array, i: number, side: ReferenceSide, m: number, products: Float64Array): void {
+  const size = fftSize(side.r.length);
+  if (side.spectrum === undefined) {
+    const re = new Float64Array(size);
+    re.set(side.r);
+    const im = new Float64Array(size);
+    fft(re, im, false);
+    side.spectrum = { re, im };
+  }
+  const re = new Float64Array(size);
+  const im = new Float64Array(size);
+  for (let t = 0; t < m; t++) re[t] = q[i + m - 1 - t]!;
+  fft(re, im, false);
+  const spectrum = side.spectrum;
+  for (let k = 0; k < size; k++) {
+    const ar = spectrum.re[k]!;
+    const ai = spectrum.im[k]!;
+    const br = re[k]!;
+    const bi = im[k]!;
+    re[k] = ar * br - ai * bi;
+    im[k] = ar * bi + ai * br;
+  }
+  fft(re, im, true);
+  // The product at offset j is the convolution's term j + m - 1 (the inverse transform omits 1/size).
+  for (let j = 0; j < products.length; j++) products[j] = re[j + m - 1]! / size;
+}
+
+/** The largest correlation term of a row whose products are given, over offsets outside (lo, hi) (see `joinRow`). */
+function bestOfRow(products: Float64Array, meanQ: number, side: ReferenceSide, lo: number, hi: number): number {
+  const { invR, shift } = side;
+  let best = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < products.length; j++) {
+    if (j > lo && j < hi) continue;
+    const value = products[j]! * invR[j]! - meanQ * shift[j]!;
+    if (value > best) best = value;
+  }
+  return best;
 }
 
 /**

@@ -7,7 +7,7 @@
 //
 // "NAB dev" is the 35-file NAB split in ../shared/datasets/nab_dev, scored as a whole by the
 // evaluation (eval/README.md); "TCPD" the 25 univariate TCPD series in ../shared/datasets/tcpd.
-// The figures behind each choice are in pipelines/detection/README.md and eval/README.md, the
+// The current figures are in docs/evaluation.md, measured alternatives in docs/experiments.md, the
 // history in CHANGELOG.md.
 
 /** One tuned constant. */
@@ -20,7 +20,7 @@ export interface Tuned {
   /**
    * What the leave-one-category-out folds of `npm run eval:tune` say of it, per row it is checked
    * on (row (a): the worker's judge; row (c): entire-series detection): `shipped`, `moves to`,
-   * `leans to` or `split` (eval/README.md, "Tuning with folds"; eval/tune.json).
+   * `leans to` or `split` (docs/evaluation.md, "Constants chosen by folds"; eval/tune.json).
    */
   readonly folds?: string;
 }

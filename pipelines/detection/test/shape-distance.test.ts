@@ -61,6 +61,16 @@ describe('nearestNeighbourDistances', () => {
     bruteForce(query, reference, 50).forEach((d, i) => expect(joined[i]).toBeCloseTo(d, 4));
   });
 
+  it('matches the definition where its fresh rows are cross-correlations by FFT (long subsequences)', () => {
+    // 200-point subsequences of a 1,000-point reference: the fresh rows (0, 512, 1024) go by FFT.
+    const reference = noisySine(1000, 200, 3, 1e6);
+    const query = noisySine(1300, 200, 4, 1e6).map((v, i) => (i >= 700 && i < 760 ? v + 0.8 : v));
+    const joined = nearestNeighbourDistances(query, reference, 200);
+    bruteForce(query, reference, 200).forEach((d, i) => expect(joined[i]).toBeCloseTo(d, 6));
+    const self = nearestNeighbourDistances(reference, reference, 200, 50);
+    bruteForce(reference, reference, 200, 50).forEach((d, i) => expect(self[i]).toBeCloseTo(d, 6));
+  });
+
   it('puts constant windows 0 apart from each other and sqrt(m) from varying ones', () => {
     const flat = new Array<number>(40).fill(3);
     const wave = noisySine(40, 10, 3);

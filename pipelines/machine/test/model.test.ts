@@ -79,7 +79,8 @@ describe('fitMachineModel', () => {
     for (const seed of seeds) {
       const model = fitMachineModel(machine(400, seed));
       expect(model.calibration.length).toBeGreaterThan(150);
-      expect(machineThreshold(model, 99)).toBeGreaterThan(machineThreshold(model, 90));
+      // As the vendor's margins: the higher the sensitivity, the lower the threshold.
+      expect(machineThreshold(model, 99)).toBeLessThan(machineThreshold(model, 90));
       const verdict = judgeMachine(model, machine(2000, seed + 1).values, 95);
       flaggedShare += verdict.isAnomaly.filter(Boolean).length / 2000 / seeds.length;
     }

@@ -1,6 +1,6 @@
 // The wire bodies of the job routes (./schemas.ts) from the job store's records.
 import { randomBytes } from 'node:crypto';
-import type { JobEpisode, JobProgress, JobRecord, JobResultRow } from '@adp/streaming';
+import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/streaming';
 import type { JobBody, JobEpisodeBody, JobResultRowBody } from './schemas.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -27,18 +27,36 @@ export function jobBody(job: JobRecord, progress: JobProgress, nowMs: number): J
     series: job.series.map((series, index) => ({
       series_index: index,
       machine_id: series.machineId,
+      kind: kindOf(series),
+      channel: series.channel ?? null,
+      channels: series.machine ? [...series.machine.channels] : null,
       points: series.points,
       sensitivity: series.sensitivity ?? job.options.sensitivity,
       done: progress.periods.has(index),
-      period: progress.periods.get(index) ?? null,
+      // A machine verdict has no period (its model is not seasonal).
+      period: series.machine ? null : (progress.periods.get(index) ?? null),
     })),
   };
 }
 
+/** What a series of a job is: a series as sent, one channel of a multichannel series, or its machine verdict. */
+function kindOf(series: JobSeries | undefined): 'series' | 'channel' | 'machine' {
+  return series?.machine ? 'machine' : series?.channel !== undefined ? 'channel' : 'series';
+}
+
+/** The fields a multichannel series' rows and episodes add: what they are, and which channel. */
+function multichannelFields(series: JobSeries | undefined): { kind?: 'channel' | 'machine'; channel?: string } {
+  const kind = kindOf(series);
+  if (kind === 'series') return {};
+  return kind === 'channel' ? { kind, channel: series!.channel! } : { kind };
+}
+
 export function rowBody(row: JobResultRow, job: JobRecord): JobResultRowBody {
+  const series = job.series[row.seriesIndex];
   return {
     series_index: row.seriesIndex,
-    machine_id: job.series[row.seriesIndex]?.machineId ?? null,
+    machine_id: series?.machineId ?? null,
+    ...multichannelFields(series),
     point_index: row.pointIndex,
     timestamp: iso(row.tsMs),
     value: row.value,
@@ -53,9 +71,11 @@ export function rowBody(row: JobResultRow, job: JobRecord): JobResultRowBody {
 }
 
 export function episodeBody(episode: JobEpisode, job: JobRecord): JobEpisodeBody {
+  const series = job.series[episode.seriesIndex];
   return {
     series_index: episode.seriesIndex,
-    machine_id: job.series[episode.seriesIndex]?.machineId ?? null,
+    machine_id: series?.machineId ?? null,
+    ...multichannelFields(series),
     first_point: episode.firstPoint,
     last_point: episode.lastPoint,
     first_timestamp: iso(episode.firstTsMs),
@@ -63,6 +83,7 @@ export function episodeBody(episode: JobEpisode, job: JobRecord): JobEpisodeBody
     points: episode.lastPoint - episode.firstPoint + 1,
     peak_severity: episode.peakSeverity,
     direction: episode.direction,
+    ...(episode.drivers ? { channels: episode.drivers.map(({ channel, share }) => ({ channel, share })) } : {}),
   };
 }
 

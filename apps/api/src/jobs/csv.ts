@@ -1,11 +1,14 @@
 // POST /v1/jobs with `Content-Type: text/csv`: one series as a file, with the dashboard's column
 // rules (apps/dashboard/web/csv.ts): `timestamp,value` rows or one value per line, an optional
 // header row (recognised by its value column not being a number), blank lines skipped, CRLF, CR
-// and a UTF-8 byte-order mark accepted, one pair of double quotes around a field dropped. The
+// and a UTF-8 byte-order mark accepted, one pair of double quotes around a field dropped. A file of
+// three or more columns is a machine's channels (apps/dashboard/web/multivariate-csv.ts): a header
+// `timestamp,<channel>,...`, then every row a timestamp and a reading of each channel. The
 // detection options and `machine_id` come from the query string. The file becomes the body a JSON
 // submission would have been, so every later rule (and message) is the same; a problem of the file
 // itself is an InvalidSeries naming its line and column.
 import { AppError, ERRORS } from '../errors.js';
+import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
 
 /** The query parameters a CSV submission takes, as the JSON body's fields. */
 const NUMBER_FIELDS = ['customInterval', 'period', 'sensitivity', 'maxAnomalyRatio', 'imputeFixedValue'] as const;
@@ -61,7 +64,10 @@ export function csvJobBody(text: string, query: unknown, parseTimestamp: (text: 
     const line = index + 1;
     const row = fields(raw);
     if (columns === null) {
-      if (row.length > 2) throw problem(line, null, null, `${row.length} columns; expected "timestamp,value" or one value per line`);
+      if (row.length > 2) {
+        body['series'] = multichannelSeries(lines, index, parseTimestamp);
+        return body;
+      }
       columns = row.length;
       if (readNumber(row[columns - 1]!) === null) {
         header = row;
@@ -90,4 +96,47 @@ export function csvJobBody(text: string, query: unknown, parseTimestamp: (text: 
   }
   body['series'] = series;
   return body;
+}
+
+/** A machine's channels from `lines`, whose line `at` (0-based) is the header. */
+function multichannelSeries(lines: readonly string[], at: number, parseTimestamp: (text: string) => number | null): { timestamp: string; channels: Record<string, number> }[] {
+  const header = fields(lines[at]!);
+  const headerLine = at + 1;
+  if (header[0]!.toLowerCase() !== 'timestamp') {
+    throw problem(headerLine, 1, null, `a file of several channels starts with a header "timestamp,<channel>,<channel>,..."; the first column is "${header[0]!.slice(0, 40)}"`);
+  }
+  const names = header.slice(1);
+  names.forEach((name, i) => {
+    if (!CHANNEL_NAME_PATTERN.test(name)) {
+      throw problem(headerLine, i + 2, null, name === '' ? 'the channel name is empty' : `"${name.slice(0, 40)}" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)`);
+    }
+    const earlier = names.indexOf(name);
+    if (earlier !== i) throw problem(headerLine, i + 2, null, `channel "${name}" repeats column ${earlier + 2}`);
+  });
+  const series: { timestamp: string; channels: Record<string, number> }[] = [];
+  let previous: { ms: number; line: number } | null = null;
+  for (let index = at + 1; index < lines.length; index++) {
+    const raw = lines[index]!;
+    if (raw.trim() === '') continue;
+    const line = index + 1;
+    const row = fields(raw);
+    if (row.length !== header.length) throw problem(line, null, null, `${row.length} column${row.length === 1 ? '' : 's'} where the header (line ${headerLine}) has ${header.length}`);
+    const timestamp = row[0]!;
+    const ms = timestamp === '' ? null : parseTimestamp(timestamp);
+    if (ms === null) throw problem(line, 1, 'timestamp', timestamp === '' ? 'the timestamp is empty' : `"${timestamp.slice(0, 40)}" is not an ISO 8601 timestamp (like 2025-06-01T10:00:00Z)`);
+    if (previous !== null && ms <= previous.ms) {
+      throw problem(line, 1, 'timestamp', ms === previous.ms ? `${timestamp} repeats line ${previous.line}'s timestamp` : `${timestamp} is earlier than line ${previous.line}'s; timestamps must ascend`);
+    }
+    previous = { ms, line };
+    // A Map first: a channel may be named `__proto__`, which an assignment to a plain object would not store.
+    const readings = new Map<string, number>();
+    names.forEach((name, i) => {
+      const text = row[i + 1]!;
+      const value = readNumber(text);
+      if (value === null) throw problem(line, i + 2, name, text === '' ? 'the value is empty (every row needs every channel)' : `"${text.slice(0, 32)}" is not a number`);
+      readings.set(name, value);
+    });
+    series.push({ timestamp, channels: Object.fromEntries(readings) });
+  }
+  return series;
 }

@@ -1,6 +1,6 @@
 // The detection-job routes (docs/jobs.md): POST /v1/jobs accepts series of any length up to
 // JOBS_MAX_POINTS, writes them to the jobs topic in JobChunk messages and answers 202 with the
-// job's id; the job worker (@adp/worker startJobWorker) judges each series whole and writes the
+// job's id; the job worker (@adp/stream-worker startJobWorker) judges each series whole and writes the
 // results to the job store, which GET /v1/jobs/{id} and /results read.
 //
 // Acceptance: the body is validated in full first (coded 400s naming the series and point), then
@@ -15,7 +15,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
-import type { Store } from '@adp/store';
+import { decodeMachineModel } from '@adp/machine';
+import type { BaselineRecord, Store } from '@adp/store';
 import {
   FINISHED_JOB_STATUSES,
   TOPICS,
@@ -33,7 +34,16 @@ import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
 import { publishChunks } from './publish.js';
-import { encodeResultsCursor, parseIdempotencyKey, parseJobId, parseJobRequest, parseJobResultsQuery, parseJobsQuery, type ParsedJobRequest } from './request.js';
+import {
+  encodeResultsCursor,
+  parseIdempotencyKey,
+  parseJobId,
+  parseJobRequest,
+  parseJobResultsQuery,
+  parseJobsQuery,
+  seriesName,
+  type ParsedJobRequest,
+} from './request.js';
 import {
   JobBody,
   JobDeleted,
@@ -69,6 +79,17 @@ export interface JobRoutesOptions {
 }
 
 const TAGS = ['jobs'];
+
+/** A series of the job before it is chunked: `width` values a point (a machine verdict's readings). */
+interface PlannedSeries {
+  readonly machineId: string | null;
+  readonly channel?: string;
+  readonly machine?: JobSeries['machine'];
+  readonly timestampsMs: readonly number[] | null;
+  readonly values: readonly number[];
+  readonly width: number;
+  readonly sensitivity: number | undefined;
+}
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
 function orgOf(request: FastifyRequest): string {
@@ -135,39 +156,80 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       .send(JSON.stringify({ error: { code: definition.code, message } }));
   }
 
-  /** Each series' machine's baseline sensitivity, where the request gave none and the baseline sets one. */
-  async function baselineSensitivities(request: FastifyRequest, orgId: string, parsed: ParsedJobRequest): Promise<(number | undefined)[]> {
-    if (parsed.sensitivityGiven || parsed.series.every((one) => one.machineId === null)) return parsed.series.map(() => undefined);
+  /**
+   * The baselines the job is judged with: each machine's whose series need one, that is where the
+   * request gave no sensitivity (the baseline's is used) or where a series is multichannel (the
+   * baseline's joint model gives the machine verdict).
+   */
+  async function jobBaselines(request: FastifyRequest, orgId: string, parsed: ParsedJobRequest): Promise<Map<string, BaselineRecord>> {
+    const wanted = new Set<string>();
+    if (!parsed.sensitivityGiven) for (const one of parsed.series) if (one.machineId !== null) wanted.add(one.machineId);
+    for (const group of parsed.multichannel) if (group.machineId !== null) wanted.add(group.machineId);
+    const found = new Map<string, BaselineRecord>();
+    if (wanted.size === 0) return found;
     // One listing, then the baselines of the job's machines that have one: a job of a thousand
     // machines without baselines costs one query.
     const machines = await stored(request, 'listing machines', () => options.store.listMachines(orgId));
-    const withBaseline = new Set(machines.filter((machine) => machine.baselineCreatedAt !== null).map((machine) => machine.machineId));
-    const found: (number | undefined)[] = [];
-    for (const one of parsed.series) {
-      const machineId = one.machineId;
-      const baseline =
-        machineId === null || !withBaseline.has(machineId) ? null : await stored(request, 'reading a baseline', () => options.store.getBaseline(orgId, machineId));
-      found.push(baseline?.sensitivity ?? undefined);
+    for (const machine of machines) {
+      if (machine.baselineCreatedAt === null || !wanted.has(machine.machineId)) continue;
+      const baseline = await stored(request, 'reading a baseline', () => options.store.getBaseline(orgId, machine.machineId));
+      if (baseline) found.set(machine.machineId, baseline);
     }
     return found;
   }
 
-  /** The job's chunk messages: each series cut into runs of at most chunkPoints points. */
-  function chunksOf(
-    orgId: string,
-    jobId: string,
-    parsed: ParsedJobRequest,
-    sensitivities: readonly (number | undefined)[],
-  ): { messages: OutgoingMessage[]; series: JobSeries[] } {
+  /**
+   * The job's series in order: each series of the request, a multichannel one as its channels and,
+   * where its machine's baseline has a joint model, the machine verdict after them. A multichannel
+   * series must then carry every channel of the model (as POST /v1/detect requires).
+   */
+  function jobSeriesOf(parsed: ParsedJobRequest, baselines: ReadonlyMap<string, BaselineRecord>): PlannedSeries[] {
+    const sensitivityOf = (machineId: string | null): number | undefined =>
+      parsed.sensitivityGiven || machineId === null ? undefined : (baselines.get(machineId)?.sensitivity ?? undefined);
+    const planned: PlannedSeries[] = [];
+    parsed.series.forEach((one, index) => {
+      planned.push({ machineId: one.machineId, timestampsMs: one.timestampsMs, values: one.values, width: 1, sensitivity: sensitivityOf(one.machineId), ...(one.channel !== undefined ? { channel: one.channel } : {}) });
+      const group = parsed.multichannel.find((candidate) => candidate.from + candidate.channels.length - 1 === index);
+      const model = group && group.machineId !== null ? (baselines.get(group.machineId)?.machineModel ?? null) : null;
+      if (!group || model === null) return;
+      const decoded = decodeMachineModel(model);
+      if (decoded === null) return;
+      const missing = decoded.channels.filter((name) => !group.channels.includes(name));
+      if (missing.length > 0) {
+        throw new AppError(
+          ERRORS.InvalidSeries,
+          `${seriesName(group.index, group.machineId)}: the machine's baseline models the channels ${decoded.channels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`,
+        );
+      }
+      const columns = decoded.channels.map((name) => parsed.series[group.from + group.channels.indexOf(name)]!.values);
+      const points = columns[0]!.length;
+      const readings = new Array<number>(points * columns.length);
+      for (let t = 0; t < points; t++) for (let c = 0; c < columns.length; c++) readings[t * columns.length + c] = columns[c]![t]!;
+      planned.push({
+        machineId: group.machineId,
+        timestampsMs: parsed.series[group.from]!.timestampsMs,
+        values: readings,
+        width: columns.length,
+        sensitivity: sensitivityOf(group.machineId),
+        machine: { channels: decoded.channels, model },
+      });
+    });
+    return planned;
+  }
+
+  /** The job's chunk messages: each series cut into runs of at most chunkPoints values. */
+  function chunksOf(orgId: string, jobId: string, planned: readonly PlannedSeries[]): { messages: OutgoingMessage[]; series: JobSeries[] } {
     const messages: OutgoingMessage[] = [];
     const series: JobSeries[] = [];
-    parsed.series.forEach((one, seriesIndex) => {
-      const count = one.values.length;
-      const chunkCount = Math.max(1, Math.ceil(count / options.chunkPoints));
+    planned.forEach((one, seriesIndex) => {
+      const count = one.values.length / one.width;
+      // A machine verdict's point is `width` values: its chunks hold as many values as a series' do.
+      const perChunk = Math.max(1, Math.floor(options.chunkPoints / one.width));
+      const chunkCount = Math.max(1, Math.ceil(count / perChunk));
       const key = `${orgId}/${jobId}/${seriesIndex}`;
       for (let chunkIndex = 0; chunkIndex < chunkCount; chunkIndex++) {
-        const from = chunkIndex * options.chunkPoints;
-        const to = Math.min(count, from + options.chunkPoints);
+        const from = chunkIndex * perChunk;
+        const to = Math.min(count, from + perChunk);
         const value = codecs.jobChunk.encode({
           organization: orgId,
           job_id: jobId,
@@ -176,17 +238,18 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
           chunk_count: chunkCount,
           first_point: from,
           timestamps: one.timestampsMs === null ? null : one.timestampsMs.slice(from, to),
-          values: one.values.slice(from, to),
+          values: one.values.slice(from * one.width, to * one.width),
         });
         messages.push({ key, value });
       }
-      const sensitivity = sensitivities[seriesIndex];
       series.push({
         machineId: one.machineId,
         points: count,
         chunks: chunkCount,
         timestamps: one.timestampsMs !== null,
-        ...(sensitivity !== undefined ? { sensitivity } : {}),
+        ...(one.sensitivity !== undefined ? { sensitivity: one.sensitivity } : {}),
+        ...(one.channel !== undefined ? { channel: one.channel } : {}),
+        ...(one.machine !== undefined ? { machine: one.machine } : {}),
       });
     });
     return { messages, series };
@@ -196,7 +259,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   function requestHash(parsed: ParsedJobRequest): string {
     const hash = createHash('sha256').update(JSON.stringify(parsed.options));
     for (const one of parsed.series) {
-      hash.update(`\u0000${one.machineId ?? ''}\u0000`);
+      hash.update(`\u0000${one.machineId ?? ''}\u0000${one.channel ?? ''}\u0000`);
       hash.update(new Uint8Array(Float64Array.from(one.values).buffer));
       if (one.timestampsMs !== null) hash.update(new Uint8Array(Float64Array.from(one.timestampsMs).buffer));
     }
@@ -254,7 +317,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       }
 
       const jobId = newJobId();
-      const { messages, series } = chunksOf(orgId, jobId, parsed, await baselineSensitivities(request, orgId, parsed));
+      const { messages, series } = chunksOf(orgId, jobId, jobSeriesOf(parsed, await jobBaselines(request, orgId, parsed)));
       const record: JobRecord = {
         jobId,
         orgId,
@@ -262,7 +325,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         idempotencyKey,
         requestHash: hash,
         series,
-        pointsTotal: parsed.points,
+        // Every series' points, a machine verdict's included: what the worker counts as done.
+        pointsTotal: series.reduce((sum, one) => sum + one.points, 0),
         options: parsed.options,
         createdAtMs: nowMs(),
         startedAtMs: null,
@@ -321,7 +385,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         tags: TAGS,
         operationId: 'jobResults',
         summary:
-          "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch; machine_id: that machine's series only.",
+          "A page of a job's per-point results in (series, point) order, with the episodes of flagged points they touch; machine_id: that machine's series only; series_index: that series only.",
         params: JobParams,
         querystring: JobResultsQuery,
         response: { 200: JobResultsResponse, ...ERROR_RESPONSES },
@@ -333,15 +397,24 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const query = parseJobResultsQuery(request.query);
       const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
       const store = jobStore();
-      // One machine's series only: its rows from the start of the series (or the cursor on).
-      const only = query.machineId === undefined ? null : job.series.findIndex((series) => series.machineId === query.machineId);
-      if (only === -1) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has no series of machine '${query.machineId ?? ''}'.`);
-      if (only !== null && query.after !== undefined && query.after.seriesIndex !== only) {
-        throw new AppError(ERRORS.InvalidArgument, "The 'cursor' query parameter is another machine's: use the previous page's next_cursor with the same machine_id.");
+      // One machine's series only (a multichannel machine has several, side by side), or one
+      // series: its rows from the start of its first series (or the cursor on).
+      const mine = query.machineId === undefined ? [] : job.series.flatMap((series, index) => (series.machineId === query.machineId ? [index] : []));
+      if (query.machineId !== undefined && mine.length === 0) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has no series of machine '${query.machineId}'.`);
+      if (query.seriesIndex !== undefined) {
+        if (query.seriesIndex >= job.series.length) throw new AppError(ERRORS.InvalidArgument, `Job '${job.jobId}' has ${job.series.length} series; 'series_index' ${query.seriesIndex} is not one of them.`);
+        if (query.machineId !== undefined && !mine.includes(query.seriesIndex)) {
+          throw new AppError(ERRORS.InvalidArgument, `Series ${query.seriesIndex} of job '${job.jobId}' is not machine '${query.machineId}''s.`);
+        }
       }
-      const after = query.after ?? (only === null ? undefined : { seriesIndex: only, pointIndex: -1 });
+      const only =
+        query.seriesIndex !== undefined ? { from: query.seriesIndex, to: query.seriesIndex } : mine.length === 0 ? null : { from: mine[0]!, to: mine[mine.length - 1]! };
+      if (only !== null && query.after !== undefined && (query.after.seriesIndex < only.from || query.after.seriesIndex > only.to)) {
+        throw new AppError(ERRORS.InvalidArgument, "The 'cursor' query parameter is another series': use the previous page's next_cursor with the same machine_id and series_index.");
+      }
+      const after = query.after ?? (only === null ? undefined : { seriesIndex: only.from, pointIndex: -1 });
       const fetched = await stored(request, 'reading results', () => store.results(orgId, job.jobId, { limit: query.limit + 1, ...(after ? { after } : {}) }));
-      const rows = only === null ? fetched : fetched.filter((row) => row.seriesIndex === only);
+      const rows = only === null ? fetched : fetched.filter((row) => row.seriesIndex >= only.from && row.seriesIndex <= only.to);
       const page = rows.slice(0, query.limit);
       const first = page[0];
       const last = page[page.length - 1];

@@ -6,6 +6,7 @@
 import { alignSeries, SeriesError, type SeriesInput } from '@adp/detection';
 import type { JobDetectOptions, JobResultsCursor } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
+import { isMultichannelSeries, parseMultivariateMachineId, splitChannels } from '../native/multivariate.js';
 import { parseMachineId, toNativeError } from '../native/request.js';
 import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
 
@@ -21,12 +22,25 @@ export interface JobLimits {
 
 export interface ParsedJobSeries {
   readonly machineId: string | null;
+  /** The channel of a multichannel series this series is (each channel is judged as a series). */
+  readonly channel?: string;
   readonly timestampsMs: readonly number[] | null;
   readonly values: readonly number[];
 }
 
+/** A multichannel series of the request: its channels are `series` from..from+channels.length-1. */
+export interface ParsedMultichannel {
+  /** Its index in the request (`series_list`'s, or 0). */
+  readonly index: number;
+  readonly machineId: string | null;
+  readonly from: number;
+  readonly channels: readonly string[];
+}
+
 export interface ParsedJobRequest {
+  /** Every series to judge; a multichannel series gives one per channel, in its channels' order. */
   readonly series: readonly ParsedJobSeries[];
+  readonly multichannel: readonly ParsedMultichannel[];
   readonly options: JobDetectOptions;
   readonly points: number;
   /** False when the body left `sensitivity` out (a machine's baseline may then set it). */
@@ -83,7 +97,8 @@ export function parseJobRequest(body: unknown, limits: JobLimits, parseTimestamp
     const seen = new Set<string>();
     list.forEach((entry: unknown, index) => {
       if (!isJsonObject(entry)) throw invalidSeries(`The 'series_list' item at index ${index} must be an object with 'machine_id' and 'series'.`);
-      const machineId = parseMachineId(entry['machine_id'], `'machine_id' of the 'series_list' item at index ${index}`);
+      const where = `'machine_id' of the 'series_list' item at index ${index}`;
+      const machineId = isMultichannelSeries(entry['series']) ? parseMultivariateMachineId(entry['machine_id'], where) : parseMachineId(entry['machine_id'], where);
       if (seen.has(machineId)) throw invalidArgument(`The machine '${machineId}' appears twice in 'series_list' (index ${index}).`);
       seen.add(machineId);
       entries.push({ machineId, series: entry['series'] });
@@ -93,22 +108,46 @@ export function parseJobRequest(body: unknown, limits: JobLimits, parseTimestamp
       throw invalidSeries(`The 'series' field (or 'series_list') is required: ${MIN_SERIES_POINTS} to ${limits.maxPoints} points.`);
     }
     const rawMachineId = body['machine_id'];
-    const machineId = rawMachineId === undefined || rawMachineId === null ? null : parseMachineId(rawMachineId, "'machine_id' field");
+    const parseId = isMultichannelSeries(single) ? parseMultivariateMachineId : parseMachineId;
+    const machineId = rawMachineId === undefined || rawMachineId === null ? null : parseId(rawMachineId, "'machine_id' field");
     entries.push({ machineId, series: single });
   }
 
   // The total first, from the array lengths alone: a body over the limit is refused before any point is read.
+  // A multichannel series counts a point per channel reading (each channel is judged as a series).
   let points = 0;
   for (const [index, entry] of entries.entries()) {
-    if (Array.isArray(entry.series)) points += entry.series.length;
-    else throw invalidSeries(`${seriesName(index, entry.machineId)}: the 'series' field must be an array of points.`);
+    if (!Array.isArray(entry.series)) throw invalidSeries(`${seriesName(index, entry.machineId)}: the 'series' field must be an array of points.`);
+    const first: unknown = entry.series[0];
+    const channels = isMultichannelSeries(entry.series) && isJsonObject(first) && isJsonObject(first['channels']) ? Object.keys(first['channels']).length : 1;
+    points += entry.series.length * Math.max(1, channels);
   }
   if (points > limits.maxPoints) {
     throw invalidSeries(`A job takes at most ${limits.maxPoints} points, all series together; this one has ${points}.`);
   }
-  const series = entries.map((entry, index) => parseSeries(entry.series, entry.machineId, index, body, options, limits, parseTimestamp));
+  const series: ParsedJobSeries[] = [];
+  const multichannel: ParsedMultichannel[] = [];
+  entries.forEach((entry, index) => {
+    if (!isMultichannelSeries(entry.series)) {
+      series.push(parseSeries(entry.series, entry.machineId, seriesName(index, entry.machineId), body, options, limits, parseTimestamp));
+      return;
+    }
+    // The multichannel rules of POST /v1/detect (every point carries the first point's channels),
+    // then each channel under the univariate rules, its messages naming the series and channel.
+    let split: ReturnType<typeof splitChannels>;
+    try {
+      split = splitChannels(entry.series, entry.machineId);
+    } catch (error) {
+      throw inSeries(error, seriesName(index, entry.machineId));
+    }
+    multichannel.push({ index, machineId: entry.machineId, from: series.length, channels: split.names });
+    for (const channel of split.names) {
+      const name = `${seriesName(index, entry.machineId)}, channel '${channel}'`;
+      series.push({ ...parseSeries(split.perChannel.get(channel), entry.machineId, name, body, options, limits, parseTimestamp), channel });
+    }
+  });
   const sensitivity = body['sensitivity'];
-  return { series, options, points, sensitivityGiven: sensitivity !== undefined && sensitivity !== null };
+  return { series, multichannel, options, points, sensitivityGiven: sensitivity !== undefined && sensitivity !== null };
 }
 
 function parseOptions(body: JsonObject, parseTimestamp: ParseTimestamp): JobDetectOptions {
@@ -136,13 +175,12 @@ function parseOptions(body: JsonObject, parseTimestamp: ParseTimestamp): JobDete
 function parseSeries(
   raw: unknown,
   machineId: string | null,
-  index: number,
+  name: string,
   body: JsonObject,
   options: JobDetectOptions,
   limits: JobLimits,
   parseTimestamp: ParseTimestamp,
 ): ParsedJobSeries {
-  const name = seriesName(index, machineId);
   const optionsOnly: JsonObject = { series: raw };
   for (const field of OPTION_FIELDS) if (field in body) optionsOnly[field] = body[field];
   let input: SeriesInput;
@@ -217,16 +255,19 @@ function decodeResultsCursor(token: string): JobResultsCursor | null {
   return match ? { seriesIndex: Number(match[1]), pointIndex: Number(match[2]) } : null;
 }
 
-/** `GET /v1/jobs/{id}/results?limit=&cursor=&machine_id=`. */
-export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor; machineId?: string } {
+/** `GET /v1/jobs/{id}/results?limit=&cursor=&machine_id=&series_index=`. */
+export function parseJobResultsQuery(query: unknown): { limit: number; after?: JobResultsCursor; machineId?: string; seriesIndex?: number } {
   const limit = parseLimit(query, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT);
   const machineText = single(query, 'machine_id');
   const machine = machineText === undefined ? {} : { machineId: parseMachineId(machineText, "'machine_id' query parameter") };
+  const indexText = single(query, 'series_index');
+  if (indexText !== undefined && !/^\d{1,7}$/.test(indexText)) throw invalidArgument("The 'series_index' query parameter must be a series' index in the job (0, 1, ...).");
+  const filters = { ...machine, ...(indexText === undefined ? {} : { seriesIndex: Number(indexText) }) };
   const cursorText = single(query, 'cursor');
-  if (cursorText === undefined) return { limit, ...machine };
+  if (cursorText === undefined) return { limit, ...filters };
   const after = decodeResultsCursor(cursorText);
   if (after === null) throw invalidArgument("The 'cursor' query parameter is not one this API gave (use the previous page's next_cursor).");
-  return { limit, after, ...machine };
+  return { limit, after, ...filters };
 }
 
 /** `GET /v1/jobs?limit=&cursor=`: the cursor is the last listed job's id. */

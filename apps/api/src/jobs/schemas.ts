@@ -12,7 +12,13 @@ const MachineId = Type.String({
 const Point = Type.Object(
   {
     timestamp: Type.Optional(Type.String({ description: "ISO 8601; required unless granularity is 'none'." })),
-    value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
+    value: Type.Optional(Type.Number({ description: 'Finite, |value| <= 1e100. A multichannel point has channels instead.' })),
+    channels: Type.Optional(
+      Type.Record(Type.String(), Type.Number(), {
+        description:
+          "A multichannel point: channel names to readings (every point the first point's channels, as POST /v1/detect takes them). Each channel is judged as a series; with the machine's multivariate baseline, the readings are also judged together.",
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -56,6 +62,11 @@ const Failure = Type.Object({
 const JobSeriesBody = Type.Object({
   series_index: Type.Integer(),
   machine_id: Type.Union([Type.String(), Type.Null()]),
+  kind: Type.Union([Type.Literal('series'), Type.Literal('channel'), Type.Literal('machine')], {
+    description: "series: as sent; channel: one channel of a multichannel series, judged alone; machine: a multichannel series' readings judged together against the machine's joint model.",
+  }),
+  channel: Type.Union([Type.String(), Type.Null()], { description: 'The channel, for kind channel.' }),
+  channels: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "The joint model's channels, for kind machine." }),
   points: Type.Integer(),
   sensitivity: Type.Integer({ description: "The sensitivity it is judged with: the request's, else its machine's baseline's, else 95." }),
   done: Type.Boolean(),
@@ -111,6 +122,7 @@ export const JobParams = Type.Object({ job_id: Type.String({ description: 'job_ 
 export const JobResultsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RESULTS_MAX_LIMIT, description: 'Rows per page, default 1000.' })),
   machine_id: Type.Optional(MachineId),
+  series_index: Type.Optional(Type.Integer({ minimum: 0, description: "One series of the job only (a multichannel series' machine verdict, say)." })),
   cursor: Type.Optional(Type.String({ description: "The previous page's next_cursor." })),
 });
 
@@ -119,9 +131,18 @@ export const JobsQuery = Type.Object({
   cursor: Type.Optional(Type.String({ description: "The previous page's next_cursor." })),
 });
 
+/** Present on the rows and episodes of a multichannel series only. */
+const MultichannelKind = Type.Optional(
+  Type.Union([Type.Literal('channel'), Type.Literal('machine')], {
+    description: "A multichannel series' channel, or its machine verdict (value: the machine's score; band 0 to the threshold).",
+  }),
+);
+
 const ResultRowBody = Type.Object({
   series_index: Type.Integer(),
   machine_id: Type.Union([Type.String(), Type.Null()]),
+  kind: MultichannelKind,
+  channel: Type.Optional(Type.String({ description: 'For kind channel.' })),
   point_index: Type.Integer(),
   timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   value: Type.Number(),
@@ -138,6 +159,8 @@ export type JobResultRowBody = Static<typeof ResultRowBody>;
 const EpisodeBody = Type.Object({
   series_index: Type.Integer(),
   machine_id: Type.Union([Type.String(), Type.Null()]),
+  kind: MultichannelKind,
+  channel: Type.Optional(Type.String({ description: 'For kind channel.' })),
   first_point: Type.Integer(),
   last_point: Type.Integer(),
   first_timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -145,6 +168,11 @@ const EpisodeBody = Type.Object({
   points: Type.Integer(),
   peak_severity: Type.Number(),
   direction: Type.Union([Type.Literal('positive'), Type.Literal('negative'), Type.Literal('both')]),
+  channels: Type.Optional(
+    Type.Array(Type.Object({ channel: Type.String(), share: Type.Number() }), {
+      description: "For kind machine: the channels that drove the episode, each one's share of its score, largest first.",
+    }),
+  ),
 });
 export type JobEpisodeBody = Static<typeof EpisodeBody>;
 

@@ -4,11 +4,11 @@
 import {
   createModelRuntime,
   isModelError,
-  startFineTuneWorker,
+  startFineTuneThread,
   type EnergyResult,
   type FineTuneOptions,
   type FineTuneResult,
-  type FineTuneWorker,
+  type FineTuneThread,
   type Normalisation,
   type PredictorWeights,
 } from '@adp/model';
@@ -35,68 +35,68 @@ export interface NativeModel {
 /** Builds the production model. */
 export type NativeModelFactory = () => Promise<NativeModel>;
 
-/** Fine-tuning worker threads kept by the packaged model: two machines fine-tune at once. */
-export const FINE_TUNE_WORKERS = 2;
-/** After a worker fails to start, how long calls fine-tune in process before a worker is tried again. */
-export const WORKER_RETRY_MS = 60_000;
+/** Fine-tuning threads kept by the packaged model: two machines fine-tune at once. */
+export const FINE_TUNE_THREADS = 2;
+/** After a thread fails to start, how long calls fine-tune in process before a thread is tried again. */
+export const THREAD_RETRY_MS = 60_000;
 
-/** A fine-tuning worker thread could not start; `cause` says why. */
-export class WorkerStartError extends Error {
-  override readonly name = 'WorkerStartError';
+/** A fine-tuning thread could not start; `cause` says why. */
+export class ThreadStartError extends Error {
+  override readonly name = 'ThreadStartError';
   constructor(cause: unknown) {
-    super('the fine-tuning worker could not start', { cause });
+    super('the fine-tuning thread could not start', { cause });
   }
 }
 
 /**
  * Worker threads for fine-tuning, started on first use and kept (each loads its own ONNX
- * sessions once). A call goes to the worker with the fewest calls in flight; a worker that fails
+ * sessions once). A call goes to the thread with the fewest calls in flight; a thread that fails
  * is dropped, so the next call starts a fresh one.
  */
 export class FineTunePool {
-  private readonly workers: { worker: Promise<FineTuneWorker>; inFlight: number }[] = [];
+  private readonly threads: { thread: Promise<FineTuneThread>; inFlight: number }[] = [];
   private closed = false;
   private startFailure: unknown = undefined;
   private startRefusedUntilMs = 0;
 
   constructor(
     private readonly size: number,
-    private readonly start: () => Promise<FineTuneWorker>,
+    private readonly start: () => Promise<FineTuneThread>,
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  /** Workers started or starting. */
-  get workerCount(): number {
-    return this.workers.length;
+  /** Threads started or starting. */
+  get threadCount(): number {
+    return this.threads.length;
   }
 
   async fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult> {
     if (this.closed) throw new AppError(ERRORS.ServiceUnavailable, 'The service is shutting down.');
-    if (this.nowMs() < this.startRefusedUntilMs) throw new WorkerStartError(this.startFailure);
-    let slot = this.workers.reduce<(typeof this.workers)[number] | undefined>(
+    if (this.nowMs() < this.startRefusedUntilMs) throw new ThreadStartError(this.startFailure);
+    let slot = this.threads.reduce<(typeof this.threads)[number] | undefined>(
       (best, candidate) => (best === undefined || candidate.inFlight < best.inFlight ? candidate : best),
       undefined,
     );
-    if (slot === undefined || (slot.inFlight > 0 && this.workers.length < this.size)) {
-      slot = { worker: this.start(), inFlight: 0 };
-      this.workers.push(slot);
+    if (slot === undefined || (slot.inFlight > 0 && this.threads.length < this.size)) {
+      slot = { thread: this.start(), inFlight: 0 };
+      this.threads.push(slot);
     }
     const current = slot;
     current.inFlight += 1;
     try {
-      let worker: FineTuneWorker;
+      let thread: FineTuneThread;
       try {
-        worker = await current.worker;
+        thread = await current.thread;
       } catch (cause) {
         this.drop(current);
         // Do not pay for a failing start on every call: try again after a pause.
         this.startFailure = cause;
-        this.startRefusedUntilMs = this.nowMs() + WORKER_RETRY_MS;
-        throw new WorkerStartError(cause);
+        this.startRefusedUntilMs = this.nowMs() + THREAD_RETRY_MS;
+        throw new ThreadStartError(cause);
       }
-      return await worker.fineTune(values, options);
+      return await thread.fineTune(values, options);
     } catch (error) {
-      if (error instanceof WorkerStartError) throw error;
+      if (error instanceof ThreadStartError) throw error;
       if (!isModelError(error) || error.code === 'MODEL_WORKER_FAILED') this.drop(current);
       throw error;
     } finally {
@@ -106,14 +106,14 @@ export class FineTunePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    const workers = this.workers.splice(0);
-    await Promise.all(workers.map(async ({ worker }) => (await worker.catch(() => undefined))?.close()));
+    const threads = this.threads.splice(0);
+    await Promise.all(threads.map(async ({ thread }) => (await thread.catch(() => undefined))?.close()));
   }
 
-  private drop(slot: (typeof this.workers)[number]): void {
-    const index = this.workers.indexOf(slot);
-    if (index >= 0) this.workers.splice(index, 1);
-    void slot.worker.then((worker) => worker.close()).catch(() => undefined);
+  private drop(slot: (typeof this.threads)[number]): void {
+    const index = this.threads.indexOf(slot);
+    if (index >= 0) this.threads.splice(index, 1);
+    void slot.thread.then((thread) => thread.close()).catch(() => undefined);
   }
 }
 
@@ -123,7 +123,7 @@ export class FineTunePool {
  */
 export const loadPackagedModel: NativeModelFactory = async () => {
   const runtime = await createModelRuntime();
-  const pool = new FineTunePool(FINE_TUNE_WORKERS, () => startFineTuneWorker());
+  const pool = new FineTunePool(FINE_TUNE_THREADS, () => startFineTuneThread());
   return {
     modelVersion: runtime.modelVersion,
     energies: (values, options) => runtime.energies(values, options),
@@ -135,7 +135,7 @@ export const loadPackagedModel: NativeModelFactory = async () => {
         // down: fine-tune in this thread instead. onnxruntime still runs the graphs on its own
         // threads; only the glue between steps runs on the event loop. Failures of a started
         // worker (and the caller's bad series) are not retried.
-        if (!(error instanceof WorkerStartError)) throw error;
+        if (!(error instanceof ThreadStartError)) throw error;
         return runtime.fineTune(values, options);
       }
     },

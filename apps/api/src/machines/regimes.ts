@@ -1,7 +1,7 @@
 // A baselined machine's regimes for POST /v1/detect: the series' energy z-scores with spikes'
 // echoes taken out (@adp/regimes' echo check, which asks the machine's model for the energies of
 // the points after a spike on the repaired series), then the regime rules. The streaming worker
-// judges its windows the same way (apps/worker/src/worker.ts).
+// judges its windows the same way (packages/stream-worker/src/worker.ts).
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf, type Regime } from '@adp/regimes';
 import { toModelAppError, type NativeModel } from './model.js';

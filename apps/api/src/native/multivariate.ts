@@ -69,20 +69,23 @@ function invalidSeries(message: string): AppError {
  * Any other body takes the univariate route unchanged.
  */
 export function isMultivariate(body: unknown): boolean {
-  if (!isJsonObject(body)) return false;
-  const series = body['series'];
+  return isJsonObject(body) && isMultichannelSeries(body['series']);
+}
+
+/** Whether a series is multichannel: an array whose first point has `channels`. */
+export function isMultichannelSeries(series: unknown): series is unknown[] {
   if (!Array.isArray(series)) return false;
   const first: unknown = series[0];
   return isJsonObject(first) && first['channels'] !== undefined && first['channels'] !== null;
 }
 
 /** A multivariate machine id: the univariate rule without ':' (it joins a machine to its channels). */
-function parseMultivariateMachineId(value: unknown): string {
-  const machineId = parseMachineId(value, "'machine_id' field");
+export function parseMultivariateMachineId(value: unknown, what = "'machine_id' field"): string {
+  const machineId = parseMachineId(value, what);
   if (machineId.includes(':')) {
     throw new AppError(
       ERRORS.InvalidMachineId,
-      "The 'machine_id' field of a multivariate series must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').",
+      `The ${what} of a multivariate series must not contain ':' (it separates a machine from its channels: '<machine_id>:<channel>').`,
     );
   }
   return machineId;
@@ -92,7 +95,7 @@ function parseMultivariateMachineId(value: unknown): string {
  * The channel names (the first point's, in its order) and each channel's points in the vendor
  * shape `{timestamp, value}`. Every point must carry exactly the first point's channels.
  */
-function splitChannels(series: readonly unknown[], machineId: string | null): { names: string[]; perChannel: Map<string, JsonObject[]> } {
+export function splitChannels(series: readonly unknown[], machineId: string | null): { names: string[]; perChannel: Map<string, JsonObject[]> } {
   const first = series[0];
   if (!isJsonObject(first) || !isJsonObject(first['channels'])) {
     throw invalidSeries("series[0].channels must be an object of channel names to numbers.");

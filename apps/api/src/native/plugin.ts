@@ -4,20 +4,17 @@
 // machine's telemetry summary from the injected ResultStore (machines/service.ts merges them). Errors use the app's coded shape
 // `{"error":{"code","message"}}` (the app-wide error handler writes it).
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
-import { decodeMachineModel, machineThreshold } from '@adp/machine';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
-import { DEFAULT_SENSITIVITY } from '../vendor/request.js';
 import {
   BASELINE_CHANGED_CHANNEL,
   channelSeriesId,
   type CheckpointStore,
   type Notifier,
   type ResultStore,
-  type StoredMachineSummary,
 } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { audit } from '../tenancy/audit.js';
@@ -26,10 +23,12 @@ import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
 import { machineRegimes } from '../machines/regimes.js';
-import { BaselineService, type ChannelBaseline, type MachinePredictor } from '../machines/service.js';
+import { BaselineService, type MachinePredictor } from '../machines/service.js';
 import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
+import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
+import { baselineBody, finiteOrFail, iso, multivariateBaselineBody, roundedEmbeddings, telemetryBody } from './bodies.js';
 import {
   isMultivariate,
   machineJudgement,
@@ -60,7 +59,6 @@ import {
   MachinesResponse,
   MultivariateDetectResponse,
   NativeError,
-  type BaselineResponse as BaselineBody,
   type DetectResponse as DetectBody,
   type MultivariateDetectResponse as MultivariateDetectBody,
 } from './schemas.js';
@@ -97,133 +95,8 @@ export interface NativeRoutesOptions {
   readonly hourlyCounting?: HourlyCallCounting;
 }
 
-/**
- * The BASELINE_CHANGED_CHANNEL message: `{orgId, machineId}` as the contract says, plus `origin`
- * (the publishing replica) so a replica skips its own messages and keeps the predictor it just
- * cached. Readers ignore fields they do not know.
- */
-export interface BaselineChangedMessage {
-  readonly orgId: string;
-  readonly machineId: string;
-  readonly origin?: string;
-  /** The machine was deleted: workers forget its series' windows too. */
-  readonly deleted?: boolean;
-}
-
-export function parseBaselineChanged(message: string): BaselineChangedMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(message);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const { orgId, machineId, origin } = value as Record<string, unknown>;
-  if (typeof orgId !== 'string' || typeof machineId !== 'string') return null;
-  return typeof origin === 'string' ? { orgId, machineId, origin } : { orgId, machineId };
-}
-
-/** Publishes baseline changes; a failure is logged loudly (other replicas keep a stale predictor). */
-function baselinePublisher(notifier: Notifier, origin: string, log: FastifyBaseLogger) {
-  return async (orgId: string, machineId: string, change?: { readonly deleted: boolean }): Promise<void> => {
-    const message: BaselineChangedMessage = { orgId, machineId, origin, ...(change?.deleted ? { deleted: true } : {}) };
-    try {
-      await notifier.publish(BASELINE_CHANGED_CHANNEL, JSON.stringify(message));
-    } catch (err) {
-      log.error({ err, orgId, machineId }, 'could not publish a baseline change: other replicas keep their cached predictor');
-    }
-  };
-}
-
 const TAGS = ['native'];
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
-/** Embedding components are float32; 6 decimals keep them exact enough and the body a third the size. */
-const EMBEDDING_SCALE = 1e6;
-
-function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
-/** The wire `telemetry` object of GET /v1/machines and GET /v1/status/{machine_id}. */
-function telemetryBody(summary: StoredMachineSummary | null) {
-  if (summary === null) return null;
-  const counts = summary.regimeCounts;
-  return {
-    points: summary.points,
-    anomalies: summary.anomalies,
-    first_point_at: new Date(summary.firstTsMs).toISOString(),
-    last_point_at: new Date(summary.lastTsMs).toISOString(),
-    regime_counts: {
-      HEALTHY: counts.HEALTHY,
-      ACTIVE: counts.ACTIVE,
-      TRANSITION: counts.TRANSITION,
-      SHOCK: counts.SHOCK,
-      UNKNOWN: counts.UNKNOWN,
-    },
-  };
-}
-
-export function baselineBody(record: BaselineRecord): BaselineBody {
-  const { stats, fineTuneStats: tune } = record;
-  return {
-    machine_id: record.machineId,
-    baseline_id: record.baselineId,
-    created_at: record.createdAt.toISOString(),
-    updated_at: record.updatedAt.toISOString(),
-    label: record.label,
-    granularity: record.granularity,
-    sensitivity: record.sensitivity,
-    stats: {
-      energy_mean: stats.energyMean,
-      energy_std: stats.energyStd,
-      energy_p99: stats.energyP99,
-      num_windows: stats.numWindows,
-      series_length: stats.seriesLength,
-    },
-    finetune_stats: {
-      status: tune.status,
-      final_loss: tune.finalLoss,
-      epochs_run: tune.epochsRun,
-      epochs_max: tune.epochsMax,
-      early_stopped: tune.earlyStopped,
-      windows: tune.windows,
-      duration_seconds: tune.durationSeconds,
-    },
-    shape:
-      record.shapeReference == null
-        ? null
-        : {
-            length: record.shapeReference.length,
-            reference_points: record.shapeReference.values.length,
-            usual_distance: record.shapeReference.center,
-            spread: record.shapeReference.spread,
-          },
-    status: 'active',
-  };
-}
-
-/** A multivariate machine's record with its channels' baselines. */
-function multivariateBaselineBody(record: BaselineRecord, channels: readonly ChannelBaseline[]): BaselineBody {
-  const model = decodeMachineModel(record.machineModel ?? null);
-  return {
-    ...baselineBody(record),
-    machine_model:
-      model === null
-        ? null
-        : {
-            kind: model.kind,
-            channels: [...model.channels],
-            rows: model.rows,
-            drifting_channels: model.channels.filter((_, c) => (model.drift[c]?.[c] ?? 0) > 0),
-            threshold: machineThreshold(model, record.sensitivity ?? DEFAULT_SENSITIVITY),
-          },
-    channels: channels.map(({ channel, record: channelRecord }) => {
-      const { stats, finetune_stats, shape, baseline_id, machine_id } = baselineBody(channelRecord);
-      return { channel, series_id: machine_id, baseline_id, stats, finetune_stats, shape };
-    }),
-  };
-}
-
 /** What a detection knows before the learned model runs. */
 interface PreparedDetection {
   readonly parsed: NativeDetectRequest;
@@ -246,28 +119,6 @@ function orgOf(request: FastifyRequest): string {
   const orgId = (request.auth as typeof request.auth | null)?.orgId;
   if (!orgId) throw new AppError(ERRORS.InternalError, 'Native route ran without an authenticated caller');
   return orgId;
-}
-
-function finiteOrFail(values: ArrayLike<number>, what: string): number[] {
-  const out = new Array<number>(values.length);
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index] ?? Number.NaN;
-    if (!Number.isFinite(value)) {
-      throw new AppError(ERRORS.InvalidSeries, `The series' values are out of the learned model's range (${what} overflow at index ${index}).`);
-    }
-    out[index] = value;
-  }
-  return out;
-}
-
-function roundedEmbeddings(embeddings: readonly Float32Array[]): number[][] {
-  return embeddings.map((embedding) => {
-    const out = new Array<number>(embedding.length);
-    for (let index = 0; index < embedding.length; index++) {
-      out[index] = Math.round((embedding[index] ?? 0) * EMBEDDING_SCALE) / EMBEDDING_SCALE;
-    }
-    return out;
-  });
 }
 
 export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fastify, options) => {
@@ -430,6 +281,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       zScores = zScoresOf(energies, own.energyMean, own.energyStd);
       regimes = unknownRegimes(values.length);
     }
+    // Checked whether or not the answer carries them: they took part in the verdicts.
+    const zScoresOut = finiteOrFail(zScores, 'z-score');
+    const shapeScoresOut = shapes === null ? null : finiteOrFail(shapes.around, 'shape score');
     const body: DetectBody = {
       period: entire.period,
       expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
@@ -441,8 +295,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       severity: verdicts.severity,
       regimes,
       energies: parsed.includeEnergy ? energies : null,
-      z_scores: finiteOrFail(zScores, 'z-score'),
-      shape_scores: shapes === null ? null : finiteOrFail(shapes.around, 'shape score'),
+      z_scores: parsed.includeZScores ? zScoresOut : null,
+      shape_scores: parsed.includeShapeScores ? shapeScoresOut : null,
       embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
       model_version: current.modelVersion,
       engine: predictor?.weights ? 'fine-tuned' : 'generic',

@@ -37,6 +37,10 @@ export interface NativeDetectRequest {
   readonly machineId: string | null;
   readonly includeEnergy: boolean;
   readonly includeEmbeddings: boolean;
+  /** `include_z_scores` (default true): false answers `z_scores: null`; the verdicts still use them. */
+  readonly includeZScores: boolean;
+  /** `include_shape_scores` (default true): false answers `shape_scores: null`; the verdicts still use them. */
+  readonly includeShapeScores: boolean;
 }
 
 interface BaselineFields {
@@ -154,6 +158,8 @@ export function parseDetectRequest(body: unknown, parseTimestamp: ParseTimestamp
   const machineId = rawMachineId === undefined ? null : parseMachineId(rawMachineId, "'machine_id' field");
   const includeEnergy = parseBoolean(object, 'include_energy', true);
   const includeEmbeddings = parseBoolean(object, 'include_embeddings', false);
+  const includeZScores = parseBoolean(object, 'include_z_scores', true);
+  const includeShapeScores = parseBoolean(object, 'include_shape_scores', true);
   const series = object['series'];
   if (series === undefined || series === null) {
     throw invalidSeries(`The 'series' field is required: ${MIN_SERIES_POINTS} to ${MAX_SERIES_POINTS} points.`);
@@ -179,6 +185,8 @@ export function parseDetectRequest(body: unknown, parseTimestamp: ParseTimestamp
     machineId,
     includeEnergy,
     includeEmbeddings,
+    includeZScores,
+    includeShapeScores,
   };
 }
 

@@ -278,6 +278,10 @@ export const DetectRequest = Type.Object(
     machine_id: Type.Optional(Nullable(MachineId)),
     include_energy: Type.Optional(Nullable(Type.Boolean({ default: true }))),
     include_embeddings: Type.Optional(Nullable(Type.Boolean({ default: false }))),
+    include_z_scores: Type.Optional(Nullable(Type.Boolean({ default: true, description: 'False: z_scores is null (they still take part in the verdict).' }))),
+    include_shape_scores: Type.Optional(
+      Nullable(Type.Boolean({ default: true, description: 'False: shape_scores is null (they still take part in the verdict).' })),
+    ),
   },
   { description: 'The vendor entire-detect fields plus the native ones.', ...TIMESTAMPS_WITH_GRANULARITY },
 );
@@ -296,11 +300,11 @@ export const DetectResponse = Type.Object({
   severity: Numbers,
   regimes: Type.Array(Type.Enum([...REGIMES])),
   energies: Nullable(Numbers),
-  z_scores: Numbers,
+  z_scores: Type.Union([Numbers, Type.Null()], { description: 'Null when include_z_scores is false.' }),
   shape_scores: Nullable(
     Type.Array(Type.Number(), {
       description:
-        "With a baseline that keeps a shape reference: per point, how far the shape around it is from the nearest healthy shape of the baseline, less the usual distance, in units of its spread (0 usual, 3 far). Null without one.",
+        "With a baseline that keeps a shape reference: per point, how far the shape around it is from the nearest healthy shape of the baseline, less the usual distance, in units of its spread (0 usual, 3 far). Null without one, or when include_shape_scores is false.",
     }),
   ),
   embeddings: Nullable(Type.Array(Numbers, { description: '192 numbers per point, rounded to 6 decimals.' })),

@@ -8,6 +8,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Organization, Plan, Store } from '@adp/store';
 import { ERRORS } from '../errors.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * True once the quota check found a quota for this call's organization: its usage must be
+     * written before the call is answered, so that the next call's check sees it.
+     */
+    quotaCounted: boolean;
+  }
+}
+
 /** The response header that says when a refused organization's quota renews (ISO 8601, UTC). */
 export const QUOTA_RENEWS_HEADER = 'x-quota-renews-at';
 
@@ -84,6 +94,7 @@ export interface QuotaOptions {
 /** Adds the quota check to `app` itself; register it after the authentication hook. */
 export function installQuota(app: FastifyInstance, options: QuotaOptions): void {
   const nowMs = options.nowMs ?? Date.now;
+  app.decorateRequest('quotaCounted', false);
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.public === true) return undefined;
     if (!isMeteredRoute(request.method, request.routeOptions.url)) return undefined;
@@ -92,6 +103,7 @@ export function installQuota(app: FastifyInstance, options: QuotaOptions): void 
     const organization = await options.store.getOrganization(request.auth.orgId);
     const quota = organization === null ? null : monthlyQuotaOf(organization.plan, options.freeTierPointsPerMonth);
     if (quota === null) return undefined;
+    request.quotaCounted = true;
     const now = nowMs();
     if ((await livePointsThisMonth(options.store, request.auth.orgId, now)) < quota) return undefined;
     return sendQuotaExceeded(request, reply, quota, nextMonthStartUtc(now));

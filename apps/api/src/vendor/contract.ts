@@ -10,6 +10,11 @@ export interface VendorRoutesOptions {
    * it to usage metering for the caller's organization (taken from `request.auth`).
    */
   readonly onDetected: (request: FastifyRequest, endpoint: VendorEndpoint, points: number) => Promise<void>;
+  /**
+   * Waits for what `onDetected` left running in the background (write-behind counts); the routes
+   * call it when the app closes, before the app's own hooks close the store.
+   */
+  readonly drain?: () => Promise<void>;
   /** Largest accepted request body in bytes; larger bodies get a 413 in the vendor's error shape. */
   readonly bodyLimitBytes: number;
 }

@@ -122,7 +122,7 @@ export function renderDetect(main: HTMLElement): void {
       );
       return;
     }
-    const parsed = parseMultivariateCsv(text, DETECT_LIMITS);
+    const parsed = parseMultivariateCsv(text, JOB_LIMITS);
     if (!parsed.ok) {
       status.replaceChildren(errorBox(`${name}: ${describeProblem(parsed.problem)}`));
       return;
@@ -135,10 +135,12 @@ export function renderDetect(main: HTMLElement): void {
       ...(customInterval === 1 ? {} : { customInterval }),
       ...(Number.isInteger(Number(sensitivity.value)) ? { sensitivity: Number(sensitivity.value) } : {}),
     };
+    // A file over the synchronous limit goes as a detection job, judged the same way.
+    const asJob = parsed.series.points.length > SYNCHRONOUS_MAX_POINTS;
     button.disabled = true;
     status.replaceChildren(el('p', { class: 'progress' }, el('progress', {}), `Detecting on ${parsed.series.points.length.toLocaleString('en-US')} points of ${parsed.series.channels.length} channels…`));
     try {
-      const answer = await apiRequest<MultivariateDetectResponse>('POST', '/v1/detect', request);
+      const answer = asJob ? { machine: await machineVerdictAsJob(request, status), regimes: [] } : await apiRequest<MultivariateDetectResponse>('POST', '/v1/detect', request);
       if (answer.machine === null || answer.machine === undefined) {
         status.replaceChildren(
           el(
@@ -174,7 +176,7 @@ export function renderDetect(main: HTMLElement): void {
       el(
         'p',
         { class: 'notice' },
-        '12 to 8,640 rows; entire-series detection takes up to 1,000,000 as a detection job, with its progress shown. Timestamps (ISO 8601, ascending) set the granularity; without them the points are taken as evenly spaced.',
+        '12 to 8,640 rows; entire-series detection, and a machine\'s multichannel file judged against its baseline, take up to 1,000,000 points as a detection job, with its progress shown. Timestamps (ISO 8601, ascending) set the granularity; without them the points are taken as evenly spaced.',
       ),
       form,
       status,
@@ -234,11 +236,10 @@ async function detect(mode: DetectMode, series: ParsedSeries, request: Record<st
 }
 
 /**
- * Entire-series detection of a long file as a detection job (POST /v1/jobs): the series is judged
- * on the service as one series, the job's progress is shown in `status`, and the results are read
- * page by page once it is done.
+ * Submits a detection job (POST /v1/jobs) and follows it to its end, its progress shown in
+ * `status`; a failed or cancelled job throws with its reason.
  */
-async function detectAsJob(request: Record<string, unknown>, status: HTMLElement): Promise<ResultView> {
+async function runJob(request: Record<string, unknown>, status: HTMLElement): Promise<{ job: JobBody; text: HTMLElement }> {
   let job = await apiRequest<JobBody>('POST', '/v1/jobs', request);
   const bar = el('progress', { max: job.points_total, value: 0, 'data-testid': 'job-progress' });
   const text = el('span', {});
@@ -246,25 +247,78 @@ async function detectAsJob(request: Record<string, unknown>, status: HTMLElement
   for (;;) {
     bar.value = job.points_done;
     text.textContent = `Job ${job.job_id} ${job.status}: ${job.points_done.toLocaleString('en-US')} of ${job.points_total.toLocaleString('en-US')} points judged`;
-    if (job.status === 'done') break;
+    if (job.status === 'done') return { job, text };
     if (job.status === 'failed' || job.status === 'cancelled') {
       throw new Error(`Job ${job.job_id} ${job.status}${job.failure ? `: ${job.failure.message} (${job.failure.code})` : ''}`);
     }
     await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
     job = await apiRequest<JobBody>('GET', `/v1/jobs/${job.job_id}`);
   }
+}
+
+/** Every page of a finished job's results (`filter`: a query such as `series_index=3&`), and their episodes. */
+async function jobResults(job: JobBody, text: HTMLElement, total: number, filter = ''): Promise<{ rows: JobResultRowBody[]; episodes: JobResultsResponse['episodes'] }> {
   const rows: JobResultRowBody[] = [];
+  const episodes = new Map<string, JobResultsResponse['episodes'][number]>();
   let cursor: string | null = null;
   do {
     const page: JobResultsResponse = await apiRequest<JobResultsResponse>(
       'GET',
-      `/v1/jobs/${job.job_id}/results?limit=10000${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      `/v1/jobs/${job.job_id}/results?${filter}limit=10000${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
     );
     rows.push(...page.results);
+    for (const episode of page.episodes) episodes.set(`${episode.series_index}/${episode.first_point}`, episode);
     cursor = page.next_cursor;
-    text.textContent = `Job ${job.job_id} done: reading results, ${rows.length.toLocaleString('en-US')} of ${job.points_total.toLocaleString('en-US')}`;
+    text.textContent = `Job ${job.job_id} done: reading results, ${rows.length.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`;
   } while (cursor !== null);
-  return viewFromJobResults(rows);
+  return { rows, episodes: [...episodes.values()] };
+}
+
+/**
+ * Entire-series detection of a long file as a detection job: the series is judged on the service
+ * as one series, and the results are read page by page once it is done.
+ */
+async function detectAsJob(request: Record<string, unknown>, status: HTMLElement): Promise<ResultView> {
+  const { job, text } = await runJob(request, status);
+  return viewFromJobResults((await jobResults(job, text, job.points_total)).rows);
+}
+
+/**
+ * A long multichannel file as a detection job: its machine-verdict series (the readings judged
+ * against the machine's joint model) read back in the shape of POST /v1/detect's `machine`; null
+ * when the machine has no multichannel baseline (the job then judged each channel alone).
+ */
+async function machineVerdictAsJob(request: Record<string, unknown>, status: HTMLElement): Promise<MachineVerdictBody | null> {
+  const { job, text } = await runJob(request, status);
+  const verdict = job.series.find((series) => series.kind === 'machine');
+  if (verdict === undefined) return null;
+  const { rows, episodes } = await jobResults(job, text, verdict.points, `series_index=${verdict.series_index}&`);
+  const score = rows.map((row) => row.value);
+  return {
+    model: 'gaussian-drift',
+    sensitivity: verdict.sensitivity,
+    threshold: rows[0]?.upper_margin ?? 0,
+    score,
+    is_anomaly: rows.map((row) => row.is_anomaly),
+    severity: rows.map((row) => row.severity),
+    contributions: {},
+    episodes: episodes.map((episode) => {
+      let peak = episode.first_point;
+      for (let index = episode.first_point; index <= episode.last_point; index++) if ((score[index] ?? 0) > (score[peak] ?? 0)) peak = index;
+      return {
+        start: episode.first_point,
+        end: episode.last_point,
+        start_timestamp: episode.first_timestamp,
+        end_timestamp: episode.last_timestamp,
+        peak,
+        peak_score: score[peak] ?? 0,
+        severity: episode.peak_severity,
+        channels: episode.channels ?? [],
+        // The last point's episode may still go on.
+        closed: episode.last_point < rows.length - 1,
+      };
+    }),
+  };
 }
 
 function plural(count: number, one: string, many = `${one}s`): string {

@@ -40,6 +40,22 @@ export interface JobSeries {
    * request gave none (as POST /v1/detect does).
    */
   readonly sensitivity?: number;
+  /** One channel of a multichannel series (its machine's readings of that channel), judged alone. */
+  readonly channel?: string;
+  /**
+   * The machine verdict of a multichannel series: its points' readings of every channel of the
+   * machine's joint model, judged together against that model. The chunks' values are the
+   * readings point by point (`channels.length` values a point, in this order).
+   */
+  readonly machine?: JobMachineVerdict;
+}
+
+/** What a job's machine-verdict series is judged with. */
+export interface JobMachineVerdict {
+  /** The model's channels, in its order: the order of each point's readings in the chunks. */
+  readonly channels: readonly string[];
+  /** The machine's joint model (encodeMachineModel) as its baseline held it when the job was accepted. */
+  readonly model: string;
 }
 
 /** Why a job failed, and where. */
@@ -81,6 +97,8 @@ export interface JobEpisode {
   readonly peakSeverity: number;
   /** Whether any point of it is above its band (`positive`), below (`negative`), or both. */
   readonly direction: 'positive' | 'negative' | 'both';
+  /** A machine verdict's episode: the channels that drove it, each one's share of its score. */
+  readonly drivers?: readonly { readonly channel: string; readonly share: number }[];
 }
 
 /** One judged point of a job. */

@@ -5,31 +5,31 @@ import type { FineTuneOptions, FineTuneResult } from './contract.js';
 import { isModelErrorCode, ModelError } from './errors.js';
 import type { ModelRuntimeOptions } from './runtime.js';
 
-export interface FineTuneWorker {
-  /** Fine-tunes in the worker; calls on one worker run one after another. */
+export interface FineTuneThread {
+  /** Fine-tunes in the thread; calls on one thread run one after another. */
   fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
-  /** Ends the worker; pending calls fail with MODEL_WORKER_FAILED. */
+  /** Ends the thread; pending calls fail with MODEL_WORKER_FAILED. */
   close(): Promise<void>;
 }
 
-/** Messages between the thread and the worker (see finetune-worker.ts). */
-export type WorkerReply =
+/** Messages between the caller and the thread (see fine-tune-thread-main.ts). */
+export type ThreadReply =
   | { readonly kind: 'ready' }
   | { readonly kind: 'result'; readonly id: number; readonly result: FineTuneResult }
   | { readonly kind: 'error'; readonly id: number | null; readonly code: string; readonly message: string };
 
-export interface WorkerRequest {
+export interface ThreadRequest {
   readonly id: number;
   readonly values: Float64Array;
   readonly options: FineTuneOptions;
 }
 
 /**
- * Starts a worker thread with its own runtime (its sessions load once, so reuse the worker for
- * many fine-tunes). The worker is TypeScript loaded through tsx (see finetune-worker-bootstrap.mjs).
+ * Starts a worker thread with its own runtime (its sessions load once, so reuse the thread for
+ * many fine-tunes). The thread is TypeScript loaded through tsx (see fine-tune-thread-bootstrap.mjs).
  */
-export async function startFineTuneWorker(runtimeOptions: ModelRuntimeOptions = {}): Promise<FineTuneWorker> {
-  const worker = new Worker(new URL('./finetune-worker-bootstrap.mjs', import.meta.url), {
+export async function startFineTuneThread(runtimeOptions: ModelRuntimeOptions = {}): Promise<FineTuneThread> {
+  const worker = new Worker(new URL('./fine-tune-thread-bootstrap.mjs', import.meta.url), {
     workerData: { runtimeOptions },
   });
   const pending = new Map<number, { resolve: (r: FineTuneResult) => void; reject: (e: unknown) => void }>();
@@ -43,7 +43,7 @@ export async function startFineTuneWorker(runtimeOptions: ModelRuntimeOptions = 
   };
 
   const ready = new Promise<void>((resolve, reject) => {
-    worker.on('message', (msg: WorkerReply) => {
+    worker.on('message', (msg: ThreadReply) => {
       if (msg.kind === 'ready') {
         resolve();
         return;
@@ -63,12 +63,12 @@ export async function startFineTuneWorker(runtimeOptions: ModelRuntimeOptions = 
       else entry.reject(toModelError(msg.code, msg.message));
     });
     worker.on('error', (cause) => {
-      const err = new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning worker failed', { cause });
+      const err = new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning thread failed', { cause });
       reject(err);
       failAll(err);
     });
     worker.on('exit', (code) => {
-      const err = new ModelError('MODEL_WORKER_FAILED', `the fine-tuning worker exited (code ${code})`);
+      const err = new ModelError('MODEL_WORKER_FAILED', `the fine-tuning thread exited (code ${code})`);
       reject(err);
       failAll(err);
     });
@@ -87,19 +87,19 @@ export async function startFineTuneWorker(runtimeOptions: ModelRuntimeOptions = 
       const copy = Float64Array.from(values);
       return new Promise<FineTuneResult>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        const request: WorkerRequest = { id, values: copy, options };
+        const request: ThreadRequest = { id, values: copy, options };
         worker.postMessage(request, [copy.buffer]);
       });
     },
     async close() {
-      failAll(new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning worker was closed'));
+      failAll(new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning thread was closed'));
       await worker.terminate();
     },
   };
 }
 
-/** One fine-tune in a fresh worker thread (startup included); for repeated use keep a worker. */
-export async function fineTuneInWorker(
+/** One fine-tune in a fresh worker thread (startup included); for repeated use keep a thread. */
+export async function fineTuneInThread(
   values: ArrayLike<number>,
   options: FineTuneOptions & ModelRuntimeOptions = {},
 ): Promise<FineTuneResult> {
@@ -108,7 +108,7 @@ export async function fineTuneInWorker(
     ...(assetsDir === undefined ? {} : { assetsDir }),
     ...(intraOpThreads === undefined ? {} : { intraOpThreads }),
   };
-  const worker = await startFineTuneWorker(runtimeOptions);
+  const worker = await startFineTuneThread(runtimeOptions);
   try {
     return await worker.fineTune(values, fineTuneOptions);
   } finally {

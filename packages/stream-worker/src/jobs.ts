@@ -9,6 +9,10 @@
 // order on one partition) the worker reads the staged chunks back, joins them and judges the
 // whole series at once. Its results are therefore exactly detectEntireSeries over the same points.
 //
+// A multichannel series arrives as one series per channel, each judged as above, and, where its
+// machine's baseline has a joint model, a machine-verdict series: every channel's readings point
+// by point, judged together against that model (judgeMachineSeries).
+//
 // Restarts: a chunk re-delivered after a crash replaces its staged copy; a series judged again
 // replaces its rows (JobStore.completeSeries), so every point has exactly one result row. A job
 // cancelled (DELETE /v1/jobs/{id}) or removed is skipped: its chunks are not staged or judged.
@@ -20,6 +24,7 @@ import {
   type DetectOptions,
   type SeriesInput,
 } from '@adp/detection';
+import { decodeMachineModel, judgeMachine } from '@adp/machine';
 import {
   FINISHED_JOB_STATUSES,
   TOPICS,
@@ -29,6 +34,8 @@ import {
   type BusConsumer,
   type IncomingMessage,
   type JobChunk,
+  type JobEpisode,
+  type JobMachineVerdict,
   type JobRecord,
   type JobResultRow,
   type JobStore,
@@ -207,9 +214,11 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       for (const value of chunk.values) values.push(value);
       if (timestamps !== null && chunk.timestamps !== null) for (const ts of chunk.timestamps) timestamps.push(ts);
     }
-    if (values.length !== spec.points || (timestamps !== null && timestamps.length !== spec.points)) {
-      return { code: 'JobChunkMissing', message: `The series' chunks hold ${values.length} points where ${spec.points} were sent.` };
+    const width = spec.machine?.channels.length ?? 1;
+    if (values.length !== spec.points * width || (timestamps !== null && timestamps.length !== spec.points)) {
+      return { code: 'JobChunkMissing', message: `The series' chunks hold ${values.length / width} points where ${spec.points} were sent.` };
     }
+    if (spec.machine) return judgeMachineSeries(job, seriesIndex, spec.machine, values, timestamps, spec.sensitivity ?? job.options.sensitivity);
     const { input, options } = engineInput(job, values, timestamps, spec.sensitivity);
     let result;
     try {
@@ -240,6 +249,72 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     return { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) };
+  }
+
+  /**
+   * A multichannel series' machine verdict: its readings against the machine's joint model, as
+   * POST /v1/detect judges them. A row's value is the machine's score and its band runs from 0 to
+   * the threshold (expected value 0, lower margin 0, upper margin the threshold), so a flagged
+   * point is one above its band; the episodes are the model's own (a short dip does not split
+   * one), with the channels that drove them.
+   */
+  function judgeMachineSeries(
+    job: JobRecord,
+    seriesIndex: number,
+    machine: JobMachineVerdict,
+    readings: readonly number[],
+    timestamps: readonly number[] | null,
+    sensitivity: number,
+  ): JudgedSeries | SeriesFailure {
+    const model = decodeMachineModel(machine.model);
+    const width = machine.channels.length;
+    if (model === null || model.channels.join('\u0000') !== machine.channels.join('\u0000')) {
+      return { code: DETECTION_FAILURE_CODE, message: "The machine verdict's model does not match its channels." };
+    }
+    const points = readings.length / width;
+    const columns = machine.channels.map((_, c) => {
+      const column = new Float64Array(points);
+      for (let t = 0; t < points; t++) column[t] = readings[t * width + c]!;
+      return column;
+    });
+    let verdict;
+    try {
+      verdict = judgeMachine(model, columns, sensitivity);
+    } catch (error) {
+      log.error({ err: error, jobId: job.jobId, seriesIndex }, 'the machine model failed on a job series');
+      return { code: DETECTION_FAILURE_CODE, message: 'The machine model failed on this series.' };
+    }
+    const rows: JobResultRow[] = new Array<JobResultRow>(points);
+    for (let t = 0; t < points; t++) {
+      const score = verdict.score[t]!;
+      if (!Number.isFinite(score)) return { code: DETECTION_FAILURE_CODE, message: `The machine model's score is not a finite number at point ${t}.` };
+      rows[t] = {
+        seriesIndex,
+        pointIndex: t,
+        tsMs: timestamps === null ? null : timestamps[t]!,
+        value: score,
+        expectedValue: 0,
+        upperMargin: verdict.threshold,
+        lowerMargin: 0,
+        isAnomaly: verdict.isAnomaly[t]!,
+        isPositiveAnomaly: verdict.isAnomaly[t]!,
+        isNegativeAnomaly: false,
+        severity: verdict.severity[t]!,
+      };
+    }
+    const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
+    const episodes: JobEpisode[] = verdict.episodes.map((episode) => ({
+      seriesIndex,
+      firstPoint: episode.start,
+      lastPoint: episode.end,
+      firstTsMs: at(episode.start),
+      lastTsMs: at(episode.end),
+      peakSeverity: episode.severity,
+      direction: 'positive',
+      drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
+    }));
+    // No period: the joint model is not seasonal.
+    return { seriesIndex, period: 0, rows, episodes };
   }
 
   async function finishIfComplete(job: JobRecord, seriesDone: number): Promise<void> {

@@ -14,7 +14,7 @@ import {
 } from '@adp/streaming';
 import { Kafka, logLevel } from 'kafkajs';
 import { createClient as createRedisClient } from 'redis';
-import type { WorkerRuntimeConfig } from '../src/index.js';
+import type { WorkerRuntimeConfig } from '../index.js';
 
 export const codecs = loadStreamingCodecs();
 

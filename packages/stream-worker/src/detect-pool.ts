@@ -7,7 +7,7 @@
 // A thread that dies fails the calls it had (their batches are retried) and is replaced.
 import { Worker } from 'node:worker_threads';
 import type { JudgeReply, JudgeRequest } from './detect-thread.js';
-import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './new-points-judge.js';
 
 export interface Detector {
   /** Results in task order. */

@@ -7,7 +7,7 @@ import type { BaselineRecord } from '@adp/store';
 import type { ResultRow } from '@adp/streaming';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../src/index.js';
-import { judgeNewPoints } from '../src/stream-judge.js';
+import { judgeNewPoints } from '../src/new-points-judge.js';
 import { allRows, baselineStore, embeddedPlatform, statsBaseline, telemetryMessage, testConfig } from './helpers.js';
 
 const T0 = 1_700_000_000_000;

@@ -3,7 +3,7 @@
 // point with the same context. Pure data and its binary checkpoint format.
 import { WINDOW_POINTS } from '@adp/model';
 import type { StreamJudgeModelState } from '@adp/detection';
-import type { JudgeModelState } from './stream-judge.js';
+import type { JudgeModelState } from './new-points-judge.js';
 
 export interface SeriesWindow {
   /** Oldest first; at most `capacity` points. */
@@ -104,36 +104,40 @@ export function appendToWindow(
   window.seenPoints += points.values.length;
 }
 
-// Checkpoint format, little-endian. Version 1:
-//   'ADW1' | n: uint32 | lastJudgedTsMs: float64 | seenPoints: float64 |
-//   n × timestamp float64 | n × value float64 | n × z-score float64 (NaN = none)
-// Version 2 ('ADW2') appends the incremental judge's state (its history is the window's values):
+// Checkpoint format, little-endian. A checkpoint lives for days (its TTL), so a worker also reads
+// the layouts that earlier workers wrote, each named by its four-byte magic: a rolling upgrade then
+// resumes every series with the context its checkpoint holds, and only what a layout lacks starts
+// afresh.
+//
+// The layout written ('ADW7'):
+//   magic | n: uint32 | lastJudgedTsMs: float64 | seenPoints: float64 |
+//   lastLearnedExcessAt: float64 (-1 = none: where the newest point beyond the learned band was) |
+//   n × timestamp float64 | n × value float64 | n × z-score float64 (NaN = none) |
+//   olderCount: uint32 | olderCount × value float64 (SeriesWindow.olderValues) |
+//   hasJudge: uint8, then when 1 the following judge (FollowingJudgeState):
+//     historyPoints: uint32 | targetWindow: uint32 | switchedAt: float64 (NaN = none) |
+//     its past range (pairs as below) | the current window's judge section (its hasJudge byte 1)
+// A judge section (StreamJudgeModelState; its history is the window's values):
 //   hasJudge: uint8, then when 1:
 //   windowPoints: uint32 | seen: float64 | detectedAt: float64 (NaN = none) | cachedPeriod: float64 |
+//   the past range, the monotonic queues over the points that left the window (pastLows, pastHighs):
+//     lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64 |
 //   hasModel: uint8, then when 1:
-//   refitAt, period, origin, baseScale: float64 | profileLength: uint32
-//   (0xffffffff = no profile) | profileLength × float64
-// Version 4 ('ADW4') appends, after a judge section with a model, the one-step errors' summaries
-// the judge reuses between refreshes (StreamJudgeErrors):
-//   hasErrors: uint8, then at, calibrated, upper, lower, largest, newest: float64
-// Version 3 ('ADW3') had the same section without upper and lower.
-// Version 5 ('ADW5') adds the judge's past range (its monotonic queues over the
-// points that left the window, StreamJudgeState.pastLows and pastHighs) after cachedPeriod:
-//   lowsPairs: uint32 | lowsPairs × (point, value) float64 | highsPairs: uint32 | highsPairs × (point, value) float64
-// and is otherwise version 4. Older versions resume with an empty past (it refills as points leave).
-// Version 6 ('ADW6') adds, after seenPoints, where the newest point beyond the learned band was:
-//   lastLearnedExcessAt: float64 (-1 = none)
-// and is otherwise version 5. Older versions resume with none (the next learned excursion is an onset).
-// Version 7 ('ADW7') holds the following judge (FollowingJudgeState): after the arrays,
-//   olderCount: uint32 | olderCount × value float64 (SeriesWindow.olderValues)
-// then hasJudge: uint8, and when 1:
-//   historyPoints: uint32 | targetWindow: uint32 | switchedAt: float64 (NaN = none) |
-//   its past range (pairs as version 5's) |
-//   the current window's judge section as version 6 writes it (from its hasJudge byte, always 1)
-// and is otherwise version 6. Versions 2 to 6 resume as a following judge of the window they held
-// (history the window less one point, its past range the judge's).
-// Version 1 checkpoints stay readable: their windows resume with a judge fitted afresh; version 2
-// and 3 ones resume with fresh one-step errors at the next point.
+//   refitAt, period, origin, baseScale: float64 | profileLength: uint32 (0xffffffff = no profile) |
+//   profileLength × float64 |
+//   hasErrors: uint8, then at, calibrated, upper, lower, largest, newest: float64 (the one-step
+//   errors' summaries the judge reuses between refreshes, StreamJudgeErrors)
+//
+// Earlier layouts, still read:
+// - 'ADW6': no older values and no following judge; a judge section right after the arrays, which
+//   resumes as the following judge of the window it held (history the window less one point, its
+//   past range the judge's).
+// - 'ADW5': as 'ADW6' without lastLearnedExcessAt (the next learned excursion counts as an onset).
+// - 'ADW4': as 'ADW5' without the past range (it refills as points leave the window).
+// - 'ADW3': as 'ADW4' with four error summaries (no upper and lower): checked and dropped, so the
+//   judge computes fresh ones at the next point.
+// - 'ADW2': as 'ADW3' without the errors section (fresh ones at the next point).
+// - 'ADW1': the window alone: the judge is fitted afresh on it at the next point.
 const MAGIC_V1 = Buffer.from('ADW1', 'ascii');
 const MAGIC_V2 = Buffer.from('ADW2', 'ascii');
 const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
@@ -141,14 +145,14 @@ const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
 const MAGIC_V5 = Buffer.from('ADW5', 'ascii');
 const MAGIC_V6 = Buffer.from('ADW6', 'ascii');
 const MAGIC = Buffer.from('ADW7', 'ascii');
-/** Versions 1 to 5; version 6 adds the learned excursion's point. */
+/** The header without lastLearnedExcessAt ('ADW1' to 'ADW5'). */
 const HEADER_BYTES_V5 = 4 + 4 + 8 + 8;
 const HEADER_BYTES = HEADER_BYTES_V5 + 8;
 const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
-/** Each readable checkpoint magic and its version. */
-const VERSIONS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7])[] = [
+/** Each readable magic and its layout's rank (the decoders compare ranks to know which sections are present). */
+const LAYOUTS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7])[] = [
   [MAGIC, 7],
   [MAGIC_V6, 6],
   [MAGIC_V5, 5],
@@ -234,12 +238,13 @@ export function encodeWindow(window: SeriesWindow): Buffer {
 }
 
 /**
- * The judge section at `offset` of a version-`version` checkpoint (2, 3 or 4), or undefined when it
- * is malformed. Version 3's errors section is checked and dropped (its summaries lack the side
- * spreads: the judge computes fresh ones at the next point), as version 2 has none.
+ * The judge section at `offset` in the layout of rank `layout` ('ADW2' to 'ADW6', or inside
+ * 'ADW7' as 'ADW6' writes it), or undefined when it is malformed. 'ADW3''s errors section is
+ * checked and dropped (its summaries lack the side spreads: the judge computes fresh ones at the
+ * next point), as 'ADW2' has none.
  */
-function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6): StreamJudgeModelState | null | undefined {
-  const errorsBytes = version >= 4 ? ERRORS_BYTES : version === 3 ? ERRORS_BYTES_V3 : 0;
+function decodeJudge(bytes: Buffer, offset: number, layout: 2 | 3 | 4 | 5 | 6): StreamJudgeModelState | null | undefined {
+  const errorsBytes = layout >= 4 ? ERRORS_BYTES : layout === 3 ? ERRORS_BYTES_V3 : 0;
   if (bytes.length < offset + 1) return undefined;
   const hasJudge = bytes.readUInt8(offset);
   offset += 1;
@@ -251,7 +256,7 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6):
   const cachedPeriod = bytes.readDoubleLE(offset + 20);
   offset += 28;
   let past: { pastLows: number[]; pastHighs: number[] } | null = null;
-  if (version >= 5) {
+  if (layout >= 5) {
     const lows = readPast(bytes, offset);
     if (lows === undefined) return undefined;
     const highs = readPast(bytes, lows.end);
@@ -287,16 +292,16 @@ function decodeJudge(bytes: Buffer, offset: number, version: 2 | 3 | 4 | 5 | 6):
   if (!numbers.every(Number.isFinite) || !Number.isSafeInteger(refitAt) || !Number.isSafeInteger(origin)) return undefined;
   if (!Number.isSafeInteger(period) || period < 0 || !(baseScale > 0)) return undefined;
   const model = { refitAt, period, profile, origin, baseScale };
-  if (version === 2) return { ...base, model, errors: null };
+  if (layout === 2) return { ...base, model, errors: null };
   offset += count * 8;
   const hasErrors = bytes.readUInt8(offset);
-  const summaryCount = version >= 4 ? 6 : 4;
+  const summaryCount = layout >= 4 ? 6 : 4;
   const read = Array.from({ length: summaryCount }, (_, k) => bytes.readDoubleLE(offset + 1 + k * 8));
   const at = read[0]!;
   const spreads = read.slice(1);
   if (hasErrors === 0) return { ...base, model, errors: null };
   if (hasErrors !== 1 || !Number.isSafeInteger(at) || !spreads.every((x) => Number.isFinite(x) && x >= 0)) return undefined;
-  if (version === 3) return { ...base, model, errors: null };
+  if (layout === 3) return { ...base, model, errors: null };
   const [calibrated, upper, lower, largest, newest] = spreads as [number, number, number, number, number];
   return { ...base, model, errors: { at, calibrated, upper, lower, largest, newest } };
 }
@@ -321,25 +326,25 @@ function readPast(bytes: Buffer, offset: number): { flat: number[]; end: number 
 }
 
 /**
- * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). A
- * version-1 checkpoint, or a version-2 to -6 one whose judge section is unreadable, gives the window
- * without a judge state (fitted afresh on the window at the next point).
+ * The window in a checkpoint, or null when the bytes are not a checkpoint (start afresh). An
+ * 'ADW1' checkpoint, or one whose judge section is unreadable, gives the window without a judge
+ * state (fitted afresh on the window at the next point).
  */
 export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | null {
   if (bytes.length < HEADER_BYTES_V5) return null;
   const magic = bytes.subarray(0, 4);
-  const version = VERSIONS.find(([m]) => magic.equals(m))?.[1];
-  if (version === undefined) return null;
-  const headerBytes = version >= 6 ? HEADER_BYTES : HEADER_BYTES_V5;
+  const layout = LAYOUTS.find(([m]) => magic.equals(m))?.[1];
+  if (layout === undefined) return null;
+  const headerBytes = layout >= 6 ? HEADER_BYTES : HEADER_BYTES_V5;
   if (bytes.length < headerBytes) return null;
   const n = bytes.readUInt32LE(4);
   const arraysEnd = headerBytes + n * 24;
-  if (version === 1 ? bytes.length !== arraysEnd : bytes.length <= arraysEnd) return null;
+  if (layout === 1 ? bytes.length !== arraysEnd : bytes.length <= arraysEnd) return null;
   const lastJudgedTsMs = bytes.readDoubleLE(8);
   const seenPoints = bytes.readDoubleLE(16);
   if (!Number.isSafeInteger(lastJudgedTsMs) || lastJudgedTsMs < -1) return null;
   if (!Number.isSafeInteger(seenPoints) || seenPoints < n) return null;
-  const lastLearnedExcessAt = version >= 6 ? bytes.readDoubleLE(24) : -1;
+  const lastLearnedExcessAt = layout >= 6 ? bytes.readDoubleLE(24) : -1;
   if (!Number.isSafeInteger(lastLearnedExcessAt) || lastLearnedExcessAt < -1 || lastLearnedExcessAt >= seenPoints) return null;
   const read = (base: number, count: number): number[] => {
     const out = new Array<number>(count);
@@ -352,15 +357,15 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
   let olderValues: number[] = [];
   let judge: JudgeModelState | null = null;
-  if (version === 7) {
+  if (layout === 7) {
     const olderCount = bytes.readUInt32LE(arraysEnd);
     const olderEnd = arraysEnd + 4 + olderCount * 8;
     if (olderCount > MAX_HISTORY_POINTS || bytes.length <= olderEnd) return null;
     olderValues = read(arraysEnd + 4, olderCount);
     if (!olderValues.every(Number.isFinite) || n + olderCount > seenPoints) return null;
     judge = decodeFollowing(bytes, olderEnd) ?? null;
-  } else if (version !== 1) {
-    const inner = decodeJudge(bytes, arraysEnd, version) ?? null;
+  } else if (layout !== 1) {
+    const inner = decodeJudge(bytes, arraysEnd, layout) ?? null;
     judge = inner === null ? null : followingOf(inner);
   }
   // A smaller capacity than when it was written (WORKER_WINDOW_POINTS lowered): the window keeps
@@ -379,7 +384,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   };
 }
 
-/** A fixed-window judge's state (versions 2 to 6) as the following judge of that window. */
+/** A fixed-window judge's state (the layouts before 'ADW7') as the following judge of that window. */
 function followingOf(inner: StreamJudgeModelState): JudgeModelState {
   return {
     version: 1,
@@ -392,7 +397,7 @@ function followingOf(inner: StreamJudgeModelState): JudgeModelState {
   };
 }
 
-/** Version 7's judge section at `offset`: null (none), or undefined when it is malformed. */
+/** The following judge's section at `offset` ('ADW7'): null (none), or undefined when it is malformed. */
 function decodeFollowing(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
   const hasJudge = bytes.readUInt8(offset);
   if (hasJudge === 0) return bytes.length === offset + 1 ? null : undefined;

@@ -1,4 +1,4 @@
-// @adp/worker: the streaming consumer (see README.md beside this folder).
+// @adp/stream-worker: the stream worker's core and the detection jobs' worker (README.md beside src/).
 export {
   startWorker,
   type BatchSummary,
@@ -24,8 +24,16 @@ export {
   type ParsedTelemetry,
   type Reading,
 } from './telemetry.js';
-export { decodeWindow, encodeWindow, emptyWindow, windowCapacity, type SeriesWindow } from './series-window.js';
+export {
+  appendToWindow,
+  decodeWindow,
+  encodeWindow,
+  emptyWindow,
+  judgeHistory,
+  windowCapacity,
+  type SeriesWindow,
+} from './series-window.js';
 export { ENGINE_VERSION } from './version.js';
 export { engineInput, startJobWorker, type JobWorkerDeps, type RunningJobWorker } from './jobs.js';
-export { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+export { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask } from './new-points-judge.js';
 export { inlineDetector, startDetectorPool, DetectionThreadError, type Detector } from './detect-pool.js';

@@ -1,4 +1,4 @@
-// One ClickHouse insert (and one Redis write of checkpoints) for the batches of several
+// The result sink: one ClickHouse insert (and one Redis write of checkpoints) for the batches of several
 // partitions that finish at about the same time. The bus hands each partition's batch to its own
 // handler call and several run at once; without this each would pay its own insert round trip and
 // leave its own part in ClickHouse (which wants few, large inserts). A handler hands over its rows
@@ -8,7 +8,7 @@
 // error, so each bus batch still commits only after its own rows and checkpoints are stored.
 import type { CheckpointStore, ResultRow, ResultStore } from '@adp/streaming';
 
-export interface StoreCoalescerOptions {
+export interface ResultSinkOptions {
   /** How long the first hand-over of a round waits for others, ms. 0 = write at the next tick. */
   readonly lingerMs: number;
   /** A round is written at once when it holds this many rows. */
@@ -29,7 +29,7 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-export class StoreCoalescer {
+export class ResultSink {
   private rows: ResultRow[] = [];
   private checkpoints = new Map<string, Buffer>();
   private waiters: Waiter[] = [];
@@ -38,7 +38,7 @@ export class StoreCoalescer {
   constructor(
     private readonly results: Pick<ResultStore, 'insert'>,
     private readonly checkpointStore: Pick<CheckpointStore, 'save'>,
-    private readonly options: StoreCoalescerOptions,
+    private readonly options: ResultSinkOptions,
   ) {}
 
   /** Resolves once `rows` and `checkpoints` (and those of the round's other batches) are stored. */

@@ -1,6 +1,6 @@
 // A detection thread (see detect-pool.ts): judges the tasks it is sent and answers with the results.
 import { parentPort } from 'node:worker_threads';
-import { judgeNewPoints, LiveJudges, type JudgeResult, type JudgeSettings, type JudgeTask } from './stream-judge.js';
+import { judgeNewPoints, LiveJudges, type JudgeResult, type JudgeSettings, type JudgeTask } from './new-points-judge.js';
 
 export interface JudgeRequest {
   readonly id: number;

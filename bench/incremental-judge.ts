@@ -3,8 +3,8 @@
 // benchmark's 5-minute series with a daily cycle, windows 720 and 1441, in one process, runs
 // interleaved so both see the same machine load. Single-threaded: points/s is per core.
 //
-//   npx tsx bench/stream-judge.ts            # 20,000 points per run, 3 runs each
-//   npx tsx bench/stream-judge.ts --quick    # 6,000 points, 1 run
+//   npx tsx bench/incremental-judge.ts            # 20,000 points per run, 3 runs each
+//   npx tsx bench/incremental-judge.ts --quick    # 6,000 points, 1 run
 import { detectStream, judgeStream, type LastResult, type SeriesInput } from '@adp/detection';
 import { benchSeries } from './series.js';
 

@@ -1,0 +1,16 @@
+// Test and benchmark support, imported as `@adp/stream-worker/testing` (never by the stream
+// worker itself): example fleets with known spikes, and isolated streaming on the real servers.
+export { exampleSeries, type ExampleSeries } from './example-series.js';
+export {
+  cleanUp,
+  codecs,
+  interleave,
+  namesFrom,
+  openIsolatedStreaming,
+  PARTITIONS,
+  telemetryMessages,
+  workerConfig,
+  workerEnv,
+  type IsolatedNames,
+  type ServerUrls,
+} from './integration.js';
