@@ -3,7 +3,7 @@
 // `readServiceServers` reads the server settings the API and the worker share, so the two can
 // never disagree on what, say, a valid Redis key prefix is.
 import path from 'node:path';
-import { SQL_IDENTIFIER } from './identifiers.js';
+import { SQL_IDENTIFIER } from './clickhouse/identifiers.js';
 import type { ServiceServers } from './platform.js';
 
 /** Makes the app's error for a bad variable (`detail` says what was expected). */

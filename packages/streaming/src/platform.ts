@@ -3,21 +3,21 @@
 // the worker, the integration tests) sees only the contracts, so one code path serves `npm start`
 // and a scaled-out deployment, and a mix (e.g. Kafka with the embedded stores) works too.
 import path from 'node:path';
-import type { Bus, CheckpointStore, DependencyCheck, Notifier, ResultStore } from './contracts.js';
-import { createClickHouseResultStore } from './clickhouse-results.js';
-import { createDuckDbCheckpointStore } from './duckdb-checkpoints.js';
-import { createDuckDbResultStore } from './duckdb-results.js';
+import type { Bus, CheckpointStore, DependencyCheck, Notifier, ResultStore } from './ports.js';
+import { createClickHouseResultStore } from './clickhouse/results.js';
+import { createDuckDbCheckpointStore } from './duckdb/checkpoints.js';
+import { createDuckDbResultStore } from './duckdb/results.js';
 import { StreamingError } from './errors.js';
 import {
   createInProcessBus,
   openDurableInProcessBus,
   type DurableInProcessBusOptions,
   type InProcessBus,
-} from './in-process-bus.js';
-import { createKafkaBus, type KafkaBusOptions } from './kafka-bus.js';
+} from './in-process/bus.js';
+import { createKafkaBus, type KafkaBusOptions } from './kafka/bus.js';
 import { createClickHouseJobStore, createDuckDbJobStore, createMemoryJobStore, type JobStore } from './jobs/index.js';
-import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory-stores.js';
-import { createRedisCheckpointStore, createRedisNotifier } from './redis-stores.js';
+import { createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore } from './memory/stores.js';
+import { createRedisCheckpointStore, createRedisNotifier } from './redis/stores.js';
 
 export interface StreamingConfig {
   /** `host:port` brokers; unset or empty = the in-process bus. */

@@ -1,9 +1,9 @@
 // Checks on a ResultRow before any store takes it: the same rules for the embedded store and for
 // ClickHouse, where a value that is not what it claims would either be refused by the server after
 // the batch is half-built or, worse, be stored. A row that fails is a bug in the caller.
-import type { ResultQuery, ResultRow, StoredMachineSummary } from './contracts.js';
+import type { ResultQuery, ResultRow, StoredMachineSummary } from './ports.js';
 import { StreamingError } from './errors.js';
-import { REGIMES } from './schemas.js';
+import { REGIMES } from './avro/schemas.js';
 
 const REGIME_SET: ReadonlySet<string> = new Set(REGIMES);
 

@@ -8,7 +8,7 @@ import type { Context, ContextManager } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { ResultRow } from './contracts.js';
+import type { ResultRow } from './ports.js';
 
 /** The AsyncLocalStorage context manager of @opentelemetry/context-async-hooks, without the dependency. */
 export class AsyncLocalStorageContextManager implements ContextManager {

@@ -4,7 +4,9 @@
 // messages). Bodies are written out byte by byte here; the golden messages all pass.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AvroBoundsError, checkAvroBounds, decodeTelemetryMessage, loadStreamingCodecs, parseAvroSchema, StreamingError } from '../src/index.js';
+import { decodeTelemetryMessage, loadStreamingCodecs, StreamingError } from '../src/index.js';
+import { AvroBoundsError, checkAvroBounds } from '../src/avro/bounds.js';
+import { parseAvroSchema } from '../src/avro/codecs.js';
 
 const codecs = loadStreamingCodecs();
 const FIXTURES = new URL('./fixtures/', import.meta.url);

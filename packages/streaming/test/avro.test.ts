@@ -8,19 +8,8 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_AVRO_SCHEMA_DIR,
-  StreamingError,
-  decodeTelemetryMessage,
-  WriterSchemaRegistry,
-  createAvroCodec,
-  loadStreamingCodecs,
-  parseAvroSchema,
-  readAvroSchemaFile,
-  type StreamingRecord,
-  type TelemetryBatch,
-  type TelemetryPoint,
-} from '../src/index.js';
+import { StreamingError, decodeTelemetryMessage, loadStreamingCodecs, type TelemetryBatch, type TelemetryPoint } from '../src/index.js';
+import { DEFAULT_AVRO_SCHEMA_DIR, WriterSchemaRegistry, createAvroCodec, parseAvroSchema, readAvroSchemaFile, type StreamingRecord } from '../src/avro/codecs.js';
 
 interface GoldenFixture {
   file: string;

@@ -6,15 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { describe, expect, it } from 'vitest';
-import {
-  REGIMES,
-  StreamingError,
-  clickHouseServerCode,
-  readClickHouseMigrations,
-  runClickHouseMigrations,
-  splitStatements,
-  sqlIdentifier,
-} from '../src/index.js';
+import { REGIMES, StreamingError, clickHouseServerCode, runClickHouseMigrations, sqlIdentifier } from '../src/index.js';
+import { readClickHouseMigrations, splitStatements } from '../src/clickhouse/migrations.js';
 
 describe('sqlIdentifier', () => {
   it.each(['adp', 'adp_prod', '_tmp', 'A1', 'x'.repeat(63)])('accepts %s', (name) => {

@@ -3,7 +3,8 @@
 // such bodies into the real server and reads every double back bit for bit.)
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { encodeResultRowsRowBinary, REGIME_ENUM_VALUES, REGIMES } from '../src/index.js';
+import { REGIMES } from '../src/index.js';
+import { encodeResultRowsRowBinary, REGIME_ENUM_VALUES } from '../src/clickhouse/row-binary.js';
 import { resultRow } from '../src/testing.js';
 
 const le64 = (x: number): number[] => {

@@ -7,17 +7,9 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile }
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  decodeRecords,
-  encodeRecord,
-  openDurableInProcessBus,
-  openStreaming,
-  partitionForKey,
-  type Bus,
-  type DurableInProcessBusOptions,
-  type IncomingMessage,
-  type StreamingError,
-} from '../src/index.js';
+import { openDurableInProcessBus, openStreaming, type Bus, type DurableInProcessBusOptions, type IncomingMessage, type StreamingError } from '../src/index.js';
+import { decodeRecords, encodeRecord } from '../src/in-process/bus-log-records.js';
+import { partitionForKey } from '../src/in-process/partitioner.js';
 
 const dirs: string[] = [];
 const buses: Bus[] = [];

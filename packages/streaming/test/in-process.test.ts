@@ -1,16 +1,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { resultRow } from '../src/testing.js';
-import {
-  createInProcessBus,
-  createMemoryCheckpointStore,
-  createMemoryNotifier,
-  createMemoryResultStore,
-  partitionForKey,
-  type IncomingBatch,
-  type ResultRow,
-  type StreamingError,
-} from '../src/index.js';
+import { createInProcessBus, createMemoryCheckpointStore, createMemoryNotifier, createMemoryResultStore, type IncomingBatch, type ResultRow, type StreamingError } from '../src/index.js';
+import { partitionForKey } from '../src/in-process/partitioner.js';
 import { checkCheckpointDeletion, checkResultDeletion, checkRetention } from './deletion-contract.js';
 
 const require = createRequire(import.meta.url);

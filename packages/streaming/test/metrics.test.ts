@@ -5,7 +5,8 @@ import { metrics } from '@opentelemetry/api';
 import { DataPointType, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStreamingMetrics, STREAMING_METRIC_NAMES, streamingMetrics } from '../src/index.js';
+import { STREAMING_METRIC_NAMES, streamingMetrics } from '../src/index.js';
+import { createStreamingMetrics } from '../src/metrics.js';
 
 /** A pull reader: `collect()` on demand, nothing exported in the background. */
 class InMemoryReader extends MetricReader {

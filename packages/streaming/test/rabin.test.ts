@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { canonicalSchema, crc64Avro, crc64AvroLittleEndian, parseAvroSchema } from '../src/index.js';
+import { canonicalSchema, parseAvroSchema } from '../src/avro/codecs.js';
+import { crc64Avro, crc64AvroLittleEndian } from '../src/avro/rabin.js';
 
 interface Vector {
   input: string;

@@ -1,21 +1,11 @@
-// The `.avsc` files are the one source of the topics' schemas; src/schemas.ts spells their
+// The `.avsc` files are the one source of the topics' schemas; src/avro/schemas.ts spells their
 // canonical forms for the TS types to be derived from. These tests hold the two together and check
 // the conventions every schema follows.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import {
-  DEFAULT_AVRO_SCHEMA_DIR,
-  REGIMES,
-  STREAMING_RECORDS,
-  canonicalSchema,
-  readAvroSchemaFile,
-  type DeadLetter,
-  type DetectionResult,
-  type Regime,
-  type TelemetryBatch,
-  type TelemetryPoint,
-} from '../src/index.js';
+import { REGIMES, type DeadLetter, type DetectionResult, type Regime, type TelemetryBatch, type TelemetryPoint } from '../src/index.js';
+import { DEFAULT_AVRO_SCHEMA_DIR, STREAMING_RECORDS, canonicalSchema, readAvroSchemaFile } from '../src/avro/codecs.js';
 
 interface FieldJson {
   name: string;
@@ -36,7 +26,7 @@ const records = Object.entries(STREAMING_RECORDS).map(([record, { file, canonica
 }));
 
 describe.each(records)('$file', ({ file, canonical, json }) => {
-  it('has exactly the canonical form src/schemas.ts derives the TS type from', () => {
+  it('has exactly the canonical form src/avro/schemas.ts derives the TS type from', () => {
     const type = readAvroSchemaFile(join(DEFAULT_AVRO_SCHEMA_DIR, file));
     expect(JSON.parse(canonicalSchema(type))).toEqual(canonical);
   });

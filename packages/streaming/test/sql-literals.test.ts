@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sqlIntegerLiteral, sqlStringLiteral, StreamingError } from '../src/index.js';
+import { StreamingError } from '../src/index.js';
+import { sqlIntegerLiteral, sqlStringLiteral } from '../src/clickhouse/sql-literals.js';
 
 describe('sqlStringLiteral', () => {
   it.each([

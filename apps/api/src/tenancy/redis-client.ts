@@ -2,15 +2,13 @@
 // Built for failing open: commands are refused at once while the connection is down (no offline
 // queue) and time out after COMMAND_TIMEOUT_MS, so a Redis outage costs a request a few
 // milliseconds and a log line, never a hang or a 500. The client reconnects on its own.
-import { createClient } from 'redis';
+import { createRedisConnection, type RedisConnection } from '@adp/streaming';
 
-export type RedisConnection = ReturnType<typeof newClient>;
+export type { RedisConnection };
 
 /** How long one Redis command may take before the caller treats Redis as down. */
 const COMMAND_TIMEOUT_MS = 500;
 const CONNECT_TIMEOUT_MS = 2_000;
-/** Longest wait between reconnection attempts. */
-const MAX_RECONNECT_DELAY_MS = 2_000;
 /** At most one "Redis is down" log line per this many milliseconds. */
 const ERROR_LOG_INTERVAL_MS = 10_000;
 
@@ -26,24 +24,12 @@ export interface OpenRedisOptions {
   readonly startWaitMs?: number;
 }
 
-function newClient(url: string) {
-  return createClient({
-    url,
-    disableOfflineQueue: true,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
-    socket: {
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS),
-    },
-  });
-}
-
 /**
  * Connects to Redis. Resolves once connected, or after `startWaitMs` (default 2 s) with a client
  * that keeps reconnecting in the background: the API starts even while Redis is down.
  */
 export async function openRedis(options: OpenRedisOptions): Promise<RedisConnection> {
-  const client = newClient(options.url);
+  const client = createRedisConnection({ url: options.url, connectTimeoutMs: CONNECT_TIMEOUT_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS });
   let lastLoggedMs = 0;
   client.on('error', (err: unknown) => {
     const now = Date.now();

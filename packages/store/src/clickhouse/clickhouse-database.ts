@@ -30,7 +30,8 @@
 //     retried (a retry after a lost acknowledgement would count twice); the promises of every call
 //     in that batch reject instead.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { StreamingError, clickHouseServerCode, runClickHouseMigrations, sqlIdentifier } from '@adp/streaming';
+import { clickHouseServerCode, runClickHouseMigrations, sqlIdentifier } from '@adp/streaming/clickhouse';
+import { StreamingError } from '@adp/streaming/errors';
 import { StoreDatabase, closedError, describe } from '../database.js';
 import { StoreError, type StoreErrorCode } from '../errors.js';
 import { InsertBatcher } from './insert-batcher.js';

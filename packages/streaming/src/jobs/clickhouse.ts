@@ -8,11 +8,10 @@
 // Queries interpolate only the validated database name, escaped literals and checked integers:
 // ClickHouse 18.16 has no server-side query parameters.
 import { Readable } from 'node:stream';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { clickHouseServerCode, runClickHouseMigrations } from '../clickhouse-migrations.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from '../clickhouse/client.js';
+import { RowBinaryWriter, writeJudgedPoint } from '../clickhouse/row-binary.js';
 import { StreamingError } from '../errors.js';
-import { sqlIdentifier } from '../identifiers.js';
-import { sqlIntegerLiteral, sqlStringLiteral } from '../sql-literals.js';
+import { sqlIntegerLiteral, sqlStringLiteral } from '../clickhouse/sql-literals.js';
 import { FINISHED_JOB_STATUSES, type JobEpisode, type JobRecord, type JobResultRow, type JobStore } from './contract.js';
 
 export interface ClickHouseJobStoreOptions {
@@ -27,7 +26,6 @@ export interface ClickHouseJobStoreOptions {
 
 /** Result rows per INSERT. */
 const ROWS_PER_INSERT = 100_000;
-const TWO_32 = 2 ** 32;
 
 /**
  * Result rows as RowBinary in the column order of job_results: every double stored bit for bit
@@ -39,81 +37,27 @@ export function encodeJobResultsRowBinary(jobId: string, rows: readonly JobResul
   // Per row: id (1 + length), series 4, point 8, ts 1 (+8), five doubles 40, three flags 3, written 8.
   let size = 0;
   for (const row of rows) size += 1 + id.length + 4 + 8 + 1 + (row.tsMs === null ? 0 : 8) + 40 + 3 + 8;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  const int64 = (n: number): void => {
-    const high = Math.floor(n / TWO_32);
-    out.writeUInt32LE(n - high * TWO_32, at);
-    out.writeInt32LE(high, at + 4);
-    at += 8;
-  };
-  const float64 = (x: number): void => {
-    out.writeDoubleLE(x, at);
-    at += 8;
-  };
+  const out = new RowBinaryWriter(size);
   for (const row of rows) {
-    out[at++] = id.length;
-    at += id.copy(out, at);
-    out.writeUInt32LE(row.seriesIndex, at);
-    at += 4;
-    int64(row.pointIndex);
-    if (row.tsMs === null) out[at++] = 1;
-    else {
-      out[at++] = 0;
-      int64(row.tsMs);
-    }
-    float64(row.value);
-    float64(row.expectedValue);
-    float64(row.upperMargin);
-    float64(row.lowerMargin);
-    out[at++] = row.isAnomaly ? 1 : 0;
-    out[at++] = row.isPositiveAnomaly ? 1 : 0;
-    out[at++] = row.isNegativeAnomaly ? 1 : 0;
-    float64(row.severity);
-    int64(writtenAtMs);
+    out.uint8(id.length);
+    out.raw(id);
+    out.uint32(row.seriesIndex);
+    out.int64(row.pointIndex);
+    out.nullableInt64(row.tsMs);
+    writeJudgedPoint(out, row);
+    out.int64(writtenAtMs);
   }
-  if (at !== size) throw new Error(`RowBinary encoding wrote ${at} bytes of ${size}`);
-  return out;
+  return out.finish();
 }
 
-function clickHouseError(error: unknown, what: string, database: string): StreamingError {
-  if (error instanceof StreamingError) return error;
-  const serverCode = clickHouseServerCode(error);
-  const reason = error instanceof Error ? error.message : String(error);
-  if (serverCode === undefined) {
-    return new StreamingError('CLICKHOUSE_UNAVAILABLE', `${what}: ClickHouse did not answer: ${reason}`, { database }, { cause: error });
-  }
-  return new StreamingError('CLICKHOUSE_QUERY_FAILED', `${what}: ClickHouse error ${serverCode}: ${reason}`, { database, serverCode }, { cause: error });
-}
-
-interface ResultRecord {
+interface ResultRecord extends JudgedPointRecord {
   series_index: number;
   point_index: number;
   ts_ms: number | null;
-  value: number;
-  expected_value: number;
-  upper_margin: number;
-  lower_margin: number;
-  is_anomaly: number;
-  is_positive_anomaly: number;
-  is_negative_anomaly: number;
-  severity: number;
 }
 
 export async function createClickHouseJobStore(options: ClickHouseJobStoreOptions): Promise<JobStore> {
-  const database = sqlIdentifier(options.database ?? 'adp', 'database');
-  const client: ClickHouseClient = createClient({
-    url: options.url,
-    request_timeout: options.requestTimeoutMs ?? 60_000,
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-    log: { level: ClickHouseLogLevel.OFF },
-  });
-  try {
-    if (options.migrate ?? true) await runClickHouseMigrations(client, { database });
-  } catch (error) {
-    await client.close();
-    throw error;
-  }
+  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 60_000 });
   let closed = false;
   // Versions of the job rows this process writes: never below the clock, always rising.
   let lastVersion = 0;
@@ -366,14 +310,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
           seriesIndex: Number(row.series_index),
           pointIndex: Number(row.point_index),
           tsMs: row.ts_ms === null ? null : Number(row.ts_ms),
-          value: row.value,
-          expectedValue: row.expected_value,
-          upperMargin: row.upper_margin,
-          lowerMargin: row.lower_margin,
-          isAnomaly: Number(row.is_anomaly) === 1,
-          isPositiveAnomaly: Number(row.is_positive_anomaly) === 1,
-          isNegativeAnomaly: Number(row.is_negative_anomaly) === 1,
-          severity: row.severity,
+          ...judgedPointOfRecord(row),
         }),
       );
     },

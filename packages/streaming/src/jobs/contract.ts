@@ -2,6 +2,7 @@
 // stages while a series' chunks arrive, and the per-point results it writes. One port, three
 // adapters (memory for tests, DuckDB for the embedded default, ClickHouse for scale-out), all
 // passing test/jobs-contract.ts.
+import type { JudgedPoint } from '../ports.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -101,19 +102,11 @@ export interface JobEpisode {
 }
 
 /** One judged point of a job. */
-export interface JobResultRow {
+export interface JobResultRow extends JudgedPoint {
   readonly seriesIndex: number;
   readonly pointIndex: number;
   /** Null when the series has no timestamps. */
   readonly tsMs: number | null;
-  readonly value: number;
-  readonly expectedValue: number;
-  readonly upperMargin: number;
-  readonly lowerMargin: number;
-  readonly isAnomaly: boolean;
-  readonly isPositiveAnomaly: boolean;
-  readonly isNegativeAnomaly: boolean;
-  readonly severity: number;
 }
 
 /** A judged series: its points' results, its episodes and the period the engine used. */

@@ -4,7 +4,7 @@
 // then append): a series judged twice (a restart between its results and the bus commit) still
 // has one row per point. One statement at a time on the one connection; values always bound.
 import { DuckDBBlobValue, blobValue, type DuckDBValue } from '@duckdb/node-api';
-import { embeddedUnavailable, openDuckDbFile } from '../duckdb-file.js';
+import { embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from '../duckdb/file.js';
 import {
   FINISHED_JOB_STATUSES,
   type JobEpisode,
@@ -50,14 +50,7 @@ CREATE TABLE IF NOT EXISTS job_results (
   series_index INTEGER NOT NULL,
   point_index BIGINT NOT NULL,
   ts_ms BIGINT,
-  value DOUBLE NOT NULL,
-  expected_value DOUBLE NOT NULL,
-  upper_margin DOUBLE NOT NULL,
-  lower_margin DOUBLE NOT NULL,
-  is_anomaly BOOLEAN NOT NULL,
-  is_positive_anomaly BOOLEAN NOT NULL,
-  is_negative_anomaly BOOLEAN NOT NULL,
-  severity DOUBLE NOT NULL
+  ${JUDGED_POINT_COLUMNS_SQL}
 );`;
 
 const RESULT_COLUMNS =
@@ -69,14 +62,7 @@ function resultOf(row: Record<string, DuckDBValue>): JobResultRow {
     seriesIndex: num(row['series_index']),
     pointIndex: num(row['point_index']),
     tsMs: row['ts_ms'] === null || row['ts_ms'] === undefined ? null : num(row['ts_ms']),
-    value: num(row['value']),
-    expectedValue: num(row['expected_value']),
-    upperMargin: num(row['upper_margin']),
-    lowerMargin: num(row['lower_margin']),
-    isAnomaly: row['is_anomaly'] === true,
-    isPositiveAnomaly: row['is_positive_anomaly'] === true,
-    isNegativeAnomaly: row['is_negative_anomaly'] === true,
-    severity: num(row['severity']),
+    ...judgedPointOf(row),
   };
 }
 

@@ -9,12 +9,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { StreamingError } from './errors.js';
+import { StreamingError } from '../errors.js';
 import { sqlIdentifier } from './identifiers.js';
 
 /** schemas/clickhouse/ of this repository. */
 export const DEFAULT_CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(
-  new URL('../../../schemas/clickhouse/', import.meta.url),
+  new URL('../../../../schemas/clickhouse/', import.meta.url),
 );
 
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;

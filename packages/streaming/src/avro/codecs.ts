@@ -11,8 +11,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
-import { checkAvroBounds } from './avro-bounds.js';
-import { StreamingError } from './errors.js';
+import { checkAvroBounds } from './bounds.js';
+import { StreamingError } from '../errors.js';
 import { crc64AvroLittleEndian } from './rabin.js';
 import {
   ALERT_CANONICAL,
@@ -33,7 +33,7 @@ type AvroType = avro.Type;
 type AvroResolver = ReturnType<AvroType['createResolver']>;
 
 /** schemas/avro/ of this repository. */
-export const DEFAULT_AVRO_SCHEMA_DIR = fileURLToPath(new URL('../../../schemas/avro/', import.meta.url));
+export const DEFAULT_AVRO_SCHEMA_DIR = fileURLToPath(new URL('../../../../schemas/avro/', import.meta.url));
 
 /** The two marker bytes that open every single-object-encoded message. */
 export const SINGLE_OBJECT_MARKER = Buffer.from([0xc3, 0x01]);
@@ -233,7 +233,7 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
       const body = bytes.subarray(SINGLE_OBJECT_HEADER_BYTES);
       try {
         // Counts and lengths checked against the bytes first: avsc would build whatever a block
-        // count claims (./avro-bounds.ts).
+        // count claims (./bounds.ts).
         checkAvroBounds(resolver ? writers.get(writerHex)! : reader, body);
         return (resolver ? reader.fromBuffer(body, resolver) : reader.fromBuffer(body)) as T;
       } catch (cause) {
@@ -276,7 +276,7 @@ function avscFiles(dir: string): string[] {
 
 /**
  * Loads the topics' schemas from `schemaDir` (default: schemas/avro/) and builds their codecs.
- * Each current schema must have exactly the canonical form `src/schemas.ts` derives the TS types
+ * Each current schema must have exactly the canonical form `src/avro/schemas.ts` derives the TS types
  * from, so the types cannot drift from the `.avsc` files. Every `.avsc` in `<schemaDir>/history/`
  * (retired versions, kept so messages written with them stay readable) is registered as a writer.
  */
@@ -292,7 +292,7 @@ export function loadStreamingCodecs(options: { schemaDir?: string } = {}): Strea
     if (canonicalSchema(type) !== JSON.stringify(canonical)) {
       throw new StreamingError(
         'SCHEMA_INVALID',
-        `${path} does not match the canonical form in packages/streaming/src/schemas.ts; update both together`,
+        `${path} does not match the canonical form in packages/streaming/src/avro/schemas.ts; update both together`,
         { schema: path },
       );
     }

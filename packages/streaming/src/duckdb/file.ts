@@ -3,8 +3,8 @@
 // built on it keep only their own queries.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { StreamingError } from './errors.js';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { StreamingError } from '../errors.js';
 
 /** Files open in this process: DuckDB allows one writer, and a second open would wait on its own lock. */
 const openFiles = new Set<string>();
@@ -67,5 +67,33 @@ export async function openDuckDbFile(dataDir: string, fileName: string, schema: 
       opened.closeSync();
       openFiles.delete(filePath);
     },
+  };
+}
+
+/** The DDL of a judged point's columns, as every DuckDB result table declares them (`judgedPointOf` reads them). */
+export const JUDGED_POINT_COLUMNS_SQL = `value DOUBLE NOT NULL,
+  expected_value DOUBLE NOT NULL,
+  upper_margin DOUBLE NOT NULL,
+  lower_margin DOUBLE NOT NULL,
+  is_anomaly BOOLEAN NOT NULL,
+  is_positive_anomaly BOOLEAN NOT NULL,
+  is_negative_anomaly BOOLEAN NOT NULL,
+  severity DOUBLE NOT NULL`;
+
+/**
+ * The columns of a judged point that every DuckDB result table has (`value` to `severity`), read
+ * back; the row's own columns go around it.
+ */
+export function judgedPointOf(row: Readonly<Record<string, DuckDBValue>>) {
+  const num = (value: DuckDBValue | undefined): number => Number(value);
+  return {
+    value: num(row['value']),
+    expectedValue: num(row['expected_value']),
+    upperMargin: num(row['upper_margin']),
+    lowerMargin: num(row['lower_margin']),
+    isAnomaly: row['is_anomaly'] === true,
+    isPositiveAnomaly: row['is_positive_anomaly'] === true,
+    isNegativeAnomaly: row['is_negative_anomaly'] === true,
+    severity: num(row['severity']),
   };
 }

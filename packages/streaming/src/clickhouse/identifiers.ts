@@ -1,6 +1,6 @@
 // The one gate for names that go into SQL text. ClickHouse 18.16 has no server-side parameters,
 // so a database or table name is interpolated; only names that are plain identifiers may be.
-import { StreamingError } from './errors.js';
+import { StreamingError } from '../errors.js';
 
 /** A plain, unquoted ClickHouse identifier: a letter or underscore, then up to 62 more word characters. */
 export const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

@@ -8,7 +8,7 @@
 //
 // Losing the broker is survived without the process's help. A consumer whose kafkajs client gives
 // up (kafkajs calls it a crash, whatever the error's class) is rebuilt and rejoins its group with
-// the backoff of ./retry.ts until the broker answers again; nothing was committed past the last
+// the backoff of ../retry.ts until the broker answers again; nothing was committed past the last
 // finished batch, so nothing is lost or skipped. A producer whose send failed reconnects on the
 // next send, and a send fails within a few seconds while the broker is down, so the API can answer
 // 503 instead of hanging. `ping()` asks the cluster for its description, for readiness probes.
@@ -25,18 +25,10 @@ import {
   type logCreator,
   type Producer,
 } from 'kafkajs';
-import type {
-  Bus,
-  BusConsumer,
-  BusConsumerOptions,
-  BusProducer,
-  IncomingBatch,
-  IncomingMessage,
-  OutgoingMessage,
-} from './contracts.js';
-import { StreamingError } from './errors.js';
-import { streamingMetrics } from './metrics.js';
-import { backoffDelayMs, RECONNECT_BACKOFF, type BackoffPolicy } from './retry.js';
+import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { streamingMetrics } from '../metrics.js';
+import { handlerRetryPolicy, RECONNECT_BACKOFF, retrying, stopRetrying, type RetryPolicy } from '../retry.js';
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -62,7 +54,7 @@ export interface KafkaBusOptions {
   readonly maxBytes?: number;
   /** Partitions handled concurrently by one consumer. Default 1. */
   readonly partitionsConsumedConcurrently?: number;
-  /** Wait before a rejected handler is called again, ms. Default 500. */
+  /** First wait before a rejected handler is called again, ms; later waits double up to ten times it (../retry.ts). Default 500. */
   readonly retryDelayMs?: number;
   /** Told about every rejected handler call (the messages are handed over again). */
   readonly onHandlerError?: (error: unknown, batch: IncomingBatch) => void;
@@ -71,9 +63,10 @@ export interface KafkaBusOptions {
    * capped). Default: 250 ms doubling up to 5 s, so a consumer resumes within about 5 s of the
    * broker's return (plus the group's rejoin).
    */
-  readonly reconnect?: BackoffPolicy;
+  readonly reconnect?: RetryPolicy;
   /** Told each time a consumer lost the broker and is about to be rebuilt (it is also logged as `warn`). */
-  readonly onConsumerRestart?: (error: StreamingError, restart: { readonly attempt: number; readonly delayMs: number }) => void;
+  /** `attempt` 1 is the loss itself, 2 the first rebuild that failed, and so on. */
+  readonly onConsumerRestart?: (error: StreamingError, restart: { readonly attempt: number }) => void;
   /** kafkajs's own log level. Default ERROR. */
   readonly logLevel?: 'nothing' | 'error' | 'warn' | 'info' | 'debug';
   /**
@@ -151,8 +144,6 @@ function incoming(topic: string, partition: number, message: KafkaMessage): Inco
   };
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Retries of one send (or of a producer's metadata requests): about 2 s in all, so that a send
  * while the broker is down fails soon and the caller (the API: 503) can say so.
@@ -160,6 +151,20 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const PRODUCE_RETRY = { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
 /** Connecting a producer or the readiness probe: the same short budget, per connection attempt. */
 const QUICK_CLIENT_RETRY = { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
+
+/**
+ * The kafkajs error types in `cause` and the errors it wraps: a send that ran out of retries
+ * throws KafkaJSNumberOfRetriesExceeded with the broker's error (its `type`) inside.
+ */
+function kafkaErrorTypes(cause: unknown): unknown[] {
+  const types: unknown[] = [];
+  for (let at: unknown = cause, depth = 0; at !== null && typeof at === 'object' && depth < 5; depth++) {
+    const error = at as { type?: unknown; originalError?: unknown; cause?: unknown };
+    types.push(error.type);
+    at = error.originalError ?? error.cause;
+  }
+  return types;
+}
 
 export function createKafkaBus(options: KafkaBusOptions): Bus {
   if (options.brokers.length === 0) throw new StreamingError('VALUE_INVALID', 'createKafkaBus: no brokers');
@@ -174,7 +179,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
   // soon, and retry themselves (the next request, the next probe).
   const quickKafka = new Kafka({ ...client, retry: QUICK_CLIENT_RETRY });
   const maxBatch = options.maxBatchMessages ?? 5_000;
-  const retryDelayMs = options.retryDelayMs ?? 500;
+  const handlerRetry = handlerRetryPolicy(options.retryDelayMs ?? 500);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 1_000;
   const reconnect = options.reconnect ?? RECONNECT_BACKOFF;
   const log = options.log ?? defaultLog;
@@ -214,24 +219,27 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       const last = slice[slice.length - 1];
       if (!last) return;
       const piece: IncomingBatch = { topic, partition, messages: slice.map((m) => incoming(topic, partition, m)) };
-      for (;;) {
-        if (!isRunning() || isStale()) return;
-        // kafkajs heartbeats only when asked: keep the membership alive while a long batch runs
-        // (the timer fires whenever the handler yields the thread).
-        const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatIntervalMs);
-        try {
-          await handler(piece);
-          break;
-        } catch (error) {
-          options.onHandlerError?.(error, piece);
-          await delay(retryDelayMs);
-          // Throws while the group rebalances: kafkajs then rejoins, and the uncommitted messages
-          // go to whoever gets the partition.
-          await heartbeat();
-        } finally {
-          clearInterval(beat);
-        }
+      // kafkajs heartbeats only when asked: keep the membership alive while a long batch runs and
+      // through the waits between its attempts (the timer fires whenever the thread is free).
+      const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatIntervalMs);
+      let finished: boolean;
+      try {
+        finished = await retrying(
+          async (attempt) => {
+            if (!isRunning() || isStale()) return false;
+            // Throws while the group rebalances: kafkajs then rejoins, and the uncommitted messages
+            // go to whoever gets the partition.
+            if (attempt > 1) await heartbeat().catch(stopRetrying);
+            await handler(piece);
+            return true;
+          },
+          // Every failure is retried: a handler that cannot take a batch must not lose it.
+          { policy: handlerRetry, isRetriable: () => true, onFailure: (error) => options.onHandlerError?.(error, piece) },
+        );
+      } finally {
+        clearInterval(beat);
       }
+      if (!finished) return;
       resolveOffset(last.offset);
       const next = (BigInt(last.offset) + 1n).toString();
       // Explicit offsets: with auto-commit off, commitOffsetsIfNecessary() without them commits nothing.
@@ -317,8 +325,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
               })),
             });
           } catch (cause) {
-            const type = (cause as { type?: unknown }).type;
-            if (type === 'UNKNOWN_TOPIC_OR_PARTITION') {
+            if (kafkaErrorTypes(cause).includes('UNKNOWN_TOPIC_OR_PARTITION')) {
               throw new StreamingError('TOPIC_UNKNOWN', `topic ${JSON.stringify(topic)} does not exist`, { topic }, { cause });
             }
             // The connection may be what failed: the next send builds a new one.
@@ -352,18 +359,24 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       let consumerClosed = false;
       let current: Consumer | undefined;
       let handler: ((batch: IncomingBatch) => Promise<void>) | undefined;
-      /** Rebuilds since the group was last joined: how long the next wait is. */
-      let failures = 0;
-      let restartTimer: NodeJS.Timeout | undefined;
-      let restarting: Promise<void> | undefined;
+      /** The rebuild under way after a crash: retried until a rebuilt consumer has joined the group. */
+      let rebuilding: Promise<void> | undefined;
+      const stopRebuilding = new AbortController();
+      /** Consumers a rebuild attempt waits on: settled by their first GROUP_JOIN or CRASH. */
+      const joins = new Map<Consumer, { resolve(): void; reject(cause: unknown): void }>();
 
       async function start(consumer: Consumer, onBatch: (batch: IncomingBatch) => Promise<void>): Promise<void> {
         consumer.on(consumer.events.GROUP_JOIN, () => {
-          failures = 0;
+          joins.get(consumer)?.resolve();
+          joins.delete(consumer);
         });
         consumer.on(consumer.events.CRASH, (event) => {
-          // kafkajs has disconnected it by now.
-          if (consumer === current) restartLater(event.payload.error);
+          // kafkajs has disconnected it by now. Before its first join it fails the rebuild attempt
+          // that made it (which then tries again); after, it starts a rebuild of its own.
+          const waiting = joins.get(consumer);
+          joins.delete(consumer);
+          if (waiting) waiting.reject(event.payload.error);
+          else if (consumer === current) rebuild(event.payload.error);
         });
         try {
           await consumer.connect();
@@ -382,36 +395,70 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
         });
       }
 
-      function restartLater(cause: unknown): void {
-        if (consumerClosed || closed || restartTimer !== undefined) return;
-        failures++;
-        const delayMs = backoffDelayMs(reconnect, failures);
-        const error = cause instanceof StreamingError ? cause : unavailable(`consumer group ${groupId} lost Kafka`, cause, { groupId });
-        log({
-          level: 'warn',
-          namespace: 'Bus',
-          message: `the consumer of group ${groupId} lost Kafka; rebuilding it in ${delayMs} ms`,
-          extra: { groupId, attempt: failures, delayMs, code: error.code, error: error.message },
-        });
-        options.onConsumerRestart?.(error, { attempt: failures, delayMs });
-        restartTimer = setTimeout(() => {
-          restartTimer = undefined;
-          restarting = restart().finally(() => {
-            restarting = undefined;
-          });
-        }, delayMs);
-      }
-
-      async function restart(): Promise<void> {
+      /** One rebuild attempt: a new consumer, resolved once it has joined the group. */
+      async function rebuildOnce(): Promise<void> {
         await current?.disconnect().catch(() => undefined);
         if (consumerClosed || closed || !handler) return;
         const next = buildConsumer(groupId);
         current = next;
+        const { signal } = stopRebuilding;
+        let stop: (() => void) | undefined;
+        const joined = new Promise<void>((resolve, reject) => {
+          joins.set(next, { resolve, reject });
+          stop = () => reject(signal.reason);
+          signal.addEventListener('abort', stop, { once: true });
+        });
         try {
           await start(next, handler);
-        } catch (error) {
-          restartLater(error);
+          await joined;
+        } finally {
+          joins.delete(next);
+          if (stop) signal.removeEventListener('abort', stop);
         }
+      }
+
+      function rebuild(cause: unknown): void {
+        if (consumerClosed || closed) return;
+        const lost = cause instanceof StreamingError ? cause : unavailable(`consumer group ${groupId} lost Kafka`, cause, { groupId });
+        const previous = rebuilding ?? Promise.resolve();
+        const run = previous
+          .then(() =>
+            retrying(
+              async (attempt) => {
+                // The crash counts as the first failed attempt, so the first rebuild waits the policy's first delay.
+                if (attempt === 1) throw lost;
+                await rebuildOnce();
+              },
+              {
+                policy: reconnect,
+                signal: stopRebuilding.signal,
+                onFailure: (failure, attempt) => {
+                  if (stopRebuilding.signal.aborted) return;
+                  const error =
+                    failure instanceof StreamingError ? failure : unavailable(`consumer group ${groupId} lost Kafka`, failure, { groupId });
+                  log({
+                    level: 'warn',
+                    namespace: 'Bus',
+                    message:
+                      attempt === 1
+                        ? `the consumer of group ${groupId} lost Kafka; rebuilding it`
+                        : `rebuilding the consumer of group ${groupId} failed (attempt ${attempt - 1}); trying again`,
+                    extra: { groupId, attempt, code: error.code, error: error.message },
+                  });
+                  options.onConsumerRestart?.(error, { attempt });
+                },
+              },
+            ),
+          )
+          .catch((error: unknown) => {
+            if (stopRebuilding.signal.aborted) return;
+            const message = error instanceof Error ? error.message : String(error);
+            log({ level: 'error', namespace: 'Bus', message: `gave up rebuilding the consumer of group ${groupId}`, extra: { groupId, error: message } });
+          });
+        const tracked: Promise<void> = run.finally(() => {
+          if (rebuilding === tracked) rebuilding = undefined;
+        });
+        rebuilding = tracked;
       }
 
       const handle = {
@@ -434,9 +481,8 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
           if (consumerClosed) return;
           consumerClosed = true;
           open.delete(handle);
-          clearTimeout(restartTimer);
-          restartTimer = undefined;
-          await restarting;
+          stopRebuilding.abort(new StreamingError('STREAMING_CLOSED', 'this consumer is closed'));
+          await rebuilding;
           // Waits for the batch in flight (its handler and commit), then leaves the group.
           await current?.disconnect();
         },
@@ -459,7 +505,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
         });
       } catch (cause) {
         // Another replica created it between our list and create: fine.
-        if ((cause as { type?: unknown }).type === 'TOPIC_ALREADY_EXISTS') return;
+        if (kafkaErrorTypes(cause).includes('TOPIC_ALREADY_EXISTS')) return;
         if (admin === using) {
           admin = undefined;
           dropAdmin(using);

@@ -1,5 +1,5 @@
 // The scale-out result store: `{database}.results` in ClickHouse (schemas/clickhouse/0001_results.sql).
-// Inserts are RowBinary bodies (./clickhouse-row-binary.ts: every double stored bit for bit, which
+// Inserts are RowBinary bodies (./row-binary.ts: every double stored bit for bit, which
 // text formats do not guarantee); the insert resolves when the server has written the block, which
 // is what lets the worker commit its offsets after it. Replayed rows are harmless: the table is a ReplacingMergeTree on
 // (org_id, machine_id, ts_ms) versioned by written_at_ms, and every read here uses FINAL. Reads
@@ -9,16 +9,15 @@
 // deletion waits, bounded, for the table's mutations to finish, so its results stop being served
 // by the time it answers (18.16 has no `mutations_sync`).
 import { Readable } from 'node:stream';
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { clickHouseServerCode, runClickHouseMigrations } from './clickhouse-migrations.js';
-import { encodeResultRowsRowBinary } from './clickhouse-row-binary.js';
-import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
-import { StreamingError } from './errors.js';
-import { sqlIdentifier } from './identifiers.js';
-import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
-import { channelPrefixOf, checkMachineRef } from './series-ids.js';
-import { REGIMES } from './schemas.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
+import { encodeResultRowsRowBinary } from './row-binary.js';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
+import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
+import { REGIMES } from '../avro/schemas.js';
 import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+import { retrying, stopRetrying, type RetryPolicy } from '../retry.js';
 
 export interface ClickHouseResultStoreOptions {
   /** `http://host:8123`. */
@@ -40,20 +39,14 @@ export interface ClickHouseResultStoreOptions {
 
 /** Longest a readiness ping waits for ClickHouse, ms. */
 const PING_TIMEOUT_MS = 2_000;
+/** Asking whether a deletion's mutation is done: soon at first (small tables finish in ms), then every 500 ms. */
+const MUTATION_POLL: RetryPolicy = { initialDelayMs: 20, multiplier: 2, maxDelayMs: 500, jitter: false };
 
 /** A row as JSONEachRow reads it (64-bit integers as numbers: below 2^53 here). */
-interface ResultRecord {
+interface ResultRecord extends JudgedPointRecord {
   org_id: string;
   machine_id: string;
   ts_ms: number;
-  value: number;
-  expected_value: number;
-  upper_margin: number;
-  lower_margin: number;
-  is_anomaly: number;
-  is_positive_anomaly: number;
-  is_negative_anomaly: number;
-  severity: number;
   energy: number | null;
   z_score: number | null;
   regime: ResultRow['regime'];
@@ -66,14 +59,7 @@ function fromRecord(record: ResultRecord): ResultRow {
     orgId: record.org_id,
     machineId: record.machine_id,
     tsMs: Number(record.ts_ms),
-    value: record.value,
-    expectedValue: record.expected_value,
-    upperMargin: record.upper_margin,
-    lowerMargin: record.lower_margin,
-    isAnomaly: Number(record.is_anomaly) === 1,
-    isPositiveAnomaly: Number(record.is_positive_anomaly) === 1,
-    isNegativeAnomaly: Number(record.is_negative_anomaly) === 1,
-    severity: record.severity,
+    ...judgedPointOfRecord(record),
     energy: record.energy,
     zScore: record.z_score,
     regime: record.regime,
@@ -83,43 +69,12 @@ function fromRecord(record: ResultRecord): ResultRow {
 }
 
 /** Our typed error for a failed insert or query: retriable when the server never answered. */
-function clickHouseError(error: unknown, what: string, database: string, queryId?: string): StreamingError {
-  if (error instanceof StreamingError) return error;
-  const serverCode = clickHouseServerCode(error);
-  const reason = error instanceof Error ? error.message : String(error);
-  const context = { database, ...(queryId ? { queryId } : {}) };
-  if (serverCode === undefined) {
-    return new StreamingError('CLICKHOUSE_UNAVAILABLE', `${what}: ClickHouse did not answer: ${reason}`, context, {
-      cause: error,
-    });
-  }
-  return new StreamingError('CLICKHOUSE_QUERY_FAILED', `${what}: ClickHouse error ${serverCode}: ${reason}`, {
-    ...context,
-    serverCode,
-  }, { cause: error });
-}
-
 /**
  * Connects, migrates (unless `migrate: false`) and returns the store. Throws INVALID_IDENTIFIER for
  * a bad database name and the migration runner's errors.
  */
 export async function createClickHouseResultStore(options: ClickHouseResultStoreOptions): Promise<ResultStore> {
-  const database = sqlIdentifier(options.database ?? 'adp', 'database');
-  const client: ClickHouseClient = createClient({
-    url: options.url,
-    ...(options.username !== undefined ? { username: options.username } : {}),
-    ...(options.password !== undefined ? { password: options.password } : {}),
-    request_timeout: options.requestTimeoutMs ?? 30_000,
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-    // Failures reach the caller as StreamingErrors; the client's own logging would repeat them.
-    log: { level: ClickHouseLogLevel.OFF },
-  });
-  try {
-    if (options.migrate ?? true) await runClickHouseMigrations(client, { database });
-  } catch (error) {
-    await client.close();
-    throw error;
-  }
+  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
   const table = `${database}.results`;
   let closed = false;
 
@@ -146,17 +101,22 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
 
   /** Waits until the results table has no mutation left to do, or `maxWaitMs` has passed. */
   async function mutationsDone(maxWaitMs: number): Promise<void> {
-    const deadline = Date.now() + maxWaitMs;
-    let pauseMs = 20;
-    for (;;) {
-      const pending = await select<{ n: number }>(
-        `SELECT count() AS n FROM system.mutations
-         WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
-        'waiting for a deletion',
+    const stillPending = new Error('mutations pending');
+    try {
+      await retrying(
+        async () => {
+          const pending = await select<{ n: number }>(
+            `SELECT count() AS n FROM system.mutations
+             WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
+            'waiting for a deletion',
+          ).catch(stopRetrying);
+          if (Number(pending[0]?.n ?? 0) > 0) throw stillPending;
+        },
+        { policy: MUTATION_POLL, maxElapsedMs: maxWaitMs },
       );
-      if (Number(pending[0]?.n ?? 0) === 0 || Date.now() >= deadline) return;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      pauseMs = Math.min(pauseMs * 2, 500);
+    } catch (error) {
+      // Out of time with mutations left: they finish in the background.
+      if (error !== stillPending) throw error;
     }
   }
 

@@ -8,10 +8,10 @@ import type {
   ResultRow,
   ResultStore,
   StoredMachineSummary,
-} from './contracts.js';
-import { StreamingError } from './errors.js';
-import { emptyRegimeCounts, isEpochMs, validateResultQuery, validateResultRows } from './result-rows.js';
-import { checkMachineRef, isCheckpointOfMachine, isSeriesOfMachine } from './series-ids.js';
+} from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { emptyRegimeCounts, isEpochMs, validateResultQuery, validateResultRows } from '../result-rows.js';
+import { checkMachineRef, isCheckpointOfMachine, isSeriesOfMachine } from '../series-ids.js';
 
 interface MachineRows {
   /** tsMs ascending, each once. */

@@ -4,9 +4,9 @@
 // afresh. A save is one transaction (all of a batch's windows or none); values are bound, never
 // spliced into SQL. One statement at a time on the one connection.
 import { DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
-import type { CheckpointStore } from './contracts.js';
-import { embeddedUnavailable, openDuckDbFile } from './duckdb-file.js';
-import { checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
+import type { CheckpointStore } from '../ports.js';
+import { embeddedUnavailable, openDuckDbFile } from './file.js';
+import { checkMachineRef, isCheckpointOfMachine } from '../series-ids.js';
 
 export interface DuckDbCheckpointStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */

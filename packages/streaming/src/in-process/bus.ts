@@ -2,7 +2,7 @@
 // server. Topics have partitions; a keyed message goes to murmur2(key) % partitions as in Kafka;
 // consumer groups share a topic's partitions among their members (reassigned whenever a member
 // joins or leaves); a batch's offsets are committed only after the handler resolves, and a
-// rejected handler gets the same batch again after `retryDelayMs`. A new group starts at the
+// rejected handler gets the same batch again after a backoff (../retry.ts). A new group starts at the
 // earliest retained message. Messages every known group has committed are dropped from memory,
 // and a partition keeps at most `retainMessages` uncommitted ones (the oldest go first, like a
 // size-based retention), so a long-running `npm start` does not grow without bound.
@@ -16,22 +16,15 @@
 // drop-oldest retention.
 import path from 'node:path';
 import { openBusLog, type BusLog, type BusLogOptions } from './bus-log.js';
-import type {
-  Bus,
-  BusConsumer,
-  BusConsumerOptions,
-  BusProducer,
-  IncomingBatch,
-  IncomingMessage,
-  OutgoingMessage,
-} from './contracts.js';
-import { StreamingError } from './errors.js';
+import type { Bus, BusConsumer, BusConsumerOptions, BusProducer, IncomingBatch, IncomingMessage, OutgoingMessage } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { handlerRetryPolicy, retrying } from '../retry.js';
 import { partitionForKey } from './partitioner.js';
 
 export interface InProcessBusOptions {
   /** Most messages handed to one handler call. Default 1000. */
   readonly maxBatchMessages?: number;
-  /** Wait before a rejected batch is delivered again, milliseconds. Default 200. */
+  /** First wait before a rejected batch is delivered again, ms; later waits double up to ten times it (../retry.ts). Default 200. */
   readonly retryDelayMs?: number;
   /** Most messages kept per partition; older ones are dropped even if uncommitted. Default 1,000,000. */
   readonly retainMessages?: number;
@@ -128,7 +121,9 @@ function createBus(
   onClosed: (() => void) | null,
 ): InProcessBus {
   const maxBatch = options.maxBatchMessages ?? 1000;
-  const retryDelayMs = options.retryDelayMs ?? 200;
+  const handlerRetry = handlerRetryPolicy(options.retryDelayMs ?? 200);
+  /** Aborted by close(): stops the waits between redeliveries. */
+  const closing = new AbortController();
   const retain = options.retainMessages ?? 1_000_000;
   const retainBytes = options.retainBytes ?? 64 * 1024 * 1024;
   const topics = new Map<string, TopicLog>();
@@ -258,34 +253,44 @@ function createBus(
         const messages = partitionLog.messages.slice(start, start + maxBatch);
         const batch: IncomingBatch = { topic: topic.name, partition, messages };
         const handler = owner.handler;
-        let ok = false;
         const next = cursor.committed + messages.length;
-        // The handler and then, on the durable bus, the commit's write: close() waits for both.
-        const delivery = (async () => {
+        /** Resolves once the batch is handled and, on the durable bus, its commit written; rejects with why not. */
+        const deliver = async (): Promise<void> => {
           try {
             await handler(batch);
-            ok = true;
           } catch (error) {
             options.onHandlerError?.(error, batch);
-            return;
+            throw error;
           }
           if (!log) return;
           try {
             await log.commit(group.id, topic.name, partition, next);
           } catch (error) {
             // Not recorded: the batch counts as not committed and comes again (at least once).
-            ok = false;
             options.onCommitError?.(error, batch);
+            throw error;
           }
-        })();
-        cursor.inFlight = delivery;
-        await delivery;
-        cursor.inFlight = null;
+        };
+        // The same batch again until it is taken, the partition moves to another member or the bus
+        // closes; every failure is retried, since a rejected batch must not be lost.
+        const ok = await retrying(
+          async () => {
+            if (closed || cursor.owner !== owner || owner.handler !== handler) return false;
+            // close() waits for the delivery in flight (the handler, then the commit's write).
+            const delivery = deliver();
+            cursor.inFlight = delivery.catch(() => undefined);
+            try {
+              await delivery;
+            } finally {
+              cursor.inFlight = null;
+            }
+            return true;
+          },
+          { policy: handlerRetry, isRetriable: () => true, signal: closing.signal },
+        ).catch(() => false);
         if (ok) {
           cursor.committed = Math.max(cursor.committed, next);
           trim(topic, partition);
-        } else if (!closed) {
-          await new Promise((resolve) => setTimeout(resolve, retryDelayMs));
         }
       }
     } finally {
@@ -484,6 +489,7 @@ function createBus(
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      closing.abort(new StreamingError('STREAMING_CLOSED', 'the bus is closed'));
       const inFlight: Promise<void>[] = [];
       for (const group of groups.values()) {
         for (const cursor of group.cursors.values()) if (cursor.inFlight) inFlight.push(cursor.inFlight);

@@ -70,11 +70,8 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** One stored per-point judgement: the columns of schemas/clickhouse/0001_results.sql. */
-export interface ResultRow {
-  readonly orgId: string;
-  readonly machineId: string;
-  readonly tsMs: number;
+/** The engine's verdict on one point, as every result table stores it (streamed results and detection jobs). */
+export interface JudgedPoint {
   readonly value: number;
   readonly expectedValue: number;
   readonly upperMargin: number;
@@ -83,6 +80,13 @@ export interface ResultRow {
   readonly isPositiveAnomaly: boolean;
   readonly isNegativeAnomaly: boolean;
   readonly severity: number;
+}
+
+/** One stored per-point judgement: the columns of schemas/clickhouse/0001_results.sql. */
+export interface ResultRow extends JudgedPoint {
+  readonly orgId: string;
+  readonly machineId: string;
+  readonly tsMs: number;
   readonly energy: number | null;
   readonly zScore: number | null;
   readonly regime: 'HEALTHY' | 'ACTIVE' | 'TRANSITION' | 'SHOCK' | 'UNKNOWN';

@@ -3,22 +3,11 @@
 // with a TTL so machines that went quiet do not keep memory forever. The notifier publishes on
 // `<channelPrefix><channel>` and subscribes on a second connection (a subscribed connection can
 // issue no other commands).
-import { createClient, RESP_TYPES } from 'redis';
-import type { CheckpointStore, Notifier } from './contracts.js';
-import { StreamingError } from './errors.js';
-import { channelPrefixOf, checkMachineRef, isCheckpointOfMachine } from './series-ids.js';
-
-function redisClient(url: string) {
-  return createClient({
-    url,
-    socket: {
-      connectTimeout: 5_000,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** Math.min(retries, 10), 2_000),
-    },
-  });
-}
-
-type RedisConnection = ReturnType<typeof redisClient>;
+import { RESP_TYPES } from 'redis';
+import type { CheckpointStore, Notifier } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { channelPrefixOf, checkMachineRef, isCheckpointOfMachine } from '../series-ids.js';
+import { closeRedis, createRedisConnection, type RedisConnection } from './client.js';
 
 export interface RedisCheckpointOptions {
   /** Key prefix. Default `adp:checkpoint:`. */
@@ -53,7 +42,7 @@ function globLiteral(text: string): string {
 }
 
 async function connect(url: string, what: string): Promise<RedisConnection> {
-  const client = redisClient(url);
+  const client = createRedisConnection({ url });
   // Without a listener an 'error' event would crash the process; the commands themselves reject.
   client.on('error', () => undefined);
   try {
@@ -63,27 +52,6 @@ async function connect(url: string, what: string): Promise<RedisConnection> {
     throw unavailable(`cannot connect to Redis for ${what}`, cause);
   }
   return client;
-}
-
-/** What closeRedis needs of a connection (any `redis` client, whatever its options). */
-export interface ClosableRedis {
-  readonly isReady: boolean;
-  readonly isOpen: boolean;
-  close(): Promise<unknown>;
-  destroy(): void;
-}
-
-/** Closes a Redis connection: gracefully when it is up, at once when it is not. */
-export async function closeRedis(client: ClosableRedis): Promise<void> {
-  if (client.isReady) {
-    try {
-      await client.close();
-      return;
-    } catch {
-      // fall through to destroy
-    }
-  }
-  if (client.isOpen) client.destroy();
 }
 
 export async function createRedisCheckpointStore(

@@ -2,7 +2,7 @@
 // POST /v1/telemetry and the example producer send. A batch costs the broker, the consumer's fetch
 // and the decoder one message instead of one per point; the worker judges its points exactly as
 // it would judge them sent one by one.
-import type { AvroCodec } from './avro.js';
+import type { AvroCodec } from './codecs.js';
 import type { TelemetryBatch } from './schemas.js';
 
 /** Most points a TelemetryBatch may carry; the worker dead-letters a longer one (INVALID_BATCH). */

@@ -4,12 +4,12 @@
 // winning (an upsert here, where ClickHouse merges and reads with FINAL). Every value is bound
 // ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
 import { DOUBLE, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from './contracts.js';
-import { StreamingError } from './errors.js';
-import { embeddedUnavailable, openDuckDbFile } from './duckdb-file.js';
-import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from './result-rows.js';
-import { channelPrefixOf, checkMachineRef } from './series-ids.js';
-import { REGIMES } from './schemas.js';
+import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
+import { StreamingError } from '../errors.js';
+import { embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
+import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
+import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
+import { REGIMES } from '../avro/schemas.js';
 
 export interface DuckDbResultStoreOptions {
   /** Directory of the file; created (mode 0700) when absent. */
@@ -23,14 +23,7 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
   org_id VARCHAR NOT NULL,
   machine_id VARCHAR NOT NULL,
   ts_ms BIGINT NOT NULL,
-  value DOUBLE NOT NULL,
-  expected_value DOUBLE NOT NULL,
-  upper_margin DOUBLE NOT NULL,
-  lower_margin DOUBLE NOT NULL,
-  is_anomaly BOOLEAN NOT NULL,
-  is_positive_anomaly BOOLEAN NOT NULL,
-  is_negative_anomaly BOOLEAN NOT NULL,
-  severity DOUBLE NOT NULL,
+  ${JUDGED_POINT_COLUMNS_SQL},
   energy DOUBLE,
   z_score DOUBLE,
   regime VARCHAR NOT NULL,
@@ -55,14 +48,7 @@ function fromRow(row: Record<string, DuckDBValue>): ResultRow {
     orgId: String(row['org_id']),
     machineId: String(row['machine_id']),
     tsMs: num(row['ts_ms']),
-    value: num(row['value']),
-    expectedValue: num(row['expected_value']),
-    upperMargin: num(row['upper_margin']),
-    lowerMargin: num(row['lower_margin']),
-    isAnomaly: row['is_anomaly'] === true,
-    isPositiveAnomaly: row['is_positive_anomaly'] === true,
-    isNegativeAnomaly: row['is_negative_anomaly'] === true,
-    severity: num(row['severity']),
+    ...judgedPointOf(row),
     energy: nullable(row['energy']),
     zScore: nullable(row['z_score']),
     regime: String(row['regime']) as ResultRow['regime'],

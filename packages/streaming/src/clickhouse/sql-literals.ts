@@ -1,7 +1,7 @@
 // Values interpolated into ClickHouse SQL text. 18.16 has no server-side query parameters, so a
 // string from a request (an organization or machine id) goes into a quoted literal; this is the one
 // place that quotes it, and numbers get the same treatment: checked, then printed.
-import { StreamingError } from './errors.js';
+import { StreamingError } from '../errors.js';
 
 /**
  * A single-quoted ClickHouse string literal of `value`: backslash and quote escaped, every control
