@@ -109,10 +109,14 @@ export async function machineOf(db: ClickHouseDatabase, operation: string, orgId
 }
 
 export async function baselineOf(db: ClickHouseDatabase, operation: string, orgId: string, machineId: string): Promise<Versioned<BaselineRecord>> {
+  // The newest version of the one key, not FINAL: a baseline row carries megabytes (the predictor's
+  // weights, the shape reference), and FINAL's cost grows with the whole table's parts. Versions of
+  // a key only grow, so the newest row is the one FINAL would keep.
   const [row] = await db.rows<BaselineRow>(
     operation,
-    `SELECT ${BASELINE_FIELDS} FROM ${db.t.baselines} FINAL
-      WHERE org_id = ${sqlString(orgId)} AND machine_id = ${sqlString(machineId)}`,
+    `SELECT ${BASELINE_FIELDS} FROM ${db.t.baselines}
+      WHERE org_id = ${sqlString(orgId)} AND machine_id = ${sqlString(machineId)}
+      ORDER BY version DESC LIMIT 1`,
   );
   if (!row) return { live: null, version: 0 };
   return { live: row.deleted === 0 ? toBaseline(row) : null, version: Number(row.version) };
