@@ -6,6 +6,7 @@ import type { DetectCommand } from './args.js';
 import type { CsvSeries } from './csv.js';
 import type { PointRecord } from './detect.js';
 import { CliError } from './errors.js';
+import type { JobBody, JobResultsResponse } from '@adp/api-types';
 
 /** What the job mode needs from the outside world: HTTP, a clock to wait on, and stderr. */
 export interface JobIo {
@@ -22,28 +23,9 @@ const POLL_MS = 250;
 const PAGE_ROWS = 10_000;
 const BAR_WIDTH = 30;
 
-interface JobStatusBody {
-  job_id: string;
-  status: string;
-  points_done: number;
-  points_total: number;
-  failure: { code: string; message: string; series_index: number | null } | null;
-}
-
-interface ResultsPage {
-  results: {
-    point_index: number;
-    value: number;
-    expected_value: number;
-    upper_margin: number;
-    lower_margin: number;
-    is_anomaly: boolean;
-    is_positive_anomaly: boolean;
-    is_negative_anomaly: boolean;
-    severity: number;
-  }[];
-  next_cursor: string | null;
-}
+/** The parts of the API's job answers (@adp/api-types, from its OpenAPI document) the CLI reads. */
+type JobStatusBody = Pick<JobBody, 'job_id' | 'status' | 'points_done' | 'points_total' | 'failure'>;
+type ResultsPage = Pick<JobResultsResponse, 'results' | 'next_cursor'>;
 
 export function progressBar(done: number, total: number): string {
   const share = total === 0 ? 1 : done / total;
