@@ -1,5 +1,6 @@
 // The worker's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the worker reads process.env. An empty variable counts as unset.
+import { DEFAULT_EPISODE_QUIET_POINTS } from '@adp/alerts';
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 
@@ -194,7 +195,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
 
   function readAlerts(): WorkerAlertsConfig | null {
     const topic = kafkaName('ALERTS_TOPIC', TOPICS.alerts);
-    const quietPoints = read.integer('WORKER_EPISODE_QUIET_POINTS', 10, 1, 100_000);
+    const quietPoints = read.integer('WORKER_EPISODE_QUIET_POINTS', DEFAULT_EPISODE_QUIET_POINTS, 1, 100_000);
     return read.boolean('WORKER_ALERTS', true) ? Object.freeze({ topic, quietPoints }) : null;
   }
 }
