@@ -1,5 +1,6 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
+import { DEFAULT_JOB_MAX_POINTS, DEFAULT_JOB_MAX_SERIES } from '@adp/domain';
 import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
@@ -459,8 +460,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     resultsRetentionDays: read.integer('RESULTS_RETENTION_DAYS', 0, 0, 36_500),
     jobs: Object.freeze({
       topic: read.pattern('JOBS_TOPIC', TOPICS.jobs, KAFKA_NAME, KAFKA_NAME_TEXT),
-      maxPoints: read.integer('JOBS_MAX_POINTS', 1_000_000, 12, 10_000_000),
-      maxSeries: read.integer('JOBS_MAX_SERIES', 1000, 1, 100_000),
+      maxPoints: read.integer('JOBS_MAX_POINTS', DEFAULT_JOB_MAX_POINTS, 12, 10_000_000),
+      maxSeries: read.integer('JOBS_MAX_SERIES', DEFAULT_JOB_MAX_SERIES, 1, 100_000),
       chunkPoints: read.integer('JOBS_CHUNK_POINTS', 20_000, 100, 60_000),
       bodyLimitBytes: read.integer('JOBS_BODY_LIMIT_BYTES', 128 * MIB, 1024, 1024 * MIB),
       maxActivePerOrg: read.integer('JOBS_MAX_ACTIVE_PER_ORG', 4, 1, 10_000),

@@ -29,6 +29,7 @@ import {
   type OutgoingMessage,
 } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
+import { lacksModelChannels } from '../native/multivariate.js';
 import { NativeError } from '../native/schemas.js';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
@@ -194,13 +195,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       if (!group || model === null) return;
       const decoded = decodeMachineModel(model);
       if (decoded === null) return;
-      const missing = decoded.channels.filter((name) => !group.channels.includes(name));
-      if (missing.length > 0) {
-        throw new AppError(
-          ERRORS.InvalidSeries,
-          `${seriesName(group.index, group.machineId)}: the machine's baseline models the channels ${decoded.channels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`,
-        );
-      }
+      const lacking = lacksModelChannels(decoded.channels, (name) => group.channels.includes(name), seriesName(group.index, group.machineId));
+      if (lacking !== null) throw lacking;
       const columns = decoded.channels.map((name) => parsed.series[group.from + group.channels.indexOf(name)]!.values);
       const points = columns[0]!.length;
       const readings = new Array<number>(points * columns.length);

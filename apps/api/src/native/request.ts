@@ -3,18 +3,13 @@
 // Every failure is an AppError with a registry code: InvalidMachineId, InvalidSeries or
 // InvalidArgument (400).
 import { GRANULARITIES, SeriesError, type DetectOptions, type Granularity, type SeriesInput } from '@adp/detection';
+import { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MAX_SERIES_POINTS, MIN_BASELINE_POINTS } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
 import { VendorError } from '../vendor/errors.js';
-import { MAX_SERIES_POINTS, MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
 
-/**
- * Machine ids: 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit.
- * Safe in URLs, file names and log lines; matched case-sensitively.
- */
-export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-export const MACHINE_ID_RULE = '1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit';
-/** A baseline needs this many points of healthy data (or this many energies). */
-export const MIN_BASELINE_POINTS = 100;
+// Machine ids are safe in URLs, file names and log lines, and matched case-sensitively.
+export { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MIN_BASELINE_POINTS };
 export const MAX_BASELINE_POINTS = MAX_SERIES_POINTS;
 export const MAX_BASELINE_ENERGIES = 100_000;
 /**
@@ -23,7 +18,6 @@ export const MAX_BASELINE_ENERGIES = 100_000;
  * infinite). Real energies, squared errors of normalised values, are many orders below it.
  */
 export const MAX_BASELINE_ENERGY = 1e150;
-export const MAX_LABEL_LENGTH = 200;
 
 type JsonObject = Record<string, unknown>;
 

@@ -11,6 +11,7 @@ import {
   type PastRange,
   type SeriesInput,
 } from '@adp/detection';
+import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY, MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS } from '@adp/domain';
 import { VendorError } from './errors.js';
 
 export const API_VERSIONS = ['v1.0', 'v1.1', 'v1.1-preview', 'v1.1-preview.1'] as const;
@@ -26,15 +27,11 @@ export function messageStyleOf(version: ApiVersion): MessageStyle {
   return version === 'v1.0' ? 'v1.0' : 'v1.1';
 }
 
-export const MIN_SERIES_POINTS = 12;
-export const MAX_SERIES_POINTS = 8640;
-/** Largest |value| the vendor accepted. */
-export const MAX_VALUE_MAGNITUDE = 1e100;
+export { MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS };
 
 export const DEFAULT_GRANULARITY: Granularity = 'none';
 export const DEFAULT_CUSTOM_INTERVAL = 1;
-export const DEFAULT_MAX_ANOMALY_RATIO = 0.25;
-export const DEFAULT_SENSITIVITY = 95;
+export { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY };
 export const DEFAULT_IMPUTE_MODE: ImputeMode = 'auto';
 export const MIN_STABLE_TREND_WINDOW = 3;
 export const MIN_THRESHOLD = 0.01;
