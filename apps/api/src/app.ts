@@ -375,7 +375,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       app.addHook('onReady', async () => scheduler.start());
       app.addHook('preClose', async () => scheduler.stop());
     }
-    await app.register(dashboardRoutes);
+    await app.register(dashboardRoutes, { webDir: config.dashboardDir });
     if (dashboardAuth) await app.register(dashboardAuth.routes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {

@@ -1,9 +1,14 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_MAX_POINTS, DEFAULT_JOB_MAX_SERIES } from '@adp/domain';
 import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
+
+/** The dashboard's sources in this checkout (apps/dashboard/web), found by path: the API imports no other app. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/web/', import.meta.url));
 
 export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
@@ -48,6 +53,13 @@ export interface ApiConfig {
    * docker-compose.yml set it).
    */
   readonly host: string;
+  /**
+   * `DASHBOARD_DIR`: the web dashboard's sources (`index.html`, `main.ts`, `style.css`), which the
+   * server bundles on the first request to /dashboard/ and serves. Default the checkout's
+   * `apps/dashboard/web`; relative paths resolve against the working directory at boot. A
+   * directory that cannot be bundled answers DashboardUnavailable (503) on /dashboard/.
+   */
+  readonly dashboardDir: string;
   /**
    * `DATA_DIR`: directory for the embedded database (`platform.duckdb`) and the first-start keys
    * file (`bootstrap-keys.json`). Default `./data`, resolved against the working directory at boot.
@@ -440,6 +452,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     ...servers,
     port: read.integer('PORT', 8080, 0, 65535),
     host: read.text('HOST') ?? '127.0.0.1',
+    dashboardDir: path.resolve(read.text('DASHBOARD_DIR') ?? DEFAULT_DASHBOARD_DIR),
     bootstrapApiKey,
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
