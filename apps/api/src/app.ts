@@ -455,14 +455,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
     await app.register(jobRoutes, {
       store,
-      topic: config.jobs.topic,
-      maxPoints: config.jobs.maxPoints,
-      maxSeries: config.jobs.maxSeries,
-      chunkPoints: config.jobs.chunkPoints,
-      bodyLimitBytes: config.jobs.bodyLimitBytes,
-      maxActivePerOrg: config.jobs.maxActivePerOrg,
-      maxPendingPointsPerOrg: config.jobs.maxPendingPointsPerOrg,
-      retryAfterSeconds: config.jobs.retryAfterSeconds,
+      ...config.jobs,
       ...(options.jobs ? { jobs: options.jobs } : {}),
       ...(options.bus ? { bus: options.bus } : {}),
       ...(hourlyCounting ? { hourlyCounting } : {}),

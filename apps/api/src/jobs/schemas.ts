@@ -2,6 +2,7 @@
 // ./request.ts (coded errors naming the series and point); the request schemas here document them.
 import { Type, type Static } from 'typebox';
 import { MIN_SERIES_POINTS } from '@adp/domain';
+import { PointVerdictFields } from '../point-verdict.js';
 import { MACHINE_ID_PATTERN } from '../native/request.js';
 import { JOBS_MAX_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
@@ -146,14 +147,7 @@ const ResultRowBody = Type.Object({
   channel: Type.Optional(Type.String({ description: 'For kind channel.' })),
   point_index: Type.Integer(),
   timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  value: Type.Number(),
-  expected_value: Type.Number(),
-  upper_margin: Type.Number(),
-  lower_margin: Type.Number(),
-  is_anomaly: Type.Boolean(),
-  is_positive_anomaly: Type.Boolean(),
-  is_negative_anomaly: Type.Boolean(),
-  severity: Type.Number(),
+  ...PointVerdictFields,
 });
 export type JobResultRowBody = Static<typeof ResultRowBody>;
 

@@ -18,6 +18,7 @@ import {
   type NativeDetectRequest,
   type ParseTimestamp,
 } from './request.js';
+import { type JsonObject, invalidSeries, isJsonObject } from '../request-checks.js';
 
 /**
  * Most channels of one multivariate baseline or detection. Each channel is a fine-tune or a model
@@ -29,8 +30,6 @@ export { MAX_MULTIVARIATE_CHANNELS };
 
 /** Machine-level regimes from most to least severe. */
 export const REGIME_SEVERITY: readonly Regime[] = ['SHOCK', 'TRANSITION', 'ACTIVE', 'HEALTHY', 'UNKNOWN'];
-
-type JsonObject = Record<string, unknown>;
 
 export interface ChannelRequest<T> {
   readonly channel: string;
@@ -51,14 +50,6 @@ export interface MultivariateDetectRequest {
   readonly machineId: string | null;
   readonly points: number;
   readonly channels: readonly ChannelRequest<NativeDetectRequest>[];
-}
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidSeries(message: string): AppError {
-  return new AppError(ERRORS.InvalidSeries, message);
 }
 
 /**

@@ -7,6 +7,7 @@ import { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MAX_SERIES_POINT
 import { AppError, ERRORS } from '../errors.js';
 import { VendorError } from '../vendor/errors.js';
 import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+import { type JsonObject, invalidArgument, invalidSeries, isJsonObject } from '../request-checks.js';
 
 // Machine ids are safe in URLs, file names and log lines, and matched case-sensitively.
 export { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MIN_BASELINE_POINTS };
@@ -18,8 +19,6 @@ export const MAX_BASELINE_ENERGIES = 100_000;
  * infinite). Real energies, squared errors of normalised values, are many orders below it.
  */
 export const MAX_BASELINE_ENERGY = 1e150;
-
-type JsonObject = Record<string, unknown>;
 
 export type ParseTimestamp = (text: string) => number | null;
 
@@ -47,18 +46,6 @@ interface BaselineFields {
 export type NativeBaselineRequest =
   | (BaselineFields & { readonly kind: 'series'; readonly values: number[] })
   | (BaselineFields & { readonly kind: 'energies'; readonly energies: number[] });
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidArgument(message: string): AppError {
-  return new AppError(ERRORS.InvalidArgument, message);
-}
-
-function invalidSeries(message: string): AppError {
-  return new AppError(ERRORS.InvalidSeries, message);
-}
 
 function requireObject(body: unknown): JsonObject {
   if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');

@@ -7,6 +7,7 @@ import type { ChannelValue, TelemetryBatch, TelemetryReading } from '@adp/stream
 import { AppError, ERRORS } from '../errors.js';
 import { parseMachineId, type ParseTimestamp } from '../native/request.js';
 import { MAX_VALUE_MAGNITUDE } from '../vendor/request.js';
+import { type JsonObject, invalidArgument, invalidPoints, isJsonObject } from '../request-checks.js';
 
 export const MAX_TAGS = 32;
 export const MAX_TAG_KEY_LENGTH = 64;
@@ -15,20 +16,6 @@ export { CHANNEL_NAME_PATTERN, MAX_CHANNELS };
 
 export const RESULTS_DEFAULT_LIMIT = 1000;
 export const RESULTS_MAX_LIMIT = 10_000;
-
-type JsonObject = Record<string, unknown>;
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidPoints(message: string): AppError {
-  return new AppError(ERRORS.InvalidPoints, message);
-}
-
-function invalidArgument(message: string): AppError {
-  return new AppError(ERRORS.InvalidArgument, message);
-}
 
 export interface TelemetryRequest {
   readonly machineId: string;

@@ -5,6 +5,7 @@ import { Type, type Static } from 'typebox';
 import { TELEMETRY_MACHINE_ID_PATTERN } from '@adp/domain';
 import { REGIMES } from '@adp/streaming';
 import { MACHINE_ID_PATTERN } from '../native/request.js';
+import { PointVerdictFields } from '../point-verdict.js';
 import { CHANNEL_NAME_PATTERN, MAX_CHANNELS, MAX_TAGS, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
 const MachineId = Type.String({
@@ -91,14 +92,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 
 export const ResultRowBody = Type.Object({
   timestamp: Type.String({ format: 'date-time' }),
-  value: Type.Number(),
-  expected_value: Type.Number(),
-  upper_margin: Type.Number(),
-  lower_margin: Type.Number(),
-  is_anomaly: Type.Boolean(),
-  is_positive_anomaly: Type.Boolean(),
-  is_negative_anomaly: Type.Boolean(),
-  severity: Type.Number(),
+  ...PointVerdictFields,
   energy: Nullable(Type.Number()),
   z_score: Nullable(Type.Number()),
   regime: Type.Enum([...REGIMES]),

@@ -13,6 +13,7 @@ import {
 } from '@adp/detection';
 import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY, MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS } from '@adp/domain';
 import { VendorError } from './errors.js';
+import { type JsonObject, isJsonObject } from '../request-checks.js';
 
 export const API_VERSIONS = ['v1.0', 'v1.1', 'v1.1-preview', 'v1.1-preview.1'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -47,12 +48,6 @@ export interface ParseContext {
 export type ParsedRequest =
   | { readonly operation: 'entire' | 'last'; readonly input: SeriesInput; readonly options: DetectOptions }
   | { readonly operation: 'changepoint'; readonly input: SeriesInput; readonly options: ChangePointOptions };
-
-type JsonObject = Record<string, unknown>;
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Reads a field by its camelCase name, matching keys case-insensitively (old clients send
