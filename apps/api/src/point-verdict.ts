@@ -2,6 +2,7 @@
 // as the stored results of telemetry (GET /v1/machines/{id}/results) and a detection job's result
 // rows both carry it: one schema and one mapping for both.
 import { Type } from 'typebox';
+import type { JudgedPoint } from '@adp/streaming';
 
 /** The fields of a point's verdict, to spread into a row's schema. */
 export const PointVerdictFields = {
@@ -15,19 +16,8 @@ export const PointVerdictFields = {
   severity: Type.Number(),
 };
 
-/** A stored row's verdict, as the result and job stores keep it. */
-export interface PointVerdict {
-  readonly value: number;
-  readonly expectedValue: number;
-  readonly upperMargin: number;
-  readonly lowerMargin: number;
-  readonly isAnomaly: boolean;
-  readonly isPositiveAnomaly: boolean;
-  readonly isNegativeAnomaly: boolean;
-  readonly severity: number;
-}
-
-export function pointVerdictBody(row: PointVerdict) {
+/** A stored row's verdict (the result and job stores' JudgedPoint) as the wire's fields. */
+export function pointVerdictBody(row: JudgedPoint) {
   return {
     value: row.value,
     expected_value: row.expectedValue,
