@@ -1,6 +1,7 @@
 // The worker's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the worker reads process.env. An empty variable counts as unset.
 import { DEFAULT_EPISODE_QUIET_POINTS } from '@adp/alerts';
+import { MAX_SERIES_POINTS } from '@adp/domain';
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 
@@ -168,7 +169,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
 
   return Object.freeze({
     ...readServiceServers(read),
-    windowPoints: read.integer('WORKER_WINDOW_POINTS', STREAM_DEFAULTS.windowPoints, 64, 8640),
+    windowPoints: read.integer('WORKER_WINDOW_POINTS', STREAM_DEFAULTS.windowPoints, 64, MAX_SERIES_POINTS),
     memoryPoints: read.integer('WORKER_MEMORY_POINTS', STREAM_DEFAULTS.memoryPoints, 0, 1_000_000),
     sensitivity: read.integer('WORKER_SENSITIVITY', STREAM_DEFAULTS.sensitivity, 0, 99),
     maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', STREAM_DEFAULTS.maxAnomalyRatio),
