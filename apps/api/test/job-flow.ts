@@ -353,7 +353,7 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     for (const [query, message] of [
       ['series_index=5', `Job '${job.job_id}' has 5 series; 'series_index' 5 is not one of them.`],
       ['series_index=0&machine_id=pump-1', `Series 0 of job '${job.job_id}' is not machine 'pump-1''s.`],
-      ['series_index=-1', "The 'series_index' query parameter must be a series' index in the job (0, 1, ...)."],
+      ['series_index=-1', "The 'series_index' query parameter must be an integer >= 0."],
     ] as const) {
       const refused = await get(app, `/v1/jobs/${job.job_id}/results?${query}`);
       expect(refused.statusCode).toBe(400);

@@ -99,22 +99,22 @@ describe('detection jobs: requests', () => {
     const cases: [unknown, number, string, string | RegExp][] = [
       [[1, 2], 400, 'InvalidArgument', 'The request body must be a JSON object.'],
       [{}, 400, 'InvalidSeries', "The 'series' field (or 'series_list') is required: 12 to 1000000 points."],
-      [{ series: minutely(20), series_list: [] }, 400, 'InvalidArgument', "Send either 'series' (one series) or 'series_list' (several), not both."],
-      [{ series: minutely(20), sensitivity: 120 }, 400, 'InvalidArgument', "The 'sensitivity' field must be an integer between 0 and 99."],
-      [{ series: minutely(20), granularity: 'fortnightly' }, 400, 'InvalidArgument', /^The 'granularity' field can only be one of/],
-      [{ series: minutely(20), machine_id: 'bad id' }, 400, 'InvalidMachineId', /^The 'machine_id' field must be/],
-      [{ series: minutely(5) }, 400, 'InvalidSeries', 'Series 0: Series must contain at least 12 points'],
+      [{ series: minutely(20), series_list: [{ machine_id: 'a', series: minutely(20) }] }, 400, 'InvalidArgument', "Send either 'series' (one series) or 'series_list' (several), not both."],
+      [{ series: minutely(20), sensitivity: 120 }, 400, 'InvalidArgument', 'sensitivity must be an integer from 0 to 99.'],
+      [{ series: minutely(20), granularity: 'fortnightly' }, 400, 'InvalidArgument', /^granularity must be one of yearly, monthly, .*, none\.$/],
+      [{ series: minutely(20), machine_id: 'bad id' }, 400, 'InvalidMachineId', /^machine_id must be 1 to 128 characters/],
+      [{ series: minutely(5) }, 400, 'InvalidSeries', 'series must have at least 12 items; it has 5.'],
       [
         { granularity: 'minutely', series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'b', series: minutely(20).map((p, i) => (i === 7 ? { ...p, value: 'x' } : p)) }] },
         400,
         'InvalidSeries',
-        "Series 1 (machine 'b'): The 'value' at index 7 must be a number, got the string \"x\".",
+        'series_list[1].series[7].value must be a number from -1e+100 to 1e+100.',
       ],
       [
         { granularity: 'minutely', series: minutely(20).map((p, i) => (i === 9 ? { ...p, timestamp: 'noon' } : p)) },
         400,
         'InvalidSeries',
-        "Series 0: The 'timestamp' at index 9 must be an ISO 8601 date-time string, got the string \"noon\".",
+        'Series 0: series[9].timestamp must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.',
       ],
       [
         { granularity: 'minutely', series: [...minutely(20).slice(0, 10), ...minutely(20).slice(9)] },
@@ -129,9 +129,9 @@ describe('detection jobs: requests', () => {
         "Series 0: The 'timestamp' at index 13 is invalid in minutely granularity with 1 gran as interval.",
       ],
       [{ series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'a', series: minutely(20) }] }, 400, 'InvalidArgument', "The machine 'a' appears twice in 'series_list' (index 1)."],
-      [{ series_list: [{ series: minutely(20) }] }, 400, 'InvalidMachineId', /^The 'machine_id' of the 'series_list' item at index 0 is required/],
-      [{ series_list: 'all' }, 400, 'InvalidSeries', "The 'series_list' field must be a non-empty array of objects with 'machine_id' and 'series'."],
-      [{ series: { timestamp: 'x' } }, 400, 'InvalidSeries', "Series 0: the 'series' field must be an array of points."],
+      [{ series_list: [{ series: minutely(20) }] }, 400, 'InvalidMachineId', /^series_list\[0\]\.machine_id is required \(1 to 128 characters/],
+      [{ series_list: 'all' }, 400, 'InvalidSeries', 'series_list must be an array of at least 1 item.'],
+      [{ series: { timestamp: 'x' } }, 400, 'InvalidSeries', 'series must be an array of at least 12 items.'],
       // Multichannel series: the rules of POST /v1/detect, each message naming the series (and channel).
       [
         { granularity: 'minutely', series_list: [{ machine_id: 'a', series: minutely(20) }, { machine_id: 'pump', series: multichannel(20).map((p, i) => (i === 4 ? { ...p, channels: { flow: 1 } } : p)) }] },
@@ -143,7 +143,7 @@ describe('detection jobs: requests', () => {
         { granularity: 'minutely', machine_id: 'pump', series: multichannel(20).map((p, i) => (i === 6 ? { ...p, channels: { ...p.channels, temp: 'hot' } } : p)) },
         400,
         'InvalidSeries',
-        "Series 0 (machine 'pump'), channel 'temp': The 'value' at index 6 must be a number, got the string \"hot\".",
+        'series[6].channels.temp must be a number from -1e+100 to 1e+100.',
       ],
       [{ machine_id: 'pump:1', series: multichannel(20) }, 400, 'InvalidMachineId', /^The 'machine_id' field of a multivariate series must not contain ':'/],
       [
@@ -367,7 +367,7 @@ describe('detection jobs: requests', () => {
       [[...lines.slice(0, 8), `${points[3]!.timestamp},abc`, ...lines.slice(8)].join('\n'), '', 'Line 9, column 2 (value): "abc" is not a number'],
       [[...lines.slice(0, 8), lines[7]!, ...lines.slice(8)].join('\n'), '', `Line 9, column 1 (timestamp): ${points[6]!.timestamp} repeats line 8's timestamp`],
       [[...lines, 'a,b,c'].join('\n'), '', 'Line 22: 3 columns where line 2 has 2'],
-      [lines.join('\n'), '?sensitivity=high', "The 'sensitivity' field must be an integer between 0 and 99."],
+      [lines.join('\n'), '?sensitivity=high', "The 'sensitivity' query parameter must be an integer from 0 to 99."],
     ];
     for (const [text, query, message] of cases) {
       const response = await postCsv(text, query);

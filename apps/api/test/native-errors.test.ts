@@ -69,8 +69,8 @@ describe('POST /v1/baseline errors', () => {
   const base = { machine_id: 'pump-1', series: values(120) };
 
   it.each([
-    ['a missing machine_id', { series: values(120) }, /machine_id' field is required/],
-    ['an empty machine_id', { ...base, machine_id: '' }, /required/],
+    ['a missing machine_id', { series: values(120) }, /^machine_id is required \(1 to 128 characters/],
+    ['an empty machine_id', { ...base, machine_id: '' }, /^machine_id must be 1 to 128 characters/],
     ['a machine_id with a space', { ...base, machine_id: 'pump 1' }, /1 to 128 characters/],
     ['a machine_id starting with a dot', { ...base, machine_id: '.hidden' }, /starting with a letter or digit/],
     ['a machine_id of 129 characters', { ...base, machine_id: 'm'.repeat(129) }, /1 to 128/],
@@ -82,21 +82,21 @@ describe('POST /v1/baseline errors', () => {
 
   it.each([
     ['no series and no energies', { machine_id: 'm1' }, /'series' field is required: at least 100 points/],
-    ['99 points', { machine_id: 'm1', series: values(99) }, /at least 100 points of healthy data; the series has 99/],
-    ['8,641 points', { machine_id: 'm1', series: values(8641) }, /at most 8640 points/],
+    ['99 points', { machine_id: 'm1', series: values(99) }, /^series must have 100 to 8640 items; it has 99\.$/],
+    ['8,641 points', { machine_id: 'm1', series: values(8641) }, /^series must have 100 to 8640 items; it has 8641\.$/],
     ['a series that is not an array', { machine_id: 'm1', series: { value: 1 } }, /must be an array/],
-    ['a point without a value', { machine_id: 'm1', series: [...values(119), { timestamp: 'x' }] }, /index 119 is required/],
-    ['a string value', { machine_id: 'm1', series: [{ value: '3' }, ...values(119)] }, /index 0 must be a number/],
-    ['a value of 1e101', { machine_id: 'm1', series: [...values(119), { value: 1e101 }] }, /too large/],
-    ['a point that is not an object', { machine_id: 'm1', series: [...values(119), 5] }, /index 119 must be an object/],
+    ['a point without a value', { machine_id: 'm1', series: [...values(119), { timestamp: 'x' }] }, /^series\[119\]\.value is required \(a number from -1e\+100 to 1e\+100\)\.$/],
+    ['a string value', { machine_id: 'm1', series: [{ value: '3' }, ...values(119)] }, /^series\[0\]\.value must be a number from -1e\+100 to 1e\+100\.$/],
+    ['a value of 1e101', { machine_id: 'm1', series: [...values(119), { value: 1e101 }] }, /^series\[119\]\.value must be a number from -1e\+100 to 1e\+100\.$/],
+    ['a point that is not an object', { machine_id: 'm1', series: [...values(119), 5] }, /^series\[119\] must be an object\.$/],
     ['hourly data without timestamps', { machine_id: 'm1', granularity: 'hourly', series: values(120) }, /timestamp/],
     ['descending timestamps', { machine_id: 'm1', granularity: 'hourly', series: hourly(120).reverse() }, /ascending/],
-    ['99 energies', { machine_id: 'm1', energies: new Array(99).fill(1) }, /at least 100 energies; got 99/],
-    ['energies that are not an array', { machine_id: 'm1', energies: 'many' }, /array of numbers/],
-    ['a negative energy', { machine_id: 'm1', energies: [...new Array(99).fill(1), -1] }, /index 99 must be a number from 0 to 1e\+150/],
+    ['99 energies', { machine_id: 'm1', energies: new Array(99).fill(1) }, /^energies must have 100 to 100000 items; it has 99\.$/],
+    ['energies that are not an array', { machine_id: 'm1', energies: 'many' }, /^energies must be an array of 100 to 100000 items\.$/],
+    ['a negative energy', { machine_id: 'm1', energies: [...new Array(99).fill(1), -1] }, /^energies\[99\] must be a number from 0 to 1e\+150\.$/],
     // Finite, but its square is not: the statistics would be infinite (it was a 503 from the store).
-    ['an energy of 1e308', { machine_id: 'm1', energies: [...new Array(50).fill(3), 1e308, ...new Array(49).fill(4)] }, /index 50 must be a number from 0 to 1e\+150/],
-    ['a string energy', { machine_id: 'm1', energies: ['1', ...new Array(99).fill(1)] }, /index 0/],
+    ['an energy of 1e308', { machine_id: 'm1', energies: [...new Array(50).fill(3), 1e308, ...new Array(49).fill(4)] }, /^energies\[50\] must be a number from 0 to 1e\+150\.$/],
+    ['a string energy', { machine_id: 'm1', energies: ['1', ...new Array(99).fill(1)] }, /^energies\[0\] must be a number/],
   ])('%s is InvalidSeries', async (_name, body, message) => {
     expectError(await post(app, '/v1/baseline', body), 400, 'InvalidSeries', message);
   });
@@ -132,7 +132,7 @@ describe('POST /v1/baseline errors', () => {
 
   it('refuses more than 100,000 energies', async () => {
     const response = await post(app, '/v1/baseline', { machine_id: 'm1', energies: new Array(100_001).fill(1) });
-    expectError(response, 400, 'InvalidSeries', /at most 100000 energies/);
+    expectError(response, 400, 'InvalidSeries', /^energies must have 100 to 100000 items; it has 100001\.$/);
   });
 });
 
@@ -140,13 +140,13 @@ describe('POST /v1/detect errors', () => {
   const base = { series: values(24) };
 
   it.each([
-    ['a missing series', {}, /'series' field is required: 12 to 8640 points/],
-    ['11 points', { series: values(11) }, /at least 12 points/],
-    ['8,641 points', { series: values(8641) }, /exceeds maximum length/],
-    ['a null series', { series: null }, /required/],
+    ['a missing series', {}, /^series is required \(an array of 12 to 8640 items\)\.$/],
+    ['11 points', { series: values(11) }, /^series must have 12 to 8640 items; it has 11\.$/],
+    ['8,641 points', { series: values(8641) }, /^series must have 12 to 8640 items; it has 8641\.$/],
+    ['a null series', { series: null }, /^series must be an array of 12 to 8640 items\.$/],
     ['a series that is not an array', { series: 'abc' }, /array/],
-    ['a string value', { series: [{ value: 'x' }, ...values(23)] }, /index 0 must be a number/],
-    ['hourly data without timestamps', { ...base, granularity: 'hourly' }, /'timestamp' at index 0 is required/],
+    ['a string value', { series: [{ value: 'x' }, ...values(23)] }, /^series\[0\]\.value must be a number/],
+    ['hourly data without timestamps', { ...base, granularity: 'hourly' }, /^series\[0\]\.timestamp is required when granularity is not 'none'\.$/],
     ['hourly data out of order', { series: hourly(24).reverse(), granularity: 'hourly' }, /./],
   ])('%s is InvalidSeries', async (_name, body, message) => {
     expectError(await post(app, '/v1/detect', body), 400, 'InvalidSeries', message);

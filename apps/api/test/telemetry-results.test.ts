@@ -126,7 +126,7 @@ describe('GET /v1/machines/{machine_id}/results', () => {
     ['limit=10001', 'InvalidArgument', "The 'limit' query parameter must be an integer from 1 to 10000."],
     ['limit=ten', 'InvalidArgument', "The 'limit' query parameter must be an integer from 1 to 10000."],
     ['limit=1.5', 'InvalidArgument', "The 'limit' query parameter must be an integer from 1 to 10000."],
-    ['limit=1&limit=2', 'InvalidArgument', "The 'limit' query parameter must be given once."],
+    ['limit=1&limit=2', 'InvalidArgument', "The 'limit' query parameter must be an integer from 1 to 10000."],
     ['from=yesterday', 'InvalidArgument', "The 'from' query parameter must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z."],
     ['to=2024-02-30T00:00:00Z', 'InvalidArgument', "The 'to' query parameter must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z."],
     [
@@ -164,7 +164,7 @@ describe('GET /v1/machines/{machine_id}/results', () => {
     expect(response.json()).toEqual({
       error: {
         code: 'InvalidMachineId',
-        message: 'The machine id in the path must be 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit.',
+        message: "The 'machine_id' path parameter must be 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit.",
       },
     });
   });

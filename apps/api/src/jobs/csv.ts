@@ -11,9 +11,7 @@ import { csvLines, describeCsvProblem, readChannelsCsv, readCsvNumber as readNum
 import { AppError, ERRORS } from '../errors.js';
 
 /** The query parameters a CSV submission takes, as the JSON body's fields. */
-const NUMBER_FIELDS = ['customInterval', 'period', 'sensitivity', 'maxAnomalyRatio', 'imputeFixedValue'] as const;
-const TEXT_FIELDS = ['machine_id', 'granularity', 'imputeMode'] as const;
-export const CSV_QUERY_FIELDS: readonly string[] = [...TEXT_FIELDS, ...NUMBER_FIELDS];
+export const CSV_QUERY_FIELDS: readonly string[] = ['machine_id', 'granularity', 'imputeMode', 'customInterval', 'period', 'sensitivity', 'maxAnomalyRatio', 'imputeFixedValue'];
 
 function problem(line: number, column: number | null, columnName: string | null, message: string): AppError {
   return new AppError(ERRORS.InvalidSeries, describeCsvProblem({ line, column, columnName, message }));
@@ -27,12 +25,10 @@ function problem(line: number, column: number | null, columnName: string | null,
 export function csvJobBody(text: string, query: unknown, parseTimestamp: (text: string) => number | null): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const params = typeof query === 'object' && query !== null ? (query as Record<string, unknown>) : {};
+  // The query string was validated against JobCsvQuery (numbers are numbers by then).
   for (const name of CSV_QUERY_FIELDS) {
-    const raw = params[name];
-    if (raw === undefined || raw === '') continue;
-    if (typeof raw !== 'string') throw new AppError(ERRORS.InvalidArgument, `The '${name}' query parameter must be given once.`);
-    // A number where the JSON body has one; anything else is passed on for the body's own message.
-    body[name] = (NUMBER_FIELDS as readonly string[]).includes(name) ? (readNumber(raw) ?? raw) : raw;
+    const value = params[name];
+    if (value !== undefined && value !== '') body[name] = value;
   }
 
   const lines = csvLines(text);

@@ -31,7 +31,9 @@ import { lazyProducer } from '../bus-producer.js';
 import type { JobsConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
 import { lacksModelChannels } from '../native/multivariate.js';
-import { NativeError } from '../native/schemas.js';
+import { ID_RULES, NativeError } from '../native/schemas.js';
+import { bodyValidator, useSchemaValidation } from '../schema-validation.js';
+import { Type } from 'typebox';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
@@ -85,6 +87,8 @@ interface PlannedSeries {
   readonly width: number;
   readonly sensitivity: number | undefined;
 }
+/** The codes of schema failures: the machine ids', the series', else InvalidArgument. */
+const JOB_SCHEMA_ERRORS = { fields: { machine_id: 'InvalidMachineId', series: 'InvalidSeries', series_list: 'InvalidSeries' }, patterns: ID_RULES } as const;
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
 function orgOf(request: FastifyRequest): string {
@@ -100,9 +104,12 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   const usage = usageMeter(options.store, options.hourlyCounting);
   const codecs = loadStreamingCodecs();
   const topic = options.topic ?? TOPICS.jobs;
-  // Bodies and queries are checked by ./request.ts (coded errors naming series and points).
-  app.setValidatorCompiler(() => () => true);
-  // A series as a CSV file (./csv.ts); only these routes take it.
+  // JSON bodies, queries and paths are validated against ./schemas.ts; a failure names its field.
+  useSchemaValidation(app, JOB_SCHEMA_ERRORS);
+  // A CSV body is read by ./csv.ts into the JSON body, which this checks against the same schema.
+  const checkJobBody = bodyValidator(JobRequest, JOB_SCHEMA_ERRORS);
+  // A series as a CSV file (./csv.ts); only these routes take it. Its own parser: the file is text
+  // (up to JOBS_BODY_LIMIT_BYTES, a million points) that no JSON schema reads; it becomes the JSON body.
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
     done(null, body);
   });
@@ -261,14 +268,15 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
           'Submit series of any length (up to JOBS_MAX_POINTS) for entire-series detection; answers 202 with the job. JSON, or one series as text/csv with the options in the query.',
         consumes: ['application/json', 'text/csv'],
         querystring: JobCsvQuery,
-        body: JobRequest,
+        // Validated as JSON only: a CSV body is text here, checked once ./csv.ts has made it JSON.
+        body: { content: { 'application/json': { schema: JobRequest }, 'text/csv': { schema: Type.String() } } },
         response: { 202: JobBody, 403: NativeError, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const orgId = orgOf(request);
       const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-      const body = typeof request.body === 'string' ? csvJobBody(request.body, request.query, parseIsoTimestamp) : request.body;
+      const body = typeof request.body === 'string' ? checkJobBody(csvJobBody(request.body, request.query, parseIsoTimestamp)) : (request.body as JobRequest);
       const parsed = parseJobRequest(body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
       const store = jobStore();
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server (no bus).');
@@ -352,7 +360,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     },
     async (request) => {
       const orgId = orgOf(request);
-      const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
+      const job = await requireJob(request, orgId, request.params.job_id);
       return describe(request, job);
     },
   );
@@ -374,7 +382,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     async (request) => {
       const orgId = orgOf(request);
       const query = parseJobResultsQuery(request.query);
-      const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
+      const job = await requireJob(request, orgId, request.params.job_id);
       const store = jobStore();
       // One machine's series only (a multichannel machine has several, side by side), or one
       // series: its rows from the start of its first series (or the cursor on).
@@ -454,7 +462,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     },
     async (request) => {
       const orgId = orgOf(request);
-      const job = await requireJob(request, orgId, (request.params as { job_id?: unknown }).job_id);
+      const job = await requireJob(request, orgId, request.params.job_id);
       const store = jobStore();
       if (!FINISHED_JOB_STATUSES.includes(job.status)) {
         const cancelled = await stored(request, 'cancelling a job', () =>

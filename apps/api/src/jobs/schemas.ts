@@ -1,52 +1,40 @@
-// Wire schemas of the detection-job routes (docs/jobs.md). Bodies and queries are validated by
-// ./request.ts (coded errors naming the series and point); the request schemas here document them.
+// Wire schemas of the detection-job routes (docs/jobs.md). Fastify validates JSON bodies, queries
+// and paths against them (../schema-validation.ts answers a failure with a coded error naming the
+// field); a text/csv body becomes the JSON body and is checked against the same schema.
+// ./request.ts applies what a schema cannot state (limits from configuration, timestamps' order).
 import { Type, type Static } from 'typebox';
 import { MIN_SERIES_POINTS } from '@adp/domain';
 import { PointVerdictFields } from '../point-verdict.js';
-import { MACHINE_ID_PATTERN } from '../native/request.js';
+import { FIXED_VALUE_WITH_FIXED_MODE, DetectOptionFields, MachineId, Nullable, SeriesPoint } from '../native/schemas.js';
+import { TIMESTAMPS_WITH_GRANULARITY } from '../vendor/schemas.js';
 import { JOBS_MAX_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
-const MachineId = Type.String({
-  pattern: MACHINE_ID_PATTERN.source,
-  description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit; scoped to your organization.',
+const Series = Type.Array(SeriesPoint, {
+  minItems: MIN_SERIES_POINTS,
+  description:
+    "Points in ascending timestamp order, 12 or more; JOBS_MAX_POINTS (1,000,000) for the job in all. Points with 'value', or all with 'channels' (a machine's channels: each judged as a series; with the machine's multivariate baseline, the readings are also judged together).",
 });
-
-const Point = Type.Object(
-  {
-    timestamp: Type.Optional(Type.String({ description: "ISO 8601; required unless granularity is 'none'." })),
-    value: Type.Optional(Type.Number({ description: 'Finite, |value| <= 1e100. A multichannel point has channels instead.' })),
-    channels: Type.Optional(
-      Type.Record(Type.String(), Type.Number(), {
-        description:
-          "A multichannel point: channel names to readings (every point the first point's channels, as POST /v1/detect takes them). Each channel is judged as a series; with the machine's multivariate baseline, the readings are also judged together.",
-      }),
-    ),
-  },
-  { additionalProperties: true },
-);
-
-const Series = Type.Array(Point, { minItems: MIN_SERIES_POINTS, description: 'Points in ascending timestamp order, 12 or more; JOBS_MAX_POINTS (1,000,000) for the job in all.' });
 
 export const JobRequest = Type.Object(
   {
-    series: Type.Optional(Series),
-    machine_id: Type.Optional(MachineId),
+    series: Type.Optional(Nullable(Series)),
+    machine_id: Type.Optional(Nullable(MachineId)),
     series_list: Type.Optional(
-      Type.Array(Type.Object({ machine_id: MachineId, series: Series }), {
-        minItems: 1,
-        description: 'Several series, each with its machine: at most JOBS_MAX_SERIES (1,000).',
-      }),
+      Nullable(
+        Type.Array(Type.Object({ machine_id: MachineId, series: Series }), {
+          minItems: 1,
+          description: 'Several series, each with its machine: at most JOBS_MAX_SERIES (1,000).',
+        }),
+      ),
     ),
-    granularity: Type.Optional(Type.String({ description: 'As POST /v1/detect: yearly .. secondly, microsecond or none (default).' })),
-    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
-    period: Type.Optional(Type.Integer({ minimum: 0, description: '0 or absent: detected.' })),
-    sensitivity: Type.Optional(Type.Integer({ minimum: 0, maximum: 99, description: 'Default 95.' })),
-    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5, description: 'Default 0.25.' })),
-    imputeMode: Type.Optional(Type.String()),
-    imputeFixedValue: Type.Optional(Type.Number()),
+    ...DetectOptionFields,
   },
-  { description: "One series ('series', optional 'machine_id') or several ('series_list'), with the detection options of POST /v1/detect." },
+  {
+    description: "One series ('series', optional 'machine_id') or several ('series_list'), with the detection options of POST /v1/detect.",
+    allOf: [TIMESTAMPS_WITH_GRANULARITY, FIXED_VALUE_WITH_FIXED_MODE],
+  },
 );
+export type JobRequest = Static<typeof JobRequest>;
 
 // The store's JobStatus values; jobBody() assigns one to this, so the two cannot drift apart.
 const Status = Type.Union(
@@ -106,16 +94,7 @@ export type JobBody = Static<typeof JobBody>;
 
 /** POST /v1/jobs with a CSV body: the fields the JSON body would carry besides the series. */
 export const JobCsvQuery = Type.Object(
-  {
-    machine_id: Type.Optional(MachineId),
-    granularity: Type.Optional(Type.String()),
-    customInterval: Type.Optional(Type.Integer({ minimum: 1 })),
-    period: Type.Optional(Type.Integer({ minimum: 0 })),
-    sensitivity: Type.Optional(Type.Integer({ minimum: 0, maximum: 99 })),
-    maxAnomalyRatio: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 })),
-    imputeMode: Type.Optional(Type.String()),
-    imputeFixedValue: Type.Optional(Type.Number()),
-  },
+  { machine_id: Type.Optional(MachineId), ...DetectOptionFields },
   { description: 'With a text/csv body only: the options and machine of the series in the file (a JSON body carries them itself).' },
 );
 

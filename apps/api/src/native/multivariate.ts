@@ -1,24 +1,26 @@
 // Multivariate requests of the native routes: a series whose points carry `channels` (named
-// readings, as telemetry's points do) instead of `value`. Each channel is checked, baselined and
+// readings, as telemetry's points do) instead of `value`. The schema has checked each point's
+// channels (names, count, readings); here are the rules between points (every point carries the
+// first point's channels) and between fields (a channel's series id fits a machine id). Each channel is checked, baselined and
 // judged as its own series `<machine_id>:<channel>` under the univariate rules (./request.ts),
 // so a channel's baseline is the one the streaming workers use for that channel's telemetry.
 // The machine-level regime of a point is its most severe channel regime; its driver is the channel
 // at that regime with the highest z-score.
+import { MACHINE_ID_MAX_LENGTH, MAX_MULTIVARIATE_CHANNELS } from '@adp/domain';
 import { judgeMachine, type MachineModel, type MachineVerdict } from '@adp/machine';
 import type { Regime } from '@adp/regimes';
-import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE, MACHINE_ID_MAX_LENGTH, MAX_MULTIVARIATE_CHANNELS } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
+import { type JsonObject, invalidSeries, isJsonObject } from '../request-checks.js';
 import {
-  MAX_BASELINE_POINTS,
-  MIN_BASELINE_POINTS,
   parseBaselineRequest,
   parseDetectRequest,
-  parseMachineId,
+  type BaselineBodyFields,
+  type DetectFlags,
   type NativeBaselineRequest,
   type NativeDetectRequest,
   type ParseTimestamp,
+  type SchemaPoint,
 } from './request.js';
-import { type JsonObject, invalidSeries, isJsonObject } from '../request-checks.js';
 
 /**
  * Most channels of one multivariate baseline or detection. Each channel is a fine-tune or a model
@@ -67,9 +69,11 @@ export function isMultichannelSeries(series: unknown): series is unknown[] {
   return isJsonObject(first) && first['channels'] !== undefined && first['channels'] !== null;
 }
 
-/** A multivariate machine id: the univariate rule without ':' (it joins a machine to its channels). */
-export function parseMultivariateMachineId(value: unknown, what = "'machine_id' field"): string {
-  const machineId = parseMachineId(value, what);
+/**
+ * A multivariate machine id: the univariate rule (the schema's) without ':', which joins a machine
+ * to its channels.
+ */
+export function parseMultivariateMachineId(machineId: string, what = "'machine_id' field"): string {
   if (machineId.includes(':')) {
     throw new AppError(
       ERRORS.InvalidMachineId,
@@ -80,38 +84,32 @@ export function parseMultivariateMachineId(value: unknown, what = "'machine_id' 
 }
 
 /**
- * The channel names (the first point's, in its order) and each channel's points in the vendor
- * shape `{timestamp, value}`. Every point must carry exactly the first point's channels.
+ * The channel names (the first point's, in its order) and each channel's points in the univariate
+ * shape `{timestamp, value}`. Every point must carry exactly the first point's channels; names,
+ * their count and the readings are the schema's.
  */
-export function splitChannels(series: readonly unknown[], machineId: string | null): { names: string[]; perChannel: Map<string, JsonObject[]> } {
-  const first = series[0];
-  if (!isJsonObject(first) || !isJsonObject(first['channels'])) {
-    throw invalidSeries("series[0].channels must be an object of channel names to numbers.");
-  }
-  const names = Object.keys(first['channels']);
-  if (names.length === 0 || names.length > MAX_MULTIVARIATE_CHANNELS) {
-    throw invalidSeries(`A multivariate series has 1 to ${MAX_MULTIVARIATE_CHANNELS} channels; series[0].channels has ${names.length}.`);
-  }
-  for (const name of names) {
-    if (!CHANNEL_NAME_PATTERN.test(name)) {
-      throw invalidSeries(`series[0].channels has a channel name that is not ${CHANNEL_NAME_RULE}.`);
-    }
-    if (machineId !== null && machineId.length + 1 + name.length > MACHINE_ID_MAX_LENGTH) {
-      throw invalidSeries(
-        `series[0].channels.${name}: '<machine_id>:<channel>' must be at most ${MACHINE_ID_MAX_LENGTH} characters (each channel is its own series).`,
-      );
+export function splitChannels(series: readonly unknown[], machineId: string | null): { names: string[]; perChannel: Map<string, SchemaPoint[]> } {
+  const first = series[0] as { channels: JsonObject };
+  const names = Object.keys(first.channels);
+  if (machineId !== null) {
+    for (const name of names) {
+      if (machineId.length + 1 + name.length > MACHINE_ID_MAX_LENGTH) {
+        throw invalidSeries(
+          `series[0].channels.${name}: '<machine_id>:<channel>' must be at most ${MACHINE_ID_MAX_LENGTH} characters (each channel is its own series).`,
+        );
+      }
     }
   }
-  const perChannel = new Map<string, JsonObject[]>(names.map((name) => [name, new Array<JsonObject>(series.length)]));
+  const perChannel = new Map<string, SchemaPoint[]>(names.map((name) => [name, new Array<SchemaPoint>(series.length)]));
   for (let index = 0; index < series.length; index++) {
-    const point: unknown = series[index];
-    if (!isJsonObject(point) || !isJsonObject(point['channels'])) {
+    const point = series[index] as JsonObject;
+    const readings = point['channels'];
+    if (!isJsonObject(readings)) {
       throw invalidSeries(`series[${index}] must have 'channels': an object of channel names to numbers, as series[0] has.`);
     }
     if (point['value'] !== undefined && point['value'] !== null) {
       throw invalidSeries(`series[${index}] must have exactly one of 'value' and 'channels'; a multivariate series has 'channels' only.`);
     }
-    const readings = point['channels'];
     const keys = Object.keys(readings);
     const missing = names.find((name) => !Object.hasOwn(readings, name));
     if (missing !== undefined) {
@@ -121,8 +119,9 @@ export function splitChannels(series: readonly unknown[], machineId: string | nu
       const extra = keys.find((key) => !names.includes(key)) ?? '';
       throw invalidSeries(`series[${index}].channels has '${extra}', which series[0] does not: every point carries the channels of series[0].`);
     }
+    const timestamp = point['timestamp'] as string | null | undefined;
     for (const name of names) {
-      perChannel.get(name)![index] = { timestamp: point['timestamp'], value: readings[name] };
+      perChannel.get(name)![index] = { timestamp, value: readings[name] as number };
     }
   }
   return { names, perChannel };
@@ -141,21 +140,18 @@ function forChannel<T>(channel: string, parse: () => T): T {
 }
 
 /** `POST /v1/baseline` with a multivariate `series`. */
-export function parseMultivariateBaselineRequest(body: JsonObject, parseTimestamp: ParseTimestamp): MultivariateBaselineRequest {
-  const machineId = parseMultivariateMachineId(body['machine_id']);
-  const series = body['series'] as unknown[];
-  if (body['energies'] !== undefined && body['energies'] !== null) {
+export function parseMultivariateBaselineRequest(
+  body: BaselineBodyFields,
+  series: readonly unknown[],
+  parseTimestamp: ParseTimestamp,
+): MultivariateBaselineRequest {
+  const machineId = parseMultivariateMachineId(body.machine_id);
+  if (body.energies != null) {
     throw new AppError(ERRORS.InvalidArgument, "Send either 'series' (healthy data to fine-tune on) or 'energies', not both.");
-  }
-  if (series.length < MIN_BASELINE_POINTS) {
-    throw invalidSeries(`A baseline needs at least ${MIN_BASELINE_POINTS} points of healthy data; the series has ${series.length}.`);
-  }
-  if (series.length > MAX_BASELINE_POINTS) {
-    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_POINTS} points; the series has ${series.length}.`);
   }
   const { names, perChannel } = splitChannels(series, machineId);
   const channels = names.map((channel) => {
-    const request = forChannel(channel, () => parseBaselineRequest({ ...body, series: perChannel.get(channel) }, parseTimestamp));
+    const request = forChannel(channel, () => parseBaselineRequest(body, perChannel.get(channel), parseTimestamp));
     if (request.kind !== 'series') throw new Error('unreachable: a channel baseline without its series');
     return { channel, request };
   });
@@ -171,14 +167,16 @@ export function parseMultivariateBaselineRequest(body: JsonObject, parseTimestam
 }
 
 /** `POST /v1/detect` with a multivariate `series`. */
-export function parseMultivariateDetectRequest(body: JsonObject, parseTimestamp: ParseTimestamp): MultivariateDetectRequest {
-  const rawMachineId = body['machine_id'];
-  const machineId = rawMachineId === undefined || rawMachineId === null ? null : parseMultivariateMachineId(rawMachineId);
-  const series = body['series'] as unknown[];
+export function parseMultivariateDetectRequest(
+  body: DetectFlags,
+  series: readonly unknown[],
+  parseTimestamp: ParseTimestamp,
+): MultivariateDetectRequest {
+  const machineId = body.machine_id == null ? null : parseMultivariateMachineId(body.machine_id);
   const { names, perChannel } = splitChannels(series, machineId);
   const channels = names.map((channel) => ({
     channel,
-    request: forChannel(channel, () => parseDetectRequest({ ...body, series: perChannel.get(channel) }, parseTimestamp)),
+    request: forChannel(channel, () => parseDetectRequest(body, perChannel.get(channel)!, parseTimestamp)),
   }));
   return { machineId, points: series.length, channels };
 }

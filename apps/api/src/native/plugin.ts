@@ -37,15 +37,10 @@ import {
   judgeAgainstMachineModel,
   withMachineVerdict,
   type MachineVerdictBody,
+  type MultivariateDetectRequest,
 } from './multivariate.js';
-import {
-  parseBaselineRequest,
-  parseDetectRequest,
-  parseMachineId,
-  parseMachinesInclude,
-  toNativeError,
-  type NativeDetectRequest,
-} from './request.js';
+import { parseBaselineRequest, parseDetectRequest, toNativeError, type NativeDetectRequest, type SchemaPoint } from './request.js';
+import { useSchemaValidation } from '../schema-validation.js';
 import {
   BaselineQuery,
   BaselineRequest,
@@ -53,6 +48,7 @@ import {
   DeleteMachineResponse,
   DetectRequest,
   DetectResponse,
+  ID_RULES,
   MachineParams,
   MachineStatusResponse,
   MachinesQuery,
@@ -97,6 +93,11 @@ export interface NativeRoutesOptions {
 
 const TAGS = ['native'];
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
+/** The codes of schema failures: the machine id's, the series' (or energies'), else InvalidArgument. */
+const NATIVE_SCHEMA_ERRORS = {
+  fields: { machine_id: 'InvalidMachineId', series: 'InvalidSeries', energies: 'InvalidSeries' },
+  patterns: ID_RULES,
+} as const;
 /** What a detection knows before the learned model runs. */
 interface PreparedDetection {
   readonly parsed: NativeDetectRequest;
@@ -154,9 +155,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       await unsubscribe();
     });
   }
-  // Bodies, queries and paths are checked by ./request.ts (coded errors, fixed order); the
-  // schemas document them and shape the responses.
-  app.setValidatorCompiler(() => () => true);
+  // Bodies, queries and paths are validated against ./schemas.ts; a failure names its field.
+  useSchemaValidation(app, NATIVE_SCHEMA_ERRORS);
 
   async function meter(request: FastifyRequest, endpoint: NativeEndpoint, points: number): Promise<void> {
     try {
@@ -207,8 +207,10 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request): Promise<DetectBody | MultivariateDetectBody> => {
       const orgId = orgOf(request);
-      if (isMultivariate(request.body)) return detectChannels(request, orgId);
-      const parsed = parseDetectRequest(request.body, parseIsoTimestamp);
+      const body = request.body;
+      if (isMultivariate(body)) return detectChannels(request, orgId, parseMultivariateDetectRequest(body, body.series, parseIsoTimestamp));
+      // Not multivariate: the first point has no channels, and splitting found every point's value.
+      const parsed = parseDetectRequest(body, body.series as SchemaPoint[], parseIsoTimestamp);
       const prepared = await prepareDetection(orgId, parsed, parsed.machineId);
       const channels = prepared.predictor?.baseline.channels;
       if (channels) {
@@ -332,8 +334,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
    * baseline, else the generic model), one after another in one admission slot, then the
    * machine-level regimes and their drivers.
    */
-  async function detectChannels(request: FastifyRequest, orgId: string): Promise<MultivariateDetectBody> {
-    const parsed = parseMultivariateDetectRequest(request.body as Record<string, unknown>, parseIsoTimestamp);
+  async function detectChannels(request: FastifyRequest, orgId: string, parsed: MultivariateDetectRequest): Promise<MultivariateDetectBody> {
     const machineId = parsed.machineId;
     const prepared: { channel: string; prepared: PreparedDetection }[] = [];
     for (const { channel, request: channelRequest } of parsed.channels) {
@@ -397,8 +398,9 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request) => {
       const orgId = orgOf(request);
-      if (isMultivariate(request.body)) {
-        const parsed = parseMultivariateBaselineRequest(request.body as Record<string, unknown>, parseIsoTimestamp);
+      const body = request.body;
+      if (isMultivariate(body) && body.series) {
+        const parsed = parseMultivariateBaselineRequest(body, body.series, parseIsoTimestamp);
         const settings = {
           machineId: parsed.machineId,
           label: parsed.label,
@@ -411,7 +413,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         await meter(request, 'v1/baseline', parsed.points * channels.length);
         return multivariateBaselineBody(written.record, written.channels);
       }
-      const parsed = parseBaselineRequest(request.body, parseIsoTimestamp);
+      const parsed = parseBaselineRequest(body, body.series as SchemaPoint[] | null | undefined, parseIsoTimestamp);
       const settings = {
         machineId: parsed.machineId,
         label: parsed.label,
@@ -447,7 +449,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request) => {
       const orgId = orgOf(request);
-      const machineId = parseMachineId((request.query as { machine_id?: unknown }).machine_id, "'machine_id' query parameter");
+      const machineId = request.query.machine_id;
       const record = await service.getBaseline(orgId, machineId);
       if (!record) throw new AppError(ERRORS.BaselineNotFound, `Machine '${machineId}' has no baseline. Create one with POST /v1/baseline.`);
       if (record.channels) return multivariateBaselineBody(record, await service.channelBaselines(orgId, record));
@@ -468,7 +470,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       },
     },
     async (request) => {
-      const includeTelemetry = parseMachinesInclude(request.query);
+      const includeTelemetry = request.query.include === 'telemetry';
       const machines = await service.listMachines(orgOf(request), includeTelemetry);
       return {
         machines: machines.map((machine) => ({
@@ -498,7 +500,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request) => {
       const orgId = orgOf(request);
-      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const machineId = request.params.machine_id;
       const result = await service.deleteMachine(orgId, machineId);
       if (!result.deleted) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
       await audit(request, result.baselineDeleted ? 'baseline.deleted' : 'machine.deleted', `machine:${machineId}`);
@@ -524,7 +526,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
     async (request) => {
       const orgId = orgOf(request);
-      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const machineId = request.params.machine_id;
       const found = await service.machineStatus(orgId, machineId);
       if (!found) throw new AppError(ERRORS.MachineNotFound, `Machine '${machineId}' not found.`);
       const { record: status, telemetry } = found;

@@ -1,13 +1,22 @@
-// Request validation of the native routes. The series and the detection options follow the
-// vendor routes' rules (./../vendor/request.ts does the work); the native fields are checked here.
-// Every failure is an AppError with a registry code: InvalidMachineId, InvalidSeries or
-// InvalidArgument (400).
-import { GRANULARITIES, SeriesError, type DetectOptions, type Granularity, type SeriesInput } from '@adp/detection';
+// Request reading of the native routes. Fastify has validated each body against its schema
+// (./schemas.ts) before these run, so they only turn it into the engine's input and apply the rules
+// a schema cannot state: timestamps parsed to milliseconds (and ascending for a baseline), the
+// options' defaults, one of `series` and `energies`. Failures are AppErrors with a registry code:
+// InvalidSeries or InvalidArgument (400).
+import { SeriesError, type DetectOptions, type Granularity, type SeriesInput } from '@adp/detection';
+import type { Static } from 'typebox';
 import { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MAX_SERIES_POINTS, MIN_BASELINE_POINTS } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
+import { invalidArgument, invalidSeries } from '../request-checks.js';
 import { VendorError } from '../vendor/errors.js';
-import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
-import { type JsonObject, invalidArgument, invalidSeries, isJsonObject } from '../request-checks.js';
+import type { BaselineRequest, DetectOptionFields, DetectRequest, Point } from './schemas.js';
+import {
+  DEFAULT_CUSTOM_INTERVAL,
+  DEFAULT_GRANULARITY,
+  DEFAULT_IMPUTE_MODE,
+  DEFAULT_MAX_ANOMALY_RATIO,
+  DEFAULT_SENSITIVITY,
+} from '../vendor/request.js';
 
 // Machine ids are safe in URLs, file names and log lines, and matched case-sensitively.
 export { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MIN_BASELINE_POINTS };
@@ -47,24 +56,14 @@ export type NativeBaselineRequest =
   | (BaselineFields & { readonly kind: 'series'; readonly values: number[] })
   | (BaselineFields & { readonly kind: 'energies'; readonly energies: number[] });
 
-function requireObject(body: unknown): JsonObject {
-  if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');
-  return body;
-}
-
-/** Absent and null are the same for optional fields. */
-function optional(body: JsonObject, name: string): unknown {
-  const value = body[name];
-  return value === null ? undefined : value;
-}
-
-/** `GET /v1/machines?include=telemetry`: whether machines without a baseline are listed too. */
-export function parseMachinesInclude(query: unknown): boolean {
-  const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)['include'] : undefined;
-  if (value === undefined || value === '') return false;
-  if (value === 'telemetry') return true;
-  throw invalidArgument("The 'include' query parameter takes one value: 'telemetry' (also list machines without a baseline).");
-}
+/** A point as the schemas admit it: `value` a number within range; `timestamp` unread yet. */
+export type SchemaPoint = Static<typeof Point>;
+/** The detection options of POST /v1/detect (and of jobs), as the schema admits them; null is absent. */
+export type { DetectOptionFields };
+/** The fields of POST /v1/detect besides the series. */
+export type DetectFlags = Omit<Static<typeof DetectRequest>, 'series'>;
+/** The fields of POST /v1/baseline besides the series. */
+export type BaselineBodyFields = Omit<Static<typeof BaselineRequest>, 'series'>;
 
 /** Checks a machine id from a body, a query string or a path. */
 export function parseMachineId(value: unknown, where: string): string {
@@ -73,42 +72,6 @@ export function parseMachineId(value: unknown, where: string): string {
   }
   if (typeof value !== 'string' || !MACHINE_ID_PATTERN.test(value)) {
     throw new AppError(ERRORS.InvalidMachineId, `The ${where} must be ${MACHINE_ID_RULE}.`);
-  }
-  return value;
-}
-
-function parseBoolean(body: JsonObject, name: string, fallback: boolean): boolean {
-  const value = optional(body, name);
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalidArgument(`The '${name}' field must be true or false.`);
-  return value;
-}
-
-function parseGranularity(body: JsonObject): Granularity | null {
-  const value = optional(body, 'granularity');
-  if (value === undefined) return null;
-  const wanted = typeof value === 'string' ? value.toLowerCase() : undefined;
-  const matched = GRANULARITIES.find((candidate) => candidate === wanted);
-  if (matched === undefined) {
-    throw invalidArgument(`The 'granularity' field must be one of ${GRANULARITIES.join(', ')}.`);
-  }
-  return matched;
-}
-
-function parseSensitivity(body: JsonObject): number | null {
-  const value = optional(body, 'sensitivity');
-  if (value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 99) {
-    throw invalidArgument("The 'sensitivity' field must be an integer from 0 to 99.");
-  }
-  return value;
-}
-
-function parseLabel(body: JsonObject): string | null {
-  const value = optional(body, 'label');
-  if (value === undefined) return null;
-  if (typeof value !== 'string' || value.length > MAX_LABEL_LENGTH) {
-    throw invalidArgument(`The 'label' field must be a string of at most ${MAX_LABEL_LENGTH} characters.`);
   }
   return value;
 }
@@ -126,126 +89,102 @@ export function toNativeError(error: unknown, otherwise: 'InvalidArgument' | 'In
   return error;
 }
 
-/** Minimal valid points (timestamps included) for checking the options alone. */
-const PLACEHOLDER_SERIES = Array.from({ length: MIN_SERIES_POINTS }, (_, index) => ({
-  timestamp: new Date(Date.UTC(2000, 0, 1 + index)).toISOString(),
-  value: 0,
-}));
-
-/** `POST /v1/detect`. */
-export function parseDetectRequest(body: unknown, parseTimestamp: ParseTimestamp): NativeDetectRequest {
-  const object = requireObject(body);
-  const rawMachineId = optional(object, 'machine_id');
-  const machineId = rawMachineId === undefined ? null : parseMachineId(rawMachineId, "'machine_id' field");
-  const includeEnergy = parseBoolean(object, 'include_energy', true);
-  const includeEmbeddings = parseBoolean(object, 'include_embeddings', false);
-  const includeZScores = parseBoolean(object, 'include_z_scores', true);
-  const includeShapeScores = parseBoolean(object, 'include_shape_scores', true);
-  const series = object['series'];
-  if (series === undefined || series === null) {
-    throw invalidSeries(`The 'series' field is required: ${MIN_SERIES_POINTS} to ${MAX_SERIES_POINTS} points.`);
-  }
-  // The options first, against a placeholder series, so that every failure of the real parse
-  // below is the series' own (InvalidSeries) whatever code the vendor rules give it.
-  try {
-    parseVendorRequest({ ...object, series: PLACEHOLDER_SERIES }, 'entire', { style: 'v1.1', parseTimestamp });
-  } catch (error) {
-    throw toNativeError(error, 'InvalidArgument');
-  }
-  let parsed: ReturnType<typeof parseVendorRequest>;
-  try {
-    parsed = parseVendorRequest(object, 'entire', { style: 'v1.1', parseTimestamp });
-  } catch (error) {
-    throw toNativeError(error, 'InvalidSeries');
-  }
-  if (parsed.operation === 'changepoint') throw new Error('unreachable: parsed an entire request as changepoint');
+/** The engine's options from the body's fields, with their defaults. */
+export function detectionOptions(fields: DetectOptionFields): { series: Omit<SeriesInput, 'timestampsMs' | 'values'>; options: DetectOptions } {
+  const granularity = fields.granularity ?? DEFAULT_GRANULARITY;
+  const imputeMode = fields.imputeMode ?? DEFAULT_IMPUTE_MODE;
+  const imputeFixedValue = imputeMode === 'fixed' ? (fields.imputeFixedValue ?? undefined) : undefined;
   return {
-    input: parsed.input,
-    options: parsed.options,
-    sensitivityGiven: optional(object, 'sensitivity') !== undefined,
-    machineId,
-    includeEnergy,
-    includeEmbeddings,
-    includeZScores,
-    includeShapeScores,
+    series: {
+      granularity,
+      customInterval: fields.customInterval ?? DEFAULT_CUSTOM_INTERVAL,
+      imputeMode,
+      ...(imputeFixedValue === undefined ? {} : { imputeFixedValue }),
+    },
+    options: {
+      // Absent, null or 0: the engine detects it.
+      period: fields.period || undefined,
+      sensitivity: fields.sensitivity ?? DEFAULT_SENSITIVITY,
+      maxAnomalyRatio: fields.maxAnomalyRatio ?? DEFAULT_MAX_ANOMALY_RATIO,
+    },
+  };
+}
+
+/**
+ * Values and timestamps of schema-checked points. Timestamps are parsed here, once: with a
+ * granularity every point's must parse (the schema made them present); with none they reach the
+ * engine only when every point carries a parsable one. `where` names the series in messages.
+ */
+export function seriesPoints(
+  points: readonly SchemaPoint[],
+  granularity: Granularity,
+  parseTimestamp: ParseTimestamp,
+  where = 'series',
+): { timestampsMs: number[] | null; values: number[] } {
+  const values = new Array<number>(points.length);
+  const timestampsMs = new Array<number>(points.length);
+  const required = granularity !== 'none';
+  let usable = true;
+  for (let index = 0; index < points.length; index++) {
+    const point = points[index]!;
+    // The schema takes either form of point; a series is all of one (the first point's).
+    if (typeof point.value !== 'number') {
+      throw invalidSeries(`${where}[${index}] has 'channels' where ${where}[0] has 'value': a series' points are all values or all channels.`);
+    }
+    values[index] = point.value;
+    if (!usable) continue;
+    const ms = typeof point.timestamp === 'string' ? parseTimestamp(point.timestamp) : null;
+    if (ms !== null) timestampsMs[index] = ms;
+    else if (required) throw invalidSeries(`${where}[${index}].timestamp must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.`);
+    else usable = false;
+  }
+  return { timestampsMs: usable ? timestampsMs : null, values };
+}
+
+/** `POST /v1/detect` with univariate points (the schema has checked the body). */
+export function parseDetectRequest(
+  body: DetectFlags,
+  points: readonly SchemaPoint[],
+  parseTimestamp: ParseTimestamp,
+): NativeDetectRequest {
+  const { series, options } = detectionOptions(body);
+  return {
+    input: { ...series, ...seriesPoints(points, series.granularity, parseTimestamp) },
+    options,
+    sensitivityGiven: body.sensitivity != null,
+    machineId: body.machine_id ?? null,
+    includeEnergy: body.include_energy ?? true,
+    includeEmbeddings: body.include_embeddings ?? false,
+    includeZScores: body.include_z_scores ?? true,
+    includeShapeScores: body.include_shape_scores ?? true,
   };
 }
 
 /** `POST /v1/baseline`: healthy `series` (fine-tuning) or `energies` (statistics only). */
-export function parseBaselineRequest(body: unknown, parseTimestamp: ParseTimestamp): NativeBaselineRequest {
-  const object = requireObject(body);
-  const machineId = parseMachineId(optional(object, 'machine_id'), "'machine_id' field");
-  const granularity = parseGranularity(object);
-  const sensitivity = parseSensitivity(object);
-  const label = parseLabel(object);
-  const fields = { machineId, granularity, sensitivity, label };
-
-  const series = optional(object, 'series');
-  const energies = optional(object, 'energies');
-  if (series !== undefined && energies !== undefined) {
+export function parseBaselineRequest(
+  body: BaselineBodyFields,
+  points: readonly SchemaPoint[] | null | undefined,
+  parseTimestamp: ParseTimestamp,
+): NativeBaselineRequest {
+  const granularity = body.granularity ?? null;
+  const fields = { machineId: body.machine_id, granularity, sensitivity: body.sensitivity ?? null, label: body.label ?? null };
+  const energies = body.energies ?? null;
+  if (points != null && energies !== null) {
     throw invalidArgument("Send either 'series' (healthy data to fine-tune on) or 'energies', not both.");
   }
-  if (energies !== undefined) return { kind: 'energies', ...fields, energies: parseEnergies(energies) };
-  if (series === undefined) {
+  if (energies !== null) return { kind: 'energies', ...fields, energies: [...energies] };
+  if (points == null) {
     throw invalidSeries(
       `The 'series' field is required: at least ${MIN_BASELINE_POINTS} points of healthy data (or 'energies': at least ${MIN_BASELINE_POINTS} numbers).`,
     );
   }
-  if (!Array.isArray(series)) throw invalidSeries("The 'series' field must be an array of points.");
-  if (series.length < MIN_BASELINE_POINTS) {
-    throw invalidSeries(
-      `A baseline needs at least ${MIN_BASELINE_POINTS} points of healthy data; the series has ${series.length}.`,
-    );
-  }
-  if (series.length > MAX_BASELINE_POINTS) {
-    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_POINTS} points; the series has ${series.length}.`);
-  }
-  // Points follow the vendor rules (timestamps required unless granularity is none).
-  const { input } = parseSeriesPoints(object, granularity, parseTimestamp);
-  const timestamps = input.timestampsMs;
-  if (timestamps) {
-    for (let index = 1; index < timestamps.length; index++) {
-      if (!((timestamps[index] ?? 0) > (timestamps[index - 1] ?? 0))) {
+  const { timestampsMs, values } = seriesPoints(points, granularity ?? DEFAULT_GRANULARITY, parseTimestamp);
+  if (timestampsMs) {
+    for (let index = 1; index < timestampsMs.length; index++) {
+      if (!(timestampsMs[index]! > timestampsMs[index - 1]!)) {
         throw invalidSeries(`The timestamps must be ascending without duplicates (index ${index}).`);
       }
     }
   }
-  return { kind: 'series', ...fields, values: [...input.values] };
-}
-
-function parseSeriesPoints(
-  object: JsonObject,
-  granularity: Granularity | null,
-  parseTimestamp: ParseTimestamp,
-): { input: SeriesInput } {
-  try {
-    const parsed = parseVendorRequest(
-      { series: object['series'], granularity: granularity ?? undefined },
-      'entire',
-      { style: 'v1.1', parseTimestamp },
-    );
-    return { input: parsed.input };
-  } catch (error) {
-    // granularity was checked above, so whatever fails here is the series.
-    throw toNativeError(error, 'InvalidSeries');
-  }
-}
-
-function parseEnergies(value: unknown): number[] {
-  if (!Array.isArray(value)) throw invalidSeries("The 'energies' field must be an array of numbers.");
-  if (value.length < MIN_BASELINE_POINTS) {
-    throw invalidSeries(`A baseline needs at least ${MIN_BASELINE_POINTS} energies; got ${value.length}.`);
-  }
-  if (value.length > MAX_BASELINE_ENERGIES) {
-    throw invalidSeries(`A baseline takes at most ${MAX_BASELINE_ENERGIES} energies; got ${value.length}.`);
-  }
-  const energies = new Array<number>(value.length);
-  for (let index = 0; index < value.length; index++) {
-    const energy: unknown = value[index];
-    if (typeof energy !== 'number' || !(energy >= 0 && energy <= MAX_BASELINE_ENERGY)) {
-      throw invalidSeries(`The energy at index ${index} must be a number from 0 to ${MAX_BASELINE_ENERGY}.`);
-    }
-    energies[index] = energy;
-  }
-  return energies;
+  return { kind: 'series', ...fields, values };
 }

@@ -1,11 +1,13 @@
 // Wire schemas of the native routes (snake_case fields; the detect response also carries the
-// vendor entire-series fields under their vendor names). Request bodies are validated by
-// ./request.ts, which gives coded errors in a fixed order; the request schemas here document them.
-import { Type, type Static } from 'typebox';
+// vendor entire-series fields under their vendor names). Fastify validates requests against the
+// request schemas (../schema-validation.ts turns a failure into a coded error) and the handlers'
+// types come from them; ./request.ts applies what a schema cannot state.
+import { Type, type Static, type TObject } from 'typebox';
 import { GRANULARITIES, IMPUTE_MODES } from '@adp/detection';
 import { REGIMES } from '@adp/regimes';
 import {
   MACHINE_ID_PATTERN,
+  MACHINE_ID_RULE,
   MAX_BASELINE_ENERGIES,
   MAX_BASELINE_ENERGY,
   MAX_BASELINE_POINTS,
@@ -14,7 +16,8 @@ import {
 } from './request.js';
 import { MAX_SERIES_POINTS, MIN_SERIES_POINTS } from '../vendor/request.js';
 import { MAX_MULTIVARIATE_CHANNELS } from './multivariate.js';
-import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
+import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE } from '@adp/domain';
+import { MAX_VALUE_MAGNITUDE } from '../vendor/request.js';
 import { TIMESTAMPS_WITH_GRANULARITY } from '../vendor/schemas.js';
 
 export const NativeError = Type.Object(
@@ -22,24 +25,28 @@ export const NativeError = Type.Object(
   { description: 'A coded error: `error.code` is stable (InvalidMachineId, InvalidSeries, InvalidArgument, BaselineNotFound, MachineNotFound, ModelUnavailable, ...).' },
 );
 
-const MachineId = Type.String({
+export const MachineId = Type.String({
   pattern: MACHINE_ID_PATTERN.source,
   description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit; scoped to your organization.',
 });
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
-const Point = Type.Object({
+/** A reading: JSON numbers past the limit (1e400 parses as Infinity) are refused too. */
+export const Reading = Type.Number({ minimum: -MAX_VALUE_MAGNITUDE, maximum: MAX_VALUE_MAGNITUDE });
+
+export const Point = Type.Object({
   timestamp: Type.Optional(Nullable(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." }))),
-  value: Type.Number({ description: 'Finite, |value| <= 1e100.' }),
+  value: { ...Reading, description: 'Finite, |value| <= 1e100.' },
 });
 
 const ChannelPoint = Type.Object(
   {
     timestamp: Type.Optional(Nullable(Type.String({ format: 'date-time', description: "Required when granularity is not 'none'." }))),
-    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Type.Number(), {
+    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Reading, {
       minProperties: 1,
       maxProperties: MAX_MULTIVARIATE_CHANNELS,
+      additionalProperties: false,
       description:
         "A multivariate point: named readings (finite, |value| <= 1e100), as telemetry's points carry them. Every point carries the first point's channels; each channel is the series `<machine_id>:<channel>`.",
     }),
@@ -47,9 +54,10 @@ const ChannelPoint = Type.Object(
   { description: 'A point of a multivariate series (instead of value).' },
 );
 
-const SeriesPoint = Type.Union([Point, ChannelPoint]);
+/** A point of a native series (POST /v1/detect, /v1/baseline, /v1/jobs): `value`, or named `channels`. */
+export const SeriesPoint = Type.Union([Point, ChannelPoint]);
 
-const GranularityField = Type.Enum([...GRANULARITIES], { description: "Default 'none'." });
+export const GranularityField = Type.Enum([...GRANULARITIES], { description: "Default 'none'." });
 const Sensitivity = Type.Integer({ minimum: 0, maximum: 99 });
 
 export const BaselineRequest = Type.Object(
@@ -78,14 +86,8 @@ export const BaselineRequest = Type.Object(
     label: Type.Optional(Nullable(Type.String({ maxLength: MAX_LABEL_LENGTH }))),
     sensitivity: Type.Optional(Nullable({ ...Sensitivity, description: 'Default sensitivity of detections for this machine.' })),
   },
-  {
-    description: 'Exactly one of series or energies (null counts as absent).',
-    ...TIMESTAMPS_WITH_GRANULARITY,
-    oneOf: [
-      { required: ['series'], properties: { series: { type: 'array' } } },
-      { required: ['energies'], properties: { energies: { type: 'array' } } },
-    ],
-  },
+  // Exactly one of the two is a rule of the handler: its messages say which is missing or extra.
+  { description: 'Exactly one of series or energies (null counts as absent).', ...TIMESTAMPS_WITH_GRANULARITY },
 );
 
 const BaselineStats = Type.Object({
@@ -167,9 +169,9 @@ export const BaselineQuery = Type.Object({ machine_id: MachineId });
 export const MachineParams = Type.Object({ machine_id: MachineId });
 export const MachinesQuery = Type.Object({
   include: Type.Optional(
-    Type.Literal('telemetry', {
+    Type.Union([Type.Literal('telemetry'), Type.Literal('')], {
       description:
-        'Also list the machines without a baseline: those with stored streaming results and any other the store holds.',
+        "'telemetry': also list the machines without a baseline, those with stored streaming results and any other the store holds; empty = absent.",
     }),
   ),
 });
@@ -261,6 +263,28 @@ export const MachineStatusResponse = Type.Object({
   telemetry: TelemetrySummary,
 });
 
+/** The detection options of POST /v1/detect and POST /v1/jobs (null counts as absent). */
+export const DetectOptionFields = {
+  granularity: Type.Optional(Nullable(GranularityField)),
+  customInterval: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  period: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Period in points. Absent, null or 0 = detect it.' }))),
+  sensitivity: Type.Optional(Nullable({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." })),
+  maxAnomalyRatio: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 }))),
+  imputeMode: Type.Optional(Nullable(Type.Enum([...IMPUTE_MODES], { description: "Default 'auto'." }))),
+  imputeFixedValue: Type.Optional(Nullable({ ...Reading, description: "Required when imputeMode is 'fixed'." })),
+};
+
+export type DetectOptionFields = Static<TObject<typeof DetectOptionFields>>;
+
+/** What the id patterns mean, for validation messages. */
+export const ID_RULES = { [MACHINE_ID_PATTERN.source]: MACHINE_ID_RULE, [CHANNEL_NAME_PATTERN.source]: CHANNEL_NAME_RULE };
+
+/** imputeMode 'fixed' needs its value. */
+export const FIXED_VALUE_WITH_FIXED_MODE = {
+  if: { required: ['imputeMode'], properties: { imputeMode: { const: 'fixed' } } },
+  then: { required: ['imputeFixedValue'], properties: { imputeFixedValue: { type: 'number' } }, description: "when imputeMode is 'fixed'" },
+} as const;
+
 export const DetectRequest = Type.Object(
   {
     series: Type.Array(SeriesPoint, {
@@ -268,13 +292,7 @@ export const DetectRequest = Type.Object(
       maxItems: MAX_SERIES_POINTS,
       description: "Points with 'value', or all with 'channels' (multivariate: the answer is per channel plus the machine's regimes).",
     }),
-    granularity: Type.Optional(Nullable(GranularityField)),
-    customInterval: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-    period: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Period in points. Absent, null or 0 = detect it.' }))),
-    sensitivity: Type.Optional(Nullable({ ...Sensitivity, description: "Default 95, or the machine's baseline sensitivity." })),
-    maxAnomalyRatio: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 0.5 }))),
-    imputeMode: Type.Optional(Nullable(Type.Enum([...IMPUTE_MODES], { description: "Default 'auto'." }))),
-    imputeFixedValue: Type.Optional(Nullable(Type.Number({ description: "Required when imputeMode is 'fixed'." }))),
+    ...DetectOptionFields,
     machine_id: Type.Optional(Nullable(MachineId)),
     include_energy: Type.Optional(Nullable(Type.Boolean({ default: true }))),
     include_embeddings: Type.Optional(Nullable(Type.Boolean({ default: false }))),
@@ -283,7 +301,7 @@ export const DetectRequest = Type.Object(
       Nullable(Type.Boolean({ default: true, description: 'False: shape_scores is null (they still take part in the verdict).' })),
     ),
   },
-  { description: 'The vendor entire-detect fields plus the native ones.', ...TIMESTAMPS_WITH_GRANULARITY },
+  { description: 'The vendor entire-detect fields plus the native ones.', allOf: [TIMESTAMPS_WITH_GRANULARITY, FIXED_VALUE_WITH_FIXED_MODE] },
 );
 
 const Numbers = Type.Array(Type.Number());

@@ -43,8 +43,9 @@ import {
 import { lazyProducer } from '../bus-producer.js';
 import { AppError, ERRORS } from '../errors.js';
 import { pointVerdictBody } from '../point-verdict.js';
-import { NativeError } from '../native/schemas.js';
-import { parseMachineId } from '../native/request.js';
+import { TELEMETRY_MACHINE_ID_PATTERN } from '@adp/domain';
+import { ID_RULES, NativeError } from '../native/schemas.js';
+import { useSchemaValidation } from '../schema-validation.js';
 import { usageMeter } from '../tenancy/metering.js';
 import { encodeCursor, parseResultsQuery, parseTelemetryRequest } from './request.js';
 import {
@@ -140,8 +141,14 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
   const { store, bus, results } = options;
   const usage = usageMeter(store);
   const codecs = loadStreamingCodecs();
-  // Bodies and queries are checked by ./request.ts (coded errors, fixed order).
-  app.setValidatorCompiler(() => () => true);
+  // Bodies, queries and paths are validated against ./schemas.ts; a failure names its field.
+  useSchemaValidation(app, {
+    fields: { machine_id: 'InvalidMachineId', points: 'InvalidPoints' },
+    patterns: {
+      ...ID_RULES,
+      [TELEMETRY_MACHINE_ID_PATTERN.source]: `1 to 128 characters from A-Z a-z 0-9 . _ - starting with a letter or digit; no ':', which separates a machine from its channels in '<machine_id>:<channel>'`,
+    },
+  });
 
   const pendingUsage = new PendingUsage();
   const producerOf = lazyProducer(app);
@@ -241,7 +248,7 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
     },
     async (request) => {
       const orgId = orgOf(request);
-      const machineId = parseMachineId((request.params as { machine_id?: unknown }).machine_id, 'machine id in the path');
+      const machineId = request.params.machine_id;
       const query = parseResultsQuery(request.query, parseIsoTimestamp);
       if (!results) throw new AppError(ERRORS.ServiceUnavailable, 'The results store is not configured on this server.');
       // One row more than the page tells whether another page follows.

@@ -1,12 +1,14 @@
-// Wire schemas of the streaming routes. Bodies and queries are validated by ./request.ts (coded
-// errors in a fixed order); the request schemas here document them. Result rows use the field
-// names of the Avro DetectionResult (schemas/avro/result.avsc), with ISO 8601 timestamps.
+// Wire schemas of the streaming routes. Fastify validates requests against them
+// (../schema-validation.ts answers a failure with a coded error naming the field); ./request.ts
+// applies what a schema cannot state. Result rows use the field names of the Avro
+// DetectionResult (schemas/avro/result.avsc), with ISO 8601 timestamps.
 import { Type, type Static } from 'typebox';
 import { TELEMETRY_MACHINE_ID_PATTERN } from '@adp/domain';
 import { REGIMES } from '@adp/streaming';
 import { MACHINE_ID_PATTERN } from '../native/request.js';
+import { Reading } from '../native/schemas.js';
 import { PointVerdictFields } from '../point-verdict.js';
-import { CHANNEL_NAME_PATTERN, MAX_CHANNELS, MAX_TAGS, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
+import { CHANNEL_NAME_PATTERN, MAX_CHANNELS, MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, MAX_TAGS, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
 const MachineId = Type.String({
   pattern: MACHINE_ID_PATTERN.source,
@@ -15,26 +17,27 @@ const MachineId = Type.String({
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601; strictly ascending within a call.' });
 
-// Exactly one of value and channels: each form rules the other's field out.
+// Exactly one of value and channels: each form rules the other's field out (an object with both).
+const ONE_OF_VALUE_AND_CHANNELS = "must have exactly one of 'value' (a number) and 'channels' (an object)";
 const ValuePoint = Type.Object(
   {
     timestamp: Timestamp,
-    value: Type.Number({ description: 'The reading of a single-channel machine: finite, |value| <= 1e100.' }),
+    value: { ...Reading, description: 'The reading of a single-channel machine: finite, |value| <= 1e100.' },
   },
-  { not: { required: ['channels'] } },
+  { not: { type: 'object', required: ['channels'], description: ONE_OF_VALUE_AND_CHANNELS } },
 );
 
 const ChannelsPoint = Type.Object(
   {
     timestamp: Timestamp,
-    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Type.Number(), {
+    channels: Type.Record(Type.String({ pattern: CHANNEL_NAME_PATTERN.source }), Reading, {
       minProperties: 1,
       maxProperties: MAX_CHANNELS,
       additionalProperties: false,
       description: `Readings of a multi-channel machine, 1 to ${MAX_CHANNELS} named channels, in a stable order.`,
     }),
   },
-  { not: { required: ['value'] } },
+  { not: { type: 'object', required: ['value'], description: ONE_OF_VALUE_AND_CHANNELS } },
 );
 
 /** A machine sending telemetry: no ':', which joins a machine to its channel in series ids. */
@@ -52,7 +55,9 @@ export const TelemetryRequest = Type.Object(
       description: 'At most TELEMETRY_MAX_POINTS (default 10,000). Each point has exactly one of value and channels.',
     }),
     tags: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.String({ maxLength: 256 }), {
+      Type.Record(Type.String(), Type.String({ maxLength: MAX_TAG_VALUE_LENGTH }), {
+        maxProperties: MAX_TAGS,
+        propertyNames: { minLength: 1, maxLength: MAX_TAG_KEY_LENGTH },
         description: `Up to ${MAX_TAGS} labels carried with every point (site, firmware, ...).`,
       }),
     ),

@@ -266,7 +266,10 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   const engine = options.engine ?? detectionEngine;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  // Bodies are validated by ./request.ts in the vendor's order; route schemas only document them.
+  // The one place that keeps a hand parser: the vendor's clients expect its validation order (the
+  // first failing rule answers), its codes per field and its exact messages, keys matched
+  // case-insensitively. A JSON schema validator gives none of these, so ./request.ts validates the
+  // bodies and the route schemas only document them (the platform's routes use ../schema-validation.ts).
   app.setValidatorCompiler(() => () => true);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, parseJsonBody);

@@ -15,8 +15,13 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
  * the engine's, and answer 400 InvalidSeries).
  */
 export const TIMESTAMPS_WITH_GRANULARITY = {
-  if: { required: ['granularity'], properties: { granularity: { type: 'string', not: { const: 'none' } } } },
-  then: { properties: { series: { items: { required: ['timestamp'], properties: { timestamp: { type: 'string' } } } } } },
+  // The granularities by name, so that an unknown one fails as itself rather than as the points.
+  if: { required: ['granularity'], properties: { granularity: { enum: GRANULARITIES.filter((name) => name !== 'none') } } },
+  then: {
+    properties: {
+      series: { items: { required: ['timestamp'], properties: { timestamp: { type: 'string' } }, description: "when granularity is not 'none'" } },
+    },
+  },
 } as const;
 
 export const VersionParams = Type.Object({
