@@ -35,12 +35,12 @@ import { NativeError } from '../native/schemas.js';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
+import { jobJsonParser, parseJobBody } from './json-scan.js';
 import { publishChunks } from './publish.js';
 import {
   encodeResultsCursor,
   parseIdempotencyKey,
   parseJobId,
-  parseJobRequest,
   parseJobResultsQuery,
   parseJobsQuery,
   seriesName,
@@ -106,6 +106,9 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
     done(null, body);
   });
+  // JSON bodies of the usual shape have their series read without JSON.parse (./json-scan.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: options.bodyLimitBytes }, jobJsonParser(app.getDefaultJsonParser('error', 'error'), parseIsoTimestamp));
 
   const producerOf = lazyProducer(app);
 
@@ -269,7 +272,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const orgId = orgOf(request);
       const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
       const body = typeof request.body === 'string' ? csvJobBody(request.body, request.query, parseIsoTimestamp) : request.body;
-      const parsed = parseJobRequest(body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
+      const parsed = parseJobBody(body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
       const store = jobStore();
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server (no bus).');
       const hash = requestHash(parsed);
