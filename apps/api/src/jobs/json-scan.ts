@@ -318,16 +318,8 @@ class Scanner {
    */
   private timestamp(): number {
     const raw = this.raw;
-    if (raw[this.at] !== QUOTE) throw NOT_SCANNABLE;
     const from = this.at + 1;
-    let end = from;
-    for (;;) {
-      const byte = raw[end];
-      if (byte === undefined || byte === BACKSLASH || byte < 0x20 || byte >= 0x80) throw NOT_SCANNABLE;
-      if (byte === QUOTE) break;
-      end++;
-    }
-    this.at = end + 1;
+    const end = this.plainString(true);
     const usual = this.usualTimestamp(from, end);
     if (!Number.isNaN(usual)) return usual;
     const ms = this.parseTimestamp(raw.toString('latin1', from, end));
@@ -456,18 +448,24 @@ class Scanner {
 
   /** A key without escapes (any other goes the ordinary road). */
   private key(): string {
+    const from = this.at + 1;
+    const end = this.plainString(false);
+    return this.raw.toString('utf8', from, end);
+  }
+
+  /** Moves past a string without escapes (ASCII only, if asked); answers where its text ends. */
+  private plainString(asciiOnly: boolean): number {
     const raw = this.raw;
     if (raw[this.at] !== QUOTE) throw NOT_SCANNABLE;
-    const from = this.at + 1;
-    let end = from;
+    let end = this.at + 1;
     for (;;) {
       const byte = raw[end];
-      if (byte === undefined || byte === BACKSLASH || byte < 0x20) throw NOT_SCANNABLE;
+      if (byte === undefined || byte === BACKSLASH || byte < 0x20 || (asciiOnly && byte >= 0x80)) throw NOT_SCANNABLE;
       if (byte === QUOTE) break;
       end++;
     }
     this.at = end + 1;
-    return raw.toString('utf8', from, end);
+    return end;
   }
 
   /** Any other JSON value, skipped over and then JSON.parse'd alone (small: options, ids). */
