@@ -8,6 +8,7 @@
 // DATA_DIR) always; Kafka + ClickHouse only when KAFKA_BROKERS and CLICKHOUSE_URL are set, with a
 // topic and database of the run's own, removed at the end.
 import { fork, type ChildProcess } from 'node:child_process';
+import { Agent } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -132,13 +133,15 @@ interface JobTiming {
 /** One job: the POST, then its status every 50 ms until it is done. */
 async function runJob(target: HttpTarget, body: Buffer): Promise<JobTiming> {
   const started = performance.now();
-  const accepted = await postJson(target, '/v1/jobs', body);
+  // A connection of its own: never a kept-alive one the server may be closing as the body starts.
+  const accepted = await postJson({ ...target, agent: new Agent({ keepAlive: false }) }, '/v1/jobs', body);
   const acceptedMs = accepted.elapsedMs;
   if (accepted.status !== 202) throw new Error(`POST /v1/jobs answered ${accepted.status}: ${accepted.body.slice(0, 300)}`);
   const { job_id: jobId } = JSON.parse(accepted.body) as { job_id: string };
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const res = await getJson(target, `/v1/jobs/${jobId}`);
+    // A kept-alive connection closed by the server as it is reused: ask again on a new one.
+    const res = await getJson(target, `/v1/jobs/${jobId}`).catch(() => getJson({ ...target, agent: new Agent({ keepAlive: false }) }, `/v1/jobs/${jobId}`));
     if (res.status !== 200) throw new Error(`GET /v1/jobs/${jobId} answered ${res.status}: ${res.body.slice(0, 300)}`);
     const job = JSON.parse(res.body) as { status: string; running_ms: number | null };
     if (job.status === 'queued' || job.status === 'running') continue;
