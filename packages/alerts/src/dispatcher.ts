@@ -14,7 +14,6 @@ import type { AlertingStore, DeliveryAttempt, MachineAlert, WebhookDelivery, Web
 import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type StreamingCodecs } from '@adp/streaming';
 import type { Lookup } from './address-guard.js';
 import { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
-import { startDeliveryThread, type DeliveryThread } from './delivery-thread.js';
 import { ALERT_EVENT_TYPES, alertPayload, targetWants } from './payload.js';
 import { signDelivery, signingSecrets } from './signing.js';
 
@@ -62,12 +61,6 @@ export interface DispatcherDeps {
   readonly now?: () => Date;
   /** Name resolution (tests); default the system's. */
   readonly lookup?: Lookup;
-  /**
-   * Attempts on a thread of their own (./delivery-thread.ts), so that receivers' connections never
-   * take the event loop of the process's detection. Default: yes, unless `lookup` is given (a
-   * function cannot cross to the thread).
-   */
-  readonly deliveryThread?: boolean;
 }
 
 const noop: DispatcherLogger = { info() {}, warn() {}, error() {} };
@@ -117,8 +110,6 @@ export class WebhookDispatcher {
   private flushing: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly connections: DeliveryConnections;
-  /** Started at the first attempt; null: attempts run on this thread. */
-  private thread: DeliveryThread | null | undefined;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.connections = new DeliveryConnections({ maxSocketsPerAddress: deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS });
@@ -154,7 +145,6 @@ export class WebhookDispatcher {
     this.abort.abort();
     await Promise.allSettled([...this.inFlight.values()]);
     this.connections.close();
-    await this.thread?.close();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     // What cannot be written now stays pending in the store: delivered again after the restart.
@@ -364,20 +354,12 @@ export class WebhookDispatcher {
 
   private attempt(target: WebhookTarget, delivery: WebhookDelivery, at: Date): Promise<AttemptOutcome> {
     const headers = signDelivery(signingSecrets(target.secrets, at), delivery.deliveryId, at, delivery.payload);
-    const request = {
+    return attemptDelivery({
       url: target.url,
       body: delivery.payload,
       headers: { ...headers },
       timeoutMs: this.deps.config.timeoutMs,
       allowPrivate: this.deps.config.allowPrivate,
-    };
-    if (this.thread === undefined) {
-      const inThread = this.deps.deliveryThread ?? this.deps.lookup === undefined;
-      this.thread = inThread ? startDeliveryThread({ maxSocketsPerAddress: this.deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS }) : null;
-    }
-    if (this.thread !== null) return this.thread.attempt(request, this.abort.signal);
-    return attemptDelivery({
-      ...request,
       signal: this.abort.signal,
       connections: this.connections,
       ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}),
