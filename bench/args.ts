@@ -1,7 +1,7 @@
 // The command line of `npm run bench` (bench/README.md lists every option).
 
 /** Parts of a run, in the order a run takes them; `--sections` picks some. */
-export const BENCH_SECTIONS = ['engine', 'model', 'http', 'native'] as const;
+export const BENCH_SECTIONS = ['engine', 'model', 'http', 'native', 'jobs'] as const;
 export type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 export interface BenchArgs {
@@ -14,6 +14,10 @@ export interface BenchArgs {
   readonly compare: string | null;
   /** Runs of each tree in a comparison (default 3). */
   readonly rounds: number;
+  /** `--job-points N`: points of the jobs section's job (default: 1,000,000, or 100,000 with --quick). */
+  readonly jobPoints: number | null;
+  /** `--job-series N`: the job's points spread over N machines' series (default 1). */
+  readonly jobSeries: number;
 }
 
 export class BenchArgsError extends Error {}
@@ -30,6 +34,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let jsonOut: string | null = null;
   let compare: string | null = null;
   let rounds = 3;
+  let jobPoints: number | null = null;
+  let jobSeries = 1;
+  const whole = (flag: string, text: string, min: number): number => {
+    const n = Number(text);
+    if (!Number.isSafeInteger(n) || n < min) throw new BenchArgsError(`${flag} needs a whole number of at least ${min}`);
+    return n;
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i] as string;
     switch (flag) {
@@ -54,9 +65,16 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         if (!Number.isSafeInteger(rounds) || rounds < 1) throw new BenchArgsError('--rounds needs a whole number of at least 1');
         break;
       }
+      case '--job-points':
+        jobPoints = whole(flag, valueOf(argv, i++, flag), 12);
+        break;
+      case '--job-series':
+        jobSeries = whole(flag, valueOf(argv, i++, flag), 1);
+        break;
       default:
         throw new BenchArgsError(`unknown option ${flag}`);
     }
   }
-  return { quick, sections, jsonOut, compare, rounds };
+  if (jobPoints !== null && jobPoints < jobSeries * 12) throw new BenchArgsError('--job-points must give every series of --job-series at least 12 points');
+  return { quick, sections, jsonOut, compare, rounds, jobPoints, jobSeries };
 }

@@ -32,6 +32,9 @@ export interface CompareOptions {
   readonly rounds: number;
   readonly quick: boolean;
   readonly sections: ReadonlySet<BenchSection>;
+  /** The jobs section's size, given to both trees' runs alike. */
+  readonly jobPoints: number | null;
+  readonly jobSeries: number;
   readonly log: (message: string) => void;
 }
 
@@ -153,6 +156,8 @@ async function prepareRevision(revision: string, log: (message: string) => void)
 async function benchOnce(tree: Tree, options: CompareOptions, out: string): Promise<RunResult> {
   const argv = ['--import', 'tsx', 'bench/run.ts', '--sections', [...options.sections].join(','), '--json-out', out];
   if (options.quick) argv.push('--quick');
+  if (options.jobPoints !== null) argv.push('--job-points', String(options.jobPoints));
+  if (options.jobSeries !== 1) argv.push('--job-series', String(options.jobSeries));
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, argv, { cwd: tree.dir, stdio: ['ignore', 'ignore', 'inherit'] });
     child.once('error', reject);

@@ -52,3 +52,21 @@ export function postJson(target: HttpTarget, path: string, body: Buffer): Promis
     req.end(body);
   });
 }
+
+/** GETs a path; resolves once the whole response has arrived. */
+export function getJson(target: HttpTarget, path: string): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(
+      { host: '127.0.0.1', port: target.port, method: 'GET', path, agent: target.agent, headers: { 'ocp-apim-subscription-key': target.apiKey } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), elapsedMs: performance.now() - started }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { detectEntireSeries, detectStream, judgeStream, type SeriesInput } from '@adp/detection';
 import { createModelRuntime } from '@adp/model';
 import { FINETUNE_CASE_LABELS, timeFineTune } from '../packages/model/bench/cases.js';
+import { jobRows } from './jobs.js';
 import { keepAliveAgent, postJson, type HttpResponse, type HttpTarget } from './http.js';
 import type { ServeReply, ServeRequest } from './serve.js';
 import { benchSeries, type BenchSeries } from './series.js';
@@ -24,7 +25,7 @@ const args = ((): BenchArgs => {
     return parseBenchArgs(process.argv.slice(2));
   } catch (err) {
     if (!(err instanceof BenchArgsError)) throw err;
-    process.stderr.write(`[bench] ${err.message}\nusage: npm run bench -- [--quick] [--sections ${BENCH_SECTIONS.join(',')}] [--json-out FILE] [--compare REV [--rounds N]]\n`);
+    process.stderr.write(`[bench] ${err.message}\nusage: npm run bench -- [--quick] [--sections ${BENCH_SECTIONS.join(',')}] [--job-points N] [--job-series N] [--json-out FILE] [--compare REV [--rounds N]]\n`);
     process.exit(2);
   }
 })();
@@ -75,13 +76,18 @@ const SETTINGS = {
   /** A native row stops early when it has used this much time (and has at least 5 samples). */
   nativeBudgetS: quick ? 10 : 30,
   machineId: 'bench-pump-1',
+  /** The jobs section: one job of this many points (in jobSeries series), after an untimed one of jobWarmupPoints. */
+  jobPoints: args.jobPoints ?? (quick ? 100_000 : 1_000_000),
+  jobSeries: args.jobSeries,
+  jobWarmupPoints: quick ? 20_000 : 100_000,
+  jobRuns: quick ? 2 : 3,
 } as const;
 
 const VENDOR = '/anomalydetector/v1.1/timeseries';
 const STEP_MS = SETTINGS.customInterval * 60_000;
 
 interface Row {
-  readonly section: 'http' | 'http-concurrent' | 'http-native' | 'engine' | 'model';
+  readonly section: 'http' | 'http-concurrent' | 'http-native' | 'http-jobs' | 'engine' | 'model';
   readonly name: string;
   readonly points: number;
   readonly latency: LatencySummary;
@@ -596,6 +602,7 @@ const SECTION_LABEL: Record<Row['section'], string> = {
   http: 'HTTP, sequential',
   'http-concurrent': 'HTTP, concurrent',
   'http-native': 'HTTP, native',
+  'http-jobs': 'HTTP, jobs',
   engine: 'engine, no HTTP',
   model: 'model, no HTTP',
 };
@@ -701,6 +708,15 @@ async function main(): Promise<void> {
       await server.close();
     }
   }
+  if (has('jobs')) {
+    log('jobs section');
+    rows.push(
+      ...(await jobRows(
+        { points: SETTINGS.jobPoints, series: SETTINGS.jobSeries, warmupPoints: SETTINGS.jobWarmupPoints, runs: SETTINGS.jobRuns, logLevel: 'warn' },
+        log,
+      )),
+    );
+  }
   rows.push(...engine, ...model);
 
   const loadAverageAtEnd = os.loadavg().map((x) => round(x));
@@ -741,7 +757,15 @@ async function main(): Promise<void> {
 async function entry(): Promise<void> {
   if (args.compare !== null) {
     const { compareRevisions } = await import('./compare.js');
-    await compareRevisions({ revision: args.compare, rounds: args.rounds, quick: args.quick, sections: args.sections, log });
+    await compareRevisions({
+      revision: args.compare,
+      rounds: args.rounds,
+      quick: args.quick,
+      sections: args.sections,
+      jobPoints: args.jobPoints,
+      jobSeries: args.jobSeries,
+      log,
+    });
     return;
   }
   await main();

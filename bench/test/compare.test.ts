@@ -35,12 +35,15 @@ describe('compareRuns', () => {
 describe('parseBenchArgs', () => {
   it('reads every option', () => {
     const args = parseBenchArgs(['--quick', '--compare', 'main', '--rounds', '5', '--sections', 'http,native', '--json-out', '/tmp/x.json']);
-    expect(args).toEqual({ quick: true, compare: 'main', rounds: 5, sections: new Set(['http', 'native']), jsonOut: '/tmp/x.json' });
-    expect(parseBenchArgs([]).sections).toEqual(new Set(['engine', 'model', 'http', 'native']));
+    expect(args).toEqual({ quick: true, compare: 'main', rounds: 5, sections: new Set(['http', 'native']), jsonOut: '/tmp/x.json', jobPoints: null, jobSeries: 1 });
+    expect(parseBenchArgs([]).sections).toEqual(new Set(['engine', 'model', 'http', 'native', 'jobs']));
+    expect(parseBenchArgs(['--sections', 'jobs', '--job-points', '100000', '--job-series', '10'])).toMatchObject({ jobPoints: 100_000, jobSeries: 10 });
   });
 
   it('refuses what it does not know', () => {
-    expect(() => parseBenchArgs(['--sections', 'http,disk'])).toThrow(new BenchArgsError('unknown section disk (sections: engine, model, http, native)'));
+    expect(() => parseBenchArgs(['--sections', 'http,disk'])).toThrow(new BenchArgsError('unknown section disk (sections: engine, model, http, native, jobs)'));
+    expect(() => parseBenchArgs(['--job-points', '100', '--job-series', '10'])).toThrow(BenchArgsError);
+    expect(() => parseBenchArgs(['--job-points', '1.5'])).toThrow(BenchArgsError);
     expect(() => parseBenchArgs(['--rounds', '0'])).toThrow(BenchArgsError);
     expect(() => parseBenchArgs(['--compare'])).toThrow(new BenchArgsError('--compare needs a value'));
     expect(() => parseBenchArgs(['--fast'])).toThrow(new BenchArgsError('unknown option --fast'));

@@ -171,6 +171,36 @@ describe('WebhookDispatcher', () => {
     expect((await store.alerting!.listAlerts('org_b', 'fan-2', 10)).map((a) => [a.eventId, a.deliveryIds])).toEqual([['org_b/fan-2/1/opened', []]]);
   });
 
+  it("handles partition batches that arrive together as one group: every alert recorded and delivered once, in fewer writes than batches", async () => {
+    const { store, bus, dispatcher } = await setUp();
+    const all = await receiver(0);
+    await store.alerting!.putWebhook(target('wh_all', all.url));
+    const alerting = store.alerting!;
+    let writes = 0;
+    const recordAlerts = alerting.recordAlerts.bind(alerting);
+    alerting.recordAlerts = async (alerts, deliveries) => {
+      writes++;
+      // Slow writes, so that the other partitions' batches queue behind the first.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return recordAlerts(alerts, deliveries);
+    };
+    await dispatcher.start();
+    const machines = Array.from({ length: 40 }, (_, i) => `pump-${i}`);
+    await publish(
+      bus,
+      machines.map((machine) => alert({ event_id: `org_a/${machine}/1/opened`, machine_id: machine, series_id: machine })),
+    );
+    await expect.poll(() => all.bodies.length, { timeout: 30_000 }).toBe(machines.length);
+    await dispatcher.idle();
+    for (const machine of machines) {
+      expect((await alerting.listAlerts('org_a', machine, 10)).map((a) => a.deliveryIds.length)).toEqual([1]);
+    }
+    expect(new Set(all.bodies.map((body) => (JSON.parse(body) as { data: { machine_id: string } }).data.machine_id)).size).toBe(machines.length);
+    // 40 machines' alerts spread over the topic's 12 partitions: fewer writes than partition batches.
+    expect(writes).toBeGreaterThan(0);
+    expect(writes).toBeLessThan(12);
+  });
+
   it('keeps at most concurrencyPerTarget requests in flight per target', async () => {
     const { store, bus, dispatcher } = await setUp();
     const slow = await receiver(100);

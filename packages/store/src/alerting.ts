@@ -136,6 +136,11 @@ export interface AlertingStore {
   /** The organization's feedback (on one machine, or all), oldest first. */
   listFeedback(orgId: string, machineId?: string): Promise<readonly MachineFeedback[]>;
   deleteFeedback(orgId: string, feedbackId: string): Promise<boolean>;
+  /**
+   * Removes the feedback on the machine's own series and, with `channelPrefix`, on every series
+   * whose id starts with it (its channels, `<machine>:<channel>`); how many.
+   */
+  deleteMachineFeedback(orgId: string, machineId: string, channelPrefix: string | null): Promise<number>;
   /** Records the alerts (replacing any with the same event id) and creates or replaces the deliveries, in one write. */
   recordAlerts(alerts: readonly MachineAlert[], deliveries: readonly WebhookDelivery[]): Promise<void>;
   /** The machine's alerts, latest start first (ties: by event id, descending), at most `limit`. */
@@ -428,6 +433,11 @@ export interface AlertingDocuments {
     query: { kind: AlertingKind; orgId?: string; parent?: string; status?: string; limit: number; newestFirst: boolean },
   ): Promise<string[]>;
   remove(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<boolean>;
+  /**
+   * Removes every document of the kind whose parent is `parent` or starts with `parentPrefix`, in a
+   * number of statements that does not grow with how many there are; how many were removed.
+   */
+  removeChildren(operation: string, kind: AlertingKind, orgId: string, parent: string, parentPrefix: string | null): Promise<number>;
 }
 
 export class DocumentAlertingStore implements AlertingStore {
@@ -563,15 +573,19 @@ export class DocumentAlertingStore implements AlertingStore {
   }
 
   deleteAlerts(orgId: string, machineId: string): Promise<number> {
-    return DocumentAlertingStore.guard(async () => {
+    return DocumentAlertingStore.guard(() => {
       id('deleteAlerts', 'orgId', orgId);
       id('deleteAlerts', 'machineId', machineId);
-      let removed = 0;
-      for (;;) {
-        const batch = (await this.docs.list('deleteAlerts', { kind: 'alert', orgId, parent: machineId, limit: 10_000, newestFirst: false })).map(alertOf);
-        for (const alert of batch) if (await this.docs.remove('deleteAlerts', 'alert', orgId, alert.eventId)) removed++;
-        if (batch.length < 10_000) return removed;
-      }
+      return this.docs.removeChildren('deleteAlerts', 'alert', orgId, machineId, null);
+    });
+  }
+
+  deleteMachineFeedback(orgId: string, machineId: string, channelPrefix: string | null): Promise<number> {
+    return DocumentAlertingStore.guard(() => {
+      id('deleteMachineFeedback', 'orgId', orgId);
+      id('deleteMachineFeedback', 'machineId', machineId);
+      if (channelPrefix !== null) id('deleteMachineFeedback', 'channelPrefix', channelPrefix);
+      return this.docs.removeChildren('deleteMachineFeedback', 'feedback', orgId, machineId, channelPrefix);
     });
   }
 }

@@ -42,7 +42,7 @@ export {
   type TelemetryReading,
 } from './avro/schemas.js';
 export { encodeTelemetryBatches, TELEMETRY_BATCH_MAX_BYTES, TELEMETRY_BATCH_MAX_POINTS, type TelemetryBatchLimits } from './avro/telemetry-batches.js';
-export { CHANNEL_SEPARATOR, channelSeriesId, isSeriesOfMachine } from './series-ids.js';
+export { CHANNEL_SEPARATOR, channelPrefixOf, channelSeriesId, isSeriesOfMachine } from './series-ids.js';
 
 // Adapters, one folder each.
 export { createInProcessBus, openDurableInProcessBus, type DurableInProcessBusOptions, type InProcessBus, type InProcessBusOptions } from './in-process/bus.js';

@@ -13,6 +13,7 @@
 // skipped.
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
 import { decodeMachineModel } from '@adp/machine';
@@ -31,19 +32,21 @@ import { lazyProducer } from '../bus-producer.js';
 import type { JobsConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
 import { lacksModelChannels } from '../native/multivariate.js';
-import { ID_RULES, NativeError } from '../native/schemas.js';
-import { bodyValidator, useSchemaValidation } from '../schema-validation.js';
+import { NativeError } from '../native/schemas.js';
+import { schemaValidatorCompiler, useSchemaValidation } from '../schema-validation.js';
 import { Type } from 'typebox';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
+import { checkJobRequest, JOB_SCHEMA_ERRORS } from './check.js';
+import { jobJsonParser, parseJobBody, ScannedJobBody } from './json-scan.js';
 import { publishChunks } from './publish.js';
 import {
   encodeResultsCursor,
   parseIdempotencyKey,
   parseJobId,
-  parseJobRequest,
   parseJobResultsQuery,
+  parseJobRequest,
   parseJobsQuery,
   seriesName,
   type ParsedJobRequest,
@@ -87,8 +90,6 @@ interface PlannedSeries {
   readonly width: number;
   readonly sensitivity: number | undefined;
 }
-/** The codes of schema failures: the machine ids', the series', else InvalidArgument. */
-const JOB_SCHEMA_ERRORS = { fields: { machine_id: 'InvalidMachineId', series: 'InvalidSeries', series_list: 'InvalidSeries' }, patterns: ID_RULES } as const;
 const ERROR_RESPONSES = { 400: NativeError, 404: NativeError, 409: NativeError, 413: NativeError, 415: NativeError, 503: NativeError } as const;
 
 function orgOf(request: FastifyRequest): string {
@@ -107,12 +108,16 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   // JSON bodies, queries and paths are validated against ./schemas.ts; a failure names its field.
   useSchemaValidation(app, JOB_SCHEMA_ERRORS);
   // A CSV body is read by ./csv.ts into the JSON body, which this checks against the same schema.
-  const checkJobBody = bodyValidator(JobRequest, JOB_SCHEMA_ERRORS);
+  const checkJobBody = checkJobRequest;
+  const compileValidator = schemaValidatorCompiler();
   // A series as a CSV file (./csv.ts); only these routes take it. Its own parser: the file is text
   // (up to JOBS_BODY_LIMIT_BYTES, a million points) that no JSON schema reads; it becomes the JSON body.
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
     done(null, body);
   });
+  // JSON bodies of the usual shape have their series read without JSON.parse (./json-scan.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: options.bodyLimitBytes }, jobJsonParser(app.getDefaultJsonParser('error', 'error'), parseIsoTimestamp));
 
   const producerOf = lazyProducer(app);
 
@@ -272,12 +277,29 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         body: { content: { 'application/json': { schema: JobRequest }, 'text/csv': { schema: Type.String() } } },
         response: { 202: JobBody, 403: NativeError, ...ERROR_RESPONSES },
       },
+      // A body the JSON scanner read is checked by parseJobBody (its options against the same
+      // schema; its series as they were scanned), not point by point again here.
+      validatorCompiler: (route) => {
+        const validate = compileValidator(route);
+        if (route.httpPart !== 'body') return validate;
+        // Fastify reads a failure's errors from the function it called.
+        const scannedOrValid: FastifyValidationResult = (data: unknown) => {
+          if (data instanceof ScannedJobBody) return true;
+          const valid = validate(data);
+          scannedOrValid.errors = validate.errors ?? null;
+          return valid;
+        };
+        return scannedOrValid;
+      },
     },
     async (request, reply) => {
       const orgId = orgOf(request);
       const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-      const body = typeof request.body === 'string' ? checkJobBody(csvJobBody(request.body, request.query, parseIsoTimestamp)) : (request.body as JobRequest);
-      const parsed = parseJobRequest(body, { maxPoints: options.maxPoints, maxSeries: options.maxSeries }, parseIsoTimestamp);
+      const limits = { maxPoints: options.maxPoints, maxSeries: options.maxSeries };
+      const parsed =
+        typeof request.body === 'string'
+          ? parseJobRequest(checkJobBody(csvJobBody(request.body, request.query, parseIsoTimestamp)), limits, parseIsoTimestamp)
+          : parseJobBody(request.body, limits, parseIsoTimestamp, checkJobBody);
       const store = jobStore();
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server (no bus).');
       const hash = requestHash(parsed);

@@ -9,6 +9,7 @@ import { AppError, ERRORS } from '../errors.js';
 import { invalidArgument, invalidSeries } from '../request-checks.js';
 import { isMultichannelSeries, parseMultivariateMachineId, splitChannels } from '../native/multivariate.js';
 import { detectionOptions, seriesPoints, toNativeError, type ParseTimestamp, type SchemaPoint } from '../native/request.js';
+export type { ParseTimestamp } from '../native/request.js';
 import { MIN_SERIES_POINTS } from '../vendor/request.js';
 import type { Static } from 'typebox';
 import type { JobRequest, JobResultsQuery, JobsQuery } from './schemas.js';

@@ -24,6 +24,7 @@ import type { ModelHolder } from './model.js';
 import {
   channelSeriesId,
   GenerationalCache,
+  channelPrefixOf,
   isSeriesOfMachine,
   type CheckpointStore,
   type ResultStore,
@@ -421,10 +422,9 @@ export class BaselineService {
     const alerting = this.options.store.alerting;
     if (!alerting) return false;
     try {
-      const feedback = (await alerting.listFeedback(orgId)).filter((f) => isSeriesOfMachine(f.machineId, machineId));
-      for (const f of feedback) await alerting.deleteFeedback(orgId, f.feedbackId);
+      const feedback = await alerting.deleteMachineFeedback(orgId, machineId, channelPrefixOf(machineId));
       const alerts = await alerting.deleteAlerts(orgId, machineId);
-      return feedback.length > 0 || alerts > 0;
+      return feedback > 0 || alerts > 0;
     } catch (cause) {
       throw new AppError(ERRORS.ServiceUnavailable, "The machine's feedback and alerts could not be deleted right now. Retry shortly.", { cause });
     }

@@ -8,6 +8,8 @@ export interface ClickHouseAlertingAccess {
   op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
   rows<T>(operation: string, query: string): Promise<T[]>;
   insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
+  /** A statement without a result set (INSERT ... SELECT). */
+  command(operation: string, query: string): Promise<void>;
   nextVersion(): number;
 }
 
@@ -103,6 +105,33 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
       if (row === undefined || Number(row.the_deleted) !== 0) return false;
       await this.write(op, [{ kind, orgId, id, parent: row.the_parent, status: row.the_status, createdMs: Number(row.the_created_ms), doc: row.the_doc }], 1);
       return true;
+    });
+  }
+
+  /**
+   * Two statements whatever the count: the live documents counted, then their tombstones written
+   * by one INSERT ... SELECT inside ClickHouse. Not an ALTER TABLE ... DELETE: a mutation runs in the
+   * background (on 18.16 nothing waits for it), so a read right after would still see the rows.
+   */
+  removeChildren(operation: string, kind: AlertingKind, orgId: string, parent: string, parentPrefix: string | null): Promise<number> {
+    return this.access.op(operation, async (op) => {
+      const owned =
+        parentPrefix === null
+          ? `the_parent = ${sqlString(parent, op)}`
+          : `(the_parent = ${sqlString(parent, op)} OR substring(the_parent, 1, ${sqlInteger(Buffer.byteLength(parentPrefix), op)}) = ${sqlString(parentPrefix, op)})`;
+      const live = `SELECT id, argMax(parent, version) AS the_parent, argMax(status, version) AS the_status, argMax(created_ms, version) AS the_created_ms,
+                          argMax(doc, version) AS the_doc, argMax(deleted, version) AS the_deleted
+                     FROM ${this.table} WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} GROUP BY id`;
+      const counted = await this.access.rows<{ n: number | string }>(op, `SELECT count() AS n FROM (${live}) WHERE the_deleted = 0 AND ${owned}`);
+      const n = Number(counted[0]?.n ?? 0);
+      if (n === 0) return 0;
+      await this.access.command(
+        op,
+        `INSERT INTO ${this.table} (kind, org_id, id, parent, status, created_ms, doc, deleted, version)
+         SELECT ${sqlString(kind, op)}, ${sqlString(orgId, op)}, id, the_parent, the_status, the_created_ms, the_doc, 1, ${sqlInteger(this.access.nextVersion(), op)}
+           FROM (${live}) WHERE the_deleted = 0 AND ${owned}`,
+      );
+      return n;
     });
   }
 }

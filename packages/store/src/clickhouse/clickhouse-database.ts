@@ -255,6 +255,15 @@ export class ClickHouseDatabase extends StoreDatabase {
     }
   }
 
+  /** A statement without a result set (INSERT ... SELECT). */
+  async command(operation: string, query: string): Promise<void> {
+    try {
+      await this.client.command({ query });
+    } catch (cause) {
+      throw storeErrorFrom(operation, cause);
+    }
+  }
+
   nowMs(): number {
     const ms = this.now().getTime();
     if (!Number.isSafeInteger(ms)) throw new StoreError('STORE_INVALID_ARGUMENT', 'now', 'the clock returned an invalid date');

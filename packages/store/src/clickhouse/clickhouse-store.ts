@@ -25,6 +25,7 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
     op: <T>(operation: string, task: (operation: string) => Promise<T>) => db.op(operation, task),
     rows: <T>(operation: string, query: string) => db.rows<T>(operation, query),
     insert: (operation: string, table: string, values: readonly Record<string, unknown>[]) => db.insert(operation, table, values),
+    command: (operation: string, query: string) => db.command(operation, query),
   };
   const meteringCallInserts = db.batcher('countCall', db.t.meteringCalls);
   return composeStore(

@@ -60,6 +60,16 @@ class DuckDBAlertingDocuments implements AlertingDocuments {
       return reader.getRowObjects().length > 0;
     });
   }
+
+  removeChildren(operation: string, kind: AlertingKind, orgId: string, parent: string, parentPrefix: string | null): Promise<number> {
+    return this.access.run(operation, async (connection) => {
+      const reader = await connection.runAndReadAll(
+        `DELETE FROM alerting WHERE kind = $1 AND org_id = $2 AND (parent = $3 OR ($4 <> '' AND starts_with(parent, $4))) RETURNING id`,
+        [kind, orgId, parent, parentPrefix ?? ''],
+      );
+      return reader.getRowObjects().length;
+    });
+  }
 }
 
 export function duckDBAlertingStore(access: EmbeddedAlertingAccess): DocumentAlertingStore {

@@ -168,6 +168,26 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
       expect(await alerting.listFeedback('org_a', 'pump-7')).toEqual([]);
     });
 
+    it("deletes a machine's feedback, its channels' included, and no other machine's", async () => {
+      const alerting = await open();
+      await alerting.putFeedback(feedback());
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_temp', machineId: 'pump-7:temp', createdAt: new Date(T0 + 1) }));
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_gone', machineId: 'pump-7:rpm', createdAt: new Date(T0 + 2) }));
+      expect(await alerting.deleteFeedback('org_a', 'fb_gone')).toBe(true);
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_longer', machineId: 'pump-70', createdAt: new Date(T0 + 3) }));
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_other_org', orgId: 'org_b' }));
+      expect(await alerting.deleteMachineFeedback('org_a', 'pump-7', 'pump-7:')).toBe(2);
+      expect(await alerting.deleteMachineFeedback('org_a', 'pump-7', 'pump-7:')).toBe(0);
+      expect((await alerting.listFeedback('org_a')).map((f) => f.feedbackId)).toEqual(['fb_longer']);
+      expect((await alerting.listFeedback('org_b')).map((f) => f.feedbackId)).toEqual(['fb_other_org']);
+      // Without a prefix (a series id that names a channel itself): that series only.
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_ch', machineId: 'old:a', createdAt: new Date(T0 + 4) }));
+      await alerting.putFeedback(feedback({ feedbackId: 'fb_ch_sub', machineId: 'old:a:b', createdAt: new Date(T0 + 5) }));
+      expect(await alerting.deleteMachineFeedback('org_a', 'old:a', null)).toBe(1);
+      expect((await alerting.listFeedback('org_a')).map((f) => f.feedbackId)).toEqual(['fb_longer', 'fb_ch_sub']);
+      await expect(alerting.deleteMachineFeedback('', 'pump-7', null)).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+    });
+
     it("records alerts with their deliveries in one write, lists a machine's latest start first, and deletes a machine's alerts only", async () => {
       const alerting = await open();
       const opened = alert();
