@@ -10,7 +10,7 @@ import type {
   RouteShorthandOptions,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { SeriesError, type ChangePointResult, type EntireResult, type LastResult } from '@adp/detection';
+import { SeriesError } from '@adp/detection';
 import type { VendorEndpoint, VendorRoutesOptions } from './contract.js';
 import { detectionEngine, type VendorEngine } from './engine.js';
 import { INTERNAL_ERROR_MESSAGE, VendorError, type VendorErrorBody } from './errors.js';
@@ -22,6 +22,7 @@ import {
   type ApiVersion,
   type Operation,
 } from './request.js';
+import { writeChangePointBody, writeEntireBody, writeLastBody } from './response.js';
 import {
   ChangePointDetectRequest,
   ChangePointDetectResponse,
@@ -31,9 +32,6 @@ import {
   LastDetectResponse,
   VendorErrorResponse,
   VersionParams,
-  type EntireDetectResponse as EntireBody,
-  type LastDetectResponse as LastBody,
-  type ChangePointDetectResponse as ChangePointBody,
 } from './schemas.js';
 
 export interface VendorPluginOptions extends VendorRoutesOptions {
@@ -43,12 +41,8 @@ export interface VendorPluginOptions extends VendorRoutesOptions {
 
 const ROUTE_PREFIX = '/anomalydetector';
 const TAGS = ['vendor-compatible'];
-
-interface ResponseBody {
-  readonly entire: EntireBody;
-  readonly last: LastBody;
-  readonly changepoint: ChangePointBody;
-}
+/** What Fastify's serialiser would have sent the JSON bodies with. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const USAGE_LABEL: Record<Operation, VendorEndpoint> = {
   entire: 'entire/detect',
@@ -181,87 +175,6 @@ function vendorErrorHandler(bodyLimitBytes: number) {
   };
 }
 
-/** Thrown when the engine breaks its result contract; the client sees a generic 500. */
-function engineContractError(problem: string): Error {
-  return new Error(`detection engine broke its result contract: ${problem}`);
-}
-
-// The bodies are serialised with JSON.stringify (see the serializer compiler below), which would
-// quietly write NaN as null or pass a wrong type through; these checks keep the wire contract.
-function checkNumbers(field: string, values: readonly number[], pointCount: number): void {
-  if (values.length !== pointCount) throw engineContractError(`${values.length} ${field} for ${pointCount} points`);
-  for (const value of values) {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw engineContractError(`non-finite ${field}`);
-  }
-}
-
-function checkBooleans(field: string, values: readonly boolean[], pointCount: number): void {
-  if (values.length !== pointCount) throw engineContractError(`${values.length} ${field} for ${pointCount} points`);
-  for (const value of values) {
-    if (typeof value !== 'boolean') throw engineContractError(`non-boolean ${field}`);
-  }
-}
-
-function checkScalar(field: string, value: unknown, kind: 'number' | 'integer' | 'boolean'): void {
-  const ok =
-    kind === 'boolean'
-      ? typeof value === 'boolean'
-      : typeof value === 'number' && (kind === 'integer' ? Number.isSafeInteger(value) : Number.isFinite(value));
-  if (!ok) throw engineContractError(`${field} is not a finite ${kind}`);
-}
-
-function entireBody(result: EntireResult, pointCount: number): EntireBody {
-  checkScalar('period', result.period, 'integer');
-  checkNumbers('expectedValues', result.expectedValues, pointCount);
-  checkNumbers('upperMargins', result.upperMargins, pointCount);
-  checkNumbers('lowerMargins', result.lowerMargins, pointCount);
-  checkBooleans('isAnomaly', result.isAnomaly, pointCount);
-  checkBooleans('isNegativeAnomaly', result.isNegativeAnomaly, pointCount);
-  checkBooleans('isPositiveAnomaly', result.isPositiveAnomaly, pointCount);
-  checkNumbers('severity', result.severity, pointCount);
-  // Built field by field: nothing the engine adds can leak onto the wire.
-  return {
-    period: result.period,
-    expectedValues: result.expectedValues,
-    upperMargins: result.upperMargins,
-    lowerMargins: result.lowerMargins,
-    isAnomaly: result.isAnomaly,
-    isNegativeAnomaly: result.isNegativeAnomaly,
-    isPositiveAnomaly: result.isPositiveAnomaly,
-    severity: result.severity,
-  };
-}
-
-function lastBody(result: LastResult): LastBody {
-  checkScalar('period', result.period, 'integer');
-  checkScalar('suggestedWindow', result.suggestedWindow, 'integer');
-  checkScalar('expectedValue', result.expectedValue, 'number');
-  checkScalar('upperMargin', result.upperMargin, 'number');
-  checkScalar('lowerMargin', result.lowerMargin, 'number');
-  checkScalar('isAnomaly', result.isAnomaly, 'boolean');
-  checkScalar('isNegativeAnomaly', result.isNegativeAnomaly, 'boolean');
-  checkScalar('isPositiveAnomaly', result.isPositiveAnomaly, 'boolean');
-  checkScalar('severity', result.severity, 'number');
-  return {
-    period: result.period,
-    suggestedWindow: result.suggestedWindow,
-    expectedValue: result.expectedValue,
-    upperMargin: result.upperMargin,
-    lowerMargin: result.lowerMargin,
-    isAnomaly: result.isAnomaly,
-    isNegativeAnomaly: result.isNegativeAnomaly,
-    isPositiveAnomaly: result.isPositiveAnomaly,
-    severity: result.severity,
-  };
-}
-
-function changePointBody(result: ChangePointResult, pointCount: number): ChangePointBody {
-  checkScalar('period', result.period, 'integer');
-  checkBooleans('isChangePoint', result.isChangePoint, pointCount);
-  checkNumbers('confidenceScores', result.confidenceScores, pointCount);
-  return { period: result.period, isChangePoint: result.isChangePoint, confidenceScores: result.confidenceScores };
-}
-
 export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fastify, options) => {
   const engine = options.engine ?? detectionEngine;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -274,12 +187,13 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   // A child plugin's onClose runs before the app's, which closes the store these counts go to.
   const { drain } = options;
   if (drain !== undefined) app.addHook('onClose', async () => drain());
-  // Every body these routes send is built field by field and checked above, so the schema's only
-  // remaining job would be speed, and for 8,640-element number arrays V8's JSON.stringify is about
-  // twice as fast as the generated schema serialiser. The schemas still document the responses.
+  // Success bodies are written as text by ./response.ts (checked against the contract in the same
+  // pass); what is left for a serialiser are the small error bodies, built field by field in the
+  // error handler. For those, and for 8,640-element number arrays, V8's JSON.stringify beats the
+  // generated schema serialiser. The schemas still document the responses.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  async function detect<O extends Operation>(operation: O, request: FastifyRequest): Promise<ResponseBody[O]> {
+  async function detect(operation: Operation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     // Fastify skips the body parser when there is neither a body nor a Content-Type.
     if (request.body === undefined && request.headers['content-type'] === undefined) {
       throw new VendorError('UnsupportedMediaType', "The Content-Type must be 'application/json' (got none).");
@@ -290,21 +204,21 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
       parseTimestamp: (text) => engine.parseIsoTimestamp(text),
     });
     const pointCount = parsed.input.values.length;
-    let body: ResponseBody[Operation];
+    let body: string;
     switch (parsed.operation) {
       case 'entire':
-        body = entireBody(engine.detectEntireSeries(parsed.input, parsed.options), pointCount);
+        body = writeEntireBody(engine.detectEntireSeries(parsed.input, parsed.options), pointCount);
         break;
       case 'last':
-        body = lastBody(engine.detectLastPoint(parsed.input, parsed.options));
+        body = writeLastBody(engine.detectLastPoint(parsed.input, parsed.options));
         break;
       case 'changepoint':
-        body = changePointBody(engine.detectChangePointSeries(parsed.input, parsed.options), pointCount);
+        body = writeChangePointBody(engine.detectChangePointSeries(parsed.input, parsed.options), pointCount);
         break;
     }
     await options.onDetected(request, USAGE_LABEL[operation], pointCount);
-    // parseVendorRequest answers for the operation it was given, so the body is ResponseBody[O].
-    return body as ResponseBody[O];
+    // A string with a JSON content type goes out as it is, past the serialiser.
+    return reply.type(JSON_CONTENT_TYPE).send(body);
   }
 
   const common = {
@@ -325,7 +239,7 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
         response: { 200: EntireDetectResponse, ...ERROR_RESPONSES },
       },
     },
-    async (request) => detect('entire', request),
+    async (request, reply) => detect('entire', request, reply),
   );
 
   app.post(
@@ -341,7 +255,7 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
         response: { 200: LastDetectResponse, ...ERROR_RESPONSES },
       },
     },
-    async (request) => detect('last', request),
+    async (request, reply) => detect('last', request, reply),
   );
 
   const changePointSchema = {
@@ -354,13 +268,13 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   app.post(
     `${ROUTE_PREFIX}/:version/timeseries/changepoint/detect`,
     { ...common, schema: { ...changePointSchema, operationId: 'vendorDetectChangePoint' } },
-    async (request) => detect('changepoint', request),
+    async (request, reply) => detect('changepoint', request, reply),
   );
   // The spelling of @azure/cognitiveservices-anomalydetector 2.x and early Python clients.
   app.post(
     `${ROUTE_PREFIX}/:version/timeseries/changePoint/detect`,
     { ...common, schema: { ...changePointSchema, hide: true } },
-    async (request) => detect('changepoint', request),
+    async (request, reply) => detect('changepoint', request, reply),
   );
 
   // Any other casing of the operation segment. Static routes above win over this parametric
@@ -373,10 +287,10 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
       onRequest: requireKnownVersionAndOperation,
       schema: { hide: true, response: ERROR_RESPONSES },
     },
-    async (request) => {
+    async (request, reply) => {
       const operation = resolveOperation(routeParams(request).operation);
       if (operation === undefined) throw notFound(request);
-      return detect(operation, request);
+      return detect(operation, request, reply);
     },
   );
 
