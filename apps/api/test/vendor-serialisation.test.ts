@@ -102,7 +102,7 @@ describe('the body writers', () => {
   });
 
   it('refuse a last-point result with a non-finite margin', () => {
-    const last = { ...recordingEngine().detectLastPoint({ values: [1], timestampsMs: null, granularity: 'none', customInterval: 1, imputeMode: 'auto' }, {}) };
+    const last = { ...recordingEngine().detectLastPoint({ values: [1], timestampsMs: null, granularity: 'none', customInterval: 1, imputeMode: 'auto' }, { sensitivity: 95, maxAnomalyRatio: 0.25 }) };
     expect(() => writeLastBody({ ...last, upperMargin: Number.NaN })).toThrow(/upperMargin is not a finite number/);
     expect(() => writeLastBody({ ...last, isAnomaly: 'no' as unknown as boolean })).toThrow(/isAnomaly is not a finite boolean/);
   });

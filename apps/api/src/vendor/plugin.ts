@@ -18,11 +18,11 @@ import {
   API_VERSIONS,
   OPERATIONS,
   messageStyleOf,
-  parseVendorRequest,
   type ApiVersion,
   type Operation,
 } from './request.js';
-import { writeChangePointBody, writeEntireBody, writeLastBody } from './response.js';
+import { answerVendorRequest, parseJsonText, type VendorAnswer } from './answer.js';
+import { vendorThreads } from './threads.js';
 import {
   ChangePointDetectRequest,
   ChangePointDetectResponse,
@@ -35,8 +35,16 @@ import {
 } from './schemas.js';
 
 export interface VendorPluginOptions extends VendorRoutesOptions {
-  /** The detection engine behind the routes; tests swap it. Default: `@adp/detection`. */
+  /**
+   * The detection engine behind the routes; tests swap it. Default: `@adp/detection`. A swapped
+   * engine runs on the event loop (detection threads load the real one).
+   */
   readonly engine?: VendorEngine;
+  /**
+   * Threads that parse, validate and detect (VENDOR_DETECTION_THREADS); 0 or absent: all of it on
+   * the event loop. The routes start and close them.
+   */
+  readonly detectionThreads?: number;
 }
 
 const ROUTE_PREFIX = '/anomalydetector';
@@ -105,20 +113,28 @@ async function alwaysNotFound(request: FastifyRequest, reply: FastifyReply): Pro
   throw notFound(request);
 }
 
+/**
+ * A body left as text for a detection thread to parse (VENDOR_DETECTION_THREADS): JSON.parse of an
+ * 8,640-point body is a large share of a request, and it runs there with the rest of the detection.
+ */
+class UnparsedJson {
+  constructor(readonly text: string) {}
+}
+
 /** The body parser for `application/json` (any charset parameter) inside this plugin only. */
-function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
-  if (text.trim() === '') {
-    done(new VendorError('BadArgument', 'Invalid Json Format, input data is Empty.'));
-    return;
-  }
-  try {
-    // A leading byte-order mark is tolerated; JSON.parse would reject it.
-    done(null, JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
-  } catch (error) {
-    const detail = error instanceof Error ? ` ${error.message}` : '';
-    done(new VendorError('InvalidJsonFormat', `Invalid Json Format, the request body is not valid JSON.${detail}`));
-  }
+function jsonBodyParser(leaveToThreads: () => boolean) {
+  return function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    let parsed: unknown;
+    try {
+      // An empty body is refused here in both cases, before anything else is checked.
+      parsed = text.trim() !== '' && leaveToThreads() ? new UnparsedJson(text) : parseJsonText(text);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done(null, parsed);
+  };
 }
 
 function describeContentType(request: FastifyRequest): string {
@@ -178,19 +194,41 @@ function vendorErrorHandler(bodyLimitBytes: number) {
 export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fastify, options) => {
   const engine = options.engine ?? detectionEngine;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const threadCount = options.engine === undefined ? (options.detectionThreads ?? 0) : 0;
+  const threads =
+    threadCount > 0
+      ? vendorThreads(threadCount, (error) => fastify.log.error({ err: error }, 'vendor detection threads failed to start; detecting on the event loop'))
+      : null;
+  // A listening server starts them at once, so that its first requests do not share the CPU with
+  // the threads' start; an app that only takes injected requests (tests) starts them on its first
+  // vendor request.
+  if (threads !== null) fastify.server.once('listening', () => threads.start());
+  // Detection requests between their first byte and their last: a body is handed to a thread only
+  // while another one is in flight, so a lone request never pays for the hand-off.
+  let inFlight = 0;
+  function countInFlight(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    inFlight++;
+    reply.raw.once('close', () => {
+      inFlight--;
+    });
+    threads?.start();
+    done();
+  }
 
   // Bodies are validated by ./request.ts in the vendor's order; route schemas only document them.
   app.setValidatorCompiler(() => () => true);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, jsonBodyParser(() => threads?.ready === true && inFlight > 1));
   app.setErrorHandler(vendorErrorHandler(options.bodyLimitBytes));
   // A child plugin's onClose runs before the app's, which closes the store these counts go to.
   const { drain } = options;
-  if (drain !== undefined) app.addHook('onClose', async () => drain());
+  app.addHook('onClose', async () => {
+    await threads?.close();
+    await drain?.();
+  });
   // Success bodies are written as text by ./response.ts (checked against the contract in the same
-  // pass); what is left for a serialiser are the small error bodies, built field by field in the
-  // error handler. For those, and for 8,640-element number arrays, V8's JSON.stringify beats the
-  // generated schema serialiser. The schemas still document the responses.
+  // pass), so a serialiser only sees the small error bodies, built field by field in the error
+  // handler. The schemas still document the responses.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   async function detect(operation: Operation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -198,32 +236,20 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
     if (request.body === undefined && request.headers['content-type'] === undefined) {
       throw new VendorError('UnsupportedMediaType', "The Content-Type must be 'application/json' (got none).");
     }
-    const version = routeParams(request).version as ApiVersion; // checked in onRequest
-    const parsed = parseVendorRequest(request.body, operation, {
-      style: messageStyleOf(version),
-      parseTimestamp: (text) => engine.parseIsoTimestamp(text),
-    });
-    const pointCount = parsed.input.values.length;
-    let body: string;
-    switch (parsed.operation) {
-      case 'entire':
-        body = writeEntireBody(engine.detectEntireSeries(parsed.input, parsed.options), pointCount);
-        break;
-      case 'last':
-        body = writeLastBody(engine.detectLastPoint(parsed.input, parsed.options));
-        break;
-      case 'changepoint':
-        body = writeChangePointBody(engine.detectChangePointSeries(parsed.input, parsed.options), pointCount);
-        break;
-    }
-    await options.onDetected(request, USAGE_LABEL[operation], pointCount);
+    const style = messageStyleOf(routeParams(request).version as ApiVersion); // checked in onRequest
+    const { body } = request;
+    const answer: VendorAnswer =
+      threads !== null && body instanceof UnparsedJson
+        ? await threads.answer({ text: body.text, operation, style })
+        : answerVendorRequest(engine, operation, body, style);
+    await options.onDetected(request, USAGE_LABEL[operation], answer.points);
     // A string with a JSON content type goes out as it is, past the serialiser.
-    return reply.type(JSON_CONTENT_TYPE).send(body);
+    return reply.type(JSON_CONTENT_TYPE).send(answer.body);
   }
 
   const common = {
     bodyLimit: options.bodyLimitBytes,
-    onRequest: requireKnownVersion,
+    onRequest: [requireKnownVersion, countInFlight],
   } satisfies RouteShorthandOptions;
 
   app.post(
@@ -284,7 +310,7 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
     `${ROUTE_PREFIX}/:version/timeseries/:operation/detect`,
     {
       bodyLimit: options.bodyLimitBytes,
-      onRequest: requireKnownVersionAndOperation,
+      onRequest: [requireKnownVersionAndOperation, countInFlight],
       schema: { hide: true, response: ERROR_RESPONSES },
     },
     async (request, reply) => {
