@@ -121,19 +121,35 @@ class UnparsedJson {
   constructor(readonly text: string) {}
 }
 
+/** Whether a body goes to a detection thread: `threadsReady` now, `othersInFlight` when it is decided. */
+interface HandOff {
+  readonly threadsReady: () => boolean;
+  readonly othersInFlight: () => boolean;
+}
+
 /** The body parser for `application/json` (any charset parameter) inside this plugin only. */
-function jsonBodyParser(leaveToThreads: () => boolean) {
+function jsonBodyParser(handOff: HandOff) {
   return function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    let parsed: unknown;
-    try {
-      // An empty body is refused here in both cases, before anything else is checked.
-      parsed = text.trim() !== '' && leaveToThreads() ? new UnparsedJson(text) : parseJsonText(text);
-    } catch (error) {
-      done(error as Error);
+    const finish = (leaveToThreads: boolean): void => {
+      let parsed: unknown;
+      try {
+        parsed = leaveToThreads ? new UnparsedJson(text) : parseJsonText(text);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done(null, parsed);
+    };
+    // An empty body is refused at once in both cases, before anything else is checked.
+    if (!handOff.threadsReady() || text.trim() === '') {
+      finish(false);
       return;
     }
-    done(null, parsed);
+    // The event loop reads the sockets that are ready one after the other, and a request answered
+    // in place runs to its end before the next socket is read; so whether others are in flight is
+    // asked after the current round of reads, once every request that arrived with this one counts.
+    setImmediate(() => finish(handOff.othersInFlight()));
   };
 }
 
@@ -203,8 +219,8 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   // the threads' start; an app that only takes injected requests (tests) starts them on its first
   // vendor request.
   if (threads !== null) fastify.server.once('listening', () => threads.start());
-  // Detection requests between their first byte and their last: a body is handed to a thread only
-  // while another one is in flight, so a lone request never pays for the hand-off.
+  // Detection requests between their headers and their answer's end: a body is handed to a thread
+  // only while another one is in flight, so a lone request never pays for the hand-off.
   let inFlight = 0;
   function countInFlight(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     inFlight++;
@@ -218,7 +234,10 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   // Bodies are validated by ./request.ts in the vendor's order; route schemas only document them.
   app.setValidatorCompiler(() => () => true);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, jsonBodyParser(() => threads?.ready === true && inFlight > 1));
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, jsonBodyParser({
+      threadsReady: () => threads?.ready === true,
+      othersInFlight: () => inFlight > 1,
+    }));
   app.setErrorHandler(vendorErrorHandler(options.bodyLimitBytes));
   // A child plugin's onClose runs before the app's, which closes the store these counts go to.
   const { drain } = options;
