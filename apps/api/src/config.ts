@@ -1,7 +1,6 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
 import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
-import { availableParallelism } from 'node:os';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
 
@@ -9,10 +8,6 @@ export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
 const MIB = 1024 * 1024;
 
-/** A core for the event loop, the others (up to 4) for vendor detection. */
-export function defaultVendorDetectionThreads(): number {
-  return Math.max(0, Math.min(4, availableParallelism() - 1));
-}
 
 /** The detection jobs' settings (POST /v1/jobs). */
 export interface JobsConfig {
@@ -139,8 +134,10 @@ export interface ApiConfig {
    * `VENDOR_DETECTION_THREADS`: threads that parse, validate and detect the vendor routes'
    * requests (`/anomalydetector/...`) while several are in flight, so that the event loop keeps
    * only the HTTP work, authentication, metering and logging; a lone request is answered on the
-   * event loop (no hand-off). Started when the server listens. 0: everything on the event
-   * loop. Default: the machine's cores less one, at most 4 (1 on 2 cores, 0 on 1). Range 0 .. 64.
+   * event loop (no hand-off). Started when the server listens. Default 0 (off): each hand-off
+   * costs CPU (the body and the answer are copied between threads), and on the 2-core development
+   * machine one thread lowered last/detect's throughput at concurrency 32 (docs/configuration.md).
+   * For hosts with cores to spare. Range 0 .. 64.
    */
   readonly vendorDetectionThreads: number;
   /**
@@ -465,7 +462,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     maxConnections: read.integer('MAX_CONNECTIONS', 4096, 1, 1_000_000),
     modelCallsMaxRunning: read.integer('MODEL_CALLS_MAX_RUNNING', 4, 1, 256),
     modelCallsMaxQueued: read.integer('MODEL_CALLS_MAX_QUEUED', 16, 0, 10_000),
-    vendorDetectionThreads: read.integer('VENDOR_DETECTION_THREADS', defaultVendorDetectionThreads(), 0, 64),
+    vendorDetectionThreads: read.integer('VENDOR_DETECTION_THREADS', 0, 0, 64),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
     telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),

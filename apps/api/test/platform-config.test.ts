@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '@adp/stream-worker';
-import { defaultVendorDetectionThreads, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { AppError, ConfigError } from '../src/errors.js';
 
 function configError(env: Record<string, string>): ConfigError {
@@ -33,7 +33,7 @@ describe('loadConfig', () => {
       maxConnections: 4096,
       modelCallsMaxRunning: 4,
       modelCallsMaxQueued: 16,
-      vendorDetectionThreads: defaultVendorDetectionThreads(),
+      vendorDetectionThreads: 0,
       shutdownGraceMs: 10_000,
       predictorCacheSize: 32,
       redisUrl: undefined,
