@@ -11,6 +11,8 @@ COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/worker/package.json apps/worker/
 COPY packages/alerts/package.json packages/alerts/
 COPY packages/api-types/package.json packages/api-types/
+COPY packages/domain/package.json packages/domain/
+COPY packages/web-bundle/package.json packages/web-bundle/
 COPY packages/model/package.json packages/model/
 COPY packages/observability/package.json packages/observability/
 COPY packages/store/package.json packages/store/

@@ -16,9 +16,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
-import { Kafka, logLevel } from 'kafkajs';
 import { loadWorkerConfig } from '@adp/stream-worker';
+import { removeScaleOut } from '@adp/stream-worker/testing';
 import { loadConfig, openPlatform } from '@adp/api';
 
 const argument = (name: string): string | undefined => {
@@ -103,14 +102,10 @@ async function main(): Promise<void> {
     await platform.close();
     await rm(dataDir, { recursive: true, force: true });
     if (SCALE_OUT) {
-      const kafka = new Kafka({ clientId: 'adp-bench', brokers: scaleOut.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
-      const admin = kafka.admin();
-      await admin.connect();
-      await admin.deleteTopics({ topics: [scaleOut.JOBS_TOPIC!, scaleOut.TELEMETRY_TOPIC!, scaleOut.DEAD_LETTER_TOPIC!], timeout: 10_000 }).catch(() => undefined);
-      await admin.disconnect();
-      const clickhouse = createClickHouse({ url: scaleOut.CLICKHOUSE_URL!, log: { level: ClickHouseLogLevel.OFF } });
-      await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${run}` });
-      await clickhouse.close();
+      await removeScaleOut(
+        { kafkaBrokers: scaleOut.KAFKA_BROKERS!, clickhouseUrl: scaleOut.CLICKHOUSE_URL! },
+        { topics: [scaleOut.JOBS_TOPIC!, scaleOut.TELEMETRY_TOPIC!, scaleOut.DEAD_LETTER_TOPIC!], database: run },
+      );
     }
   }
 }

@@ -15,12 +15,15 @@
 // model's energies, z-scores and regimes); one point per message (TelemetryPoint), and 20 points of
 // a machine per message (TelemetryBatch, as POST /v1/telemetry and batching producers send them).
 // Last, the worker alone: the same drain on the in-process bus with memory stores, no server on
-// the cores (an upper bound for a worker whose servers run elsewhere; `runAloneVariant`).
+// the cores (an upper bound for a worker whose servers run elsewhere; `runAloneVariant`), and the
+// embedded default's worker: the durable in-process bus and DuckDB stores of `npm start`, 100
+// points a message (`--only embedded` needs no server).
 //
 // Servers from KAFKA_BROKERS, CLICKHOUSE_URL, REDIS_URL (defaults: the infra/ scripts' addresses).
 // Everything it creates (topics, group, database, Redis keys) has a name of its own and is removed
 // at the end. Prints a markdown table and writes bench/streaming-results.json (not with --quick).
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
@@ -79,6 +82,8 @@ const ORG = 'org_bench';
 /** Points per TelemetryBatch message in the batched variants: 20 s of a machine reporting every second. */
 const BATCH_POINTS = 20;
 const STEP_MS = 1000;
+/** Points per message of the embedded row: what POST /v1/telemetry takes from a client that sends every 100 readings. */
+const EMBEDDED_POINTS = 100;
 
 function settingsFor(quick: boolean) {
   return {
@@ -169,6 +174,8 @@ interface Variant {
   readonly pointsPerMessage: number;
   /** The worker alone (in-process bus, memory stores; `runAloneVariant`): a drain row only. */
   readonly alone?: boolean;
+  /** With `alone`: the embedded default's own bus and stores instead (the durable in-process log, DuckDB results and checkpoints in a temporary data directory). */
+  readonly embedded?: boolean;
 }
 
 async function runVariant(
@@ -344,7 +351,11 @@ async function runAloneVariant(
   log: (message: string) => void,
 ): Promise<StreamingBenchRow> {
   const names = { groupId: 'bench-alone', telemetryTopic: 'telemetry', deadLetterTopic: 'dead-letters' };
-  const streaming = await openStreaming({ inProcess: { maxBatchMessages: settings.maxBatchMessages } });
+  const dataDir = variant.embedded ? await mkdtemp(path.join(os.tmpdir(), 'adp-bench-embedded-')) : null;
+  const streaming = await openStreaming({
+    inProcess: { maxBatchMessages: settings.maxBatchMessages },
+    ...(dataDir === null ? {} : { dataDir, embeddedBus: 'durable', embeddedResults: 'duckdb', embeddedCheckpoints: 'duckdb' }),
+  });
   try {
     await streaming.bus.ensureTopics([
       { name: names.telemetryTopic, partitions: settings.partitions },
@@ -366,6 +377,7 @@ async function runAloneVariant(
     }
   } finally {
     await streaming.close();
+    if (dataDir !== null) await rm(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -499,6 +511,15 @@ const VARIANTS: readonly Variant[] = [
     pointsPerMessage: perMessage,
     alone: true,
   })),
+  {
+    id: 'embedded',
+    name: `embedded default (durable in-process bus, DuckDB results and checkpoints), ${EMBEDDED_POINTS} points a message`,
+    baselines: false,
+    detectionThreads: 0,
+    pointsPerMessage: EMBEDDED_POINTS,
+    alone: true,
+    embedded: true,
+  },
 ];
 
 /** Runs every variant (or those `only` names) and returns the rows. Needs the real Kafka, ClickHouse and Redis. */

@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { Kafka, logLevel } from 'kafkajs';
 import { loadWorkerConfig } from '@adp/stream-worker';
+import { removeScaleOut } from '@adp/stream-worker/testing';
 import { loadConfig, loadPackagedModel, openPlatform } from '@adp/api';
 import { writeJson } from './harness.js';
 import { listSkabExperiments, loadSkabExperiment, SKAB_TRAIN_ROWS, type SkabExperiment } from './skab-data.js';
@@ -244,7 +244,7 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
   } finally {
     await platform.close();
     await scaleOut?.close();
-    if (options.scaleOut !== undefined) await dropScaleOut(options.scaleOut, run);
+    if (options.scaleOut !== undefined) await removeScaleOut(options.scaleOut, { topicPrefix: `${run}.`, groups: [`${run}_workers`], database: run });
     await rm(dataDir, { recursive: true, force: true });
   }
   return {
@@ -262,21 +262,6 @@ export async function runSkab(options: SkabRunOptions): Promise<SkabResult> {
 }
 
 /** The markdown table docs/machine-model.md shows (checked against eval/skab.json by a test). */
-/** Drops the scale-out run's database and topics. */
-async function dropScaleOut(servers: NonNullable<SkabRunOptions['scaleOut']>, run: string): Promise<void> {
-  const kafka = new Kafka({ clientId: 'adp-eval-skab', brokers: servers.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${run}.`));
-    if (topics.length > 0) await admin.deleteTopics({ topics });
-  } finally {
-    await admin.disconnect();
-  }
-  const response = await fetch(`${servers.clickhouseUrl}/?query=${encodeURIComponent(`DROP DATABASE IF EXISTS ${run}`)}`, { method: 'POST' });
-  if (!response.ok) throw new Error(`dropping ${run}: ${response.status} ${await response.text()}`);
-}
-
 export function skabTable(result: Pick<SkabResult, 'rows'>): string {
   const lines = ['| row | F1 | false alarms | missed | faults found | false episodes |', '|---|---|---|---|---|---|'];
   for (const row of Object.keys(SKAB_ROWS) as SkabRow[]) {

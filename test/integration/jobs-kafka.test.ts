@@ -6,11 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe } from 'vitest';
 import { createClickHouseJobStore } from '@adp/streaming';
 import { loadWorkerConfig } from '@adp/stream-worker';
+import { removeScaleOut } from '@adp/stream-worker/testing';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform } from '../../apps/api/src/platform.js';
 import { jobFlowTests } from '../../apps/api/test/job-flow.js';
@@ -20,16 +19,10 @@ import { allServersGate, isolatedName } from './servers.js';
 
 const servers = await allServersGate('detection jobs on Kafka and ClickHouse');
 
-async function dropDatabase(database: string): Promise<void> {
-  const clickhouse = createClickHouse({ url: servers.urls.clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
-  await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${database}` });
-  await clickhouse.close();
-}
-
 describe.skipIf(!servers.run)(`${servers.title}: the ClickHouse job store`, () => {
   const databases: string[] = [];
   afterAll(async () => {
-    for (const database of databases) await dropDatabase(database);
+    for (const database of databases) await removeScaleOut(servers.urls, { database });
   });
   jobStoreContract(async () => {
     const database = isolatedName('it_jobs_store');
@@ -66,12 +59,7 @@ describe.skipIf(!servers.run)(`${servers.title}: POST /v1/jobs -> Kafka -> job w
       },
       async cleanup() {
         if (dataDir) await rm(await dataDir, { recursive: true, force: true });
-        const kafka = new Kafka({ clientId: 'adp-it', brokers: servers.urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
-        const admin = kafka.admin();
-        await admin.connect();
-        await admin.deleteTopics({ topics: [names.jobs, names.telemetry, names.dead], timeout: 10_000 }).catch(() => undefined);
-        await admin.disconnect();
-        await dropDatabase(names.database);
+        await removeScaleOut(servers.urls, { topics: [names.jobs, names.telemetry, names.dead], database: names.database });
       },
     };
   });

@@ -9,12 +9,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
-import { Kafka, logLevel } from 'kafkajs';
-import { createClient as createRedis } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { loadWorkerConfig } from '@adp/stream-worker';
+import { removeScaleOut } from '@adp/stream-worker/testing';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform, type Platform } from '../../apps/api/src/platform.js';
 import { API_KEY, constantEnergyModel, eventually, get, post } from '../../apps/api/test/streaming-helpers.js';
@@ -43,20 +41,7 @@ describe.skipIf(!servers.run)(servers.title, () => {
     await platform?.close();
     await new Promise((resolve) => server.close(resolve));
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
-    const kafka = new Kafka({ clientId: 'adp-it', brokers: servers.urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: [names.topic, names.deadLetters, names.alerts], timeout: 10_000 }).catch(() => undefined);
-    await admin.disconnect();
-    const clickhouse = createClickHouse({ url: servers.urls.clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
-    await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${names.database}` });
-    await clickhouse.close();
-    const redis = createRedis({ url: servers.urls.redisUrl });
-    redis.on('error', () => undefined);
-    await redis.connect();
-    const keys = await redis.keys(`${names.prefix}*`);
-    if (keys.length > 0) await redis.del(keys);
-    await redis.close();
+    await removeScaleOut(servers.urls, { topics: [names.topic, names.deadLetters, names.alerts], database: names.database, redisKeyPrefix: names.prefix });
   });
 
   const env = (): Record<string, string> => ({

@@ -21,6 +21,9 @@ describe('adp/app-boundaries', () => {
       'apps/api imports the app @adp/worker: move what both need into packages/ (an app imports no other app)',
     ]);
     expect(await boundaryErrors('apps/cli/src/x.ts', "import { buildApp } from '@adp/api';\nbuildApp;\n")).toHaveLength(1);
+    expect(await boundaryErrors('apps/api/src/dashboard/x.ts', "export { buildDashboard } from '@adp/dashboard';\n")).toEqual([
+      'apps/api imports the app @adp/dashboard: move what both need into packages/ (an app imports no other app)',
+    ]);
   });
 
   it("refuses a relative path into another app's folder from any depth, as import, export or import()", async () => {
@@ -48,7 +51,7 @@ describe('adp/app-boundaries', () => {
   });
 
   it("allows an app's own files, packages, an app's public entry from bench/ and eval/, and the system tests", async () => {
-    expect(await boundaryErrors('apps/api/src/native/x.ts', "import { a } from '../dashboard/sessions.js';\nimport { b } from '@adp/stream-worker';\nimport { c } from '@adp/dashboard';\nexport { a, b, c };\n")).toEqual([]);
+    expect(await boundaryErrors('apps/api/src/native/x.ts', "import { a } from '../dashboard/sessions.js';\nimport { b } from '@adp/stream-worker';\nimport { c } from '@adp/web-bundle';\nexport { a, b, c };\n")).toEqual([]);
     expect(await boundaryErrors('apps/api/test/x.test.ts', "import { buildApp } from '../src/app.js';\nimport { d } from '@adp/api';\nexport { buildApp, d };\n")).toEqual([]);
     expect(await boundaryErrors('bench/x.ts', "import { buildApp } from '@adp/api';\nexport { buildApp };\n")).toEqual([]);
     expect(await boundaryErrors('test/integration/x.test.ts', "import { openPlatform } from '../../apps/api/src/platform.js';\nexport { openPlatform };\n")).toEqual([]);

@@ -375,7 +375,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
       app.addHook('onReady', async () => scheduler.start());
       app.addHook('preClose', async () => scheduler.stop());
     }
-    await app.register(dashboardRoutes);
+    await app.register(dashboardRoutes, { webDir: config.dashboardDir });
     if (dashboardAuth) await app.register(dashboardAuth.routes);
     await app.register(auditRoutes, { audit: store.audit });
     if (config.marketplace && marketplaceClient) {
@@ -460,14 +460,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
     });
     await app.register(jobRoutes, {
       store,
-      topic: config.jobs.topic,
-      maxPoints: config.jobs.maxPoints,
-      maxSeries: config.jobs.maxSeries,
-      chunkPoints: config.jobs.chunkPoints,
-      bodyLimitBytes: config.jobs.bodyLimitBytes,
-      maxActivePerOrg: config.jobs.maxActivePerOrg,
-      maxPendingPointsPerOrg: config.jobs.maxPendingPointsPerOrg,
-      retryAfterSeconds: config.jobs.retryAfterSeconds,
+      ...config.jobs,
       ...(options.jobs ? { jobs: options.jobs } : {}),
       ...(options.bus ? { bus: options.bus } : {}),
       ...(hourlyCounting ? { hourlyCounting } : {}),

@@ -1,8 +1,14 @@
 // The API's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the app reads process.env. An empty variable counts as unset.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_JOB_MAX_POINTS, DEFAULT_JOB_MAX_SERIES } from '@adp/domain';
 import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 import { ConfigError } from './errors.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
+
+/** The dashboard's sources in this checkout (apps/dashboard/web), found by path: the API imports no other app. */
+const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/web/', import.meta.url));
 
 export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
@@ -48,6 +54,13 @@ export interface ApiConfig {
    * docker-compose.yml set it).
    */
   readonly host: string;
+  /**
+   * `DASHBOARD_DIR`: the web dashboard's sources (`index.html`, `main.ts`, `style.css`), which the
+   * server bundles on the first request to /dashboard/ and serves. Default the checkout's
+   * `apps/dashboard/web`; relative paths resolve against the working directory at boot. A
+   * directory that cannot be bundled answers DashboardUnavailable (503) on /dashboard/.
+   */
+  readonly dashboardDir: string;
   /**
    * `DATA_DIR`: directory for the embedded database (`platform.duckdb`) and the first-start keys
    * file (`bootstrap-keys.json`). Default `./data`, resolved against the working directory at boot.
@@ -450,6 +463,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     ...servers,
     port: read.integer('PORT', 8080, 0, 65535),
     host: read.text('HOST') ?? '127.0.0.1',
+    dashboardDir: path.resolve(read.text('DASHBOARD_DIR') ?? DEFAULT_DASHBOARD_DIR),
     bootstrapApiKey,
     logLevel,
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 4 * MIB, 1024, 256 * MIB),
@@ -471,8 +485,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     resultsRetentionDays: read.integer('RESULTS_RETENTION_DAYS', 0, 0, 36_500),
     jobs: Object.freeze({
       topic: read.pattern('JOBS_TOPIC', TOPICS.jobs, KAFKA_NAME, KAFKA_NAME_TEXT),
-      maxPoints: read.integer('JOBS_MAX_POINTS', 1_000_000, 12, 10_000_000),
-      maxSeries: read.integer('JOBS_MAX_SERIES', 1000, 1, 100_000),
+      maxPoints: read.integer('JOBS_MAX_POINTS', DEFAULT_JOB_MAX_POINTS, 12, 10_000_000),
+      maxSeries: read.integer('JOBS_MAX_SERIES', DEFAULT_JOB_MAX_SERIES, 1, 100_000),
       chunkPoints: read.integer('JOBS_CHUNK_POINTS', 20_000, 100, 60_000),
       bodyLimitBytes: read.integer('JOBS_BODY_LIMIT_BYTES', 128 * MIB, 1024, 1024 * MIB),
       maxActivePerOrg: read.integer('JOBS_MAX_ACTIVE_PER_ORG', 4, 1, 10_000),

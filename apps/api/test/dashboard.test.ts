@@ -1,3 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyError } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dashboardRoutes } from '../src/dashboard/plugin.js';
@@ -49,6 +53,19 @@ describe('the dashboard routes in the app', () => {
     expect(missing.json()).toEqual({ error: { code: 'NotFound', message: 'Route GET /dashboard/secrets.txt not found' } });
   });
 
+  it('bundles the sources DASHBOARD_DIR names (by default the checkout\'s apps/dashboard/web), and answers 503 where it holds none', async () => {
+    expect(env.config().dashboardDir).toBe(path.resolve(fileURLToPath(new URL('../../dashboard/web/', import.meta.url))));
+    const empty = await mkdtemp(path.join(os.tmpdir(), 'adp-dashboard-'));
+    try {
+      const app = await env.start({ DASHBOARD_DIR: empty });
+      const page = await app.inject({ method: 'GET', url: '/dashboard/' });
+      expect(page.statusCode).toBe(503);
+      expect(page.json()).toEqual({ error: { code: 'DashboardUnavailable', message: 'The dashboard could not be built on this server; see its log.' } });
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   it('answers a browser asking for /favicon.ico with no content and no key', async () => {
     const app = await env.start();
     const icon = await app.inject({ method: 'GET', url: '/favicon.ico' });
@@ -65,6 +82,7 @@ describe('the dashboard plugin when the bundle cannot be built', () => {
       reply.code(error.statusCode ?? 500).send({ code: error instanceof AppError ? error.code : 'unexpected' }),
     );
     await app.register(dashboardRoutes, {
+      webDir: '/nonexistent',
       build: async () => {
         builds += 1;
         if (builds === 1) throw new Error('esbuild: could not resolve "uplot"');

@@ -14,6 +14,7 @@ interface Answer {
   isPositiveAnomaly: boolean[];
   isNegativeAnomaly: boolean[];
   severity: number[];
+  episodes: { start: number; end: number; start_timestamp: string | null; end_timestamp: string | null; peak: number; severity: number; flagged_points: number; direction: string; closed: boolean }[];
   z_scores: number[] | null;
   shape_scores: number[] | null;
   energies: number[] | null;
@@ -151,5 +152,43 @@ describe('a baselined detection judges with the machine model', () => {
       expect(withStats.z_scores?.[i]).toBeGreaterThan(band);
     }
     expect(flags(plain).every((i) => withStats.isAnomaly[i])).toBe(true);
+  });
+});
+
+describe('episodes', () => {
+  const start = Date.parse('2026-03-01T00:00:00Z');
+  // The noisy stretch, and a level shift of 4 points 60 points after it.
+  const shifted = noisier().map((value, i) => (i >= 400 && i < 404 ? value + 8 : value));
+
+  it("groups the answer's flags as the stream does: open at a flag, closed after 10 points without one", async () => {
+    const series = shifted.map((value, i) => ({ timestamp: new Date(start + i * 60_000).toISOString(), value }));
+    const answer = await detect({ series, granularity: 'minutely', machine_id: 'pump' });
+    const flagged = flags(answer);
+    expect(answer.episodes.length).toBeGreaterThan(0);
+    expect(answer.episodes.some((e) => e.start <= 403 && e.end >= 400)).toBe(true);
+    // Every flag lies in exactly one episode; each episode starts and ends at a flag; within one the
+    // flags are at most 10 points apart, between two more than 10.
+    for (const i of flagged) expect(answer.episodes.filter((e) => e.start <= i && i <= e.end)).toHaveLength(1);
+    answer.episodes.forEach((episode, k) => {
+      const inside = flagged.filter((i) => episode.start <= i && i <= episode.end);
+      expect([inside[0], inside.at(-1), inside.length]).toEqual([episode.start, episode.end, episode.flagged_points]);
+      inside.slice(1).forEach((i, j) => expect(i - inside[j]!).toBeLessThanOrEqual(10));
+      const next = answer.episodes[k + 1];
+      if (next) expect(next.start - episode.end).toBeGreaterThan(10);
+      expect(episode.closed).toBe(series.length - 1 - episode.end >= 10);
+      const peak = Math.max(...inside.map((i) => answer.severity[i]!));
+      expect([episode.severity, answer.severity[episode.peak]]).toEqual([peak, peak]);
+      expect([episode.start_timestamp, episode.end_timestamp]).toEqual([series[episode.start]!.timestamp, series[episode.end]!.timestamp]);
+      const up = inside.some((i) => answer.isPositiveAnomaly[i]);
+      const down = inside.some((i) => answer.isNegativeAnomaly[i]);
+      expect(episode.direction).toBe(up && down ? 'both' : down ? 'negative' : 'positive');
+    });
+  });
+
+  it('are the same without timestamps, whose fields are then null', async () => {
+    const timed = await detect({ series: shifted.map((value, i) => ({ timestamp: new Date(start + i * 60_000).toISOString(), value })), granularity: 'minutely', machine_id: 'pump' });
+    const untimed = await detect({ series: points(shifted), machine_id: 'pump' });
+    expect(untimed.episodes.length).toBeGreaterThan(0);
+    expect(untimed.episodes).toEqual(timed.episodes.map((e) => ({ ...e, start_timestamp: null, end_timestamp: null })));
   });
 });

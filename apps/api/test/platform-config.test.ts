@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '@adp/stream-worker';
 import { loadConfig } from '../src/config.js';
@@ -20,6 +21,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       port: 8080,
       host: '127.0.0.1',
+      dashboardDir: fileURLToPath(new URL('../../dashboard/web', import.meta.url)),
       dataDir: path.resolve('./data'),
       bootstrapApiKey: undefined,
       logLevel: 'info',
@@ -172,6 +174,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '0',
       HOST: '127.0.0.1',
+      DASHBOARD_DIR: 'web',
       DATA_DIR: '/var/lib/adp',
       BOOTSTRAP_API_KEY: 'svc_live_abcdefghij-_KLMNOP',
       LOG_LEVEL: 'debug',
@@ -192,6 +195,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 0,
       host: '127.0.0.1',
+      dashboardDir: path.resolve('web'),
       dataDir: '/var/lib/adp',
       bootstrapApiKey: 'svc_live_abcdefghij-_KLMNOP',
       logLevel: 'debug',

@@ -1,4 +1,5 @@
 // Command-line parsing: argv in, a validated command out. No I/O here, so every rule is testable.
+import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY } from '@adp/domain';
 import { GRANULARITIES, IMPUTE_MODES, STREAM_DEFAULTS, type Granularity, type ImputeMode } from '@adp/detection';
 import { CliError } from './errors.js';
 
@@ -53,8 +54,8 @@ export type Command = { readonly kind: 'help' } | DetectCommand;
 
 export const DEFAULTS = {
   mode: 'entire',
-  sensitivity: 95,
-  maxAnomalyRatio: 0.25,
+  sensitivity: DEFAULT_SENSITIVITY,
+  maxAnomalyRatio: DEFAULT_MAX_ANOMALY_RATIO,
   granularity: 'none',
   customInterval: 1,
   imputeMode: 'auto',

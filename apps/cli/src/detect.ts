@@ -1,4 +1,5 @@
 // From a parsed series and command to one output record per point. Pure: calls the engine only.
+import { MAX_SERIES_POINTS } from '@adp/domain';
 import {
   SeriesError,
   detectChangePointSeries,
@@ -21,7 +22,7 @@ import { CliError } from './errors.js';
  * API call can reproduce. `stream` reads any length (each point sees only its trailing window);
  * `last` reads any length and judges the last point from the trailing MAX_BATCH_POINTS.
  */
-export const MAX_BATCH_POINTS = 8640;
+export const MAX_BATCH_POINTS = MAX_SERIES_POINTS;
 
 /** One line of output: the fields of the vendor's per-point results, named in the singular. */
 export interface PointRecord {

@@ -29,12 +29,12 @@ describe('parseMultivariateCsv', () => {
     const head = 'timestamp,temp,rpm\n';
     const row = (i: number, temp = '20', rpm = '1500') => `2025-06-01T10:0${i}:00Z,${temp},${rpm}\n`;
     expect(problemOf(parseMultivariateCsv('time,temp,rpm\n', LIMITS))).toBe(
-      'Line 1, column 1: a multivariate file starts with a header "timestamp,<channel>,<channel>,…"; the first column is "time"',
+      'Line 1, column 1: a file of several channels starts with a header "timestamp,<channel>,<channel>,..."; the first column is "time"',
     );
     expect(problemOf(parseMultivariateCsv('timestamp,temp,9rpm\n', LIMITS))).toBe(
-      'Line 1, column 3 (9rpm): "9rpm" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)',
+      'Line 1, column 3: "9rpm" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)',
     );
-    expect(problemOf(parseMultivariateCsv('timestamp,temp,temp\n', LIMITS))).toBe('Line 1, column 3 (temp): channel "temp" repeats column 2');
+    expect(problemOf(parseMultivariateCsv('timestamp,temp,temp\n', LIMITS))).toBe('Line 1, column 3: channel "temp" repeats column 2');
     expect(problemOf(parseMultivariateCsv(`timestamp,${Array.from({ length: 17 }, (_, i) => `c${i}`).join(',')}\n`, LIMITS))).toBe(
       'Line 1: 17 channels; a machine has at most 16',
     );

@@ -1,6 +1,20 @@
 // Reads a univariate series from a CSV file in the browser, so a bad file is explained (line,
 // column, what is wrong) before anything is sent. Pure: no DOM, no I/O; the unit tests in
 // ../test run it under Node.
+import {
+  DEFAULT_JOB_MAX_POINTS,
+  MAX_SERIES_POINTS,
+  MAX_VALUE_MAGNITUDE,
+  MIN_BASELINE_POINTS,
+  MIN_SERIES_POINTS,
+  csvLines,
+  describeCsvProblem,
+  readCsvNumber,
+  splitCsvFields,
+  type CsvProblem,
+} from '@adp/domain';
+
+export type { CsvProblem };
 
 /** One point as the API takes it: the timestamp only when the file has them. */
 export interface SeriesPoint {
@@ -16,15 +30,6 @@ export interface ParsedSeries {
   readonly header: readonly string[] | null;
 }
 
-/** What is wrong with a file, and where: `line` is 1-based as an editor shows it. */
-export interface CsvProblem {
-  readonly line: number | null;
-  /** 1-based column, null when the problem is the whole line or file. */
-  readonly column: number | null;
-  readonly columnName: string | null;
-  readonly message: string;
-}
-
 export type CsvResult = { readonly ok: true; readonly series: ParsedSeries } | { readonly ok: false; readonly problem: CsvProblem };
 
 export interface CsvLimits {
@@ -35,25 +40,17 @@ export interface CsvLimits {
 }
 
 /** The vendor's limits for a detection: 12 to 8,640 points. */
-export const DETECT_LIMITS: CsvLimits = { minPoints: 12, maxPoints: 8_640 };
-/** Entire-series detection as a job (POST /v1/jobs, over 8,640 points): 12 to 1,000,000 points. */
-export const JOB_LIMITS: CsvLimits = { minPoints: 12, maxPoints: 1_000_000 };
+export const DETECT_LIMITS: CsvLimits = { minPoints: MIN_SERIES_POINTS, maxPoints: MAX_SERIES_POINTS };
+/** Entire-series detection as a job (POST /v1/jobs, over 8,640 points): 12 to the API's default most points. */
+export const JOB_LIMITS: CsvLimits = { minPoints: MIN_SERIES_POINTS, maxPoints: DEFAULT_JOB_MAX_POINTS };
 /** POST /v1/baseline's limits: 100 to 8,640 points. */
-export const BASELINE_LIMITS: CsvLimits = { minPoints: 100, maxPoints: 8_640 };
-
-/** The API refuses values beyond this magnitude. */
-export const MAX_ABS_VALUE = 1e100;
+export const BASELINE_LIMITS: CsvLimits = { minPoints: MIN_BASELINE_POINTS, maxPoints: MAX_SERIES_POINTS };
 
 // ISO 8601 date, optional time (T or a space), optional fraction and zone; no zone means UTC.
 const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /** "Line 7, column 2 (value): ..." — the sentence the pages show for a problem. */
-export function describeProblem(problem: CsvProblem): string {
-  const where: string[] = [];
-  if (problem.line !== null) where.push(`Line ${problem.line}`);
-  if (problem.column !== null) where.push(`column ${problem.column}${problem.columnName ? ` (${problem.columnName})` : ''}`);
-  return where.length > 0 ? `${where.join(', ')}: ${problem.message}` : problem.message;
-}
+export { describeCsvProblem as describeProblem };
 
 /**
  * Parses `timestamp,value` rows or one value per line, with an optional header row (recognised
@@ -61,7 +58,7 @@ export function describeProblem(problem: CsvProblem): string {
  * Timestamps must be ISO 8601 and strictly ascending.
  */
 export function parseSeriesCsv(text: string, limits: CsvLimits = DETECT_LIMITS): CsvResult {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  const lines = csvLines(text);
   const points: SeriesPoint[] = [];
   const timestampsMs: number[] = [];
   let header: string[] | null = null;
@@ -78,7 +75,7 @@ export function parseSeriesCsv(text: string, limits: CsvLimits = DETECT_LIMITS):
     const raw = lines[index] ?? '';
     if (raw.trim() === '') continue;
     const lineNumber = index + 1;
-    const fields = splitFields(raw);
+    const fields = splitCsvFields(raw);
 
     if (columns === null) {
       if (fields.length > 2) {
@@ -90,7 +87,7 @@ export function parseSeriesCsv(text: string, limits: CsvLimits = DETECT_LIMITS):
       }
       columns = fields.length;
       const valueField = fields[columns - 1] ?? '';
-      if (readNumber(valueField) === null) {
+      if (readCsvNumber(valueField) === null) {
         header = fields;
         continue;
       }
@@ -105,11 +102,11 @@ export function parseSeriesCsv(text: string, limits: CsvLimits = DETECT_LIMITS):
     }
 
     const valueText = fields[columns - 1] ?? '';
-    const value = readNumber(valueText);
+    const value = readCsvNumber(valueText);
     if (value === null) {
       return fail(lineNumber, columns, valueText === '' ? 'the value is empty' : `"${clip(valueText)}" is not a number`);
     }
-    if (Math.abs(value) > MAX_ABS_VALUE) return fail(lineNumber, columns, `${valueText} is beyond ±1e100`);
+    if (Math.abs(value) > MAX_VALUE_MAGNITUDE) return fail(lineNumber, columns, `${valueText} is beyond ±1e100`);
 
     if (columns === 2) {
       const stampText = fields[0] ?? '';
@@ -202,20 +199,6 @@ function gcd(a: number, b: number): number {
   return x;
 }
 
-/** Splits on commas, trimming each field and one pair of surrounding double quotes. */
-export function splitFields(line: string): string[] {
-  return line.split(',').map((field) => {
-    const trimmed = field.trim();
-    return trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1).trim() : trimmed;
-  });
-}
-
-/** A finite decimal number (no hex, no "Infinity", no empty string), else null. */
-export function readNumber(text: string): number | null {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : null;
-}
 
 /** Epoch milliseconds of an ISO 8601 timestamp (no zone: UTC), or null if it is not one or not a real date. */
 export function readTimestamp(text: string): number | null {

@@ -14,6 +14,7 @@ export {
   type OpenEpisode,
   type PointVerdict,
 } from './episodes.js';
+export { DEFAULT_EPISODE_QUIET_POINTS, seriesEpisodes, type SeriesEpisode, type SeriesVerdicts } from './series-episodes.js';
 export { feedbackVerdict, patternOf } from './feedback.js';
 export { NO_REGIME, followRegimes, type RegimeChange, type RegimeState } from './regimes.js';
 export { ALERT_EVENT_TYPES, alertPayload, targetWants, type AlertEventType } from './payload.js';

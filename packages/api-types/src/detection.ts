@@ -11,6 +11,38 @@ export interface DetectResponse {
   isNegativeAnomaly: boolean[];
   isPositiveAnomaly: boolean[];
   severity: number[];
+  /**
+   * Runs of flagged points: an episode opens at a flag and closes once 10 points without one have followed its last flag (the rule the stream workers follow for telemetry and its alerts).
+   */
+  episodes: {
+    /**
+     * Index of its first flagged point.
+     */
+    start: number;
+    /**
+     * Index of its last flagged point (inclusive).
+     */
+    end: number;
+    start_timestamp: string | null;
+    end_timestamp: string | null;
+    /**
+     * Index of its most severe point.
+     */
+    peak: number;
+    /**
+     * The peak's severity.
+     */
+    severity: number;
+    flagged_points: number;
+    /**
+     * Whether its flagged points were above the expected value, below it, or both.
+     */
+    direction: "positive" | "negative" | "both";
+    /**
+     * False until 10 points without a flag have followed its last flag: it may still go on.
+     */
+    closed: boolean;
+  }[];
   regimes: ("HEALTHY" | "ACTIVE" | "TRANSITION" | "SHOCK" | "UNKNOWN")[];
   energies: number[] | null;
   /**
@@ -64,6 +96,38 @@ export interface MultivariateDetectResponse {
       isNegativeAnomaly: boolean[];
       isPositiveAnomaly: boolean[];
       severity: number[];
+      /**
+       * Runs of flagged points: an episode opens at a flag and closes once 10 points without one have followed its last flag (the rule the stream workers follow for telemetry and its alerts).
+       */
+      episodes: {
+        /**
+         * Index of its first flagged point.
+         */
+        start: number;
+        /**
+         * Index of its last flagged point (inclusive).
+         */
+        end: number;
+        start_timestamp: string | null;
+        end_timestamp: string | null;
+        /**
+         * Index of its most severe point.
+         */
+        peak: number;
+        /**
+         * The peak's severity.
+         */
+        severity: number;
+        flagged_points: number;
+        /**
+         * Whether its flagged points were above the expected value, below it, or both.
+         */
+        direction: "positive" | "negative" | "both";
+        /**
+         * False until 10 points without a flag have followed its last flag: it may still go on.
+         */
+        closed: boolean;
+      }[];
       regimes: ("HEALTHY" | "ACTIVE" | "TRANSITION" | "SHOCK" | "UNKNOWN")[];
       energies: number[] | null;
       /**

@@ -1,5 +1,7 @@
 // The worker's configuration: read from the environment once at boot, validated, frozen and passed
 // in. Nothing else in the worker reads process.env. An empty variable counts as unset.
+import { DEFAULT_EPISODE_QUIET_POINTS } from '@adp/alerts';
+import { MAX_SERIES_POINTS } from '@adp/domain';
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
 
@@ -167,7 +169,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
 
   return Object.freeze({
     ...readServiceServers(read),
-    windowPoints: read.integer('WORKER_WINDOW_POINTS', STREAM_DEFAULTS.windowPoints, 64, 8640),
+    windowPoints: read.integer('WORKER_WINDOW_POINTS', STREAM_DEFAULTS.windowPoints, 64, MAX_SERIES_POINTS),
     memoryPoints: read.integer('WORKER_MEMORY_POINTS', STREAM_DEFAULTS.memoryPoints, 0, 1_000_000),
     sensitivity: read.integer('WORKER_SENSITIVITY', STREAM_DEFAULTS.sensitivity, 0, 99),
     maxAnomalyRatio: ratio('WORKER_MAX_ANOMALY_RATIO', STREAM_DEFAULTS.maxAnomalyRatio),
@@ -194,7 +196,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
 
   function readAlerts(): WorkerAlertsConfig | null {
     const topic = kafkaName('ALERTS_TOPIC', TOPICS.alerts);
-    const quietPoints = read.integer('WORKER_EPISODE_QUIET_POINTS', 10, 1, 100_000);
+    const quietPoints = read.integer('WORKER_EPISODE_QUIET_POINTS', DEFAULT_EPISODE_QUIET_POINTS, 1, 100_000);
     return read.boolean('WORKER_ALERTS', true) ? Object.freeze({ topic, quietPoints }) : null;
   }
 }

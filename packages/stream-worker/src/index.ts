@@ -13,7 +13,6 @@ export { batchEnergies, type EnergyRequest, type WorkerModel } from './energies.
 export { BaselineCache, toSeriesBaseline, type SeriesBaseline } from './baselines.js';
 export {
   DEAD_LETTER_REASONS,
-  MACHINE_ID_PATTERN,
   MAX_BATCH_POINTS,
   channelSeriesId,
   parseTelemetryMessage,

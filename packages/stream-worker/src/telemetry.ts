@@ -14,25 +14,19 @@ import {
   type TelemetryBatch,
   type TelemetryPoint,
 } from '@adp/streaming';
+import {
+  CHANNEL_NAME_PATTERN,
+  MACHINE_ID_PATTERN,
+  MAX_TELEMETRY_CHANNELS as MAX_CHANNELS,
+  MAX_VALUE_MAGNITUDE,
+  TELEMETRY_MACHINE_ID_PATTERN,
+} from '@adp/domain';
 
-/**
- * Series ids as the native API accepts them (apps/api/src/native/request.ts): a machine id or
- * `<machine_id>:<channel>`.
- */
-export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-/**
- * The machine id of a telemetry message: a series id without ':', which separates a machine from
- * its channel (otherwise machine `a`'s channel `b` and machine `a:b` would be one series).
- */
-export const TELEMETRY_MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-/** Organization ids: the store's ids (`org_default`, UUIDs) and nothing that could break the `<org>/<machine>` key. */
-export const ORGANIZATION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-/** Channel names as the telemetry route accepts them (apps/api/src/telemetry/request.ts). */
-export const CHANNEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
-/** Largest |value| the detection engine takes (the vendor API's limit). */
-export const MAX_VALUE_MAGNITUDE = 1e100;
-/** Most channels in one point. */
-export const MAX_CHANNELS = 64;
+// Series ids (MACHINE_ID_PATTERN: a machine id or `<machine_id>:<channel>`), the machine id of a
+// telemetry message (TELEMETRY_MACHINE_ID_PATTERN: no ':'), channel names and limits are the
+// API's, from @adp/domain. Organization ids (the store's `org_default` and UUIDs) follow the
+// machine-id rule too: nothing that could break the `<org>/<machine>` key.
+const ORGANIZATION_ID_PATTERN = MACHINE_ID_PATTERN;
 /** Most points in one TelemetryBatch message (schemas/avro/telemetry-batch.avsc). */
 export const MAX_BATCH_POINTS = TELEMETRY_BATCH_MAX_POINTS;
 

@@ -10,6 +10,7 @@
 // REFRESH_ROWS rows the products are computed afresh, which bounds rounding drift; for long
 // subsequences that fresh row is one cross-correlation by FFT (O(N log N) instead of O(N·m)).
 
+import { MAX_SERIES_POINTS } from '@adp/domain';
 import { fft } from './fft.js';
 
 /** Shortest and longest subsequence a baseline's period may give. */
@@ -339,7 +340,7 @@ export function shapeLength(reference: ArrayLike<number>): number {
 }
 
 /** Most reference values a baseline keeps (the API's limit on one series). */
-export const MAX_SHAPE_REFERENCE_POINTS = 8640;
+export const MAX_SHAPE_REFERENCE_POINTS = MAX_SERIES_POINTS;
 
 /** What a baseline keeps to judge new data's shapes: see `shapeReferenceOf`. */
 export interface ShapeReferenceData {

@@ -1,6 +1,7 @@
 // The streaming defaults the product ships with, in one place: the worker's configuration
 // defaults, the CLI's stream mode and the evaluation's streaming client all read them, so the
 // figures `npm run eval` reports are those of what runs.
+import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY, MAX_SERIES_POINTS } from '@adp/domain';
 
 export interface StreamDefaults {
   /**
@@ -22,7 +23,7 @@ export interface StreamDefaults {
 
 export const STREAM_DEFAULTS: StreamDefaults = Object.freeze({
   windowPoints: 720,
-  memoryPoints: 8640,
-  sensitivity: 95,
-  maxAnomalyRatio: 0.25,
+  memoryPoints: MAX_SERIES_POINTS,
+  sensitivity: DEFAULT_SENSITIVITY,
+  maxAnomalyRatio: DEFAULT_MAX_ANOMALY_RATIO,
 });

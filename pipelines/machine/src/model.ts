@@ -18,6 +18,8 @@
 // from the baseline itself, out of sample: each block of the baseline is scored by the model fitted
 // on the others, and the threshold at a sensitivity is a quantile of a distribution fitted
 // robustly to those held-out scores (at the default 95, the 99th percentile).
+// At the API's default sensitivity the threshold leaves `defaultTail` of healthy scores above it.
+import { DEFAULT_SENSITIVITY } from '@adp/domain';
 import { symmetricEigen } from './linalg.js';
 
 /** The model's constants, each with what it was chosen on (docs/machine-model.md). */
@@ -50,9 +52,6 @@ export const MACHINE_MODEL_TUNING = {
 
 /** Lags averaged on each side of the drift estimate. */
 const DRIFT_LAGS = 16;
-
-/** The API's default sensitivity, where the threshold leaves `defaultTail` of healthy scores above it. */
-const DEFAULT_SENSITIVITY = 95;
 
 /** Standard errors the healthy level's estimate is raised by before a threshold is set on it. */
 const LEVEL_CONFIDENCE_Z = 2;

@@ -1,14 +1,16 @@
-// Serves the web dashboard (apps/dashboard) at /dashboard/: public static files, built in memory
-// by esbuild on the first request (no build step before `npm start`), kept for the process's
-// life. The pages call the JSON API with the user's key; these routes need none and stay out of
+// Serves the web dashboard at /dashboard/: public static files, built in memory by esbuild
+// (@adp/web-bundle) from the DASHBOARD_DIR sources on the first request (no build step before
+// `npm start`), kept for the process's life. The pages call the JSON API with the user's key; these routes need none and stay out of
 // the OpenAPI document.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { buildDashboard, type DashboardBundle } from '@adp/dashboard';
+import { buildWebBundle, type WebBundle } from '@adp/web-bundle';
 import { AppError, ERRORS } from '../errors.js';
 
 export interface DashboardRoutesOptions {
-  /** Builds the bundle; tests pass a stand-in. Default: esbuild over apps/dashboard/web. */
-  readonly build?: () => Promise<DashboardBundle>;
+  /** The dashboard's sources (DASHBOARD_DIR). */
+  readonly webDir: string;
+  /** Builds the bundle; tests pass a stand-in. Default: esbuild over `webDir`. */
+  readonly build?: () => Promise<WebBundle>;
 }
 
 // The pages load only their own script and styles and talk only to this origin. uPlot sizes its
@@ -24,12 +26,12 @@ const SECURITY_HEADERS = {
 const FILES = ['app.js', 'app.css'] as const;
 
 export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async (app, options) => {
-  const build = options.build ?? buildDashboard;
-  let bundle: Promise<DashboardBundle> | null = null;
+  const build = options.build ?? (() => buildWebBundle(options.webDir));
+  let bundle: Promise<WebBundle> | null = null;
 
   async function send(reply: FastifyReply, name: string): Promise<FastifyReply> {
     bundle ??= build();
-    let assets: DashboardBundle;
+    let assets: WebBundle;
     try {
       assets = await bundle;
     } catch (error) {

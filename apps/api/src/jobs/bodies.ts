@@ -1,6 +1,7 @@
 // The wire bodies of the job routes (./schemas.ts) from the job store's records.
 import { randomBytes } from 'node:crypto';
 import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/streaming';
+import { pointVerdictBody } from '../point-verdict.js';
 import type { JobBody, JobEpisodeBody, JobResultRowBody } from './schemas.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -59,14 +60,7 @@ export function rowBody(row: JobResultRow, job: JobRecord): JobResultRowBody {
     ...multichannelFields(series),
     point_index: row.pointIndex,
     timestamp: iso(row.tsMs),
-    value: row.value,
-    expected_value: row.expectedValue,
-    upper_margin: row.upperMargin,
-    lower_margin: row.lowerMargin,
-    is_anomaly: row.isAnomaly,
-    is_positive_anomaly: row.isPositiveAnomaly,
-    is_negative_anomaly: row.isNegativeAnomaly,
-    severity: row.severity,
+    ...pointVerdictBody(row),
   };
 }
 

@@ -2,37 +2,21 @@
 // rules (apps/dashboard/web/csv.ts): `timestamp,value` rows or one value per line, an optional
 // header row (recognised by its value column not being a number), blank lines skipped, CRLF, CR
 // and a UTF-8 byte-order mark accepted, one pair of double quotes around a field dropped. A file of
-// three or more columns is a machine's channels (apps/dashboard/web/multivariate-csv.ts): a header
-// `timestamp,<channel>,...`, then every row a timestamp and a reading of each channel. The
-// detection options and `machine_id` come from the query string. The file becomes the body a JSON
+// three or more columns is a machine's channels, read as the dashboard reads them (@adp/domain's
+// readChannelsCsv): a header `timestamp,<channel>,...`, then every row a timestamp and a reading of
+// each channel. The detection options and `machine_id` come from the query string. The file becomes the body a JSON
 // submission would have been, so every later rule (and message) is the same; a problem of the file
 // itself is an InvalidSeries naming its line and column.
+import { csvLines, describeCsvProblem, readChannelsCsv, readCsvNumber as readNumber, splitCsvFields as fields } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
-import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
 
 /** The query parameters a CSV submission takes, as the JSON body's fields. */
 const NUMBER_FIELDS = ['customInterval', 'period', 'sensitivity', 'maxAnomalyRatio', 'imputeFixedValue'] as const;
 const TEXT_FIELDS = ['machine_id', 'granularity', 'imputeMode'] as const;
 export const CSV_QUERY_FIELDS: readonly string[] = [...TEXT_FIELDS, ...NUMBER_FIELDS];
 
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function fields(line: string): string[] {
-  return line.split(',').map((field) => {
-    const trimmed = field.trim();
-    return trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1).trim() : trimmed;
-  });
-}
-
-function readNumber(text: string): number | null {
-  if (!DECIMAL.test(text)) return null;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : null;
-}
-
 function problem(line: number, column: number | null, columnName: string | null, message: string): AppError {
-  const where = column === null ? `Line ${line}` : `Line ${line}, column ${column}${columnName ? ` (${columnName})` : ''}`;
-  return new AppError(ERRORS.InvalidSeries, `${where}: ${message}`);
+  return new AppError(ERRORS.InvalidSeries, describeCsvProblem({ line, column, columnName, message }));
 }
 
 /**
@@ -51,7 +35,7 @@ export function csvJobBody(text: string, query: unknown, parseTimestamp: (text: 
     body[name] = (NUMBER_FIELDS as readonly string[]).includes(name) ? (readNumber(raw) ?? raw) : raw;
   }
 
-  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  const lines = csvLines(text);
   const series: { timestamp?: string; value: number }[] = [];
   let columns: number | null = null;
   let header: string[] | null = null;
@@ -99,44 +83,8 @@ export function csvJobBody(text: string, query: unknown, parseTimestamp: (text: 
 }
 
 /** A machine's channels from `lines`, whose line `at` (0-based) is the header. */
-function multichannelSeries(lines: readonly string[], at: number, parseTimestamp: (text: string) => number | null): { timestamp: string; channels: Record<string, number> }[] {
-  const header = fields(lines[at]!);
-  const headerLine = at + 1;
-  if (header[0]!.toLowerCase() !== 'timestamp') {
-    throw problem(headerLine, 1, null, `a file of several channels starts with a header "timestamp,<channel>,<channel>,..."; the first column is "${header[0]!.slice(0, 40)}"`);
-  }
-  const names = header.slice(1);
-  names.forEach((name, i) => {
-    if (!CHANNEL_NAME_PATTERN.test(name)) {
-      throw problem(headerLine, i + 2, null, name === '' ? 'the channel name is empty' : `"${name.slice(0, 40)}" is not a channel name (a letter or _ first, then up to 63 of A-Z a-z 0-9 _ . : -)`);
-    }
-    const earlier = names.indexOf(name);
-    if (earlier !== i) throw problem(headerLine, i + 2, null, `channel "${name}" repeats column ${earlier + 2}`);
-  });
-  const series: { timestamp: string; channels: Record<string, number> }[] = [];
-  let previous: { ms: number; line: number } | null = null;
-  for (let index = at + 1; index < lines.length; index++) {
-    const raw = lines[index]!;
-    if (raw.trim() === '') continue;
-    const line = index + 1;
-    const row = fields(raw);
-    if (row.length !== header.length) throw problem(line, null, null, `${row.length} column${row.length === 1 ? '' : 's'} where the header (line ${headerLine}) has ${header.length}`);
-    const timestamp = row[0]!;
-    const ms = timestamp === '' ? null : parseTimestamp(timestamp);
-    if (ms === null) throw problem(line, 1, 'timestamp', timestamp === '' ? 'the timestamp is empty' : `"${timestamp.slice(0, 40)}" is not an ISO 8601 timestamp (like 2025-06-01T10:00:00Z)`);
-    if (previous !== null && ms <= previous.ms) {
-      throw problem(line, 1, 'timestamp', ms === previous.ms ? `${timestamp} repeats line ${previous.line}'s timestamp` : `${timestamp} is earlier than line ${previous.line}'s; timestamps must ascend`);
-    }
-    previous = { ms, line };
-    // A Map first: a channel may be named `__proto__`, which an assignment to a plain object would not store.
-    const readings = new Map<string, number>();
-    names.forEach((name, i) => {
-      const text = row[i + 1]!;
-      const value = readNumber(text);
-      if (value === null) throw problem(line, i + 2, name, text === '' ? 'the value is empty (every row needs every channel)' : `"${text.slice(0, 32)}" is not a number`);
-      readings.set(name, value);
-    });
-    series.push({ timestamp, channels: Object.fromEntries(readings) });
-  }
-  return series;
+function multichannelSeries(lines: readonly string[], at: number, parseTimestamp: (text: string) => number | null): { timestamp: string; channels: Readonly<Record<string, number>> }[] {
+  const read = readChannelsCsv(lines, at, { parseTimestamp });
+  if (!read.ok) throw new AppError(ERRORS.InvalidSeries, describeCsvProblem(read.problem));
+  return read.rows.map(({ timestamp, channels }) => ({ timestamp, channels }));
 }

@@ -22,13 +22,15 @@ import {
   TOPICS,
   loadStreamingCodecs,
   type Bus,
-  type BusProducer,
   type JobRecord,
   type JobSeries,
   type JobStore,
   type OutgoingMessage,
 } from '@adp/streaming';
+import { lazyProducer } from '../bus-producer.js';
+import type { JobsConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
+import { lacksModelChannels } from '../native/multivariate.js';
 import { NativeError } from '../native/schemas.js';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
@@ -59,21 +61,14 @@ import {
 /** Usage label of POST /v1/jobs (GET /v1/usage lists it): the job's points, counted when it is accepted. */
 export const JOBS_ENDPOINT = 'jobs';
 
-export interface JobRoutesOptions {
+/** The limits and topic of JobsConfig (JOBS_* settings, documented there); the topic defaults to TOPICS.jobs. */
+export interface JobRoutesOptions extends Omit<JobsConfig, 'topic'> {
   readonly store: Store;
   /** Where jobs are recorded and their results read; absent: every job route answers 503. */
   readonly jobs?: JobStore;
   /** Where the chunks go; absent: POST /v1/jobs answers 503. */
   readonly bus?: Pick<Bus, 'producer'>;
   readonly topic?: string;
-  readonly maxPoints: number;
-  readonly maxSeries: number;
-  readonly chunkPoints: number;
-  readonly bodyLimitBytes: number;
-  readonly maxActivePerOrg: number;
-  readonly maxPendingPointsPerOrg: number;
-  /** Seconds a 429 of the caps asks the client to wait. */
-  readonly retryAfterSeconds: number;
   readonly hourlyCounting?: HourlyCallCounting;
   readonly nowMs?: () => number;
 }
@@ -112,18 +107,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     done(null, body);
   });
 
-  let producer: Promise<BusProducer> | null = null;
-  function producerOf(source: Pick<Bus, 'producer'>): Promise<BusProducer> {
-    producer ??= source.producer().catch((err: unknown) => {
-      producer = null;
-      throw err;
-    });
-    return producer;
-  }
-  app.addHook('onClose', async () => {
-    const opened = await producer?.catch(() => null);
-    await opened?.close();
-  });
+  const producerOf = lazyProducer(app);
 
   function jobStore(): JobStore {
     if (!jobs) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server.');
@@ -194,13 +178,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       if (!group || model === null) return;
       const decoded = decodeMachineModel(model);
       if (decoded === null) return;
-      const missing = decoded.channels.filter((name) => !group.channels.includes(name));
-      if (missing.length > 0) {
-        throw new AppError(
-          ERRORS.InvalidSeries,
-          `${seriesName(group.index, group.machineId)}: the machine's baseline models the channels ${decoded.channels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`,
-        );
-      }
+      const lacking = lacksModelChannels(decoded.channels, (name) => group.channels.includes(name), seriesName(group.index, group.machineId));
+      if (lacking !== null) throw lacking;
       const columns = decoded.channels.map((name) => parsed.series[group.from + group.channels.indexOf(name)]!.values);
       const points = columns[0]!.length;
       const readings = new Array<number>(points * columns.length);

@@ -9,8 +9,8 @@ import { AppError, ERRORS } from '../errors.js';
 import { isMultichannelSeries, parseMultivariateMachineId, splitChannels } from '../native/multivariate.js';
 import { parseMachineId, toNativeError } from '../native/request.js';
 import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+import { type JsonObject, invalidArgument, invalidSeries, isJsonObject } from '../request-checks.js';
 
-type JsonObject = Record<string, unknown>;
 export type ParseTimestamp = (text: string) => number | null;
 
 export interface JobLimits {
@@ -49,18 +49,6 @@ export interface ParsedJobRequest {
 
 /** The detection option fields of the body (the rest are the series). */
 const OPTION_FIELDS = ['granularity', 'customInterval', 'period', 'sensitivity', 'maxAnomalyRatio', 'imputeMode', 'imputeFixedValue'];
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidArgument(message: string): AppError {
-  return new AppError(ERRORS.InvalidArgument, message);
-}
-
-function invalidSeries(message: string): AppError {
-  return new AppError(ERRORS.InvalidSeries, message);
-}
 
 /** Minimal valid points, to check the options alone. */
 const PLACEHOLDER_SERIES = Array.from({ length: MIN_SERIES_POINTS }, (_, index) => ({

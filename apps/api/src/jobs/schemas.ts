@@ -1,6 +1,8 @@
 // Wire schemas of the detection-job routes (docs/jobs.md). Bodies and queries are validated by
 // ./request.ts (coded errors naming the series and point); the request schemas here document them.
 import { Type, type Static } from 'typebox';
+import { MIN_SERIES_POINTS } from '@adp/domain';
+import { PointVerdictFields } from '../point-verdict.js';
 import { MACHINE_ID_PATTERN } from '../native/request.js';
 import { JOBS_MAX_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
@@ -23,7 +25,7 @@ const Point = Type.Object(
   { additionalProperties: true },
 );
 
-const Series = Type.Array(Point, { minItems: 12, description: 'Points in ascending timestamp order, 12 or more; JOBS_MAX_POINTS (1,000,000) for the job in all.' });
+const Series = Type.Array(Point, { minItems: MIN_SERIES_POINTS, description: 'Points in ascending timestamp order, 12 or more; JOBS_MAX_POINTS (1,000,000) for the job in all.' });
 
 export const JobRequest = Type.Object(
   {
@@ -145,14 +147,7 @@ const ResultRowBody = Type.Object({
   channel: Type.Optional(Type.String({ description: 'For kind channel.' })),
   point_index: Type.Integer(),
   timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  value: Type.Number(),
-  expected_value: Type.Number(),
-  upper_margin: Type.Number(),
-  lower_margin: Type.Number(),
-  is_anomaly: Type.Boolean(),
-  is_positive_anomaly: Type.Boolean(),
-  is_negative_anomaly: Type.Boolean(),
-  severity: Type.Number(),
+  ...PointVerdictFields,
 });
 export type JobResultRowBody = Static<typeof ResultRowBody>;
 

@@ -6,8 +6,8 @@
 // at that regime with the highest z-score.
 import { judgeMachine, type MachineModel, type MachineVerdict } from '@adp/machine';
 import type { Regime } from '@adp/regimes';
+import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE, MACHINE_ID_MAX_LENGTH, MAX_MULTIVARIATE_CHANNELS } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
-import { CHANNEL_NAME_PATTERN } from '../telemetry/request.js';
 import {
   MAX_BASELINE_POINTS,
   MIN_BASELINE_POINTS,
@@ -18,22 +18,18 @@ import {
   type NativeDetectRequest,
   type ParseTimestamp,
 } from './request.js';
+import { type JsonObject, invalidSeries, isJsonObject } from '../request-checks.js';
 
 /**
  * Most channels of one multivariate baseline or detection. Each channel is a fine-tune or a model
  * run of its own, one after another in one admission slot, so the request's work grows with its
- * channels; 16 bounds it. Telemetry takes up to 64 channels a point: further channels get their
- * baselines one series at a time (`POST /v1/baseline` for `<machine_id>:<channel>`).
+ * channels. Telemetry takes more channels a point: further channels get their baselines one series
+ * at a time (`POST /v1/baseline` for `<machine_id>:<channel>`).
  */
-export const MAX_MULTIVARIATE_CHANNELS = 16;
-/** Longest machine id (MACHINE_ID_PATTERN): a channel's series id must fit it. */
-const MAX_SERIES_ID_LENGTH = 128;
-const CHANNEL_NAME_RULE = '1 to 64 characters from A-Z a-z 0-9 _ . : - starting with a letter or underscore';
+export { MAX_MULTIVARIATE_CHANNELS };
 
 /** Machine-level regimes from most to least severe. */
 export const REGIME_SEVERITY: readonly Regime[] = ['SHOCK', 'TRANSITION', 'ACTIVE', 'HEALTHY', 'UNKNOWN'];
-
-type JsonObject = Record<string, unknown>;
 
 export interface ChannelRequest<T> {
   readonly channel: string;
@@ -54,14 +50,6 @@ export interface MultivariateDetectRequest {
   readonly machineId: string | null;
   readonly points: number;
   readonly channels: readonly ChannelRequest<NativeDetectRequest>[];
-}
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidSeries(message: string): AppError {
-  return new AppError(ERRORS.InvalidSeries, message);
 }
 
 /**
@@ -108,9 +96,9 @@ export function splitChannels(series: readonly unknown[], machineId: string | nu
     if (!CHANNEL_NAME_PATTERN.test(name)) {
       throw invalidSeries(`series[0].channels has a channel name that is not ${CHANNEL_NAME_RULE}.`);
     }
-    if (machineId !== null && machineId.length + 1 + name.length > MAX_SERIES_ID_LENGTH) {
+    if (machineId !== null && machineId.length + 1 + name.length > MACHINE_ID_MAX_LENGTH) {
       throw invalidSeries(
-        `series[0].channels.${name}: '<machine_id>:<channel>' must be at most ${MAX_SERIES_ID_LENGTH} characters (each channel is its own series).`,
+        `series[0].channels.${name}: '<machine_id>:<channel>' must be at most ${MACHINE_ID_MAX_LENGTH} characters (each channel is its own series).`,
       );
     }
   }
@@ -264,6 +252,17 @@ export interface MachineVerdictBody {
 }
 
 /**
+ * The InvalidSeries for a series that lacks channels the machine's joint model reads together,
+ * else null. `where` names the series in a request of several (a job's `Series 2 (machine 'p')`).
+ */
+export function lacksModelChannels(modelChannels: readonly string[], has: (channel: string) => boolean, where?: string): AppError | null {
+  const missing = modelChannels.filter((name) => !has(name));
+  if (missing.length === 0) return null;
+  const problem = `baseline models the channels ${modelChannels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`;
+  return invalidSeries(where === undefined ? `The machine's ${problem}` : `${where}: the machine's ${problem}`);
+}
+
+/**
  * Judges a multivariate request against the machine's joint model. The request must carry every
  * channel of the model (a channel it adds is judged on its own only).
  */
@@ -273,12 +272,8 @@ export function judgeAgainstMachineModel(
   sensitivity: number,
 ): { body: MachineVerdictBody; verdict: MachineVerdict } {
   const byName = new Map(channels.map(({ channel, request }) => [channel, request]));
-  const missing = model.channels.filter((name) => !byName.has(name));
-  if (missing.length > 0) {
-    throw invalidSeries(
-      `The machine's baseline models the channels ${model.channels.join(', ')} together; the series lacks ${missing.map((name) => `'${name}'`).join(', ')}.`,
-    );
-  }
+  const lacking = lacksModelChannels(model.channels, (name) => byName.has(name));
+  if (lacking !== null) throw lacking;
   const requests = model.channels.map((name) => byName.get(name)!);
   const verdict = judgeMachine(model, requests.map((request) => request.input.values), sensitivity);
   const timestamps = requests[0]?.input.timestampsMs ?? null;

@@ -28,7 +28,7 @@ import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
-import { baselineBody, finiteOrFail, iso, multivariateBaselineBody, roundedEmbeddings, telemetryBody } from './bodies.js';
+import { baselineBody, episodesBody, finiteOrFail, iso, multivariateBaselineBody, roundedEmbeddings, telemetryBody } from './bodies.js';
 import {
   isMultivariate,
   machineJudgement,
@@ -293,6 +293,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       isNegativeAnomaly: verdicts.isNegativeAnomaly,
       isPositiveAnomaly: verdicts.isPositiveAnomaly,
       severity: verdicts.severity,
+      episodes: episodesBody(verdicts, parsed.input.timestampsMs),
       regimes,
       energies: parsed.includeEnergy ? energies : null,
       z_scores: parsed.includeZScores ? zScoresOut : null,

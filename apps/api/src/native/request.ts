@@ -3,18 +3,14 @@
 // Every failure is an AppError with a registry code: InvalidMachineId, InvalidSeries or
 // InvalidArgument (400).
 import { GRANULARITIES, SeriesError, type DetectOptions, type Granularity, type SeriesInput } from '@adp/detection';
+import { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MAX_SERIES_POINTS, MIN_BASELINE_POINTS } from '@adp/domain';
 import { AppError, ERRORS } from '../errors.js';
 import { VendorError } from '../vendor/errors.js';
-import { MAX_SERIES_POINTS, MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+import { MIN_SERIES_POINTS, parseVendorRequest } from '../vendor/request.js';
+import { type JsonObject, invalidArgument, invalidSeries, isJsonObject } from '../request-checks.js';
 
-/**
- * Machine ids: 1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit.
- * Safe in URLs, file names and log lines; matched case-sensitively.
- */
-export const MACHINE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-export const MACHINE_ID_RULE = '1 to 128 characters from A-Z a-z 0-9 . _ : - starting with a letter or digit';
-/** A baseline needs this many points of healthy data (or this many energies). */
-export const MIN_BASELINE_POINTS = 100;
+// Machine ids are safe in URLs, file names and log lines, and matched case-sensitively.
+export { MACHINE_ID_PATTERN, MACHINE_ID_RULE, MAX_LABEL_LENGTH, MIN_BASELINE_POINTS };
 export const MAX_BASELINE_POINTS = MAX_SERIES_POINTS;
 export const MAX_BASELINE_ENERGIES = 100_000;
 /**
@@ -23,9 +19,6 @@ export const MAX_BASELINE_ENERGIES = 100_000;
  * infinite). Real energies, squared errors of normalised values, are many orders below it.
  */
 export const MAX_BASELINE_ENERGY = 1e150;
-export const MAX_LABEL_LENGTH = 200;
-
-type JsonObject = Record<string, unknown>;
 
 export type ParseTimestamp = (text: string) => number | null;
 
@@ -53,18 +46,6 @@ interface BaselineFields {
 export type NativeBaselineRequest =
   | (BaselineFields & { readonly kind: 'series'; readonly values: number[] })
   | (BaselineFields & { readonly kind: 'energies'; readonly energies: number[] });
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidArgument(message: string): AppError {
-  return new AppError(ERRORS.InvalidArgument, message);
-}
-
-function invalidSeries(message: string): AppError {
-  return new AppError(ERRORS.InvalidSeries, message);
-}
 
 function requireObject(body: unknown): JsonObject {
   if (!isJsonObject(body)) throw invalidArgument('The request body must be a JSON object.');

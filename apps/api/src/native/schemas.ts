@@ -289,6 +289,20 @@ export const DetectRequest = Type.Object(
 const Numbers = Type.Array(Type.Number());
 const Booleans = Type.Array(Type.Boolean());
 
+const SeriesEpisode = Type.Object({
+  start: Type.Integer({ minimum: 0, description: 'Index of its first flagged point.' }),
+  end: Type.Integer({ minimum: 0, description: 'Index of its last flagged point (inclusive).' }),
+  start_timestamp: Nullable(Type.String({ format: 'date-time' })),
+  end_timestamp: Nullable(Type.String({ format: 'date-time' })),
+  peak: Type.Integer({ minimum: 0, description: 'Index of its most severe point.' }),
+  severity: Type.Number({ minimum: 0, maximum: 1, description: "The peak's severity." }),
+  flagged_points: Type.Integer({ minimum: 1 }),
+  direction: Type.Union([Type.Literal('positive'), Type.Literal('negative'), Type.Literal('both')], {
+    description: 'Whether its flagged points were above the expected value, below it, or both.',
+  }),
+  closed: Type.Boolean({ description: 'False until 10 points without a flag have followed its last flag: it may still go on.' }),
+});
+
 export const DetectResponse = Type.Object({
   period: Type.Integer(),
   expectedValues: Numbers,
@@ -298,6 +312,10 @@ export const DetectResponse = Type.Object({
   isNegativeAnomaly: Booleans,
   isPositiveAnomaly: Booleans,
   severity: Numbers,
+  episodes: Type.Array(SeriesEpisode, {
+    description:
+      'Runs of flagged points: an episode opens at a flag and closes once 10 points without one have followed its last flag (the rule the stream workers follow for telemetry and its alerts).',
+  }),
   regimes: Type.Array(Type.Enum([...REGIMES])),
   energies: Nullable(Numbers),
   z_scores: Type.Union([Numbers, Type.Null()], { description: 'Null when include_z_scores is false.' }),

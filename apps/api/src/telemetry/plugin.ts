@@ -36,12 +36,13 @@ import {
   loadStreamingCodecs,
   traceHeaders,
   type Bus,
-  type BusProducer,
   type OutgoingMessage,
   type ResultRow,
   type ResultStore,
 } from '@adp/streaming';
+import { lazyProducer } from '../bus-producer.js';
 import { AppError, ERRORS } from '../errors.js';
+import { pointVerdictBody } from '../point-verdict.js';
 import { NativeError } from '../native/schemas.js';
 import { parseMachineId } from '../native/request.js';
 import { usageMeter } from '../tenancy/metering.js';
@@ -126,14 +127,7 @@ function orgOf(request: FastifyRequest): string {
 function rowBody(row: ResultRow): ResultRowBody {
   return {
     timestamp: new Date(row.tsMs).toISOString(),
-    value: row.value,
-    expected_value: row.expectedValue,
-    upper_margin: row.upperMargin,
-    lower_margin: row.lowerMargin,
-    is_anomaly: row.isAnomaly,
-    is_positive_anomaly: row.isPositiveAnomaly,
-    is_negative_anomaly: row.isNegativeAnomaly,
-    severity: row.severity,
+    ...pointVerdictBody(row),
     energy: row.energy,
     z_score: row.zScore,
     regime: row.regime,
@@ -150,19 +144,7 @@ export const telemetryRoutes: FastifyPluginAsync<TelemetryRoutesOptions> = async
   app.setValidatorCompiler(() => () => true);
 
   const pendingUsage = new PendingUsage();
-  // One producer, opened on the first telemetry call; a failed open is retried on the next call.
-  let producer: Promise<BusProducer> | null = null;
-  function producerOf(source: Pick<Bus, 'producer'>): Promise<BusProducer> {
-    producer ??= source.producer().catch((err: unknown) => {
-      producer = null;
-      throw err;
-    });
-    return producer;
-  }
-  app.addHook('onClose', async () => {
-    const opened = await producer?.catch(() => null);
-    await opened?.close();
-  });
+  const producerOf = lazyProducer(app);
 
   app.post(
     '/v1/telemetry',

@@ -2,40 +2,20 @@
 // Every failure is an AppError with a registry code, checked in a fixed order: the body's shape,
 // machine_id (InvalidMachineId), tags (InvalidArgument), then points (InvalidPoints), first bad
 // point wins. Pure functions; the organization is never read from the body.
+import { CHANNEL_NAME_PATTERN, CHANNEL_NAME_RULE, MACHINE_ID_MAX_LENGTH, MAX_TELEMETRY_CHANNELS as MAX_CHANNELS } from '@adp/domain';
 import type { ChannelValue, TelemetryBatch, TelemetryReading } from '@adp/streaming';
 import { AppError, ERRORS } from '../errors.js';
 import { parseMachineId, type ParseTimestamp } from '../native/request.js';
 import { MAX_VALUE_MAGNITUDE } from '../vendor/request.js';
+import { type JsonObject, invalidArgument, invalidPoints, isJsonObject } from '../request-checks.js';
 
 export const MAX_TAGS = 32;
 export const MAX_TAG_KEY_LENGTH = 64;
 export const MAX_TAG_VALUE_LENGTH = 256;
-export const MAX_CHANNELS = 64;
-/**
- * Channel names start with a letter or underscore: JSON.parse moves integer-like keys ("0", "7")
- * to the front of an object, which would change the channel order the model sees.
- */
-export const CHANNEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
-/** Longest machine id (MACHINE_ID_PATTERN). */
-const MAX_MACHINE_ID_LENGTH = 128;
-const CHANNEL_NAME_RULE = '1 to 64 characters from A-Z a-z 0-9 _ . : - starting with a letter or underscore';
+export { CHANNEL_NAME_PATTERN, MAX_CHANNELS };
 
 export const RESULTS_DEFAULT_LIMIT = 1000;
 export const RESULTS_MAX_LIMIT = 10_000;
-
-type JsonObject = Record<string, unknown>;
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function invalidPoints(message: string): AppError {
-  return new AppError(ERRORS.InvalidPoints, message);
-}
-
-function invalidArgument(message: string): AppError {
-  return new AppError(ERRORS.InvalidArgument, message);
-}
 
 export interface TelemetryRequest {
   readonly machineId: string;
@@ -76,9 +56,9 @@ function parseChannels(value: unknown, index: number, machineId: string): Channe
       throw invalidPoints(`points[${index}].channels has a channel name that is not ${CHANNEL_NAME_RULE}.`);
     }
     // Each channel is judged as the series `<machine_id>:<channel>`, itself a machine id (so it can have a baseline).
-    if (machineId.length + 1 + name.length > MAX_MACHINE_ID_LENGTH) {
+    if (machineId.length + 1 + name.length > MACHINE_ID_MAX_LENGTH) {
       throw invalidPoints(
-        `points[${index}].channels.${name}: '<machine_id>:<channel>' must be at most ${MAX_MACHINE_ID_LENGTH} characters (each channel is judged as that series).`,
+        `points[${index}].channels.${name}: '<machine_id>:<channel>' must be at most ${MACHINE_ID_MAX_LENGTH} characters (each channel is judged as that series).`,
       );
     }
     if (!isReading(reading)) {

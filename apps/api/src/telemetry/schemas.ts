@@ -2,8 +2,10 @@
 // errors in a fixed order); the request schemas here document them. Result rows use the field
 // names of the Avro DetectionResult (schemas/avro/result.avsc), with ISO 8601 timestamps.
 import { Type, type Static } from 'typebox';
+import { TELEMETRY_MACHINE_ID_PATTERN } from '@adp/domain';
 import { REGIMES } from '@adp/streaming';
 import { MACHINE_ID_PATTERN } from '../native/request.js';
+import { PointVerdictFields } from '../point-verdict.js';
 import { CHANNEL_NAME_PATTERN, MAX_CHANNELS, MAX_TAGS, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT } from './request.js';
 
 const MachineId = Type.String({
@@ -37,7 +39,7 @@ const ChannelsPoint = Type.Object(
 
 /** A machine sending telemetry: no ':', which joins a machine to its channel in series ids. */
 const TelemetryMachineId = Type.String({
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+  pattern: TELEMETRY_MACHINE_ID_PATTERN.source,
   description:
     "Machine id: 1..128 of A-Z a-z 0-9 . _ - starting with a letter or digit (no ':': a channel's series is '<machine_id>:<channel>'); scoped to your organization.",
 });
@@ -90,14 +92,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 
 export const ResultRowBody = Type.Object({
   timestamp: Type.String({ format: 'date-time' }),
-  value: Type.Number(),
-  expected_value: Type.Number(),
-  upper_margin: Type.Number(),
-  lower_margin: Type.Number(),
-  is_anomaly: Type.Boolean(),
-  is_positive_anomaly: Type.Boolean(),
-  is_negative_anomaly: Type.Boolean(),
-  severity: Type.Number(),
+  ...PointVerdictFields,
   energy: Nullable(Type.Number()),
   z_score: Nullable(Type.Number()),
   regime: Type.Enum([...REGIMES]),

@@ -11,7 +11,9 @@ import {
   type PastRange,
   type SeriesInput,
 } from '@adp/detection';
+import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY, MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS } from '@adp/domain';
 import { VendorError } from './errors.js';
+import { type JsonObject, isJsonObject } from '../request-checks.js';
 
 export const API_VERSIONS = ['v1.0', 'v1.1', 'v1.1-preview', 'v1.1-preview.1'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -26,15 +28,11 @@ export function messageStyleOf(version: ApiVersion): MessageStyle {
   return version === 'v1.0' ? 'v1.0' : 'v1.1';
 }
 
-export const MIN_SERIES_POINTS = 12;
-export const MAX_SERIES_POINTS = 8640;
-/** Largest |value| the vendor accepted. */
-export const MAX_VALUE_MAGNITUDE = 1e100;
+export { MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS };
 
 export const DEFAULT_GRANULARITY: Granularity = 'none';
 export const DEFAULT_CUSTOM_INTERVAL = 1;
-export const DEFAULT_MAX_ANOMALY_RATIO = 0.25;
-export const DEFAULT_SENSITIVITY = 95;
+export { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY };
 export const DEFAULT_IMPUTE_MODE: ImputeMode = 'auto';
 export const MIN_STABLE_TREND_WINDOW = 3;
 export const MIN_THRESHOLD = 0.01;
@@ -50,12 +48,6 @@ export interface ParseContext {
 export type ParsedRequest =
   | { readonly operation: 'entire' | 'last'; readonly input: SeriesInput; readonly options: DetectOptions }
   | { readonly operation: 'changepoint'; readonly input: SeriesInput; readonly options: ChangePointOptions };
-
-type JsonObject = Record<string, unknown>;
-
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Reads a field by its camelCase name, matching keys case-insensitively (old clients send

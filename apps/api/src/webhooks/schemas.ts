@@ -1,6 +1,7 @@
 // Wire schemas of /v1/webhooks. Events and URLs are strings here and checked by the routes, so a
 // bad one gets its own code (UnknownWebhookEvent, WebhookUrlInvalid, ...) rather than BadRequest.
 import { Type } from 'typebox';
+import { MACHINE_ID_MAX_LENGTH } from '@adp/domain';
 
 export const ErrorBody = Type.Object(
   { error: Type.Object({ code: Type.String(), message: Type.String() }) },
@@ -22,7 +23,7 @@ const Events = Type.Array(Type.String({ maxLength: 64 }), {
   maxItems: 16,
   description: 'Any of episode.opened, episode.closed, regime.changed (at least one).',
 });
-const MachineIds = Type.Array(Type.String({ maxLength: 128 }), { maxItems: MAX_MACHINE_IDS, description: 'Only these machines; absent or null: all.' });
+const MachineIds = Type.Array(Type.String({ maxLength: MACHINE_ID_MAX_LENGTH }), { maxItems: MAX_MACHINE_IDS, description: 'Only these machines; absent or null: all.' });
 const MinSeverity = Type.Number({ minimum: 0, maximum: 1, description: 'Only alerts whose peak severity is at least this. Default 0.' });
 const Description = Type.String({ maxLength: MAX_DESCRIPTION_LENGTH, description: 'A label. Default empty.' });
 
@@ -178,6 +179,6 @@ export const EpisodesQuery = Type.Object(
   { additionalProperties: false },
 );
 export const MachineParams = Type.Object({
-  machine_id: Type.String({ maxLength: 128, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' }),
+  machine_id: Type.String({ maxLength: MACHINE_ID_MAX_LENGTH, description: 'Machine id: 1..128 of A-Z a-z 0-9 . _ : - starting with a letter or digit.' }),
 });
 

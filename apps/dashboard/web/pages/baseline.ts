@@ -1,19 +1,17 @@
 // Create a baseline from a CSV of healthy data, univariate (timestamp,value) or multivariate
 // (timestamp then one column per channel): POST /v1/baseline fine-tunes the machine's predictor
 // (each channel's, for a multivariate machine), which takes seconds, so the page shows the time running.
+import { DEFAULT_SENSITIVITY, MACHINE_ID_BODY, MACHINE_ID_MAX_LENGTH, MAX_LABEL_LENGTH } from '@adp/domain';
 import { apiRequest, describeError } from '../api.js';
 import type { BaselineResponse } from '../api-types.js';
 import { BASELINE_LIMITS, describeProblem, inferGranularity, parseSeriesCsv } from '../csv.js';
 import { el, errorBox, formatNumber } from '../dom.js';
 import { looksMultivariate, parseMultivariateCsv } from '../multivariate-csv.js';
 
-// A browser compiles `pattern` with the v flag, where a class's literal '-' must be escaped.
-const MACHINE_ID = '[A-Za-z0-9][A-Za-z0-9._:\\-]{0,127}';
-
 export function renderBaseline(main: HTMLElement): void {
-  const machine = el('input', { type: 'text', name: 'machine_id', required: true, pattern: MACHINE_ID, placeholder: 'pump-18' });
-  const label = el('input', { type: 'text', name: 'label', maxlength: 200, placeholder: 'optional' });
-  const sensitivity = el('input', { type: 'number', name: 'sensitivity', min: 0, max: 99, step: 1, placeholder: '95' });
+  const machine = el('input', { type: 'text', name: 'machine_id', required: true, pattern: MACHINE_ID_BODY, maxlength: MACHINE_ID_MAX_LENGTH, placeholder: 'pump-18' });
+  const label = el('input', { type: 'text', name: 'label', maxlength: MAX_LABEL_LENGTH, placeholder: 'optional' });
+  const sensitivity = el('input', { type: 'number', name: 'sensitivity', min: 0, max: 99, step: 1, placeholder: String(DEFAULT_SENSITIVITY) });
   const file = el('input', { type: 'file', name: 'file', accept: '.csv,.txt,text/csv', required: true });
   const button = el('button', { type: 'submit' }, 'Create baseline');
   const status = el('div', { 'data-testid': 'status' });

@@ -1,5 +1,6 @@
 // Detect on a CSV: the file is read and checked in the browser, then sent to the route the mode
 // names; the answer becomes a chart, a table of flagged points and two downloads.
+import { DEFAULT_SENSITIVITY } from '@adp/domain';
 import { apiRequest, describeError } from '../api.js';
 import type {
   ChangePointDetectResponse,
@@ -31,7 +32,7 @@ const MODES: readonly { value: DetectMode; label: string }[] = [
 export function renderDetect(main: HTMLElement): void {
   const file = el('input', { type: 'file', name: 'file', accept: '.csv,.txt,text/csv', required: true });
   const mode = el('select', { name: 'mode' }, ...MODES.map((m) => el('option', { value: m.value }, m.label)));
-  const sensitivity = el('input', { type: 'number', name: 'sensitivity', min: 0, max: 99, step: 1, value: 95 });
+  const sensitivity = el('input', { type: 'number', name: 'sensitivity', min: 0, max: 99, step: 1, value: DEFAULT_SENSITIVITY });
   const machine = el('input', { type: 'text', name: 'machine_id', placeholder: 'optional: use its baseline', disabled: true });
   const button = el('button', { type: 'submit' }, 'Detect');
   const status = el('div', { 'data-testid': 'status' });

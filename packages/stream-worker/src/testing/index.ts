@@ -8,9 +8,11 @@ export {
   namesFrom,
   openIsolatedStreaming,
   PARTITIONS,
+  removeScaleOut,
   telemetryMessages,
   workerConfig,
   workerEnv,
   type IsolatedNames,
+  type ScaleOutLeftovers,
   type ServerUrls,
 } from './integration.js';

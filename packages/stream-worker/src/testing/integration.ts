@@ -2,7 +2,7 @@
 // platform on the real Kafka, ClickHouse and Redis with names of its own (topics, consumer group,
 // database, Redis key and channel prefixes), the environment a worker child process needs to
 // use the same names, and the clean-up that removes them again.
-import { createClient as createClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient as createClickHouseClient } from '@clickhouse/client';
 import {
   encodeTelemetryBatches,
   loadStreamingCodecs,
@@ -143,29 +143,68 @@ export function interleave(perMachine: readonly OutgoingMessage[][]): OutgoingMe
   return out;
 }
 
-/** Removes the topics, the database and the Redis keys of a test. Errors are ignored (best effort). */
-export async function cleanUp(urls: ServerUrls, names: IsolatedNames): Promise<void> {
-  const kafka = new Kafka({ clientId: 'adp-worker-cleanup', brokers: urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin
-    .connect()
-    .then(() => admin.deleteTopics({ topics: [names.telemetryTopic, names.deadLetterTopic] }))
-    .then(() => admin.deleteGroups([names.groupId]))
-    .catch(() => undefined);
-  await admin.disconnect().catch(() => undefined);
-  const clickhouse = createClickHouseClient({ url: urls.clickhouseUrl });
-  await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${names.database}` }).catch(() => undefined);
-  await clickhouse.close();
-  const redis = createRedisClient({ url: urls.redisUrl });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    for await (const keys of redis.scanIterator({ MATCH: `${names.redisKeyPrefix}*`, COUNT: 500 })) {
-      if (keys.length > 0) await redis.del(keys);
+/** What a scale-out run left on the servers under its own names. */
+export interface ScaleOutLeftovers {
+  /** Topics by name (absent ones are fine). */
+  readonly topics?: readonly string[];
+  /** Every topic whose name starts with this. */
+  readonly topicPrefix?: string;
+  /** Consumer groups (empty ones: call after the consumers have left). */
+  readonly groups?: readonly string[];
+  /** A ClickHouse database. */
+  readonly database?: string;
+  /** Every Redis key starting with this. */
+  readonly redisKeyPrefix?: string;
+}
+
+/**
+ * Removes what a test, benchmark or evaluation run made on the real Kafka, ClickHouse and Redis.
+ * Best effort: a server that refuses (or a name already gone) does not stop the rest.
+ */
+export async function removeScaleOut(urls: Omit<ServerUrls, 'redisUrl'> & { readonly redisUrl?: string }, leftovers: ScaleOutLeftovers): Promise<void> {
+  const { topics = [], topicPrefix, groups = [], database, redisKeyPrefix } = leftovers;
+  if (topics.length > 0 || topicPrefix !== undefined || groups.length > 0) {
+    const admin = new Kafka({ clientId: 'adp-cleanup', brokers: urls.kafkaBrokers.split(','), logLevel: logLevel.NOTHING }).admin();
+    try {
+      await admin.connect();
+      const existing = new Set(await admin.listTopics());
+      const ours = [...new Set([...topics, ...[...existing].filter((topic) => topicPrefix !== undefined && topic.startsWith(topicPrefix))])];
+      const present = ours.filter((topic) => existing.has(topic));
+      if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: 10_000 }).catch(() => undefined);
+      if (groups.length > 0) await admin.deleteGroups([...groups]).catch(() => undefined);
+    } catch {
+      // best effort
+    } finally {
+      await admin.disconnect().catch(() => undefined);
     }
-  } catch {
-    // best effort
-  } finally {
-    if (redis.isOpen) redis.destroy();
   }
+  if (database !== undefined) {
+    const clickhouse = createClickHouseClient({ url: urls.clickhouseUrl, log: { level: ClickHouseLogLevel.OFF } });
+    await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${database}` }).catch(() => undefined);
+    await clickhouse.close();
+  }
+  if (redisKeyPrefix !== undefined && urls.redisUrl !== undefined) {
+    const redis = createRedisClient({ url: urls.redisUrl });
+    redis.on('error', () => undefined);
+    try {
+      await redis.connect();
+      for await (const keys of redis.scanIterator({ MATCH: `${redisKeyPrefix}*`, COUNT: 500 })) {
+        if (keys.length > 0) await redis.del(keys);
+      }
+    } catch {
+      // best effort
+    } finally {
+      if (redis.isOpen) redis.destroy();
+    }
+  }
+}
+
+/** Removes the topics, the consumer group, the database and the Redis keys of a worker test. */
+export async function cleanUp(urls: ServerUrls, names: IsolatedNames): Promise<void> {
+  await removeScaleOut(urls, {
+    topics: [names.telemetryTopic, names.deadLetterTopic],
+    groups: [names.groupId],
+    database: names.database,
+    redisKeyPrefix: names.redisKeyPrefix,
+  });
 }

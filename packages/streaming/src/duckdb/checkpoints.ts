@@ -3,7 +3,7 @@
 // embedded worker of a restarted `npm start` resumes each machine's window instead of starting it
 // afresh. A save is one transaction (all of a batch's windows or none); values are bound, never
 // spliced into SQL. One statement at a time on the one connection.
-import { DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBBlobValue } from '@duckdb/node-api';
 import type { CheckpointStore } from '../ports.js';
 import { embeddedUnavailable, openDuckDbFile } from './file.js';
 import { checkMachineRef, isCheckpointOfMachine } from '../series-ids.js';
@@ -23,12 +23,20 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS checkpoints (
 
 /** Keys per statement (3 bound values each). */
 const KEYS_PER_STATEMENT = 500;
+/** The connection's own table that a save's entries are appended to before the upsert. */
+const STAGING = 'checkpoints_staging';
 
 
 
 export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStoreOptions): Promise<CheckpointStore> {
   const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'checkpoints.duckdb', SCHEMA, 'the checkpoint store');
   const { filePath, connection, serial, assertOpen } = file;
+  try {
+    await connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${STAGING} AS SELECT key, value, saved_at_ms FROM checkpoints LIMIT 0`);
+  } catch (cause) {
+    await file.close();
+    throw embeddedUnavailable(`cannot prepare ${filePath}`, cause);
+  }
 
   return {
     async load(keys: readonly string[]): Promise<Map<string, Buffer>> {
@@ -62,23 +70,28 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
       const savedAt = Date.now();
       await serial(async () => {
         try {
-          await connection.run('BEGIN TRANSACTION');
-          for (let start = 0; start < all.length; start += KEYS_PER_STATEMENT) {
-            const chunk = all.slice(start, start + KEYS_PER_STATEMENT);
-            const values: DuckDBValue[] = [];
-            const tuples = chunk.map(([key, value], i) => {
-              values.push(key, new DuckDBBlobValue(new Uint8Array(value)), savedAt);
-              return `($${3 * i + 1}, $${3 * i + 2}, CAST($${3 * i + 3} AS BIGINT))`;
-            });
-            await connection.run(
-              `INSERT INTO checkpoints (key, value, saved_at_ms) VALUES ${tuples.join(', ')}
-               ON CONFLICT (key) DO UPDATE SET value = excluded.value, saved_at_ms = excluded.saved_at_ms`,
-              values,
-            );
+          // Appended to a staging table, then one upsert (as the result store: DuckDB's bulk path).
+          const appender = await connection.createAppender(STAGING, 'main', 'temp');
+          try {
+            for (const [key, value] of all) {
+              appender.appendVarchar(key);
+              appender.appendBlob(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+              appender.appendBigInt(BigInt(savedAt));
+              appender.endRow();
+            }
+          } finally {
+            appender.closeSync();
           }
+          await connection.run('BEGIN TRANSACTION');
+          await connection.run(
+            `INSERT INTO checkpoints (key, value, saved_at_ms) SELECT key, value, saved_at_ms FROM temp.main.${STAGING}
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, saved_at_ms = excluded.saved_at_ms`,
+          );
+          await connection.run(`DELETE FROM temp.main.${STAGING}`);
           await connection.run('COMMIT');
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
+          await connection.run(`DELETE FROM temp.main.${STAGING}`).catch(() => undefined);
           throw embeddedUnavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
         }
       });

@@ -3,7 +3,7 @@
 // same contract as ClickHouse's: each point once per (org, machine, ts), the later `writtenAtMs`
 // winning (an upsert here, where ClickHouse merges and reads with FINAL). Every value is bound
 // ($1, $2, ...); no SQL is built from caller input. One statement at a time on the one connection.
-import { DOUBLE, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
 import { StreamingError } from '../errors.js';
 import { embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
@@ -32,12 +32,31 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
   PRIMARY KEY (org_id, machine_id, ts_ms)
 )`;
 
-/** Rows per INSERT statement (16 bound values each). */
-const ROWS_PER_STATEMENT = 500;
-/** Positions in RESULT_COLUMNS of the DOUBLE columns (bound with an explicit type). */
-const DOUBLE_COLUMN_INDEXES = (
-  ['value', 'expected_value', 'upper_margin', 'lower_margin', 'severity', 'energy', 'z_score'] as const
-).map((column) => RESULT_COLUMNS.indexOf(column));
+/** The connection's own table that an insert's rows are appended to before the upsert. */
+const STAGING = 'results_staging';
+
+/** One row in RESULT_COLUMNS' order (the staging table's). */
+function appendRow(appender: DuckDBAppender, row: ResultRow): void {
+  appender.appendVarchar(row.orgId);
+  appender.appendVarchar(row.machineId);
+  appender.appendBigInt(BigInt(row.tsMs));
+  appender.appendDouble(row.value);
+  appender.appendDouble(row.expectedValue);
+  appender.appendDouble(row.upperMargin);
+  appender.appendDouble(row.lowerMargin);
+  appender.appendBoolean(row.isAnomaly);
+  appender.appendBoolean(row.isPositiveAnomaly);
+  appender.appendBoolean(row.isNegativeAnomaly);
+  appender.appendDouble(row.severity);
+  if (row.energy === null) appender.appendNull();
+  else appender.appendDouble(row.energy);
+  if (row.zScore === null) appender.appendNull();
+  else appender.appendDouble(row.zScore);
+  appender.appendVarchar(row.regime);
+  appender.appendVarchar(row.modelVersion);
+  appender.appendBigInt(BigInt(row.writtenAtMs));
+  appender.endRow();
+}
 
 
 
@@ -60,6 +79,13 @@ function fromRow(row: Record<string, DuckDBValue>): ResultRow {
 export async function createDuckDbResultStore(options: DuckDbResultStoreOptions): Promise<ResultStore> {
   const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'results.duckdb', SCHEMA, 'the result store');
   const { filePath, connection, serial, assertOpen } = file;
+  // Per connection, gone with it: the same columns as results, without the key.
+  try {
+    await connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${STAGING} AS SELECT ${RESULT_COLUMNS.join(', ')} FROM results LIMIT 0`);
+  } catch (cause) {
+    await file.close();
+    throw embeddedUnavailable(`cannot prepare ${filePath}`, cause);
+  }
 
   const updates = RESULT_COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
     .map((c) => `${c} = excluded.${c}`)
@@ -80,50 +106,25 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
       const unique = [...latest.values()];
       await serial(async () => {
         try {
-          await connection.run('BEGIN TRANSACTION');
-          for (let start = 0; start < unique.length; start += ROWS_PER_STATEMENT) {
-            const chunk = unique.slice(start, start + ROWS_PER_STATEMENT);
-            const values: DuckDBValue[] = [];
-            // The doubles bound as DOUBLE: the client binds an integer-valued number as INTEGER or
-            // BIGINT, and one past the int64 range (a reading of 1e20) would fail the whole batch.
-            const types: DuckDBType[] = [];
-            const tuples = chunk.map((row, i) => {
-              values.push(
-                row.orgId,
-                row.machineId,
-                row.tsMs,
-                row.value,
-                row.expectedValue,
-                row.upperMargin,
-                row.lowerMargin,
-                row.isAnomaly,
-                row.isPositiveAnomaly,
-                row.isNegativeAnomaly,
-                row.severity,
-                row.energy,
-                row.zScore,
-                row.regime,
-                row.modelVersion,
-                row.writtenAtMs,
-              );
-              const base = i * RESULT_COLUMNS.length;
-              for (const k of DOUBLE_COLUMN_INDEXES) types[base + k] = DOUBLE;
-              const params = RESULT_COLUMNS.map((column, k) =>
-                column === 'ts_ms' || column === 'written_at_ms' ? `CAST($${base + k + 1} AS BIGINT)` : `$${base + k + 1}`,
-              );
-              return `(${params.join(', ')})`;
-            });
-            await connection.run(
-              `INSERT INTO results (${RESULT_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
-               ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
-               WHERE excluded.written_at_ms >= results.written_at_ms`,
-              values,
-              types,
-            );
+          // Rows go through the appender into a staging table (DuckDB's bulk path: a statement of
+          // hundreds of bound tuples costs seconds to plan), then one upsert moves them.
+          const appender = await connection.createAppender(STAGING, 'main', 'temp');
+          try {
+            for (const row of unique) appendRow(appender, row);
+          } finally {
+            appender.closeSync();
           }
+          await connection.run('BEGIN TRANSACTION');
+          await connection.run(
+            `INSERT INTO results (${RESULT_COLUMNS.join(', ')}) SELECT ${RESULT_COLUMNS.join(', ')} FROM temp.main.${STAGING}
+             ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
+             WHERE excluded.written_at_ms >= results.written_at_ms`,
+          );
+          await connection.run(`DELETE FROM temp.main.${STAGING}`);
           await connection.run('COMMIT');
         } catch (cause) {
           await connection.run('ROLLBACK').catch(() => undefined);
+          await connection.run(`DELETE FROM temp.main.${STAGING}`).catch(() => undefined);
           throw embeddedUnavailable(`inserting ${unique.length} results into ${filePath}`, cause);
         }
       });

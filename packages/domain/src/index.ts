@@ -1,0 +1,3 @@
+export * from './identifiers.js';
+export * from './limits.js';
+export * from './channels-csv.js';
