@@ -400,7 +400,12 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
 
     const hourlyCounting = config.marketplace ? { nowMs: options.nowMs ?? Date.now } : undefined;
     const detectionMeter = meterDetections(store, hourlyCounting);
-    await app.register(vendorRoutes, { onDetected: detectionMeter.onDetected, drain: detectionMeter.drain, bodyLimitBytes: config.bodyLimitBytes });
+    await app.register(vendorRoutes, {
+      onDetected: detectionMeter.onDetected,
+      drain: detectionMeter.drain,
+      bodyLimitBytes: config.bodyLimitBytes,
+      detectionThreads: config.vendorDetectionThreads,
+    });
     await app.register(nativeRoutes, {
       store,
       model: options.model ?? loadPackagedModel,

@@ -14,6 +14,7 @@ export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
 
 const MIB = 1024 * 1024;
 
+
 /** The detection jobs' settings (POST /v1/jobs). */
 export interface JobsConfig {
   /** `JOBS_TOPIC`: the topic job chunks go to; the job workers consume the same one. Default `adp.jobs.v1`. */
@@ -142,6 +143,16 @@ export interface ApiConfig {
    * Range 0 .. 10,000.
    */
   readonly modelCallsMaxQueued: number;
+  /**
+   * `VENDOR_DETECTION_THREADS`: threads that parse, validate and detect the vendor routes'
+   * requests (`/anomalydetector/...`) while several are in flight, so that the event loop keeps
+   * only the HTTP work, authentication, metering and logging; a lone request is answered on the
+   * event loop (no hand-off). Started when the server listens. Default 0 (off): each hand-off
+   * costs CPU (the body and the answer are copied between threads), and on the 2-core development
+   * machine one thread lowered last/detect's throughput at concurrency 32 (docs/configuration.md).
+   * For hosts with cores to spare. Range 0 .. 64.
+   */
+  readonly vendorDetectionThreads: number;
   /**
    * `SHUTDOWN_GRACE_MS`: on SIGINT/SIGTERM, how long in-flight requests get to finish before the
    * process exits anyway, in milliseconds. With the embedded worker, the first half of it lets the
@@ -465,6 +476,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     maxConnections: read.integer('MAX_CONNECTIONS', 4096, 1, 1_000_000),
     modelCallsMaxRunning: read.integer('MODEL_CALLS_MAX_RUNNING', 4, 1, 256),
     modelCallsMaxQueued: read.integer('MODEL_CALLS_MAX_QUEUED', 16, 0, 10_000),
+    vendorDetectionThreads: read.integer('VENDOR_DETECTION_THREADS', 0, 0, 64),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
     telemetryTopic: read.pattern('TELEMETRY_TOPIC', TOPICS.telemetry, KAFKA_NAME, KAFKA_NAME_TEXT),

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       maxConnections: 4096,
       modelCallsMaxRunning: 4,
       modelCallsMaxQueued: 16,
+      vendorDetectionThreads: 0,
       shutdownGraceMs: 10_000,
       predictorCacheSize: 32,
       redisUrl: undefined,
@@ -189,6 +190,7 @@ describe('loadConfig', () => {
       MAX_CONNECTIONS: '1',
       MODEL_CALLS_MAX_RUNNING: '256',
       MODEL_CALLS_MAX_QUEUED: '0',
+      VENDOR_DETECTION_THREADS: '3',
     });
     expect(config).toMatchObject({
       port: 0,
@@ -209,6 +211,7 @@ describe('loadConfig', () => {
       maxConnections: 1,
       modelCallsMaxRunning: 256,
       modelCallsMaxQueued: 0,
+      vendorDetectionThreads: 3,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -230,6 +233,8 @@ describe('loadConfig', () => {
     ['BODY_LIMIT_BYTES', '1e6'],
     ['AUTH_CACHE_TTL_MS', '3600000'],
     ['PREDICTOR_CACHE_SIZE', '4097'],
+    ['VENDOR_DETECTION_THREADS', '65'],
+    ['VENDOR_DETECTION_THREADS', '-1'],
     ['SHUTDOWN_GRACE_MS', 'soon'],
     ['LOG_LEVEL', 'verbose'],
     ['REDIS_URL', 'localhost:6379'],

@@ -10,7 +10,7 @@ import type {
   RouteShorthandOptions,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { SeriesError, type ChangePointResult, type EntireResult, type LastResult } from '@adp/detection';
+import { SeriesError } from '@adp/detection';
 import type { VendorEndpoint, VendorRoutesOptions } from './contract.js';
 import { detectionEngine, type VendorEngine } from './engine.js';
 import { INTERNAL_ERROR_MESSAGE, VendorError, type VendorErrorBody } from './errors.js';
@@ -18,10 +18,11 @@ import {
   API_VERSIONS,
   OPERATIONS,
   messageStyleOf,
-  parseVendorRequest,
   type ApiVersion,
   type Operation,
 } from './request.js';
+import { answerVendorRequest, parseJsonText, type VendorAnswer } from './answer.js';
+import { vendorThreads } from './threads.js';
 import {
   ChangePointDetectRequest,
   ChangePointDetectResponse,
@@ -31,24 +32,25 @@ import {
   LastDetectResponse,
   VendorErrorResponse,
   VersionParams,
-  type EntireDetectResponse as EntireBody,
-  type LastDetectResponse as LastBody,
-  type ChangePointDetectResponse as ChangePointBody,
 } from './schemas.js';
 
 export interface VendorPluginOptions extends VendorRoutesOptions {
-  /** The detection engine behind the routes; tests swap it. Default: `@adp/detection`. */
+  /**
+   * The detection engine behind the routes; tests swap it. Default: `@adp/detection`. A swapped
+   * engine runs on the event loop (detection threads load the real one).
+   */
   readonly engine?: VendorEngine;
+  /**
+   * Threads that parse, validate and detect (VENDOR_DETECTION_THREADS); 0 or absent: all of it on
+   * the event loop. The routes start and close them.
+   */
+  readonly detectionThreads?: number;
 }
 
 const ROUTE_PREFIX = '/anomalydetector';
 const TAGS = ['vendor-compatible'];
-
-interface ResponseBody {
-  readonly entire: EntireBody;
-  readonly last: LastBody;
-  readonly changepoint: ChangePointBody;
-}
+/** What Fastify's serialiser would have sent the JSON bodies with. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const USAGE_LABEL: Record<Operation, VendorEndpoint> = {
   entire: 'entire/detect',
@@ -111,20 +113,44 @@ async function alwaysNotFound(request: FastifyRequest, reply: FastifyReply): Pro
   throw notFound(request);
 }
 
+/**
+ * A body left as text for a detection thread to parse (VENDOR_DETECTION_THREADS): JSON.parse of an
+ * 8,640-point body is a large share of a request, and it runs there with the rest of the detection.
+ */
+class UnparsedJson {
+  constructor(readonly text: string) {}
+}
+
+/** Whether a body goes to a detection thread: `threadsReady` now, `othersInFlight` when it is decided. */
+interface HandOff {
+  readonly threadsReady: () => boolean;
+  readonly othersInFlight: () => boolean;
+}
+
 /** The body parser for `application/json` (any charset parameter) inside this plugin only. */
-function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
-  if (text.trim() === '') {
-    done(new VendorError('BadArgument', 'Invalid Json Format, input data is Empty.'));
-    return;
-  }
-  try {
-    // A leading byte-order mark is tolerated; JSON.parse would reject it.
-    done(null, JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
-  } catch (error) {
-    const detail = error instanceof Error ? ` ${error.message}` : '';
-    done(new VendorError('InvalidJsonFormat', `Invalid Json Format, the request body is not valid JSON.${detail}`));
-  }
+function jsonBodyParser(handOff: HandOff) {
+  return function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const finish = (leaveToThreads: boolean): void => {
+      let parsed: unknown;
+      try {
+        parsed = leaveToThreads ? new UnparsedJson(text) : parseJsonText(text);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done(null, parsed);
+    };
+    // An empty body is refused at once in both cases, before anything else is checked.
+    if (!handOff.threadsReady() || text.trim() === '') {
+      finish(false);
+      return;
+    }
+    // The event loop reads the sockets that are ready one after the other, and a request answered
+    // in place runs to its end before the next socket is read; so whether others are in flight is
+    // asked after the current round of reads, once every request that arrived with this one counts.
+    setImmediate(() => finish(handOff.othersInFlight()));
+  };
 }
 
 function describeContentType(request: FastifyRequest): string {
@@ -181,90 +207,29 @@ function vendorErrorHandler(bodyLimitBytes: number) {
   };
 }
 
-/** Thrown when the engine breaks its result contract; the client sees a generic 500. */
-function engineContractError(problem: string): Error {
-  return new Error(`detection engine broke its result contract: ${problem}`);
-}
-
-// The bodies are serialised with JSON.stringify (see the serializer compiler below), which would
-// quietly write NaN as null or pass a wrong type through; these checks keep the wire contract.
-function checkNumbers(field: string, values: readonly number[], pointCount: number): void {
-  if (values.length !== pointCount) throw engineContractError(`${values.length} ${field} for ${pointCount} points`);
-  for (const value of values) {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw engineContractError(`non-finite ${field}`);
-  }
-}
-
-function checkBooleans(field: string, values: readonly boolean[], pointCount: number): void {
-  if (values.length !== pointCount) throw engineContractError(`${values.length} ${field} for ${pointCount} points`);
-  for (const value of values) {
-    if (typeof value !== 'boolean') throw engineContractError(`non-boolean ${field}`);
-  }
-}
-
-function checkScalar(field: string, value: unknown, kind: 'number' | 'integer' | 'boolean'): void {
-  const ok =
-    kind === 'boolean'
-      ? typeof value === 'boolean'
-      : typeof value === 'number' && (kind === 'integer' ? Number.isSafeInteger(value) : Number.isFinite(value));
-  if (!ok) throw engineContractError(`${field} is not a finite ${kind}`);
-}
-
-function entireBody(result: EntireResult, pointCount: number): EntireBody {
-  checkScalar('period', result.period, 'integer');
-  checkNumbers('expectedValues', result.expectedValues, pointCount);
-  checkNumbers('upperMargins', result.upperMargins, pointCount);
-  checkNumbers('lowerMargins', result.lowerMargins, pointCount);
-  checkBooleans('isAnomaly', result.isAnomaly, pointCount);
-  checkBooleans('isNegativeAnomaly', result.isNegativeAnomaly, pointCount);
-  checkBooleans('isPositiveAnomaly', result.isPositiveAnomaly, pointCount);
-  checkNumbers('severity', result.severity, pointCount);
-  // Built field by field: nothing the engine adds can leak onto the wire.
-  return {
-    period: result.period,
-    expectedValues: result.expectedValues,
-    upperMargins: result.upperMargins,
-    lowerMargins: result.lowerMargins,
-    isAnomaly: result.isAnomaly,
-    isNegativeAnomaly: result.isNegativeAnomaly,
-    isPositiveAnomaly: result.isPositiveAnomaly,
-    severity: result.severity,
-  };
-}
-
-function lastBody(result: LastResult): LastBody {
-  checkScalar('period', result.period, 'integer');
-  checkScalar('suggestedWindow', result.suggestedWindow, 'integer');
-  checkScalar('expectedValue', result.expectedValue, 'number');
-  checkScalar('upperMargin', result.upperMargin, 'number');
-  checkScalar('lowerMargin', result.lowerMargin, 'number');
-  checkScalar('isAnomaly', result.isAnomaly, 'boolean');
-  checkScalar('isNegativeAnomaly', result.isNegativeAnomaly, 'boolean');
-  checkScalar('isPositiveAnomaly', result.isPositiveAnomaly, 'boolean');
-  checkScalar('severity', result.severity, 'number');
-  return {
-    period: result.period,
-    suggestedWindow: result.suggestedWindow,
-    expectedValue: result.expectedValue,
-    upperMargin: result.upperMargin,
-    lowerMargin: result.lowerMargin,
-    isAnomaly: result.isAnomaly,
-    isNegativeAnomaly: result.isNegativeAnomaly,
-    isPositiveAnomaly: result.isPositiveAnomaly,
-    severity: result.severity,
-  };
-}
-
-function changePointBody(result: ChangePointResult, pointCount: number): ChangePointBody {
-  checkScalar('period', result.period, 'integer');
-  checkBooleans('isChangePoint', result.isChangePoint, pointCount);
-  checkNumbers('confidenceScores', result.confidenceScores, pointCount);
-  return { period: result.period, isChangePoint: result.isChangePoint, confidenceScores: result.confidenceScores };
-}
-
 export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fastify, options) => {
   const engine = options.engine ?? detectionEngine;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const threadCount = options.engine === undefined ? (options.detectionThreads ?? 0) : 0;
+  const threads =
+    threadCount > 0
+      ? vendorThreads(threadCount, (error) => fastify.log.error({ err: error }, 'vendor detection threads failed to start; detecting on the event loop'))
+      : null;
+  // A listening server starts them at once, so that its first requests do not share the CPU with
+  // the threads' start; an app that only takes injected requests (tests) starts them on its first
+  // vendor request.
+  if (threads !== null) fastify.server.once('listening', () => threads.start());
+  // Detection requests between their headers and their answer's end: a body is handed to a thread
+  // only while another one is in flight, so a lone request never pays for the hand-off.
+  let inFlight = 0;
+  function countInFlight(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    inFlight++;
+    reply.raw.once('close', () => {
+      inFlight--;
+    });
+    threads?.start();
+    done();
+  }
 
   // The one place that keeps a hand parser: the vendor's clients expect its validation order (the
   // first failing rule answers), its codes per field and its exact messages, keys matched
@@ -272,47 +237,41 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   // bodies and the route schemas only document them (the platform's routes use ../schema-validation.ts).
   app.setValidatorCompiler(() => () => true);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, jsonBodyParser({
+      threadsReady: () => threads?.ready === true,
+      othersInFlight: () => inFlight > 1,
+    }));
   app.setErrorHandler(vendorErrorHandler(options.bodyLimitBytes));
   // A child plugin's onClose runs before the app's, which closes the store these counts go to.
   const { drain } = options;
-  if (drain !== undefined) app.addHook('onClose', async () => drain());
-  // Every body these routes send is built field by field and checked above, so the schema's only
-  // remaining job would be speed, and for 8,640-element number arrays V8's JSON.stringify is about
-  // twice as fast as the generated schema serialiser. The schemas still document the responses.
+  app.addHook('onClose', async () => {
+    await threads?.close();
+    await drain?.();
+  });
+  // Success bodies are written as text by ./response.ts (checked against the contract in the same
+  // pass), so a serialiser only sees the small error bodies, built field by field in the error
+  // handler. The schemas still document the responses.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  async function detect<O extends Operation>(operation: O, request: FastifyRequest): Promise<ResponseBody[O]> {
+  async function detect(operation: Operation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     // Fastify skips the body parser when there is neither a body nor a Content-Type.
     if (request.body === undefined && request.headers['content-type'] === undefined) {
       throw new VendorError('UnsupportedMediaType', "The Content-Type must be 'application/json' (got none).");
     }
-    const version = routeParams(request).version as ApiVersion; // checked in onRequest
-    const parsed = parseVendorRequest(request.body, operation, {
-      style: messageStyleOf(version),
-      parseTimestamp: (text) => engine.parseIsoTimestamp(text),
-    });
-    const pointCount = parsed.input.values.length;
-    let body: ResponseBody[Operation];
-    switch (parsed.operation) {
-      case 'entire':
-        body = entireBody(engine.detectEntireSeries(parsed.input, parsed.options), pointCount);
-        break;
-      case 'last':
-        body = lastBody(engine.detectLastPoint(parsed.input, parsed.options));
-        break;
-      case 'changepoint':
-        body = changePointBody(engine.detectChangePointSeries(parsed.input, parsed.options), pointCount);
-        break;
-    }
-    await options.onDetected(request, USAGE_LABEL[operation], pointCount);
-    // parseVendorRequest answers for the operation it was given, so the body is ResponseBody[O].
-    return body as ResponseBody[O];
+    const style = messageStyleOf(routeParams(request).version as ApiVersion); // checked in onRequest
+    const { body } = request;
+    const answer: VendorAnswer =
+      threads !== null && body instanceof UnparsedJson
+        ? await threads.answer({ text: body.text, operation, style })
+        : answerVendorRequest(engine, operation, body, style);
+    await options.onDetected(request, USAGE_LABEL[operation], answer.points);
+    // A string with a JSON content type goes out as it is, past the serialiser.
+    return reply.type(JSON_CONTENT_TYPE).send(answer.body);
   }
 
   const common = {
     bodyLimit: options.bodyLimitBytes,
-    onRequest: requireKnownVersion,
+    onRequest: [requireKnownVersion, countInFlight],
   } satisfies RouteShorthandOptions;
 
   app.post(
@@ -328,7 +287,7 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
         response: { 200: EntireDetectResponse, ...ERROR_RESPONSES },
       },
     },
-    async (request) => detect('entire', request),
+    async (request, reply) => detect('entire', request, reply),
   );
 
   app.post(
@@ -344,7 +303,7 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
         response: { 200: LastDetectResponse, ...ERROR_RESPONSES },
       },
     },
-    async (request) => detect('last', request),
+    async (request, reply) => detect('last', request, reply),
   );
 
   const changePointSchema = {
@@ -357,13 +316,13 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   app.post(
     `${ROUTE_PREFIX}/:version/timeseries/changepoint/detect`,
     { ...common, schema: { ...changePointSchema, operationId: 'vendorDetectChangePoint' } },
-    async (request) => detect('changepoint', request),
+    async (request, reply) => detect('changepoint', request, reply),
   );
   // The spelling of @azure/cognitiveservices-anomalydetector 2.x and early Python clients.
   app.post(
     `${ROUTE_PREFIX}/:version/timeseries/changePoint/detect`,
     { ...common, schema: { ...changePointSchema, hide: true } },
-    async (request) => detect('changepoint', request),
+    async (request, reply) => detect('changepoint', request, reply),
   );
 
   // Any other casing of the operation segment. Static routes above win over this parametric
@@ -373,13 +332,13 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
     `${ROUTE_PREFIX}/:version/timeseries/:operation/detect`,
     {
       bodyLimit: options.bodyLimitBytes,
-      onRequest: requireKnownVersionAndOperation,
+      onRequest: [requireKnownVersionAndOperation, countInFlight],
       schema: { hide: true, response: ERROR_RESPONSES },
     },
-    async (request) => {
+    async (request, reply) => {
       const operation = resolveOperation(routeParams(request).operation);
       if (operation === undefined) throw notFound(request);
-      return detect(operation, request);
+      return detect(operation, request, reply);
     },
   );
 

@@ -1,7 +1,7 @@
 // Wire schemas of the vendor routes, written from the vendor's v1.1 OpenAPI document (a superset
 // of v1.0). They feed the OpenAPI output. They do not run on requests or responses: bodies are
-// checked by ./request.ts in the vendor's order, and responses are built and checked field by
-// field in ./plugin.ts, then written with JSON.stringify (faster than a schema serialiser here).
+// checked by ./request.ts in the vendor's order, and success bodies are checked and written field
+// by field by ./response.ts (faster than a schema serialiser here).
 import { Type, type Static } from 'typebox';
 import { GRANULARITIES, IMPUTE_MODES } from '@adp/detection';
 import { API_VERSIONS, MAX_SERIES_POINTS, MIN_SERIES_POINTS } from './request.js';
