@@ -28,7 +28,20 @@ import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
-import { baselineBody, episodesBody, finiteOrFail, iso, multivariateBaselineBody, roundedEmbeddings, telemetryBody } from './bodies.js';
+import {
+  baselineBody,
+  dataDecimals,
+  ENERGY_DIGITS,
+  episodesBody,
+  finiteOrFail,
+  iso,
+  multivariateBaselineBody,
+  roundedDecimals,
+  roundedEmbeddings,
+  roundedSignificant,
+  SCORE_DECIMALS,
+  telemetryBody,
+} from './bodies.js';
 import {
   isMultivariate,
   machineJudgement,
@@ -246,18 +259,19 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
   async function judgeSeries(current: NativeModel, prepared: PreparedDetection): Promise<{ body: DetectBody; zScores: Float64Array }> {
     const { parsed, predictor, entire } = prepared;
     const values = parsed.input.values;
-    const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
+    // The model runs in a worker thread; meanwhile this thread joins the shapes and finds the
+    // changepoints, which do not need the energies.
+    const [{ energies, embeddings, inferenceMs }, { shapes, changePoints }] = await Promise.all([
+      energiesOf(current, values, predictor, parsed.includeEmbeddings),
+      beside(prepared),
+    ]);
 
     let zScores: Float64Array;
-    let shapes: ShapeScores | null = null;
     let regimes: Regime[];
     let verdicts: Verdicts = entire;
     if (predictor) {
       const { energyMean, energyStd } = predictor.baseline.stats;
       zScores = zScoresOf(energies, energyMean, energyStd);
-      const reference = predictor.baseline.shapeReference ?? null;
-      // The join is long for long requests: in slices, so other requests are served meanwhile.
-      shapes = reference === null ? null : await shapeScoresInSlices(values, reference, nextTurn);
       // With a baseline what the machine's baseline learnt takes part in the verdict beside the
       // engine's residual: its energies' z-score, plus the shape score where the baseline keeps
       // shapes and the point's shape is less usual than usual (an ordinary shape adds nothing, and
@@ -274,7 +288,6 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         maxAnomalyRatio: prepared.options.maxAnomalyRatio,
       });
       // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
-      const changePoints = changePointsOf(parsed.input, entire.period);
       regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
     } else {
       const own = seriesEnergyStats(energies);
@@ -284,20 +297,23 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     // Checked whether or not the answer carries them: they took part in the verdicts.
     const zScoresOut = finiteOrFail(zScores, 'z-score');
     const shapeScoresOut = shapes === null ? null : finiteOrFail(shapes.around, 'shape score');
+    // The answer's numbers carry the digits that mean something (bodies.ts says how many): the
+    // verdicts above were reached at full precision.
+    const decimals = dataDecimals(values);
     const body: DetectBody = {
       period: entire.period,
-      expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
-      upperMargins: finiteOrFail(verdicts.upperMargins, 'margin'),
-      lowerMargins: finiteOrFail(verdicts.lowerMargins, 'margin'),
+      expectedValues: roundedDecimals(finiteOrFail(entire.expectedValues, 'expected value'), decimals),
+      upperMargins: roundedDecimals(finiteOrFail(verdicts.upperMargins, 'margin'), decimals),
+      lowerMargins: roundedDecimals(finiteOrFail(verdicts.lowerMargins, 'margin'), decimals),
       isAnomaly: verdicts.isAnomaly,
       isNegativeAnomaly: verdicts.isNegativeAnomaly,
       isPositiveAnomaly: verdicts.isPositiveAnomaly,
       severity: verdicts.severity,
       episodes: episodesBody(verdicts, parsed.input.timestampsMs),
       regimes,
-      energies: parsed.includeEnergy ? energies : null,
-      z_scores: parsed.includeZScores ? zScoresOut : null,
-      shape_scores: parsed.includeShapeScores ? shapeScoresOut : null,
+      energies: parsed.includeEnergy ? roundedSignificant(energies, ENERGY_DIGITS) : null,
+      z_scores: parsed.includeZScores ? roundedDecimals(zScoresOut, SCORE_DECIMALS) : null,
+      shape_scores: parsed.includeShapeScores && shapeScoresOut !== null ? roundedDecimals(shapeScoresOut, SCORE_DECIMALS) : null,
       embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
       model_version: current.modelVersion,
       engine: predictor?.weights ? 'fine-tuned' : 'generic',
@@ -306,6 +322,18 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
     };
     return { body, zScores };
+  }
+
+  /** A baselined detection's work besides the model: the shape join and the changepoints (none without a baseline). */
+  async function beside(prepared: PreparedDetection): Promise<{ shapes: ShapeScores | null; changePoints: boolean[] | null }> {
+    const { parsed, predictor, entire } = prepared;
+    if (!predictor) return { shapes: null, changePoints: null };
+    // A turn first, so the model's request leaves before the join takes this thread.
+    await nextTurn();
+    const reference = predictor.baseline.shapeReference ?? null;
+    // The join is long for long requests: in slices, so other requests are served meanwhile.
+    const shapes = reference === null ? null : await shapeScoresInSlices(parsed.input.values, reference, nextTurn);
+    return { shapes, changePoints: changePointsOf(parsed.input, entire.period) };
   }
 
   /**

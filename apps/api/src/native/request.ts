@@ -137,7 +137,7 @@ export function parseDetectRequest(body: unknown, parseTimestamp: ParseTimestamp
   const object = requireObject(body);
   const rawMachineId = optional(object, 'machine_id');
   const machineId = rawMachineId === undefined ? null : parseMachineId(rawMachineId, "'machine_id' field");
-  const includeEnergy = parseBoolean(object, 'include_energy', true);
+  const includeEnergy = parseBoolean(object, 'include_energy', false);
   const includeEmbeddings = parseBoolean(object, 'include_embeddings', false);
   const includeZScores = parseBoolean(object, 'include_z_scores', true);
   const includeShapeScores = parseBoolean(object, 'include_shape_scores', true);
