@@ -357,8 +357,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
   /**
    * A multivariate detection: each channel judged as its own series `<machine_id>:<channel>` (its
-   * baseline, else the generic model), one after another in one admission slot, then the
-   * machine-level regimes and their drivers.
+   * baseline, else the generic model), all at once in one admission slot (the model's threads
+   * share their energies out), then the machine-level regimes and their drivers.
    */
   async function detectChannels(request: FastifyRequest, orgId: string): Promise<MultivariateDetectBody> {
     const parsed = parseMultivariateDetectRequest(request.body as Record<string, unknown>, parseIsoTimestamp);
@@ -375,14 +375,13 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     const machine = machineId === null ? null : await service.predictorFor(orgId, machineId);
     return modelCalls.run(async () => {
       const current = await model();
-      const judged: { channel: string; body: DetectBody; zScores: Float64Array }[] = [];
-      for (const { channel, prepared: one } of prepared) {
-        try {
-          judged.push({ channel, ...(await judgeSeries(current, one)) });
-        } catch (error) {
-          throw inChannelError(error, channel);
-        }
-      }
+      // A failure names the first failing channel in the request's order, whichever failed first in time.
+      const settled = await Promise.allSettled(prepared.map(({ prepared: one }) => judgeSeries(current, one)));
+      const judged = settled.map((outcome, index) => {
+        const channel = prepared[index]!.channel;
+        if (outcome.status === 'rejected') throw inChannelError(outcome.reason, channel);
+        return { channel, ...outcome.value };
+      });
       let overall = machineJudgement(judged.map(({ channel, body, zScores }) => ({ channel, regimes: body.regimes, zScores })));
       const joint = machine?.machineModel ?? null;
       let machineBody: MachineVerdictBody | null = null;
@@ -434,7 +433,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
           sensitivity: parsed.sensitivity,
         };
         const channels = parsed.channels.map(({ channel, request: one }) => ({ channel, values: one.values }));
-        // One admission slot for the whole request: its channels fine-tune one after another.
+        // One admission slot for the whole request: its channels fine-tune in parallel on the model's threads.
         const written = await modelCalls.run(() => service.fromChannels(orgId, settings, channels)).catch(asModelFailure);
         await meter(request, 'v1/baseline', parsed.points * channels.length);
         return multivariateBaselineBody(written.record, written.channels);
