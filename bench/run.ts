@@ -70,6 +70,9 @@ const SETTINGS = {
   baselinePoints: 1000,
   baselineWarmupRequests: quick ? 1 : 2,
   baselineRequests: quick ? 3 : 10,
+  /** The multichannel baseline (8 channels x 400 rows, as a SKAB experiment's healthy start). */
+  channelBaselineRows: 400,
+  channelBaselineRequests: quick ? 3 : 5,
   detectWarmupRequests: quick ? 1 : 2,
   detectRequests: quick ? 3 : 20,
   detectEmbeddingsRequests: quick ? 2 : 10,
@@ -146,7 +149,7 @@ function baselineBody(series: BenchSeries, points: number): Buffer {
   );
 }
 
-/** The native detect requests measured: the defaults plus energies, the same with embeddings, and a lean answer. */
+/** The native detect requests measured: the defaults, energies with embeddings, and a lean answer. */
 const DETECT_VARIANTS = ['without embeddings', 'with embeddings', 'lean answer'] as const;
 type DetectVariant = (typeof DETECT_VARIANTS)[number];
 
@@ -159,10 +162,11 @@ function nativeDetectBody(series: BenchSeries, variant: DetectVariant): Buffer {
       granularity: SETTINGS.granularity,
       customInterval: SETTINGS.customInterval,
       maxAnomalyRatio: SETTINGS.maxAnomalyRatio,
-      include_energy: !lean,
+      // Without embeddings: the defaults (include_energy false since the z-scores carry them).
+      ...(variant === 'with embeddings' ? { include_energy: true } : {}),
       include_embeddings: variant === 'with embeddings',
       // The lean answer: the verdicts, bands and regimes without the per-point scores behind them.
-      ...(lean ? { include_z_scores: false, include_shape_scores: false } : {}),
+      ...(lean ? { include_energy: false, include_z_scores: false, include_shape_scores: false } : {}),
     }),
   );
 }
@@ -360,16 +364,20 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
       `held-out loss ${round(finetuneStats.final_loss, 6)}`,
   });
 
+  rows.push(await channelBaselineRow(target, healthy));
+
   const n = batch.values.length;
   for (const variant of DETECT_VARIANTS) {
     const includeEmbeddings = variant === 'with embeddings';
     const body = nativeDetectBody(batch, variant);
     const checked = await expectOk(target, '/v1/detect', body, (j) => {
-      const json = j as { engine?: unknown; energies?: unknown; embeddings?: unknown[] | null };
+      const json = j as { engine?: unknown; energies?: unknown; z_scores?: unknown; embeddings?: unknown[] | null };
       if (json.engine !== 'fine-tuned') return `expected engine fine-tuned, got ${String(json.engine)}`;
-      if (variant === 'lean answer') return json.energies === null ? null : 'expected energies null';
-      if (!Array.isArray(json.energies) || json.energies.length !== n) return `expected energies with ${n} elements`;
+      if (variant === 'lean answer') return json.energies === null && json.z_scores === null ? null : 'expected energies and z-scores null';
+      if (!Array.isArray(json.z_scores) || json.z_scores.length !== n) return `expected z-scores with ${n} elements`;
+      // The defaults: whether they carry energies is the revision's choice (`--compare` runs older ones).
       if (!includeEmbeddings) return json.embeddings === null ? null : 'expected embeddings null';
+      if (!Array.isArray(json.energies) || json.energies.length !== n) return `expected energies with ${n} elements`;
       const ok = Array.isArray(json.embeddings) && json.embeddings.length === n && (json.embeddings[0] as unknown[]).length === 192;
       return ok ? null : `expected ${n} embeddings of 192 numbers`;
     });
@@ -397,6 +405,40 @@ async function nativeRows(target: HttpTarget, healthy: BenchSeries, batch: Bench
   }
   return rows;
 }
+
+/**
+ * `POST /v1/baseline` of a machine's 8 channels x 400 rows (points carrying `channels`): each
+ * channel fine-tuned and the machine model fitted, as SKAB's protocol does with an experiment's
+ * healthy start.
+ */
+async function channelBaselineRow(target: HttpTarget, healthy: BenchSeries): Promise<Row> {
+  const rows = SETTINGS.channelBaselineRows;
+  const channels = machineChannels(rows, 11);
+  const body = Buffer.from(
+    JSON.stringify({
+      machine_id: 'bench-rig-8',
+      granularity: SETTINGS.granularity,
+      customInterval: SETTINGS.customInterval,
+      series: Array.from({ length: rows }, (_, t) => ({
+        timestamp: new Date(healthy.timestampsMs[t] as number).toISOString(),
+        channels: Object.fromEntries(channels.map((values, c) => [`ch${c}`, values[t]])),
+      })),
+    }),
+  );
+  await expectOk(target, '/v1/baseline', body, (j) => {
+    const listed = (j as { channels?: unknown[] }).channels;
+    return Array.isArray(listed) && listed.length === channels.length ? null : `expected ${channels.length} channels`;
+  });
+  const row = await sequential(target, CHANNEL_BASELINE_ROW, '/v1/baseline', [body], rows * channels.length, {
+    budgetS: SETTINGS.nativeBudgetS,
+    minSamples: 3,
+    warmup: 0,
+    requests: SETTINGS.channelBaselineRequests,
+  });
+  return { ...row, section: 'http-native', notes: { requestMB: megabytes(body.length) }, remark: `request ${megabytes(body.length)} MB; channels fine-tuned and the machine model fitted` };
+}
+
+const CHANNEL_BASELINE_ROW = `POST /v1/baseline, 8 channels x ${SETTINGS.channelBaselineRows} rows`;
 
 // --- model measurements (no HTTP) ----------------------------------------------------------------
 

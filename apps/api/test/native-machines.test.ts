@@ -42,17 +42,23 @@ describe('FineTunePool', () => {
   // Test-only stand-ins for worker threads: they record calls and answer with a marker.
   function fakeWorker(name: string, behaviour: (values: ArrayLike<number>) => Promise<FineTuneResult>) {
     const calls: number[] = [];
+    const energyCalls: number[] = [];
     let closed = false;
     const thread: FineTuneThread = {
       fineTune: (values) => {
         calls.push(values.length);
         return behaviour(values);
       },
+      energies: async (values) => {
+        energyCalls.push(values.length);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { energies: new Float64Array(values.length), embeddings: null, normalisation: { center: 0, scale: 1 } };
+      },
       close: async () => {
         closed = true;
       },
     };
-    return { name, thread, calls, isClosed: () => closed };
+    return { name, thread, calls, energyCalls, isClosed: () => closed };
   }
   const result = (marker: number) => ({ stats: { finalLoss: marker } }) as unknown as FineTuneResult;
   const slow = (marker: number) => () => new Promise<FineTuneResult>((resolve) => setTimeout(() => resolve(result(marker)), 20));
@@ -67,6 +73,19 @@ describe('FineTunePool', () => {
     expect(fakes[1]!.calls.length).toBeGreaterThan(0);
     await pool.close();
     expect(fakes.every((fake) => fake.isClosed())).toBe(true);
+  });
+
+  it('spreads energies over the same threads as fine-tunes', async () => {
+    const fakes = [fakeWorker('a', slow(1)), fakeWorker('b', slow(2))];
+    let started = 0;
+    const pool = new FineTunePool(2, async () => fakes[started++]!.thread);
+    const [tuned, energies] = await Promise.all([pool.fineTune([1, 2]), pool.energies([1, 2, 3])]);
+    expect(tuned.stats.finalLoss).toBe(1);
+    expect(energies.energies).toHaveLength(3);
+    expect(started).toBe(2);
+    expect(fakes[0]!.calls).toEqual([2]);
+    expect(fakes[1]!.energyCalls).toEqual([3]);
+    await pool.close();
   });
 
   it('reports a thread that cannot start as ThreadStartError and waits before trying again', async () => {

@@ -138,7 +138,7 @@ describe('a baselined detection judges with the machine model', () => {
   });
 
   it('a statistics-only baseline joins its generic energies the same way', async () => {
-    const healthy = await detect({ series: points(machineSignal(1000, 1)) });
+    const healthy = await detect({ series: points(machineSignal(1000, 1)), include_energy: true });
     const stored = await post(app, '/v1/baseline', { machine_id: 'pump-stats', energies: (healthy.energies ?? []).slice(WINDOW_POINTS) });
     expect(stored.statusCode, stored.body).toBe(200);
     const series = points(noisier());

@@ -1,13 +1,15 @@
-// Fine-tuning off the event loop: a worker thread that owns its own ModelRuntime and runs the same
-// fineTune code. Arrays cross the thread boundary by transfer, not copy.
+// The model off the event loop: a worker thread that owns its own ModelRuntime and runs the same
+// fineTune and energies code. Series and results cross the thread boundary by transfer, not copy.
 import { Worker } from 'node:worker_threads';
-import type { FineTuneOptions, FineTuneResult } from './contract.js';
+import { EMBEDDING_DIM, type EnergyOptions, type EnergyResult, type FineTuneOptions, type FineTuneResult } from './contract.js';
 import { isModelErrorCode, ModelError } from './errors.js';
 import type { ModelRuntimeOptions } from './runtime.js';
 
 export interface FineTuneThread {
   /** Fine-tunes in the thread; calls on one thread run one after another. */
   fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
+  /** `ModelRuntime.energies` in the thread (the same numbers: same graphs, same batches), queued with the fine-tunes. */
+  energies(values: ArrayLike<number>, options?: EnergyOptions): Promise<EnergyResult>;
   /** Ends the thread; pending calls fail with MODEL_WORKER_FAILED. */
   close(): Promise<void>;
 }
@@ -16,13 +18,21 @@ export interface FineTuneThread {
 export type ThreadReply =
   | { readonly kind: 'ready' }
   | { readonly kind: 'result'; readonly id: number; readonly result: FineTuneResult }
+  | { readonly kind: 'energies'; readonly id: number; readonly result: ThreadEnergies }
   | { readonly kind: 'error'; readonly id: number | null; readonly code: string; readonly message: string };
 
-export interface ThreadRequest {
-  readonly id: number;
-  readonly values: Float64Array;
-  readonly options: FineTuneOptions;
+/** An energies answer on the wire: the embeddings as the one [N*192] buffer the runtime's per-point views share. */
+export interface ThreadEnergies {
+  readonly energies: Float64Array;
+  readonly embeddings: Float32Array | null;
+  readonly normalisation: EnergyResult['normalisation'];
 }
+
+export type ThreadRequest =
+  | { readonly kind: 'fineTune'; readonly id: number; readonly values: Float64Array; readonly options: FineTuneOptions }
+  | { readonly kind: 'energies'; readonly id: number; readonly values: Float64Array; readonly options: EnergyOptions };
+
+type Answer = FineTuneResult | ThreadEnergies;
 
 /**
  * Starts a worker thread with its own runtime (its sessions load once, so reuse the thread for
@@ -32,7 +42,7 @@ export async function startFineTuneThread(runtimeOptions: ModelRuntimeOptions = 
   const worker = new Worker(new URL('./fine-tune-thread-bootstrap.mjs', import.meta.url), {
     workerData: { runtimeOptions },
   });
-  const pending = new Map<number, { resolve: (r: FineTuneResult) => void; reject: (e: unknown) => void }>();
+  const pending = new Map<number, { resolve: (r: Answer) => void; reject: (e: unknown) => void }>();
   let nextId = 1;
   let failure: ModelError | null = null;
 
@@ -59,7 +69,7 @@ export async function startFineTuneThread(runtimeOptions: ModelRuntimeOptions = 
       const entry = pending.get(id);
       if (entry === undefined) return;
       pending.delete(id);
-      if (msg.kind === 'result') entry.resolve(msg.result);
+      if (msg.kind === 'result' || msg.kind === 'energies') entry.resolve(msg.result);
       else entry.reject(toModelError(msg.code, msg.message));
     });
     worker.on('error', (cause) => {
@@ -80,16 +90,31 @@ export async function startFineTuneThread(runtimeOptions: ModelRuntimeOptions = 
     throw err;
   }
 
+  const call = (kind: ThreadRequest['kind'], values: ArrayLike<number>, options: FineTuneOptions | EnergyOptions): Promise<Answer> => {
+    if (failure !== null) return Promise.reject(failure);
+    const id = nextId++;
+    const copy = Float64Array.from(values);
+    // `points` may be a plain array; the weights' arrays are copied (the caller keeps its predictor).
+    return new Promise<Answer>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ kind, id, values: copy, options } as ThreadRequest, [copy.buffer]);
+    });
+  };
+
   return {
-    fineTune(values, options = {}) {
-      if (failure !== null) return Promise.reject(failure);
-      const id = nextId++;
-      const copy = Float64Array.from(values);
-      return new Promise<FineTuneResult>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        const request: ThreadRequest = { id, values: copy, options };
-        worker.postMessage(request, [copy.buffer]);
-      });
+    async fineTune(values, options = {}) {
+      return (await call('fineTune', values, options)) as FineTuneResult;
+    },
+    async energies(values, options = {}) {
+      const answer = (await call('energies', values, options)) as ThreadEnergies;
+      const flat = answer.embeddings;
+      let embeddings: Float32Array[] | null = null;
+      if (flat !== null) {
+        const n = flat.length / EMBEDDING_DIM;
+        embeddings = new Array<Float32Array>(n);
+        for (let t = 0; t < n; t++) embeddings[t] = flat.subarray(t * EMBEDDING_DIM, (t + 1) * EMBEDDING_DIM);
+      }
+      return { energies: answer.energies, embeddings, normalisation: answer.normalisation };
     },
     async close() {
       failAll(new ModelError('MODEL_WORKER_FAILED', 'the fine-tuning thread was closed'));

@@ -8,6 +8,7 @@ import {
   EMBEDDING_DIM,
   fineTuneInThread,
   isModelError,
+  startFineTuneThread,
   type FineTuneResult,
   type LoadedModelRuntime,
   PREDICTOR_TENSOR_NAMES,
@@ -155,5 +156,29 @@ describe('fine-tuning', () => {
   it('a worker reports typed errors from the worker side', async () => {
     const caught = await fineTuneInThread([1, 2, 3], { intraOpThreads: 1 }).catch((err: unknown) => err);
     expect(isModelError(caught) && caught.code === 'MODEL_SERIES_TOO_SHORT').toBe(true);
+  });
+
+  it("computes a worker's energies, embeddings and chosen points as the runtime does, bit for bit", async () => {
+    const thread = await startFineTuneThread({ intraOpThreads: 2 });
+    try {
+      const series = healthySeries(300, 13, 400);
+      const options = { weights: tuned.weights, normalisation: tuned.normalisation };
+      const [inWorker, here] = await Promise.all([
+        thread.energies(series, { ...options, includeEmbeddings: true }),
+        runtime.energies(series, { ...options, includeEmbeddings: true }),
+      ]);
+      expect(Array.from(inWorker.energies)).toEqual(Array.from(here.energies));
+      expect(inWorker.normalisation).toEqual(here.normalisation);
+      expect(inWorker.embeddings).toHaveLength(300);
+      inWorker.embeddings?.forEach((embedding, t) => expect(Array.from(embedding)).toEqual(Array.from(here.embeddings?.[t] ?? [])));
+      const points = [40, 41, 200, 299];
+      const some = await thread.energies(series, { ...options, points });
+      expect(some.embeddings).toBeNull();
+      expect(Array.from(some.energies)).toEqual(Array.from((await runtime.energies(series, { ...options, points })).energies));
+      const caught = await thread.energies(series, { points: [5, 3] }).catch((err: unknown) => err);
+      expect(isModelError(caught) && caught.code === 'MODEL_OPTIONS_INVALID').toBe(true);
+    } finally {
+      await thread.close();
+    }
   });
 });

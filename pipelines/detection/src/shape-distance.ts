@@ -27,25 +27,52 @@ interface WindowStats {
   readonly scale: Float64Array;
 }
 
+/**
+ * Each window's mean and scale, slid from the previous window's in O(1) (a running sum and a
+ * running sum of squared deviations), so the whole series costs O(N), not O(N·m). A window is
+ * computed afresh (two passes over its m values) every REFRESH_ROWS windows, which bounds rounding
+ * drift, and wherever its squared deviations fell below STATS_DROP of the largest since then:
+ * there a slid value would be mostly the rounding left by the larger windows (a flat stretch after
+ * a spike), and the constant-window test below needs the exact one.
+ */
 function windowStats(x: Float64Array, m: number): WindowStats {
   const count = x.length - m + 1;
   const mean = new Float64Array(count);
   const scale = new Float64Array(count);
+  let sum = 0;
+  let squares = 0;
+  let largest = 0;
   for (let start = 0; start < count; start++) {
-    let sum = 0;
-    for (let t = 0; t < m; t++) sum += x[start + t]!;
-    const mu = sum / m;
-    let squares = 0;
-    for (let t = 0; t < m; t++) {
-      const d = x[start + t]! - mu;
-      squares += d * d;
+    let fresh = start % REFRESH_ROWS === 0;
+    if (!fresh) {
+      const leaving = x[start - 1]!;
+      const entering = x[start + m - 1]!;
+      const before = sum / m;
+      sum += entering - leaving;
+      squares += (entering - leaving) * (entering - sum / m + leaving - before);
+      fresh = !(squares >= STATS_DROP * largest);
     }
+    if (fresh) {
+      sum = 0;
+      for (let t = 0; t < m; t++) sum += x[start + t]!;
+      const mu = sum / m;
+      squares = 0;
+      for (let t = 0; t < m; t++) {
+        const d = x[start + t]! - mu;
+        squares += d * d;
+      }
+      largest = squares;
+    } else if (squares > largest) largest = squares;
+    const mu = sum / m;
     mean[start] = mu;
     // A window whose spread is negligible against its level is constant for this purpose.
     scale[start] = squares > 1e-12 * m * (mu * mu + 1) ? Math.sqrt(squares) : 0;
   }
   return { mean, scale };
 }
+
+/** See `windowStats`: a slid sum of squared deviations below this share of the largest since the last fresh one is recomputed. */
+const STATS_DROP = 1e-3;
 
 function dot(a: Float64Array, aStart: number, b: Float64Array, bStart: number, m: number): number {
   let sum = 0;

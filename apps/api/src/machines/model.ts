@@ -26,6 +26,7 @@ export interface EnergyOptions {
 export interface NativeModel {
   /** Reported to clients as `model_version`. */
   readonly modelVersion: string;
+  /** Energies of a series. Runs off the event loop (a worker thread). */
   energies(values: ArrayLike<number>, options?: EnergyOptions): Promise<EnergyResult>;
   /** Fine-tunes the predictor on healthy data. Runs off the event loop (a worker thread). */
   fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult>;
@@ -35,9 +36,12 @@ export interface NativeModel {
 /** Builds the production model. */
 export type NativeModelFactory = () => Promise<NativeModel>;
 
-/** Fine-tuning threads kept by the packaged model: two machines fine-tune at once. */
+/**
+ * Model threads kept by the packaged model (fine-tunes and energies): one per core of the 2-core
+ * machine, so two calls run at once while the event loop parses, joins shapes and answers.
+ */
 export const FINE_TUNE_THREADS = 2;
-/** After a thread fails to start, how long calls fine-tune in process before a thread is tried again. */
+/** After a thread fails to start, how long calls run in process before a thread is tried again. */
 export const THREAD_RETRY_MS = 60_000;
 
 /** A fine-tuning thread could not start; `cause` says why. */
@@ -49,9 +53,9 @@ export class ThreadStartError extends Error {
 }
 
 /**
- * Worker threads for fine-tuning, started on first use and kept (each loads its own ONNX
- * sessions once). A call goes to the thread with the fewest calls in flight; a thread that fails
- * is dropped, so the next call starts a fresh one.
+ * Worker threads for fine-tuning and energies, started on first use and kept (each loads its own
+ * ONNX sessions once). A call goes to the thread with the fewest calls in flight; a thread that
+ * fails is dropped, so the next call starts a fresh one.
  */
 export class FineTunePool {
   private readonly threads: { thread: Promise<FineTuneThread>; inFlight: number }[] = [];
@@ -70,7 +74,15 @@ export class FineTunePool {
     return this.threads.length;
   }
 
-  async fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult> {
+  fineTune(values: ArrayLike<number>, options?: FineTuneOptions): Promise<FineTuneResult> {
+    return this.call((thread) => thread.fineTune(values, options));
+  }
+
+  energies(values: ArrayLike<number>, options?: EnergyOptions): Promise<EnergyResult> {
+    return this.call((thread) => thread.energies(values, options));
+  }
+
+  private async call<T>(work: (thread: FineTuneThread) => Promise<T>): Promise<T> {
     if (this.closed) throw new AppError(ERRORS.ServiceUnavailable, 'The service is shutting down.');
     if (this.nowMs() < this.startRefusedUntilMs) throw new ThreadStartError(this.startFailure);
     let slot = this.threads.reduce<(typeof this.threads)[number] | undefined>(
@@ -94,7 +106,7 @@ export class FineTunePool {
         this.startRefusedUntilMs = this.nowMs() + THREAD_RETRY_MS;
         throw new ThreadStartError(cause);
       }
-      return await thread.fineTune(values, options);
+      return await work(thread);
     } catch (error) {
       if (error instanceof ThreadStartError) throw error;
       if (!isModelError(error) || error.code === 'MODEL_WORKER_FAILED') this.drop(current);
@@ -118,27 +130,36 @@ export class FineTunePool {
 }
 
 /**
- * The production model from @adp/model: its runtime for energies, and fine-tuning in worker
- * threads (never on the event loop).
+ * The production model from @adp/model: fine-tunes and energies in worker threads (never on the
+ * event loop), with a runtime of its own in this thread for when no thread can start.
  */
 export const loadPackagedModel: NativeModelFactory = async () => {
   const runtime = await createModelRuntime();
   const pool = new FineTunePool(FINE_TUNE_THREADS, () => startFineTuneThread());
+  // A worker that cannot start at all (its loader, its sessions) must not take detection and
+  // baselines down: the call runs in this thread instead (onnxruntime still runs the graphs on
+  // its own threads; only the glue runs on the event loop). Failures of a started worker (and the
+  // caller's bad series) are not retried.
+  const inThreadElse = async <T>(threaded: () => Promise<T>, here: () => Promise<T>): Promise<T> => {
+    try {
+      return await threaded();
+    } catch (error) {
+      if (!(error instanceof ThreadStartError)) throw error;
+      return here();
+    }
+  };
   return {
     modelVersion: runtime.modelVersion,
-    energies: (values, options) => runtime.energies(values, options),
-    fineTune: async (values, options) => {
-      try {
-        return await pool.fineTune(values, options);
-      } catch (error) {
-        // A worker that cannot start at all (its loader, its sessions) must not take baselines
-        // down: fine-tune in this thread instead. onnxruntime still runs the graphs on its own
-        // threads; only the glue between steps runs on the event loop. Failures of a started
-        // worker (and the caller's bad series) are not retried.
-        if (!(error instanceof ThreadStartError)) throw error;
-        return runtime.fineTune(values, options);
-      }
-    },
+    energies: (values, options) =>
+      inThreadElse(
+        () => pool.energies(values, options),
+        () => runtime.energies(values, options),
+      ),
+    fineTune: (values, options) =>
+      inThreadElse(
+        () => pool.fineTune(values, options),
+        () => runtime.fineTune(values, options),
+      ),
     close: async () => {
       await pool.close();
       await runtime.close();

@@ -173,7 +173,7 @@ export class BaselineService {
   }
 
   /**
-   * A multivariate machine: fine-tunes every channel (one after another) on its healthy values,
+   * A multivariate machine: fine-tunes every channel (in parallel) on its healthy values,
    * then stores each channel's baseline under `<machineId>:<channel>` (where the streaming
    * workers look for a channel's baseline) and the machine's record listing the channels. Nothing
    * is written unless every channel fine-tuned. Channels of the machine's previous record that
@@ -182,14 +182,14 @@ export class BaselineService {
   fromChannels(orgId: string, settings: BaselineSettings, channels: readonly ChannelValues[]): Promise<MultivariateBaseline> {
     return this.writes.run(cacheKey(orgId, settings.machineId), async () => {
       const labelled = await this.keepingLabel(orgId, settings);
-      const tunedChannels: { channel: string; tuned: TunedSeries }[] = [];
-      for (const { channel, values } of channels) {
-        try {
-          tunedChannels.push({ channel, tuned: await this.tune(values) });
-        } catch (error) {
-          throw inChannel(error, channel);
-        }
-      }
+      // All at once: the model's threads share them out (one per core); a failure names the first
+      // failing channel in the request's order, whichever failed first in time.
+      const settled = await Promise.allSettled(channels.map(({ values }) => this.tune(values)));
+      const tunedChannels = settled.map((outcome, index) => {
+        const channel = channels[index]!.channel;
+        if (outcome.status === 'rejected') throw inChannel(outcome.reason, channel);
+        return { channel, tuned: outcome.value };
+      });
       // The joint model of the channels: pure and fast (no model runs), fitted on the same healthy rows.
       const machineModel = fitMachineModel({ channels: channels.map(({ channel }) => channel), values: channels.map(({ values }) => values) });
       const previous = (await this.options.store.getBaseline(orgId, settings.machineId))?.channels ?? [];

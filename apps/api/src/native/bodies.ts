@@ -108,6 +108,71 @@ export function finiteOrFail(values: ArrayLike<number>, what: string): number[] 
   return out;
 }
 
+/**
+ * Significant digits of an energy on the wire: the model computes in float32, and onnxruntime's
+ * batching alone moves an energy by up to 1e-5 of itself, so a seventh digit says nothing.
+ */
+export const ENERGY_DIGITS = 6;
+/**
+ * Decimals of a z-score or shape score on the wire (to 5e-6): below what the float32 energies
+ * behind a z-score can tell apart, and far below any threshold's resolution.
+ */
+export const SCORE_DECIMALS = 5;
+/**
+ * Data-unit numbers (expected values, margins) are written to this share of the series' range,
+ * as a power of ten: 50 times finer than a pixel of a 2,000-pixel chart of the whole range, and
+ * far finer than the expected values' own uncertainty (the series' noise).
+ */
+const DATA_RESOLUTION = 1e-5;
+
+/** `values` rounded to `decimals` places after the point (negative: to tens, hundreds...). */
+export function roundedDecimals(values: readonly number[], decimals: number): number[] {
+  const out = new Array<number>(values.length);
+  if (decimals >= 0) {
+    const scale = 10 ** decimals;
+    for (let index = 0; index < values.length; index++) out[index] = Math.round(values[index]! * scale) / scale;
+  } else {
+    // 10 ** -k is exact for integer k; 10 ** k for negative k is not.
+    const step = 10 ** -decimals;
+    for (let index = 0; index < values.length; index++) out[index] = Math.round(values[index]! / step) * step;
+  }
+  return out;
+}
+
+/** `values` rounded to `digits` significant digits each. */
+export function roundedSignificant(values: readonly number[], digits: number): number[] {
+  const out = new Array<number>(values.length);
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index]!;
+    if (value === 0) {
+      out[index] = 0;
+      continue;
+    }
+    const decimals = digits - 1 - Math.floor(Math.log10(Math.abs(value)));
+    out[index] = decimals >= 0 ? Math.round(value * 10 ** decimals) / 10 ** decimals : Math.round(value / 10 ** -decimals) * 10 ** -decimals;
+  }
+  return out;
+}
+
+/**
+ * Decimals that write a series' data-unit numbers to DATA_RESOLUTION of its range (of its largest
+ * magnitude when flat): 4 decimals for values spanning 73 to 165.
+ */
+export function dataDecimals(values: ArrayLike<number>): number {
+  let low = Number.POSITIVE_INFINITY;
+  let high = Number.NEGATIVE_INFINITY;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index]!;
+    if (value < low) low = value;
+    if (value > high) high = value;
+  }
+  let span = high - low;
+  if (!(span > 0)) span = Math.max(Math.abs(low), Math.abs(high));
+  // A flat series of zeros, or a range too small for a double: full precision is cheap there.
+  if (!(span > 1e-300) || !Number.isFinite(span)) return 17;
+  return Math.min(17, -Math.floor(Math.log10(span * DATA_RESOLUTION)));
+}
+
 export function roundedEmbeddings(embeddings: readonly Float32Array[]): number[][] {
   return embeddings.map((embedding) => {
     const out = new Array<number>(embedding.length);

@@ -28,7 +28,20 @@ import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
-import { baselineBody, episodesBody, finiteOrFail, iso, multivariateBaselineBody, roundedEmbeddings, telemetryBody } from './bodies.js';
+import {
+  baselineBody,
+  dataDecimals,
+  ENERGY_DIGITS,
+  episodesBody,
+  finiteOrFail,
+  iso,
+  multivariateBaselineBody,
+  roundedDecimals,
+  roundedEmbeddings,
+  roundedSignificant,
+  SCORE_DECIMALS,
+  telemetryBody,
+} from './bodies.js';
 import {
   isMultivariate,
   machineJudgement,
@@ -248,18 +261,19 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
   async function judgeSeries(current: NativeModel, prepared: PreparedDetection): Promise<{ body: DetectBody; zScores: Float64Array }> {
     const { parsed, predictor, entire } = prepared;
     const values = parsed.input.values;
-    const { energies, embeddings, inferenceMs } = await energiesOf(current, values, predictor, parsed.includeEmbeddings);
+    // The model runs in a worker thread; meanwhile this thread joins the shapes and finds the
+    // changepoints, which do not need the energies.
+    const [{ energies, embeddings, inferenceMs }, { shapes, changePoints }] = await Promise.all([
+      energiesOf(current, values, predictor, parsed.includeEmbeddings),
+      beside(prepared),
+    ]);
 
     let zScores: Float64Array;
-    let shapes: ShapeScores | null = null;
     let regimes: Regime[];
     let verdicts: Verdicts = entire;
     if (predictor) {
       const { energyMean, energyStd } = predictor.baseline.stats;
       zScores = zScoresOf(energies, energyMean, energyStd);
-      const reference = predictor.baseline.shapeReference ?? null;
-      // The join is long for long requests: in slices, so other requests are served meanwhile.
-      shapes = reference === null ? null : await shapeScoresInSlices(values, reference, nextTurn);
       // With a baseline what the machine's baseline learnt takes part in the verdict beside the
       // engine's residual: its energies' z-score, plus the shape score where the baseline keeps
       // shapes and the point's shape is less usual than usual (an ordinary shape adds nothing, and
@@ -276,7 +290,6 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
         maxAnomalyRatio: prepared.options.maxAnomalyRatio,
       });
       // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
-      const changePoints = changePointsOf(parsed.input, entire.period);
       regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
     } else {
       const own = seriesEnergyStats(energies);
@@ -286,20 +299,23 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     // Checked whether or not the answer carries them: they took part in the verdicts.
     const zScoresOut = finiteOrFail(zScores, 'z-score');
     const shapeScoresOut = shapes === null ? null : finiteOrFail(shapes.around, 'shape score');
+    // The answer's numbers carry the digits that mean something (bodies.ts says how many): the
+    // verdicts above were reached at full precision.
+    const decimals = dataDecimals(values);
     const body: DetectBody = {
       period: entire.period,
-      expectedValues: finiteOrFail(entire.expectedValues, 'expected value'),
-      upperMargins: finiteOrFail(verdicts.upperMargins, 'margin'),
-      lowerMargins: finiteOrFail(verdicts.lowerMargins, 'margin'),
+      expectedValues: roundedDecimals(finiteOrFail(entire.expectedValues, 'expected value'), decimals),
+      upperMargins: roundedDecimals(finiteOrFail(verdicts.upperMargins, 'margin'), decimals),
+      lowerMargins: roundedDecimals(finiteOrFail(verdicts.lowerMargins, 'margin'), decimals),
       isAnomaly: verdicts.isAnomaly,
       isNegativeAnomaly: verdicts.isNegativeAnomaly,
       isPositiveAnomaly: verdicts.isPositiveAnomaly,
       severity: verdicts.severity,
       episodes: episodesBody(verdicts, parsed.input.timestampsMs),
       regimes,
-      energies: parsed.includeEnergy ? energies : null,
-      z_scores: parsed.includeZScores ? zScoresOut : null,
-      shape_scores: parsed.includeShapeScores ? shapeScoresOut : null,
+      energies: parsed.includeEnergy ? roundedSignificant(energies, ENERGY_DIGITS) : null,
+      z_scores: parsed.includeZScores ? roundedDecimals(zScoresOut, SCORE_DECIMALS) : null,
+      shape_scores: parsed.includeShapeScores && shapeScoresOut !== null ? roundedDecimals(shapeScoresOut, SCORE_DECIMALS) : null,
       embeddings: parsed.includeEmbeddings && embeddings ? roundedEmbeddings(embeddings) : null,
       model_version: current.modelVersion,
       engine: predictor?.weights ? 'fine-tuned' : 'generic',
@@ -308,6 +324,18 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       inference_time_ms: Math.round(inferenceMs * 1000) / 1000,
     };
     return { body, zScores };
+  }
+
+  /** A baselined detection's work besides the model: the shape join and the changepoints (none without a baseline). */
+  async function beside(prepared: PreparedDetection): Promise<{ shapes: ShapeScores | null; changePoints: boolean[] | null }> {
+    const { parsed, predictor, entire } = prepared;
+    if (!predictor) return { shapes: null, changePoints: null };
+    // A turn first, so the model's request leaves before the join takes this thread.
+    await nextTurn();
+    const reference = predictor.baseline.shapeReference ?? null;
+    // The join is long for long requests: in slices, so other requests are served meanwhile.
+    const shapes = reference === null ? null : await shapeScoresInSlices(parsed.input.values, reference, nextTurn);
+    return { shapes, changePoints: changePointsOf(parsed.input, entire.period) };
   }
 
   /**
@@ -331,8 +359,8 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
 
   /**
    * A multivariate detection: each channel judged as its own series `<machine_id>:<channel>` (its
-   * baseline, else the generic model), one after another in one admission slot, then the
-   * machine-level regimes and their drivers.
+   * baseline, else the generic model), all at once in one admission slot (the model's threads
+   * share their energies out), then the machine-level regimes and their drivers.
    */
   async function detectChannels(request: FastifyRequest, orgId: string, parsed: MultivariateDetectRequest): Promise<MultivariateDetectBody> {
     const machineId = parsed.machineId;
@@ -348,14 +376,13 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     const machine = machineId === null ? null : await service.predictorFor(orgId, machineId);
     return modelCalls.run(async () => {
       const current = await model();
-      const judged: { channel: string; body: DetectBody; zScores: Float64Array }[] = [];
-      for (const { channel, prepared: one } of prepared) {
-        try {
-          judged.push({ channel, ...(await judgeSeries(current, one)) });
-        } catch (error) {
-          throw inChannelError(error, channel);
-        }
-      }
+      // A failure names the first failing channel in the request's order, whichever failed first in time.
+      const settled = await Promise.allSettled(prepared.map(({ prepared: one }) => judgeSeries(current, one)));
+      const judged = settled.map((outcome, index) => {
+        const channel = prepared[index]!.channel;
+        if (outcome.status === 'rejected') throw inChannelError(outcome.reason, channel);
+        return { channel, ...outcome.value };
+      });
       let overall = machineJudgement(judged.map(({ channel, body, zScores }) => ({ channel, regimes: body.regimes, zScores })));
       const joint = machine?.machineModel ?? null;
       let machineBody: MachineVerdictBody | null = null;
@@ -408,7 +435,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
           sensitivity: parsed.sensitivity,
         };
         const channels = parsed.channels.map(({ channel, request: one }) => ({ channel, values: one.values }));
-        // One admission slot for the whole request: its channels fine-tune one after another.
+        // One admission slot for the whole request: its channels fine-tune in parallel on the model's threads.
         const written = await modelCalls.run(() => service.fromChannels(orgId, settings, channels)).catch(asModelFailure);
         await meter(request, 'v1/baseline', parsed.points * channels.length);
         return multivariateBaselineBody(written.record, written.channels);

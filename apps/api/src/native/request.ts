@@ -153,7 +153,7 @@ export function parseDetectRequest(
     options,
     sensitivityGiven: body.sensitivity != null,
     machineId: body.machine_id ?? null,
-    includeEnergy: body.include_energy ?? true,
+    includeEnergy: body.include_energy ?? false,
     includeEmbeddings: body.include_embeddings ?? false,
     includeZScores: body.include_z_scores ?? true,
     includeShapeScores: body.include_shape_scores ?? true,

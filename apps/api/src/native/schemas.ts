@@ -294,7 +294,9 @@ export const DetectRequest = Type.Object(
     }),
     ...DetectOptionFields,
     machine_id: Type.Optional(Nullable(MachineId)),
-    include_energy: Type.Optional(Nullable(Type.Boolean({ default: true }))),
+    include_energy: Type.Optional(
+      Nullable(Type.Boolean({ default: false, description: 'True: the answer carries energies (z_scores are the same numbers against the baseline).' })),
+    ),
     include_embeddings: Type.Optional(Nullable(Type.Boolean({ default: false }))),
     include_z_scores: Type.Optional(Nullable(Type.Boolean({ default: true, description: 'False: z_scores is null (they still take part in the verdict).' }))),
     include_shape_scores: Type.Optional(
