@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { EMBEDDING_DIM, type EnergyOptions, type EnergyResult, type FineTuneOptions, type FineTuneResult } from './contract.js';
 import { isModelErrorCode, ModelError } from './errors.js';
 import type { ModelRuntimeOptions } from './runtime.js';
+import { threadExecArgv } from './thread-flags.js';
 
 export interface FineTuneThread {
   /** Fine-tunes in the thread; calls on one thread run one after another. */
@@ -40,6 +41,7 @@ type Answer = FineTuneResult | ThreadEnergies;
  */
 export async function startFineTuneThread(runtimeOptions: ModelRuntimeOptions = {}): Promise<FineTuneThread> {
   const worker = new Worker(new URL('./fine-tune-thread-bootstrap.mjs', import.meta.url), {
+    execArgv: threadExecArgv(),
     workerData: { runtimeOptions },
   });
   const pending = new Map<number, { resolve: (r: Answer) => void; reject: (e: unknown) => void }>();

@@ -14,3 +14,4 @@ export {
 } from './weights-codec.js';
 export { buildWindows, robustNormalisation, WARMUP_POINTS, WINDOW_POINTS } from './windows.js';
 export { fineTuneInThread, startFineTuneThread, type FineTuneThread } from './fine-tune-thread.js';
+export { threadExecArgv } from './thread-flags.js';

@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import type { JudgeReply, JudgeRequest } from './detect-thread.js';
 import { judgeNewPoints, type JudgeResult, type JudgeSettings, type JudgeTask } from './new-points-judge.js';
+import { threadExecArgv } from '@adp/model';
 
 export interface Detector {
   /** Results in task order. */
@@ -52,7 +53,7 @@ export function startDetectorPool(threads: number): Detector {
 
   function spawn(): Thread {
     const thread: Thread = {
-      worker: new Worker(new URL('./detect-thread-bootstrap.mjs', import.meta.url)),
+      worker: new Worker(new URL('./detect-thread-bootstrap.mjs', import.meta.url), { execArgv: threadExecArgv() }),
       load: 0,
       pending: new Map(),
     };

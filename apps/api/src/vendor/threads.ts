@@ -8,23 +8,7 @@ import { Piscina } from 'piscina';
 import { VendorError } from './errors.js';
 import type { VendorAnswer } from './answer.js';
 import type { VendorTask, VendorTaskReply } from './detect-thread.js';
-
-/**
- * The process's flags without the module hooks (`--import`, `--require`, `--loader`): a thread
- * would run them before its own loader is registered (the API's OpenTelemetry entry is TypeScript),
- * and the SDK belongs to the main thread anyway. Other flags (heap, profiling) still apply.
- */
-function withoutModuleHooks(execArgv: readonly string[]): string[] {
-  const hooks = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
-  const kept: string[] = [];
-  for (let index = 0; index < execArgv.length; index++) {
-    const flag = execArgv[index] ?? '';
-    const name = flag.split('=')[0] ?? '';
-    if (!hooks.has(name)) kept.push(flag);
-    else if (!flag.includes('=')) index++; // its value is the next element
-  }
-  return kept;
-}
+import { threadExecArgv } from '@adp/model';
 
 export interface VendorThreads {
   /** True once the threads have started and answered a first task. */
@@ -62,7 +46,7 @@ export function vendorThreads(
         // Threads stay up: starting one (loading the engine's modules) costs far more than a request.
         idleTimeout: Number.POSITIVE_INFINITY,
         concurrentTasksPerWorker: 1,
-        execArgv: withoutModuleHooks(process.execArgv),
+        execArgv: threadExecArgv(),
       });
       pool = started;
       let failed = false;
