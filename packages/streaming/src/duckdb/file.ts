@@ -3,7 +3,8 @@
 // built on it keep only their own queries.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { JudgedPoint } from '../ports.js';
 import { StreamingError } from '../errors.js';
 
 /** Files open in this process: DuckDB allows one writer, and a second open would wait on its own lock. */
@@ -79,6 +80,18 @@ export const JUDGED_POINT_COLUMNS_SQL = `value DOUBLE NOT NULL,
   is_positive_anomaly BOOLEAN NOT NULL,
   is_negative_anomaly BOOLEAN NOT NULL,
   severity DOUBLE NOT NULL`;
+
+/** A judged point's columns (`value` to `severity`, JUDGED_POINT_COLUMNS_SQL's order) appended to a row. */
+export function appendJudgedPoint(appender: DuckDBAppender, point: JudgedPoint): void {
+  appender.appendDouble(point.value);
+  appender.appendDouble(point.expectedValue);
+  appender.appendDouble(point.upperMargin);
+  appender.appendDouble(point.lowerMargin);
+  appender.appendBoolean(point.isAnomaly);
+  appender.appendBoolean(point.isPositiveAnomaly);
+  appender.appendBoolean(point.isNegativeAnomaly);
+  appender.appendDouble(point.severity);
+}
 
 /**
  * The columns of a judged point that every DuckDB result table has (`value` to `severity`), read

@@ -6,7 +6,7 @@
 import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
 import { StreamingError } from '../errors.js';
-import { embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
+import { appendJudgedPoint, embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
 import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
 import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
 import { REGIMES } from '../avro/schemas.js';
@@ -40,14 +40,7 @@ function appendRow(appender: DuckDBAppender, row: ResultRow): void {
   appender.appendVarchar(row.orgId);
   appender.appendVarchar(row.machineId);
   appender.appendBigInt(BigInt(row.tsMs));
-  appender.appendDouble(row.value);
-  appender.appendDouble(row.expectedValue);
-  appender.appendDouble(row.upperMargin);
-  appender.appendDouble(row.lowerMargin);
-  appender.appendBoolean(row.isAnomaly);
-  appender.appendBoolean(row.isPositiveAnomaly);
-  appender.appendBoolean(row.isNegativeAnomaly);
-  appender.appendDouble(row.severity);
+  appendJudgedPoint(appender, row);
   if (row.energy === null) appender.appendNull();
   else appender.appendDouble(row.energy);
   if (row.zScore === null) appender.appendNull();

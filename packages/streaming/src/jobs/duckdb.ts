@@ -4,7 +4,7 @@
 // then append): a series judged twice (a restart between its results and the bus commit) still
 // has one row per point. One statement at a time on the one connection; values always bound.
 import { DuckDBBlobValue, blobValue, type DuckDBValue } from '@duckdb/node-api';
-import { embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from '../duckdb/file.js';
+import { appendJudgedPoint, embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from '../duckdb/file.js';
 import {
   FINISHED_JOB_STATUSES,
   type JobEpisode,
@@ -247,14 +247,7 @@ export async function createDuckDbJobStore(options: DuckDbJobStoreOptions): Prom
               appender.appendBigInt(BigInt(row.pointIndex));
               if (row.tsMs === null) appender.appendNull();
               else appender.appendBigInt(BigInt(row.tsMs));
-              appender.appendDouble(row.value);
-              appender.appendDouble(row.expectedValue);
-              appender.appendDouble(row.upperMargin);
-              appender.appendDouble(row.lowerMargin);
-              appender.appendBoolean(row.isAnomaly);
-              appender.appendBoolean(row.isPositiveAnomaly);
-              appender.appendBoolean(row.isNegativeAnomaly);
-              appender.appendDouble(row.severity);
+              appendJudgedPoint(appender, row);
               appender.endRow();
             }
           }
