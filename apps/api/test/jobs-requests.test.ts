@@ -161,6 +161,10 @@ describe('detection jobs: requests', () => {
       if (typeof message === 'string') expect(error.message).toBe(message);
       else expect(error.message).toMatch(message);
     }
+    // No body at all, and no content type (so no content type's schema applies): the same refusal.
+    const bodiless = await app.inject({ method: 'POST', url: '/v1/jobs?granularity=yearly', headers: { 'x-service-key': API_KEY } });
+    expect(bodiless.statusCode).toBe(400);
+    expect(bodiless.json()).toEqual({ error: { code: 'InvalidArgument', message: 'The request body must be a JSON object.' } });
     expect((await get(app, '/v1/jobs')).json()).toEqual({ jobs: [], next_cursor: null });
     expect(received).toEqual([]);
   });

@@ -62,8 +62,9 @@ export function jobJsonParser(fallback: Parse, parseTimestamp: ParseTimestamp) {
  * aside (or for any other body) parseJobRequest over the parsed JSON.
  */
 export function parseJobBody(body: unknown, limits: JobLimits, parseTimestamp: ParseTimestamp, check: CheckBody): ParsedJobRequest {
-  // Any other body was checked against the request schema by the route.
-  if (!(body instanceof ScannedJobBody)) return parseJobRequest(body as JobRequest, limits, parseTimestamp);
+  // Any other body was checked against the request schema by the route, except none at all: a
+  // request without a body (and without a content type) has no content type's schema to meet.
+  if (!(body instanceof ScannedJobBody)) return parseJobRequest(body === undefined || body === null ? check(body) : (body as JobRequest), limits, parseTimestamp);
   // The scanner refused bodies with __proto__ or constructor keys, so a plain JSON.parse is safe here.
   return acceptScanned(body, limits, parseTimestamp, check) ?? parseJobRequest(check(JSON.parse(body.raw.toString('utf8'))), limits, parseTimestamp);
 }
