@@ -2,6 +2,7 @@
 // echoes taken out (@adp/regimes' echo check, which asks the machine's model for the energies of
 // the points after a spike on the repaired series), then the regime rules. The streaming worker
 // judges its windows the same way (packages/stream-worker/src/worker.ts).
+import { detectChangePointSeries, type SeriesInput } from '@adp/detection';
 import { robustNormalisation, WINDOW_POINTS } from '@adp/model';
 import { classifyRegimes, echoFreeZScores, zScoresOf, type Regime } from '@adp/regimes';
 import { toModelAppError, type NativeModel } from './model.js';
@@ -43,4 +44,13 @@ export async function machineRegimes(input: MachineRegimesInput): Promise<Regime
   });
   // The first WINDOW_POINTS windows are partly padding: their energies are not comparable.
   return classifyRegimes({ zScores: judged, changePoints, warmupPoints: WINDOW_POINTS });
+}
+
+/** Changepoint flags for the regime rules; a series the changepoint detector refuses has none. */
+export function changePointsOf(input: SeriesInput, period: number): boolean[] | null {
+  try {
+    return detectChangePointSeries(input, { period }).isChangePoint;
+  } catch {
+    return null;
+  }
 }

@@ -327,3 +327,9 @@ export function withMachineVerdict(judgement: MachineJudgement, model: MachineMo
   }
   return { regimes, driver, drivers: Object.fromEntries(counts) };
 }
+
+/** A channel's failure names the channel; the code stays. */
+export function inChannelError(error: unknown, channel: string): unknown {
+  if (!(error instanceof AppError) || error.code !== ERRORS.InvalidSeries.code) return error;
+  return new AppError(ERRORS.InvalidSeries, `Channel '${channel}': ${error.message}`, { cause: error });
+}

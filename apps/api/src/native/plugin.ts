@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { detectChangePointSeries, detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
+import { detectEntireSeries, learnedScores, parseIsoTimestamp, shapeScoresInSlices, type DetectOptions, type EntireResult, type ShapeScores } from '@adp/detection';
 import { isStoreError, type BaselineRecord, type Store } from '@adp/store';
 import {
   BASELINE_CHANGED_CHANNEL,
@@ -22,7 +22,7 @@ import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
-import { machineRegimes } from '../machines/regimes.js';
+import { changePointsOf, machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
 import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
@@ -43,6 +43,7 @@ import {
   telemetryBody,
 } from './bodies.js';
 import {
+  inChannelError,
   isMultivariate,
   machineJudgement,
   parseMultivariateBaselineRequest,
@@ -120,12 +121,6 @@ interface PreparedDetection {
   readonly entire: EntireResult;
   /** The sensitivity and cap the engine judged with (a baseline's sensitivity when the request gave none). */
   readonly options: DetectOptions;
-}
-
-/** A channel's failure names the channel; the code stays. */
-function inChannelError(error: unknown, channel: string): unknown {
-  if (!(error instanceof AppError) || error.code !== ERRORS.InvalidSeries.code) return error;
-  return new AppError(ERRORS.InvalidSeries, `Channel '${channel}': ${error.message}`, { cause: error });
 }
 
 function orgOf(request: FastifyRequest): string {
@@ -591,15 +586,6 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
     },
   );
 };
-
-/** Changepoint flags for the regime rules; a series the changepoint detector refuses has none. */
-function changePointsOf(input: Parameters<typeof detectChangePointSeries>[0], period: number): boolean[] | null {
-  try {
-    return detectChangePointSeries(input, { period }).isChangePoint;
-  } catch {
-    return null;
-  }
-}
 
 /** Store failures keep their meaning (503 from the app's handler); model failures are mapped. */
 function asModelFailure(cause: unknown): never {
