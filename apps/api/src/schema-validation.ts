@@ -43,10 +43,12 @@ export function schemaValidatorCompiler(): FastifySchemaCompiler<FastifySchema> 
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodies : text).compile(schema as object);
 }
 
-/** Validation on, for one plugin's routes, with failures answered as `codes` says. */
-export function useSchemaValidation(app: FastifyInstance, codes: SchemaErrorCodes): void {
-  app.setValidatorCompiler(schemaValidatorCompiler());
+/** Validation on, for one plugin's routes, with failures answered as `codes` says; returns the compiler it set (for a route that wraps it). */
+export function useSchemaValidation(app: FastifyInstance, codes: SchemaErrorCodes): FastifySchemaCompiler<FastifySchema> {
+  const compiler = schemaValidatorCompiler();
+  app.setValidatorCompiler(compiler);
   app.setSchemaErrorFormatter(schemaErrorFormatter(codes));
+  return compiler;
 }
 
 /**

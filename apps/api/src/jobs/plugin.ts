@@ -33,7 +33,7 @@ import type { JobsConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';
 import { lacksModelChannels } from '../native/multivariate.js';
 import { NativeError } from '../native/schemas.js';
-import { schemaValidatorCompiler, useSchemaValidation } from '../schema-validation.js';
+import { useSchemaValidation } from '../schema-validation.js';
 import { Type } from 'typebox';
 import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
@@ -106,10 +106,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   const codecs = loadStreamingCodecs();
   const topic = options.topic ?? TOPICS.jobs;
   // JSON bodies, queries and paths are validated against ./schemas.ts; a failure names its field.
-  useSchemaValidation(app, JOB_SCHEMA_ERRORS);
-  // A CSV body is read by ./csv.ts into the JSON body, which this checks against the same schema.
-  const checkJobBody = checkJobRequest;
-  const compileValidator = schemaValidatorCompiler();
+  const compileValidator = useSchemaValidation(app, JOB_SCHEMA_ERRORS);
   // A series as a CSV file (./csv.ts); only these routes take it. Its own parser: the file is text
   // (up to JOBS_BODY_LIMIT_BYTES, a million points) that no JSON schema reads; it becomes the JSON body.
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
@@ -298,8 +295,8 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
       const limits = { maxPoints: options.maxPoints, maxSeries: options.maxSeries };
       const parsed =
         typeof request.body === 'string'
-          ? parseJobRequest(checkJobBody(csvJobBody(request.body, request.query, parseIsoTimestamp)), limits, parseIsoTimestamp)
-          : parseJobBody(request.body, limits, parseIsoTimestamp, checkJobBody);
+          ? parseJobRequest(checkJobRequest(csvJobBody(request.body, request.query, parseIsoTimestamp)), limits, parseIsoTimestamp)
+          : parseJobBody(request.body, limits, parseIsoTimestamp, checkJobRequest);
       const store = jobStore();
       if (!bus) throw new AppError(ERRORS.ServiceUnavailable, 'Detection jobs are not configured on this server (no bus).');
       const hash = requestHash(parsed);
