@@ -5,7 +5,7 @@
 // spliced into SQL. One statement at a time on the one connection.
 import { DuckDBBlobValue } from '@duckdb/node-api';
 import type { CheckpointStore } from '../ports.js';
-import { embeddedUnavailable, openDuckDbFile } from './file.js';
+import { embeddedUnavailable, openDuckDbFile, stagedUpsert } from './file.js';
 import { checkMachineRef, isCheckpointOfMachine } from '../series-ids.js';
 
 export interface DuckDbCheckpointStoreOptions {
@@ -23,20 +23,18 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS checkpoints (
 
 /** Keys per statement (3 bound values each). */
 const KEYS_PER_STATEMENT = 500;
-/** The connection's own table that a save's entries are appended to before the upsert. */
-const STAGING = 'checkpoints_staging';
 
 
 
 export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStoreOptions): Promise<CheckpointStore> {
   const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'checkpoints.duckdb', SCHEMA, 'the checkpoint store');
   const { filePath, connection, serial, assertOpen } = file;
-  try {
-    await connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${STAGING} AS SELECT key, value, saved_at_ms FROM checkpoints LIMIT 0`);
-  } catch (cause) {
-    await file.close();
-    throw embeddedUnavailable(`cannot prepare ${filePath}`, cause);
-  }
+  const upsert = await stagedUpsert(
+    file,
+    'checkpoints',
+    ['key', 'value', 'saved_at_ms'],
+    'ON CONFLICT (key) DO UPDATE SET value = excluded.value, saved_at_ms = excluded.saved_at_ms',
+  );
 
   return {
     async load(keys: readonly string[]): Promise<Map<string, Buffer>> {
@@ -68,33 +66,14 @@ export async function createDuckDbCheckpointStore(options: DuckDbCheckpointStore
       if (entries.size === 0) return;
       const all = [...entries];
       const savedAt = Date.now();
-      await serial(async () => {
-        try {
-          // Appended to a staging table, then one upsert (as the result store: DuckDB's bulk path).
-          const appender = await connection.createAppender(STAGING, 'main', 'temp');
-          try {
-            for (const [key, value] of all) {
-              appender.appendVarchar(key);
-              appender.appendBlob(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
-              appender.appendBigInt(BigInt(savedAt));
-              appender.endRow();
-            }
-          } finally {
-            appender.closeSync();
-          }
-          await connection.run('BEGIN TRANSACTION');
-          await connection.run(
-            `INSERT INTO checkpoints (key, value, saved_at_ms) SELECT key, value, saved_at_ms FROM temp.main.${STAGING}
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value, saved_at_ms = excluded.saved_at_ms`,
-          );
-          await connection.run(`DELETE FROM temp.main.${STAGING}`);
-          await connection.run('COMMIT');
-        } catch (cause) {
-          await connection.run('ROLLBACK').catch(() => undefined);
-          await connection.run(`DELETE FROM temp.main.${STAGING}`).catch(() => undefined);
-          throw embeddedUnavailable(`saving ${all.length} checkpoints into ${filePath}`, cause);
+      await upsert((appender) => {
+        for (const [key, value] of all) {
+          appender.appendVarchar(key);
+          appender.appendBlob(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+          appender.appendBigInt(BigInt(savedAt));
+          appender.endRow();
         }
-      });
+      }, `saving ${all.length} checkpoints into ${filePath}`);
     },
 
     async deleteMachine(orgId: string, machineId: string): Promise<number> {

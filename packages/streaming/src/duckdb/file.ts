@@ -81,6 +81,53 @@ export const JUDGED_POINT_COLUMNS_SQL = `value DOUBLE NOT NULL,
   is_negative_anomaly BOOLEAN NOT NULL,
   severity DOUBLE NOT NULL`;
 
+/** Rows in a table's column order, appended one by one (each ended with `endRow`). */
+export type AppendRows = (appender: DuckDBAppender) => void;
+
+/**
+ * A table's bulk upsert: the rows go through DuckDB's appender into a staging table of the
+ * connection's own (the table's `columns`, without its key), then one statement moves them with
+ * `conflict` (its ON CONFLICT clause) and empties the staging table, in one transaction. A
+ * statement of hundreds of bound tuples costs seconds to plan; this is DuckDB's bulk path. The
+ * staging table is made here; a failure closes the file. Each upsert runs in `file.serial`, and a
+ * failure is `embeddedUnavailable` with `what`.
+ */
+export async function stagedUpsert(
+  file: DuckDbFile,
+  table: string,
+  columns: readonly string[],
+  conflict: string,
+): Promise<(append: AppendRows, what: string) => Promise<void>> {
+  const { connection, filePath } = file;
+  const staging = `${table}_staging`;
+  const list = columns.join(', ');
+  try {
+    await connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${staging} AS SELECT ${list} FROM ${table} LIMIT 0`);
+  } catch (cause) {
+    await file.close();
+    throw embeddedUnavailable(`cannot prepare ${filePath}`, cause);
+  }
+  return (append, what) =>
+    file.serial(async () => {
+      try {
+        const appender = await connection.createAppender(staging, 'main', 'temp');
+        try {
+          append(appender);
+        } finally {
+          appender.closeSync();
+        }
+        await connection.run('BEGIN TRANSACTION');
+        await connection.run(`INSERT INTO ${table} (${list}) SELECT ${list} FROM temp.main.${staging} ${conflict}`);
+        await connection.run(`DELETE FROM temp.main.${staging}`);
+        await connection.run('COMMIT');
+      } catch (cause) {
+        await connection.run('ROLLBACK').catch(() => undefined);
+        await connection.run(`DELETE FROM temp.main.${staging}`).catch(() => undefined);
+        throw embeddedUnavailable(what, cause);
+      }
+    });
+}
+
 /** A judged point's columns (`value` to `severity`, JUDGED_POINT_COLUMNS_SQL's order) appended to a row. */
 export function appendJudgedPoint(appender: DuckDBAppender, point: JudgedPoint): void {
   appender.appendDouble(point.value);

@@ -6,7 +6,7 @@
 import type { DuckDBAppender, DuckDBValue } from '@duckdb/node-api';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '../ports.js';
 import { StreamingError } from '../errors.js';
-import { appendJudgedPoint, embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
+import { appendJudgedPoint, embeddedUnavailable, stagedUpsert, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './file.js';
 import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
 import { channelPrefixOf, checkMachineRef } from '../series-ids.js';
 import { REGIMES } from '../avro/schemas.js';
@@ -31,9 +31,6 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS results (
   written_at_ms BIGINT NOT NULL,
   PRIMARY KEY (org_id, machine_id, ts_ms)
 )`;
-
-/** The connection's own table that an insert's rows are appended to before the upsert. */
-const STAGING = 'results_staging';
 
 /** One row in RESULT_COLUMNS' order (the staging table's). */
 function appendRow(appender: DuckDBAppender, row: ResultRow): void {
@@ -72,17 +69,16 @@ function fromRow(row: Record<string, DuckDBValue>): ResultRow {
 export async function createDuckDbResultStore(options: DuckDbResultStoreOptions): Promise<ResultStore> {
   const file = await openDuckDbFile(options.dataDir, options.fileName ?? 'results.duckdb', SCHEMA, 'the result store');
   const { filePath, connection, serial, assertOpen } = file;
-  // Per connection, gone with it: the same columns as results, without the key.
-  try {
-    await connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${STAGING} AS SELECT ${RESULT_COLUMNS.join(', ')} FROM results LIMIT 0`);
-  } catch (cause) {
-    await file.close();
-    throw embeddedUnavailable(`cannot prepare ${filePath}`, cause);
-  }
-
   const updates = RESULT_COLUMNS.filter((c) => !['org_id', 'machine_id', 'ts_ms'].includes(c))
     .map((c) => `${c} = excluded.${c}`)
     .join(', ');
+  const upsert = await stagedUpsert(
+    file,
+    'results',
+    RESULT_COLUMNS,
+    `ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates} WHERE excluded.written_at_ms >= results.written_at_ms`,
+  );
+
 
   return {
     async insert(rows: readonly ResultRow[]): Promise<void> {
@@ -97,30 +93,9 @@ export async function createDuckDbResultStore(options: DuckDbResultStoreOptions)
         if (!seen || row.writtenAtMs >= seen.writtenAtMs) latest.set(key, row);
       }
       const unique = [...latest.values()];
-      await serial(async () => {
-        try {
-          // Rows go through the appender into a staging table (DuckDB's bulk path: a statement of
-          // hundreds of bound tuples costs seconds to plan), then one upsert moves them.
-          const appender = await connection.createAppender(STAGING, 'main', 'temp');
-          try {
-            for (const row of unique) appendRow(appender, row);
-          } finally {
-            appender.closeSync();
-          }
-          await connection.run('BEGIN TRANSACTION');
-          await connection.run(
-            `INSERT INTO results (${RESULT_COLUMNS.join(', ')}) SELECT ${RESULT_COLUMNS.join(', ')} FROM temp.main.${STAGING}
-             ON CONFLICT (org_id, machine_id, ts_ms) DO UPDATE SET ${updates}
-             WHERE excluded.written_at_ms >= results.written_at_ms`,
-          );
-          await connection.run(`DELETE FROM temp.main.${STAGING}`);
-          await connection.run('COMMIT');
-        } catch (cause) {
-          await connection.run('ROLLBACK').catch(() => undefined);
-          await connection.run(`DELETE FROM temp.main.${STAGING}`).catch(() => undefined);
-          throw embeddedUnavailable(`inserting ${unique.length} results into ${filePath}`, cause);
-        }
-      });
+      await upsert((appender) => {
+        for (const row of unique) appendRow(appender, row);
+      }, `inserting ${unique.length} results into ${filePath}`);
     },
 
     async query(query: ResultQuery): Promise<ResultRow[]> {
