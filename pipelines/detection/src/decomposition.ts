@@ -238,9 +238,14 @@ export function movingAverageResiduals(values: Float64Array, window: number): Fl
 
 /** Running sums of `values`: prefix[i] = values[0] + ... + values[i − 1], n + 1 of them. */
 export function prefixSums(values: ArrayLike<number>): Float64Array {
-  const prefix = new Float64Array(values.length + 1);
-  for (let i = 0; i < values.length; i++) prefix[i + 1] = prefix[i]! + values[i]!;
-  return prefix;
+  return prefixSumsInto(values, new Float64Array(values.length + 1));
+}
+
+/** `prefixSums` written into `out` (n + 1 long) and returned. */
+export function prefixSumsInto(values: ArrayLike<number>, out: Float64Array): Float64Array {
+  out[0] = 0;
+  for (let i = 0; i < values.length; i++) out[i + 1] = out[i]! + values[i]!;
+  return out;
 }
 
 /**

@@ -87,9 +87,10 @@ export function autocorrelation(x: ArrayLike<number>): Float64Array {
   mean /= n;
   let size = 1;
   while (size < 2 * n) size <<= 1;
-  const re = new Float64Array(size);
-  const im = new Float64Array(size);
+  const { re, im } = transformBuffers(size);
   for (let i = 0; i < n; i++) re[i] = x[i]! - mean;
+  re.fill(0, n);
+  im.fill(0);
   fft(re, im, false);
   for (let i = 0; i < size; i++) {
     re[i] = re[i]! * re[i]! + im[i]! * im[i]!;
@@ -100,4 +101,16 @@ export function autocorrelation(x: ArrayLike<number>): Float64Array {
   if (!(zeroLag > 0)) return out;
   for (let lag = 0; lag < n; lag++) out[lag] = re[lag]! / zeroLag;
   return out;
+}
+
+/** The transform's buffers by length, kept (up to MAX_KEPT_LENGTH) and reused: `autocorrelation` neither recurses nor yields. */
+const BUFFERS = new Map<number, { readonly re: Float64Array; readonly im: Float64Array }>();
+
+function transformBuffers(size: number): { readonly re: Float64Array; readonly im: Float64Array } {
+  let buffers = BUFFERS.get(size);
+  if (buffers === undefined) {
+    buffers = { re: new Float64Array(size), im: new Float64Array(size) };
+    if (size <= MAX_KEPT_LENGTH) BUFFERS.set(size, buffers);
+  }
+  return buffers;
 }

@@ -2,7 +2,7 @@
 // granularity suggests (a day of hours, a week of days, ...), then whatever the data's
 // autocorrelation shows. Every candidate must earn its place by a cross-validated seasonal fit,
 // so noise, trends and random walks come out as non-seasonal (period 0).
-import { movingAverageResidualsInto, prefixSums } from './decomposition.js';
+import { movingAverageResidualsInto, prefixSums, prefixSumsInto } from './decomposition.js';
 import { autocorrelation } from './fft.js';
 import { MAD_TO_SIGMA, medianInPlace } from './robust.js';
 import type { Granularity } from './types.js';
@@ -74,14 +74,16 @@ export function detectPeriod(
 ): number {
   const n = values.length;
   if (n < MIN_POINTS) return 0;
-  const x = Float64Array.from(values);
+  // Only read from here on: a Float64Array (the streaming judge's history) is used in place.
+  const x = values instanceof Float64Array ? values : Float64Array.from(values);
   if (isConstant(x)) return 0;
 
   let chosen = 0;
   let chosenFit = Number.NEGATIVE_INFINITY;
-  const scoreOf = seasonalFitScorer(x);
+  let scoreOf: ((period: number) => number) | null = null;
   for (const period of granularityPeriods(granularity, customInterval)) {
     if (period < 4 || n <= 2 * period) continue;
+    scoreOf ??= seasonalFitScorer(x);
     const fit = scoreOf(period);
     if (fit < MIN_SEASONAL_FIT) continue;
     if (chosen === 0) {
@@ -101,9 +103,30 @@ function isConstant(x: Float64Array): boolean {
   return true;
 }
 
+/**
+ * Buffers of one detection, kept between detections (period detection runs every few dozen
+ * points of a stream, on windows of the same few lengths): grown, never shrunk. Only
+ * `autocorrelationPeriod` uses them, and it neither recurses nor yields.
+ */
+let kept = new Float64Array(0);
+/** The kept buffer cut into `count` views of n values each (their contents are the caller's to overwrite). */
+function keptViews(n: number, count: number): Float64Array[] {
+  if (kept.length < n * count) kept = new Float64Array(Math.max(n * count, kept.length * 2));
+  return Array.from({ length: count }, (_, k) => kept.subarray(k * n, (k + 1) * n));
+}
+
 function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: number): number {
   const n = x.length;
-  const centred = winsorise(detrendLinear(x));
+  // The detrended and winsorised series, the scorers' moving-average residuals, their scratch
+  // and their winsorised residuals, and the prefix sums (n + 1) both scorers share.
+  const [trendless, winsorScratch, winsorised, detrended, scratch, clipped, prefixBuffer] = keptViews(n + 1, 7) as [
+    Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array,
+  ];
+  const centred = winsoriseInto(
+    detrendLinearInto(x, trendless.subarray(0, n)),
+    winsorScratch.subarray(0, n),
+    winsorised.subarray(0, n),
+  );
   const acf = autocorrelation(centred);
   const maxLag = Math.floor(n / minCycles);
   const peaks: number[] = [];
@@ -115,7 +138,9 @@ function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: n
   peaks.sort((a, b) => acf[b]! - acf[a]!);
 
   const fitCache = new Map<number, number>();
-  const scoreOf = seasonalFitScorer(x);
+  const prefix = prefixSumsInto(x, prefixBuffer);
+  const buffers = { prefix, detrended: detrended.subarray(0, n), scratch: scratch.subarray(0, n), clipped: clipped.subarray(0, n) };
+  const scoreOf = seasonalFitScorer(x, buffers);
   const fitOf = (period: number): number => {
     let fit = fitCache.get(period);
     if (fit === undefined) {
@@ -145,7 +170,8 @@ function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: n
     }
   }
   const sharpened = sharpenPeriod(centred, fundamental, maxLag);
-  return stabilise ? bestFittingLag(x, sharpened, maxLag) : sharpened;
+  // The cycle scorer reuses the prefix sums and (done with) the fit scorer's buffers.
+  return stabilise ? bestFittingLag(x, sharpened, maxLag, buffers) : sharpened;
 }
 
 /**
@@ -159,13 +185,15 @@ function autocorrelationPeriod(x: Float64Array, stabilise: boolean, minCycles: n
  * noisy sine with few cycles the lags score alike, and the answer may be one off where the
  * sinusoid's would not.
  */
-function bestFittingLag(x: Float64Array, period: number, maxLag: number): number {
+function bestFittingLag(x: Float64Array, period: number, maxLag: number, buffers?: ScorerBuffers): number {
   const reach = Math.round(period * 0.02);
   if (reach < 1) return period;
-  const scoreOf = cyclePredictionScorer(x);
+  const scoreOf = cyclePredictionScorer(x, buffers);
   let best = period;
   let bestScore = scoreOf(period);
   for (let lag = Math.max(MIN_DATA_PERIOD, period - reach); lag <= Math.min(maxLag, period + reach); lag++) {
+    // The estimate's own score is bestScore already (a score is a pure function of the lag).
+    if (lag === period) continue;
     const score = scoreOf(lag);
     if (score > bestScore) {
       best = lag;
@@ -184,11 +212,11 @@ function bestFittingLag(x: Float64Array, period: number, maxLag: number): number
  * −∞ for fewer than two cycles. Each phase's handful of points is sorted once, and the median of
  * the others read from it around the point's rank.
  */
-export function cyclePredictionScorer(x: ArrayLike<number>): (period: number) => number {
+export function cyclePredictionScorer(x: ArrayLike<number>, buffers?: ScorerBuffers): (period: number) => number {
   const n = x.length;
-  const prefix = prefixSums(x);
-  const detrended = new Float64Array(n);
-  const scratch = new Float64Array(n);
+  const prefix = buffers?.prefix ?? prefixSums(x);
+  const detrended = buffers?.detrended ?? new Float64Array(n);
+  const scratch = buffers?.scratch ?? new Float64Array(n);
   let phase = new Float64Array(0);
   return (period: number): number => {
     const p = Math.floor(period);
@@ -267,7 +295,8 @@ function sharpenPeriod(x: Float64Array, period: number, maxLag: number): number 
   return best;
 }
 
-function detrendLinear(x: Float64Array): Float64Array {
+/** `x` less its least-squares line, written into `out` (n long) and returned. */
+function detrendLinearInto(x: Float64Array, out: Float64Array): Float64Array {
   const n = x.length;
   const meanT = (n - 1) / 2;
   let meanX = 0;
@@ -280,17 +309,14 @@ function detrendLinear(x: Float64Array): Float64Array {
     sxx += (i - meanT) * (i - meanT);
   }
   const slope = sxx > 0 ? sxy / sxx : 0;
-  const out = new Float64Array(n);
   for (let i = 0; i < n; i++) out[i] = x[i]! - meanX - slope * (i - meanT);
   return out;
 }
 
-/** Clips values beyond 5 robust standard deviations, so one spike cannot fake or hide a cycle. */
-function winsorise(x: Float64Array): Float64Array {
-  return winsoriseInto(x, new Float64Array(x.length), new Float64Array(x.length));
-}
-
-/** `winsorise` with caller-owned buffers (each x.length long): returns `x` itself or `out`. */
+/**
+ * Clips values beyond 5 robust standard deviations, so one spike cannot fake or hide a cycle,
+ * into caller-owned buffers (each x.length long): returns `x` itself or `out`.
+ */
 function winsoriseInto(x: Float64Array, scratch: Float64Array, out: Float64Array): Float64Array {
   const n = x.length;
   scratch.set(x);
@@ -314,16 +340,28 @@ export function seasonalFitScore(x: ArrayLike<number>, period: number): number {
 }
 
 /**
+ * A scorer's buffers when its caller owns them (each n long, `prefix` the series' `prefixSums`,
+ * n + 1): a scorer overwrites all but `prefix` at every call, so two scorers may share them only
+ * when one is done before the other starts.
+ */
+interface ScorerBuffers {
+  readonly prefix: Float64Array;
+  readonly detrended: Float64Array;
+  readonly scratch: Float64Array;
+  readonly clipped: Float64Array;
+}
+
+/**
  * `seasonalFitScore` of one series for many periods (period detection scores a dozen lags or
  * more): the prefix sums are summed once and the buffers reused, the arithmetic unchanged, so
  * every score is the one `seasonalFitScore` gives.
  */
-export function seasonalFitScorer(x: ArrayLike<number>): (period: number) => number {
+export function seasonalFitScorer(x: ArrayLike<number>, buffers?: ScorerBuffers): (period: number) => number {
   const n = x.length;
-  const prefix = prefixSums(x);
-  const detrended = new Float64Array(n);
-  const scratch = new Float64Array(n);
-  const clipped = new Float64Array(n);
+  const prefix = buffers?.prefix ?? prefixSums(x);
+  const detrended = buffers?.detrended ?? new Float64Array(n);
+  const scratch = buffers?.scratch ?? new Float64Array(n);
+  const clipped = buffers?.clipped ?? new Float64Array(n);
   let sums = new Float64Array(0);
   let counts = new Float64Array(0);
   return (period: number): number => {

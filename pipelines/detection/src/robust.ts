@@ -77,6 +77,9 @@ export function quantile(values: ArrayLike<number>, q: number): number {
   return low + (high - low) * (position - below);
 }
 
+/** robustScale's working copy, kept between calls (grown, never shrunk; it neither recurses nor yields). */
+let scaleScratch = new Float64Array(0);
+
 /**
  * A robust estimate of the noise's standard deviation: MAD × 1.4826. When more than half the
  * values tie (MAD = 0, common with counts or flat stretches) it falls back to the mean absolute
@@ -86,7 +89,9 @@ export function quantile(values: ArrayLike<number>, q: number): number {
 export function robustScale(values: Float64Array, floor: number): number {
   const n = values.length;
   if (n === 0) return floor;
-  const scratch = values.slice();
+  if (scaleScratch.length < n) scaleScratch = new Float64Array(Math.max(n, 2 * scaleScratch.length));
+  const scratch = scaleScratch.subarray(0, n);
+  scratch.set(values);
   const center = medianInPlace(scratch);
   let meanAbs = 0;
   for (let i = 0; i < n; i++) {

@@ -43,7 +43,8 @@ import {
 } from './last.js';
 import { rulesInForce } from './rules.js';
 import { TUNING } from './tuning.js';
-import { prepareRange, rangePeriodProblem, seriesContext, type SeriesContext } from './prepare.js';
+import { detectPeriod } from './period.js';
+import { rangePeriodProblem, seriesContext } from './prepare.js';
 import { SlidingSlopeMedian } from './slope-median.js';
 import { MAD_TO_SIGMA, MEAN_ABS_TO_SIGMA, medianInPlace, robustScale, scaleFloor, theilSen } from './robust.js';
 import type { LastResult, PastRange } from './types.js';
@@ -492,20 +493,12 @@ export function createStreamJudge(opts: StreamJudgeOptions, state?: StreamJudgeS
   function refit(index: number, periodGiven: number | undefined): void {
     const m = end - start;
     // Points without timestamps: the prepared grid is the history itself (slots 0..m−1, nothing
-    // imputed), as buildGrid makes it; only period detection goes through prepareRange.
+    // imputed), as buildGrid makes it, and prepareRange's period is detectPeriod's on it (no slot
+    // is missing, so nothing is imputed before or after), read here in place without the copies.
     let period: number;
-    let values: Float64Array = vals.subarray(start, end);
+    const values: Float64Array = vals.subarray(start, end);
     if (opts.period === undefined && periodGiven === undefined) {
-      const ctx: SeriesContext = seriesContext({
-        timestampsMs: null,
-        values: Array.from(values),
-        granularity: 'none',
-        customInterval: 1,
-        imputeMode: 'auto',
-      });
-      const detected = prepareRange(ctx, 0, m, undefined, stable, minCycles);
-      values = detected.prepared.values;
-      period = detected.period;
+      period = detectPeriod(values, 'none', 1, stable, minCycles);
       cachedPeriod = period;
       detectedAt = index;
     } else {
