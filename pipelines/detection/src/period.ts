@@ -4,7 +4,7 @@
 // so noise, trends and random walks come out as non-seasonal (period 0).
 import { movingAverageResidualsInto, prefixSums, prefixSumsInto } from './decomposition.js';
 import { autocorrelation } from './fft.js';
-import { MAD_TO_SIGMA, medianInPlace } from './robust.js';
+import { MAD_TO_SIGMA, medianOf } from './robust.js';
 import type { Granularity } from './types.js';
 import { TUNING } from './tuning.js';
 
@@ -216,14 +216,12 @@ export function cyclePredictionScorer(x: ArrayLike<number>, buffers?: ScorerBuff
   const n = x.length;
   const prefix = buffers?.prefix ?? prefixSums(x);
   const detrended = buffers?.detrended ?? new Float64Array(n);
-  const scratch = buffers?.scratch ?? new Float64Array(n);
   let phase = new Float64Array(0);
   return (period: number): number => {
     const p = Math.floor(period);
     if (p < 2 || n < 2 * p) return Number.NEGATIVE_INFINITY;
     movingAverageResidualsInto(x, prefix, p, detrended);
-    scratch.set(detrended);
-    const centre = medianInPlace(scratch);
+    const centre = medianOf(detrended);
     const cycles = Math.ceil(n / p);
     if (phase.length < cycles) phase = new Float64Array(cycles);
     let error = 0;
@@ -319,10 +317,9 @@ function detrendLinearInto(x: Float64Array, out: Float64Array): Float64Array {
  */
 function winsoriseInto(x: Float64Array, scratch: Float64Array, out: Float64Array): Float64Array {
   const n = x.length;
-  scratch.set(x);
-  const center = medianInPlace(scratch);
+  const center = medianOf(x);
   for (let i = 0; i < n; i++) scratch[i] = Math.abs(x[i]! - center);
-  const limit = 5 * MAD_TO_SIGMA * medianInPlace(scratch);
+  const limit = 5 * MAD_TO_SIGMA * medianOf(scratch);
   if (!(limit > 0)) return x;
   for (let i = 0; i < n; i++) out[i] = Math.min(Math.max(x[i]!, center - limit), center + limit);
   return out;

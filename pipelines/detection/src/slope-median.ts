@@ -25,6 +25,8 @@ export class SlidingSlopeMedian {
   private low = 0;
   private high = 0;
   private readonly leaving: Float64Array;
+  /** Bucket counts of `bucketBand`: about one slope per bucket. */
+  private readonly counts: Int32Array;
   private readonly entering: Float64Array;
   /** Index one past the run the slopes belong to; -1 = none (build next). */
   private runEnd = -1;
@@ -36,6 +38,7 @@ export class SlidingSlopeMedian {
     this.middle = new Float64Array(this.count);
     this.merged = new Float64Array(this.count);
     this.leaving = new Float64Array(points);
+    this.counts = new Int32Array(Math.max(2, this.count));
     this.entering = new Float64Array(points + 1);
   }
 
@@ -91,20 +94,74 @@ export class SlidingSlopeMedian {
     const k = n >> 1;
     const lowRank = Math.max(0, k - BAND_RANKS);
     const highRank = Math.min(n - 1, k + BAND_RANKS);
-    this.low = selectInPlace(all, lowRank, 0, n - 1);
-    this.high = selectInPlace(all, highRank, lowRank, n - 1);
-    let below = 0;
-    let m = 0;
+    if (!this.bucketBand(n, lowRank, highRank)) {
+      this.low = selectInPlace(all, lowRank, 0, n - 1);
+      this.high = selectInPlace(all, highRank, lowRank, n - 1);
+      let below = 0;
+      let m = 0;
+      for (let r = 0; r < n; r++) {
+        const x = all[r]!;
+        if (x < this.low) below++;
+        else if (x <= this.high) this.middle[m++] = x;
+      }
+      this.below = below;
+      this.middleCount = m;
+      this.middle.subarray(0, m).sort();
+    }
+    this.runEnd = end;
+    return this.middle[k - this.below]!;
+  }
+
+  /**
+   * The band of ranks [lowRank, highRank] of all[0, n) (NaN-free) by buckets of equal width
+   * between the slopes' extremes, as `medianOf` (robust.ts) selects: every slope of a lower bucket
+   * is at most every slope of a higher one, so the band's order statistics are among the slopes of
+   * the buckets that hold those two ranks and the ones between, which are the only ones sorted.
+   * Sets low, high, below, middle and middleCount as the selection would; false (nothing set)
+   * when the slopes are all equal or their range overflows.
+   */
+  private bucketBand(n: number, lowRank: number, highRank: number): boolean {
+    const all = this.all;
+    let min = all[0]!;
+    let max = min;
+    for (let r = 1; r < n; r++) {
+      const x = all[r]!;
+      if (x < min) min = x;
+      else if (x > max) max = x;
+    }
+    if (!(max > min)) return false;
+    const counts = this.counts;
+    const scale = (counts.length - 1) / (max - min);
+    if (!(scale > 0 && scale < Number.POSITIVE_INFINITY)) return false;
+    counts.fill(0);
+    for (let r = 0; r < n; r++) counts[((all[r]! - min) * scale) | 0]!++;
+    let first = 0;
+    let belowFirst = 0;
+    while (belowFirst + counts[first]! <= lowRank) belowFirst += counts[first++]!;
+    let last = first;
+    let throughLast = belowFirst + counts[first]!;
+    while (throughLast <= highRank) throughLast += counts[++last]!;
+    // The slopes of buckets first..last, sorted: ranks belowFirst..throughLast − 1.
+    const candidates = this.merged;
+    let c = 0;
     for (let r = 0; r < n; r++) {
       const x = all[r]!;
-      if (x < this.low) below++;
-      else if (x <= this.high) this.middle[m++] = x;
+      const b = ((x - min) * scale) | 0;
+      if (b >= first && b <= last) candidates[c++] = x;
     }
-    this.below = below;
-    this.middleCount = m;
-    this.middle.subarray(0, m).sort();
-    this.runEnd = end;
-    return this.middle[k - below]!;
+    const sorted = candidates.subarray(0, c).sort();
+    const low = sorted[lowRank - belowFirst]!;
+    const high = sorted[highRank - belowFirst]!;
+    let from = lowRank - belowFirst;
+    while (from > 0 && sorted[from - 1]! >= low) from--;
+    let to = highRank - belowFirst + 1;
+    while (to < c && sorted[to]! <= high) to++;
+    this.middle.set(sorted.subarray(from, to));
+    this.low = low;
+    this.high = high;
+    this.below = belowFirst + from;
+    this.middleCount = to - from;
+    return true;
   }
 
   /** Slides the run to end − points..end − 1; NaN when it cannot (rebuild instead). */

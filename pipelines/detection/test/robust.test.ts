@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, medianInPlace, quantile, robustScale, runningMedian, selectInPlace, SHOULDER_QUANTILE, shoulderScale } from '../src/robust.js';
+import { median, medianInPlace, medianOf, quantile, robustScale, runningMedian, selectInPlace, SHOULDER_QUANTILE, shoulderScale } from '../src/robust.js';
 import { seededRandom } from '../src/random.js';
 
 describe('selectInPlace', () => {
@@ -48,6 +48,35 @@ describe('selectInPlace', () => {
     expect(medianInPlace(Float64Array.from(many.subarray(0, 2000)))).toBe(Float64Array.from(many.subarray(0, 2000)).sort().slice(999, 1001).reduce((x, y) => x + y) / 2);
     expect(quantile(many, 0.25)).toBe(500);
     expect(quantile([0, 10], 0.25)).toBe(2.5);
+  });
+});
+
+describe('medianOf', () => {
+  it("equals medianInPlace's median on every kind of input, leaving the values untouched", () => {
+    const random = seededRandom(20261207);
+    const makers: Array<(i: number, n: number) => number> = [
+      () => random() * 100 - 50,
+      () => Math.floor(random() * 4), // heavy ties: the middle ranks share a bucket
+      (i) => i, // sorted
+      (i, n) => n - i, // reversed
+      () => 5, // constant: no range to bucket
+      (i) => Math.sin(i / 7) + random(), // a cycle with noise
+      () => (random() < 0.01 ? 1e12 : random()), // far outliers: nearly every point in one bucket
+      () => (random() < 0.5 ? -0 : 0) + (random() < 0.3 ? 1 : 0), // signed zeros
+      (i) => (i % 101 === 7 ? Number.NaN : random()), // NaN: quickselect's order, as before
+      (i) => (i === 3 ? Number.POSITIVE_INFINITY : random()), // an infinite range
+      () => 1e-300 * random(), // a range too narrow to scale: quickselect
+    ];
+    for (let t = 0; t < 2500; t++) {
+      const n = 1 + Math.floor(random() * (t % 5 === 0 ? 5000 : 1200));
+      const make = makers[t % makers.length]!;
+      const a = Float64Array.from({ length: n }, (_, i) => make(i, n));
+      const before = Float64Array.from(a);
+      const expected = medianInPlace(Float64Array.from(a));
+      const value = medianOf(a);
+      expect(Object.is(value, expected) || value === expected, `case ${t} (n ${n}): ${value} against ${expected}`).toBe(true);
+      expect(a.every((x, i) => Object.is(x, before[i])), `case ${t}: values untouched`).toBe(true);
+    }
   });
 });
 
