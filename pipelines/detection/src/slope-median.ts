@@ -116,50 +116,62 @@ export class SlidingSlopeMedian {
    * The band of ranks [lowRank, highRank] of all[0, n) (NaN-free) by buckets of equal width
    * between the slopes' extremes, as `medianOf` (robust.ts) selects: every slope of a lower bucket
    * is at most every slope of a higher one, so the band's order statistics are among the slopes of
-   * the buckets that hold those two ranks and the ones between, which are the only ones sorted.
-   * Sets low, high, below, middle and middleCount as the selection would; false (nothing set)
-   * when the slopes are all equal or their range overflows.
+   * the buckets that hold those two ranks and the ones between. A spike's slopes stretch the
+   * range, so those slopes are bucketed again between their own extremes (twice at most) until
+   * few are left, and only these are sorted. Sets low, high, below, middle and middleCount as the
+   * selection would; false (nothing set) when the slopes are all equal or their range overflows.
    */
   private bucketBand(n: number, lowRank: number, highRank: number): boolean {
-    const all = this.all;
-    let min = all[0]!;
-    let max = min;
-    for (let r = 1; r < n; r++) {
-      const x = all[r]!;
-      if (x < min) min = x;
-      else if (x > max) max = x;
-    }
-    if (!(max > min)) return false;
     const counts = this.counts;
-    const scale = (counts.length - 1) / (max - min);
-    if (!(scale > 0 && scale < Number.POSITIVE_INFINITY)) return false;
-    counts.fill(0);
-    for (let r = 0; r < n; r++) counts[((all[r]! - min) * scale) | 0]!++;
-    let first = 0;
-    let belowFirst = 0;
-    while (belowFirst + counts[first]! <= lowRank) belowFirst += counts[first++]!;
-    let last = first;
-    let throughLast = belowFirst + counts[first]!;
-    while (throughLast <= highRank) throughLast += counts[++last]!;
-    // The slopes of buckets first..last, sorted: ranks belowFirst..throughLast − 1.
-    const candidates = this.merged;
-    let c = 0;
-    for (let r = 0; r < n; r++) {
-      const x = all[r]!;
-      const b = ((x - min) * scale) | 0;
-      if (b >= first && b <= last) candidates[c++] = x;
+    const enough = 2 * (highRank - lowRank + 1);
+    let source = this.all;
+    let target = this.merged;
+    let count = n;
+    /** Slopes below the ones in `source`. */
+    let skipped = 0;
+    for (let level = 0; level < 3 && count > enough; level++) {
+      let min = source[0]!;
+      let max = min;
+      for (let r = 1; r < count; r++) {
+        const x = source[r]!;
+        if (x < min) min = x;
+        else if (x > max) max = x;
+      }
+      const scale = (counts.length - 1) / (max - min);
+      if (!(max > min && scale > 0 && scale < Number.POSITIVE_INFINITY)) {
+        if (level === 0) return false;
+        break;
+      }
+      counts.fill(0);
+      for (let r = 0; r < count; r++) counts[((source[r]! - min) * scale) | 0]!++;
+      let first = 0;
+      let belowFirst = skipped;
+      while (belowFirst + counts[first]! <= lowRank) belowFirst += counts[first++]!;
+      let last = first;
+      let throughLast = belowFirst + counts[first]!;
+      while (throughLast <= highRank) throughLast += counts[++last]!;
+      let c = 0;
+      for (let r = 0; r < count; r++) {
+        const x = source[r]!;
+        const b = ((x - min) * scale) | 0;
+        if (b >= first && b <= last) target[c++] = x;
+      }
+      skipped = belowFirst;
+      count = c;
+      [source, target] = [target, source];
     }
-    const sorted = candidates.subarray(0, c).sort();
-    const low = sorted[lowRank - belowFirst]!;
-    const high = sorted[highRank - belowFirst]!;
-    let from = lowRank - belowFirst;
+    // `source` holds ranks skipped..skipped + count − 1, the band among them.
+    const sorted = source.subarray(0, count).sort();
+    const low = sorted[lowRank - skipped]!;
+    const high = sorted[highRank - skipped]!;
+    let from = lowRank - skipped;
     while (from > 0 && sorted[from - 1]! >= low) from--;
-    let to = highRank - belowFirst + 1;
-    while (to < c && sorted[to]! <= high) to++;
+    let to = highRank - skipped + 1;
+    while (to < count && sorted[to]! <= high) to++;
     this.middle.set(sorted.subarray(from, to));
     this.low = low;
     this.high = high;
-    this.below = belowFirst + from;
+    this.below = skipped + from;
     this.middleCount = to - from;
     return true;
   }
