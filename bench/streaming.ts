@@ -6,8 +6,9 @@
 // Rows:
 //  - drain: points produced to Kafka beforehand, then one worker started; points/s = points over
 //    the time from its first batch to its last stored one (the sustained capacity of one worker),
-//    with where that time went (decode, windows and baselines, detection, energies, ClickHouse
-//    insert, Redis checkpoints, and the rest: Kafka fetch and commit, scheduling).
+//    with where that time went (decode, detection, energies, regimes, result rows and window
+//    checkpoints, the rest: fetch and commit, window loads, waiting for the writes; and the
+//    writes themselves, insert and checkpoints, which overlap the rest).
 //  - steady: points produced at a fixed rate below that capacity while the worker runs;
 //    end-to-end lag = time from Kafka's append to the end of the batch that stored the point
 //    (after the ClickHouse insert and the checkpoints, just before the offset commit), p50/p99.
@@ -63,9 +64,14 @@ export interface StreamingBenchRow {
   readonly pointsPerSecond: number;
   /** Steady rows: end-to-end lag. */
   readonly lag?: LatencySummary;
-  /** Drain rows: share of the drain's wall time per phase, percent (writes overlap other work), and `inserts`: the number of ClickHouse inserts. */
+  /**
+   * Drain rows: share of the drain's wall time per phase, percent: this thread's decode, detect,
+   * energy, regimes and rows, `other` (the rest: fetch, commits, window loads, waiting for the
+   * writes), and the writes' insert and checkpoint (which overlap other work); `inserts`: the
+   * number of result inserts.
+   */
   readonly timeShares?: Readonly<Record<string, number>>;
-  /** Drain rows: milliseconds per point of decode, detect (in the worker's thread: its CPU; with threads: the wait), energy (inference), regimes. */
+  /** Drain rows: milliseconds per point of decode, detect (in the worker's thread: its CPU; with threads: the wait), energy (inference), regimes, rows. */
   readonly perPointMs?: Readonly<Record<string, number>>;
   readonly batches: number;
   readonly meanBatchMessages: number;
@@ -434,23 +440,27 @@ async function drainRow(
   const firstBatchStartMs = batchStartsMs[0] ?? drainEndMs;
   const wallMs = drainEndMs - firstBatchStartMs;
   const drainRate = points / (wallMs / 1000);
-  // decode and detect are this thread's own work; energy is mostly onnxruntime; insert and
-  // checkpoint are the writes (counted once per round of batches written together), which
-  // overlap the other partitions' work, so the shares can add up to more than 100%.
-  const phases = { decode: 0, detect: 0, energy: 0, regimes: 0, insert: 0, checkpoint: 0 };
+  // decode, detect (the judge), regimes and rows are this thread's own work, energy is mostly
+  // onnxruntime's (in this thread too); `other` is the rest of the wall time: the bus's fetch and
+  // offset commits, loading windows, and waiting for the writes. insert and checkpoint are the
+  // writes (counted once per round of batches written together), which overlap the other
+  // partitions' work, so with them the shares can add up to more than 100%.
+  const phases = { decode: 0, detect: 0, energy: 0, regimes: 0, rows: 0, other: 0, insert: 0, checkpoint: 0 };
   for (const summary of drained) {
     phases.decode += summary.timings.decodeMs;
     phases.detect += summary.timings.detectMs;
     phases.energy += summary.timings.energyMs;
     phases.regimes += summary.timings.regimesMs;
+    phases.rows += summary.timings.rowsMs;
     phases.insert += summary.timings.insertMs / summary.storedWith;
     phases.checkpoint += summary.timings.checkpointMs / summary.storedWith;
   }
+  phases.other = Math.max(0, wallMs - phases.decode - phases.detect - phases.energy - phases.regimes - phases.rows);
   const timeShares: Record<string, number> = {};
   for (const [phase, ms] of Object.entries(phases)) timeShares[phase] = round((100 * ms) / wallMs, 1);
   timeShares['inserts'] = Math.round(drained.reduce((n, summary) => n + 1 / summary.storedWith, 0));
   const perPointMs: Record<string, number> = {};
-  for (const phase of ['decode', 'detect', 'energy', 'regimes'] as const) perPointMs[phase] = round(phases[phase] / points, 4);
+  for (const phase of ['decode', 'detect', 'energy', 'regimes', 'rows'] as const) perPointMs[phase] = round(phases[phase] / points, 4);
   log(`${name}: drained ${points} points in ${round(wallMs / 1000, 2)} s (${round(drainRate, 0)} points/s)`);
   return {
     name,

@@ -55,8 +55,8 @@ export interface BatchSummary {
   readonly replays: number;
   readonly series: number;
   /**
-   * Milliseconds per phase. decode, detect (in the worker's thread) and regimes are this batch's
-   * own work; with detection threads, detect is the wait for them; energy is its own inference
+   * Milliseconds per phase. decode, detect (in the worker's thread), regimes and rows are this
+   * batch's own work; with detection threads, detect is the wait for them; energy is its own inference
    * run; state and store are wall time, which with several partitions in flight includes the
    * others' work.
    * insertMs and checkpointMs are the write of the round this batch was stored in (shared with
@@ -70,6 +70,8 @@ export interface BatchSummary {
     readonly energyMs: number;
     /** z-scores, changepoints, regimes and shape scores. */
     readonly regimesMs: number;
+    /** This thread's work on the result rows, episodes and alerts, the windows and their checkpoints' encoding. */
+    readonly rowsMs: number;
     /** From handing the rows over to both writes being done (linger, the round's insert and checkpoints). */
     readonly storeMs: number;
     readonly insertMs: number;

@@ -170,6 +170,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const engineVersion = `engine-${ENGINE_VERSION}`;
     const model = learned.loaded();
     const learnedVersion = model ? `${engineVersion}+${(await model).modelVersion}` : engineVersion;
+    const rowsStartedMs = performance.now();
     const { rows, replays } = seriesRows(judged, { defaultSensitivity: config.sensitivity, writtenAtMs, engineVersion, learnedVersion });
     const judgedMachines = judgeMachines(machines, { defaultSensitivity: config.sensitivity, writtenAtMs, keys });
     const { alerts, episodesAfter } = alerting
@@ -184,6 +185,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         })
       : { alerts: [], episodesAfter: new Map<string, EpisodeState>() };
     for (const machine of judgedMachines.judged) rows.push(...machine.rows);
+    let rowsMs = performance.now() - rowsStartedMs;
 
     // 6. Dead letters and alerts, then results and checkpoints (in one write with the other
     // partitions' batches that finish now): all before the handler resolves and the bus commits.
@@ -218,6 +220,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     }
     for (const [key, bytes] of judgedMachines.checkpoints) checkpoints.set(key, bytes);
     for (const [key, episode] of episodesAfter) checkpoints.set(keys.episode(key), encodeEpisodeState(episode));
+    rowsMs += performance.now() - storeStartedMs;
     const stored = await sink.store(rows, checkpoints);
     const doneMs = performance.now();
 
@@ -253,6 +256,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         detectMs,
         energyMs: inferenceMs,
         regimesMs,
+        rowsMs,
         storeMs: doneMs - storeStartedMs,
         insertMs: stored.insertMs,
         checkpointMs: stored.checkpointMs,

@@ -1,7 +1,7 @@
 import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import { BASELINE_CHANGED_CHANNEL, type ResultRow } from '@adp/streaming';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeWindow, startWorker, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
+import { decodeWindow, startWorker, type BatchSummary, type RunningWorker, type WorkerDeps, type WorkerModel } from '../src/index.js';
 import {
   allRows,
   baselineStore,
@@ -93,6 +93,23 @@ describe('startWorker on the in-process bus', () => {
     expect(worker.counters()).toMatchObject({ deadLetters: 0, replays: 0, failedBatches: 0 });
     // Baselines are read once per series and cached.
     expect(store.reads).toBe(machines.length);
+  });
+
+  it("reports where each batch's time went: its own phases within its wall time, the rows phase measured", async () => {
+    const platform = await embeddedPlatform();
+    const summaries: BatchSummary[] = [];
+    const worker = await start(platform, { onBatch: (summary) => summaries.push(summary) });
+    const producer = await platform.bus.producer();
+    await producer.send('telemetry', points(['m-0', 'm-1'], 0, 200));
+    await expect.poll(() => worker.counters().rows, { timeout: 120_000 }).toBe(400);
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const { rows, timings } of summaries) {
+      for (const ms of Object.values(timings)) expect(Number.isFinite(ms) && ms >= 0).toBe(true);
+      // decode, detect, energy, regimes and rows are this batch's own work in this thread: within its wall time.
+      const own = timings.decodeMs + timings.detectMs + timings.energyMs + timings.regimesMs + timings.rowsMs;
+      expect(own).toBeLessThanOrEqual(timings.totalMs + 1e-6);
+      if (rows > 0) expect(timings.rowsMs).toBeGreaterThan(0);
+    }
   });
 
   it("takes a spike's echo out of the regimes: SHOCK at the spike, HEALTHY after it, also across batches", async () => {
