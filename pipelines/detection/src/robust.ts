@@ -65,17 +65,21 @@ const MEDIAN_BUCKETS = 512;
 const bucketCounts = new Int32Array(MEDIAN_BUCKETS);
 /** `medianOf`'s working memory, kept between calls (grown, never shrunk; it neither recurses nor yields). */
 let bucketPoints = new Float64Array(0);
+let bucketSpare = new Float64Array(0);
+/** Points few enough to select among without bucketing them again. */
+const SELECTED_BUCKET_POINTS = 64;
 let medianCopy = new Float64Array(0);
 
 /**
  * The median of `values` exactly as `medianInPlace` gives it (the middle order statistic, or the
- * mean of the two middle ones for an even count), leaving them untouched. The streaming judge
- * takes medians of whole windows several dozen times per period check and refit, and quickselect
- * spends most of its time there on mispredicted comparisons. So for a long array the points are
+ * mean of the two middle ones for an even count), leaving them untouched. Period detection takes
+ * two medians of a whole window for every period it scores (a dozen or more per check), and on
+ * noise-like residuals quickselect spends most of its time on mispredicted comparisons (on
+ * smoother data it is as fast: robustScale keeps it). So for a long array the points are
  * counted into buckets of equal width between their minimum and maximum (the bucket of x,
  * ⌊(x − min) × scale⌋, never decreases as x grows, so every point of a lower bucket is at most
  * every point of a higher one), and only the bucket holding the middle rank is selected in:
- * the same order statistics, in about a third of the time. Arrays with NaN (which does not
+ * the same order statistics with few unpredictable comparisons. Arrays with NaN (which does not
  * order), constant ones and ranges beyond the floating-point numbers take quickselect on a copy.
  */
 export function medianOf(values: Float64Array): number {
@@ -90,7 +94,12 @@ export function medianOf(values: Float64Array): number {
   return medianInPlace(copy);
 }
 
-/** `medianOf` by buckets (n > 1), or undefined where it does not apply (NaN, constant, overflowing range). */
+/**
+ * `medianOf` by buckets (n > 1), or undefined where it does not apply (NaN, constant, overflowing
+ * range). Outliers stretch the range and crowd the middle ranks into a few buckets, so the
+ * bucket holding the middle is bucketed again between its own extremes, up to three levels,
+ * before the points left are selected in.
+ */
 function bucketedMedian(values: Float64Array, n: number): number | undefined {
   let min = values[0]!;
   let max = min;
@@ -101,36 +110,67 @@ function bucketedMedian(values: Float64Array, n: number): number | undefined {
     else if (x !== x) return undefined;
   }
   if (!(max > min)) return undefined;
-  const scale = (MEDIAN_BUCKETS - 1) / (max - min);
-  if (!(scale > 0 && scale < Number.POSITIVE_INFINITY)) return undefined;
-  const counts = bucketCounts;
-  counts.fill(0);
-  for (let i = 0; i < n; i++) counts[((values[i]! - min) * scale) | 0]!++;
-  // The bucket holding rank `upper` (medianInPlace's), and how many points lie below it.
-  const upper = n >> 1;
-  let below = 0;
-  let bucket = 0;
-  while (below + counts[bucket]! <= upper) below += counts[bucket++]!;
-  // With an even count the lower middle is rank upper − 1: in the same bucket, or the largest
-  // point of the buckets below.
-  const lowerBelow = n % 2 === 0 && upper - 1 < below;
   if (bucketPoints.length < n) bucketPoints = new Float64Array(Math.max(n, 2 * bucketPoints.length));
-  let count = 0;
+  if (bucketSpare.length < n) bucketSpare = new Float64Array(Math.max(n, 2 * bucketSpare.length));
+  const counts = bucketCounts;
+  const upper = n >> 1;
+  const even = n % 2 === 0;
+  let source = values;
+  let target = bucketPoints;
+  let spare = bucketSpare;
+  let count = n;
+  /** Points below the ones in `source`, and the largest of them (the lower middle when it is among them). */
+  let skipped = 0;
   let largestBelow = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < n; i++) {
-    const x = values[i]!;
-    const b = ((x - min) * scale) | 0;
-    if (b === bucket) bucketPoints[count++] = x;
-    else if (lowerBelow && b < bucket && x > largestBelow) largestBelow = x;
+  for (let level = 0; level < 3 && count > SELECTED_BUCKET_POINTS; level++) {
+    if (level > 0) {
+      min = source[0]!;
+      max = min;
+      for (let i = 1; i < count; i++) {
+        const x = source[i]!;
+        if (x < min) min = x;
+        else if (x > max) max = x;
+      }
+    }
+    const scale = (MEDIAN_BUCKETS - 1) / (max - min);
+    if (!(max > min && scale > 0 && scale < Number.POSITIVE_INFINITY)) {
+      if (level === 0) return undefined;
+      break;
+    }
+    counts.fill(0);
+    for (let i = 0; i < count; i++) counts[((source[i]! - min) * scale) | 0]!++;
+    // The bucket holding rank `upper` (medianInPlace's), and how many points lie below it.
+    let below = skipped;
+    let bucket = 0;
+    while (below + counts[bucket]! <= upper) below += counts[bucket++]!;
+    // With an even count the lower middle is rank upper − 1: in the same bucket, or the largest
+    // point of the buckets below.
+    const lowerBelow = even && upper - 1 < below;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const x = source[i]!;
+      const b = ((x - min) * scale) | 0;
+      if (b === bucket) target[kept++] = x;
+      else if (lowerBelow && b < bucket && x > largestBelow) largestBelow = x;
+    }
+    skipped = below;
+    count = kept;
+    source = target;
+    [target, spare] = [spare, target];
   }
-  const rank = upper - below;
-  const upperValue = selectInPlace(bucketPoints, rank, 0, count - 1);
-  if (n % 2 === 1) return upperValue;
+  if (source === values) {
+    // Few enough points to select among at once: a copy of them.
+    source = bucketPoints;
+    source.set(values.subarray(0, n));
+  }
+  const rank = upper - skipped;
+  const upperValue = selectInPlace(source, rank, 0, count - 1);
+  if (!even) return upperValue;
   let lowerValue = largestBelow;
-  if (!lowerBelow) {
+  if (rank > 0) {
     // After selection the points before `rank` are the smaller ones; the lower middle is their largest.
-    lowerValue = bucketPoints[0]!;
-    for (let j = 1; j < rank; j++) if (bucketPoints[j]! > lowerValue) lowerValue = bucketPoints[j]!;
+    lowerValue = source[0]!;
+    for (let j = 1; j < rank; j++) if (source[j]! > lowerValue) lowerValue = source[j]!;
   }
   return (lowerValue + upperValue) / 2;
 }
@@ -168,14 +208,15 @@ export function robustScale(values: Float64Array, floor: number): number {
   if (n === 0) return floor;
   if (scaleScratch.length < n) scaleScratch = new Float64Array(Math.max(n, 2 * scaleScratch.length));
   const scratch = scaleScratch.subarray(0, n);
-  const center = medianOf(values);
+  scratch.set(values);
+  const center = medianInPlace(scratch);
   let meanAbs = 0;
   for (let i = 0; i < n; i++) {
     const d = Math.abs(values[i]! - center);
     scratch[i] = d;
     meanAbs += d;
   }
-  const mad = medianOf(scratch);
+  const mad = medianInPlace(scratch);
   if (mad > 0) return Math.max(mad * MAD_TO_SIGMA, floor);
   return Math.max((meanAbs / n) * MEAN_ABS_TO_SIGMA, floor);
 }
