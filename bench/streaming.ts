@@ -30,7 +30,8 @@ import os from 'node:os';
 import { shapeReferenceOf } from '@adp/detection';
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
-import { openStreaming, type OutgoingMessage, type Streaming } from '@adp/streaming';
+import type { OutgoingMessage } from '@adp/streaming';
+import { openStreaming, type Streaming } from '@adp/platform';
 import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/stream-worker';
 import {
   cleanUp,

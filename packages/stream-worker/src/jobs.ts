@@ -26,22 +26,24 @@ import {
 } from '@adp/detection';
 import { decodeMachineModel, judgeMachine } from '@adp/machine';
 import {
-  FINISHED_JOB_STATUSES,
   TOPICS,
-  episodesOf,
   loadStreamingCodecs,
   type Bus,
   type BusConsumer,
   type IncomingMessage,
   type JobChunk,
+  type StreamingCodecs,
+} from '@adp/streaming';
+import {
+  FINISHED_JOB_STATUSES,
+  episodesOf,
   type JobEpisode,
   type JobMachineVerdict,
   type JobRecord,
   type JobResultRow,
   type JobStore,
   type JudgedSeries,
-  type StreamingCodecs,
-} from '@adp/streaming';
+} from '@adp/store';
 import type { WorkerLogger } from './worker.js';
 
 export interface JobWorkerDeps {

@@ -1,6 +1,6 @@
 // The wire bodies of the job routes (./schemas.ts) from the job store's records.
 import { randomBytes } from 'node:crypto';
-import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/streaming';
+import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/store';
 import { pointVerdictBody } from '../point-verdict.js';
 import type { JobBody, JobEpisodeBody, JobResultRowBody } from './schemas.js';
 
