@@ -17,7 +17,7 @@ export async function writeJson(path: string, value: unknown): Promise<void> {
   await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-interface RunRow {
+export interface RunRow {
   readonly section: string;
   readonly name: string;
   readonly points: number;
@@ -27,7 +27,7 @@ interface RunRow {
   readonly remark?: string;
 }
 
-interface RunResult {
+export interface RunResult {
   readonly date: string;
   readonly durationS: number;
   readonly machine: {
@@ -59,7 +59,7 @@ export function runSummary(run: RunResult): RunResult {
   };
 }
 
-interface StreamingRow {
+export interface StreamingRow {
   readonly name: string;
   readonly machines: number;
   readonly points: number;
@@ -71,15 +71,23 @@ interface StreamingRow {
   readonly meanBatchMessages: number;
 }
 
-interface StreamingResult {
+/** The machine of a streaming run, as bench/streaming.ts records it (among other fields). */
+export type StreamingEnvironment = {
+  readonly node: string;
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly loadAverage1m: number;
+};
+
+export interface StreamingResult {
   readonly generatedAt: string;
-  readonly environment: Readonly<Record<string, unknown>>;
+  readonly environment: StreamingEnvironment;
   readonly rows: readonly StreamingRow[];
 }
 
 /** bench/streaming-results.json: the streaming table of docs/benchmark.md and the machine under it. */
-export function streamingSummary(run: StreamingResult): StreamingResult {
-  const { node, cpus, cpuModel, loadAverage1m } = run.environment;
+export function streamingSummary(run: Omit<StreamingResult, 'environment'> & { readonly environment: Readonly<Record<string, unknown>> }): StreamingResult {
+  const { node, cpus, cpuModel, loadAverage1m } = run.environment as unknown as StreamingEnvironment;
   return {
     generatedAt: run.generatedAt,
     environment: { node, cpus, cpuModel, loadAverage1m },

@@ -5,31 +5,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { markdownTableRows, printedAs } from '../../test/markdown.js';
-import { runSummary } from '../summary.js';
+import { runSummary, type RunResult } from '../summary.js';
 
 const PAGE = readFileSync(fileURLToPath(new URL('../../docs/benchmark.md', import.meta.url)), 'utf8');
 
-interface BenchRow {
-  readonly section: string;
-  readonly name: string;
-  readonly points: number;
-  readonly latency: { readonly p50Ms: number; readonly p99Ms: number };
-  readonly throughput: number;
-  readonly throughputUnit: string;
-  readonly remark?: string;
-}
-const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as {
-  readonly date: string;
-  readonly durationS: number;
-  readonly machine: {
-    readonly cpuModel: string;
-    readonly cores: number;
-    readonly node: string;
-    readonly loadAverageAtStart: readonly number[];
-    readonly loadAverageAtEnd: readonly number[];
-  };
-  readonly rows: readonly BenchRow[];
-};
+const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as RunResult;
 
 const HEADER = '| what | case | points | p50 ms | p99 ms | throughput | notes |';
 

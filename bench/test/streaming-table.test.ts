@@ -5,26 +5,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { markdownTableRows, printedAs } from '../../test/markdown.js';
-import { streamingSummary } from '../summary.js';
+import { streamingSummary, type StreamingResult } from '../summary.js';
 
 const PAGE = readFileSync(fileURLToPath(new URL('../../docs/benchmark.md', import.meta.url)), 'utf8');
 
-interface StreamingRow {
-  readonly name: string;
-  readonly machines: number;
-  readonly points: number;
-  readonly windowPoints: number;
-  readonly pointsPerSecond: number;
-  readonly lag?: { readonly p50Ms: number; readonly p99Ms: number };
-  readonly perPointMs?: { readonly detect: number };
-  readonly batches: number;
-  readonly meanBatchMessages: number;
-}
-const results = JSON.parse(readFileSync(fileURLToPath(new URL('../streaming-results.json', import.meta.url)), 'utf8')) as {
-  readonly generatedAt: string;
-  readonly environment: { readonly node: string; readonly cpus: number; readonly cpuModel: string; readonly loadAverage1m: number };
-  readonly rows: readonly StreamingRow[];
-};
+const results = JSON.parse(readFileSync(fileURLToPath(new URL('../streaming-results.json', import.meta.url)), 'utf8')) as StreamingResult;
 
 const HEADER = '| row | machines | points | window | points/s | lag p50 ms | lag p99 ms | batches (mean messages) | detect ms/point |';
 
