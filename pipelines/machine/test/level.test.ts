@@ -47,11 +47,14 @@ describe('level model', () => {
   const noise = (): number => (next() + next() + next() - 1.5) * 0.4;
   const cyclic = (i: number): number => 10 + 3 * Math.sin((2 * Math.PI * i) / 50) + noise();
 
-  it('averages over at least a cycle, and is null for too few or non-finite values', () => {
+  it('averages over a cycle, needs ten of them, and is null for too few or non-finite values', () => {
     const healthy = Array.from({ length: 2000 }, (_, i) => cyclic(i));
     expect(fitLevelModel(healthy)?.smoothingPoints).toBe(MACHINE_MODEL_TUNING.smoothingPoints);
     expect(fitLevelModel(healthy, 50)?.smoothingPoints).toBe(50);
     expect(fitLevelModel(healthy, 5)?.smoothingPoints).toBe(MACHINE_MODEL_TUNING.smoothingPoints);
+    // At least ten cycles, so the threshold sees whole windows of held-out fifths.
+    expect(fitLevelModel(healthy, 200)?.smoothingPoints).toBe(200);
+    expect(fitLevelModel(healthy, 201)).toBeNull();
     expect(fitLevelModel(healthy.slice(0, 49))).toBeNull();
     expect(fitLevelModel([...healthy.slice(0, 100), Number.NaN])).toBeNull();
   });
@@ -80,7 +83,7 @@ describe('levelCarry', () => {
   const level = (out: string, severity = 0.5): LevelVerdict => ({
     isAnomaly: [...out].map((c) => c === '#'),
     severity: [...out].map((c) => (c === '#' ? severity : 0)),
-    reach: 3,
+    window: 3,
   });
   const flagsOf = (text: string): boolean[] => [...text].map((c) => c === 'x');
 
@@ -89,12 +92,13 @@ describe('levelCarry', () => {
     const flags = flagsOf('..x..........');
     const out = level('....#####....', 0.9);
     const carried = levelCarry(flags, flags.map((f) => (f ? 0.6 : 0)), out);
-    expect(Array.from(carried)).toEqual([0, 0, 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0, 0, 0, 0]);
+    // Point 3, between the flag and the run the trailing score confirms late, holds too.
+    expect(Array.from(carried)).toEqual([0, 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0, 0, 0, 0]);
   });
 
   it('carries at the level severity where it is the lower, and not at all when the run starts past the window', () => {
     const flags = flagsOf('x............');
-    expect(Array.from(levelCarry(flags, flags.map((f) => (f ? 0.8 : 0)), level('..###........', 0.3)))).toEqual([0, 0, 0.3, 0.3, 0.3, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Array.from(levelCarry(flags, flags.map((f) => (f ? 0.8 : 0)), level('..###........', 0.3)))).toEqual([0, 0.3, 0.3, 0.3, 0.3, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(Array.from(levelCarry(flags, flags.map((f) => (f ? 0.8 : 0)), level('.....###.....', 0.3)))).toEqual(new Array(13).fill(0));
   });
 
