@@ -459,8 +459,20 @@ export interface AlertingDocuments {
   removeChildren(operation: string, kind: AlertingKind, orgId: string, parent: string, parentPrefix: string | null): Promise<number>;
 }
 
+/** Body ids a store remembers as written (bodies are never removed), the oldest forgotten first. */
+const KNOWN_BODIES = 10_000;
+
 export class DocumentAlertingStore implements AlertingStore {
+  /** `<org>/<body id>` of bodies known to be stored: a delivery's later states do not send its body again. */
+  private readonly knownBodies = new Set<string>();
+
   constructor(private readonly docs: AlertingDocuments) {}
+
+  private knowBody(key: string): void {
+    this.knownBodies.delete(key);
+    this.knownBodies.add(key);
+    if (this.knownBodies.size > KNOWN_BODIES) this.knownBodies.delete(this.knownBodies.values().next().value!);
+  }
 
   private static guard<T>(run: () => Promise<T>): Promise<T> {
     try {
@@ -509,9 +521,13 @@ export class DocumentAlertingStore implements AlertingStore {
     for (const delivery of deliveries) {
       const { state, body } = deliveryRows(delivery);
       states.set(`${state.kind}/${state.orgId}/${state.id}`, state);
-      bodies.set(`${body.orgId}/${body.id}`, body);
+      const key = `${body.orgId}/${body.id}`;
+      if (!this.knownBodies.has(key)) bodies.set(key, body);
     }
-    if (bodies.size > 0) await this.docs.putOnce(operation, [...bodies.values()]);
+    if (bodies.size > 0) {
+      await this.docs.putOnce(operation, [...bodies.values()]);
+      for (const key of bodies.keys()) this.knowBody(key);
+    }
     if (states.size > 0) await this.docs.put(operation, [...states.values()]);
   }
 
@@ -527,7 +543,11 @@ export class DocumentAlertingStore implements AlertingStore {
     }
     const bodies = new Map<string, string>();
     for (const [orgId, ids] of wanted) {
-      for (const payload of await this.docs.getMany(operation, 'body', orgId, [...ids])) bodies.set(`${orgId}/${bodyId(payload)}`, payload);
+      for (const payload of await this.docs.getMany(operation, 'body', orgId, [...ids])) {
+        const key = `${orgId}/${bodyId(payload)}`;
+        bodies.set(key, payload);
+        this.knowBody(key);
+      }
     }
     return parsed.map((d) => {
       const payload = d.body_id === undefined ? d.payload : bodies.get(`${d.org_id}/${d.body_id}`);
