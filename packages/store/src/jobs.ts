@@ -86,10 +86,16 @@ export interface JobRecord {
   readonly failure: JobFailure | null;
 }
 
-/** A run of flagged points of one series (consecutive point indexes). */
+/**
+ * An episode of one series: for a series judged alone, from a flagged point to the last flag
+ * before a quiet stretch (the rule of POST /v1/detect and the stream workers, @adp/alerts
+ * seriesEpisodes); for a machine verdict, the joint model's own episode.
+ */
 export interface JobEpisode {
   readonly seriesIndex: number;
+  /** Its first flagged point. */
   readonly firstPoint: number;
+  /** Its last flagged point (inclusive). */
   readonly lastPoint: number;
   readonly firstTsMs: number | null;
   readonly lastTsMs: number | null;
@@ -97,6 +103,16 @@ export interface JobEpisode {
   readonly peakSeverity: number;
   /** Whether any point of it is above its band (`positive`), below (`negative`), or both. */
   readonly direction: 'positive' | 'negative' | 'both';
+  /**
+   * Flagged points within it. Absent in episodes stored before episodes spanned quiet points,
+   * when every point from first to last was flagged.
+   */
+  readonly flaggedPoints?: number;
+  /**
+   * False when the series ended before a quiet stretch followed its last flag. Absent in episodes
+   * stored before it was recorded (read as closed).
+   */
+  readonly closed?: boolean;
   /** A machine verdict's episode: the channels that drove it, each one's share of its score. */
   readonly drivers?: readonly { readonly channel: string; readonly share: number }[];
 }
@@ -183,41 +199,6 @@ export interface JobStore {
   /** Resolves when the store's server answers. */
   ping?(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** The episodes of one judged series: runs of consecutive flagged points. */
-export function episodesOf(seriesIndex: number, rows: readonly JobResultRow[]): JobEpisode[] {
-  const episodes: JobEpisode[] = [];
-  let open: { first: JobResultRow; last: JobResultRow; peak: number; positive: boolean; negative: boolean } | null = null;
-  const close = (): void => {
-    if (open === null) return;
-    episodes.push({
-      seriesIndex,
-      firstPoint: open.first.pointIndex,
-      lastPoint: open.last.pointIndex,
-      firstTsMs: open.first.tsMs,
-      lastTsMs: open.last.tsMs,
-      peakSeverity: open.peak,
-      direction: open.positive && open.negative ? 'both' : open.negative ? 'negative' : 'positive',
-    });
-    open = null;
-  };
-  for (const row of rows) {
-    if (!row.isAnomaly) {
-      close();
-      continue;
-    }
-    if (open === null || row.pointIndex !== open.last.pointIndex + 1) {
-      close();
-      open = { first: row, last: row, peak: row.severity, positive: false, negative: false };
-    }
-    open.last = row;
-    open.peak = Math.max(open.peak, row.severity);
-    open.positive ||= row.isPositiveAnomaly;
-    open.negative ||= row.isNegativeAnomaly;
-  }
-  close();
-  return episodes;
 }
 
 /** Whether a results row comes after the cursor. */

@@ -1,6 +1,6 @@
 // The contract every JobStore adapter passes (memory, DuckDB here; ClickHouse in test/integration).
 import { expect, it } from 'vitest';
-import { episodesOf, type JobRecord, type JobResultRow, type JobStore } from '../src/index.js';
+import type { JobEpisode, JobRecord, JobResultRow, JobStore } from '../src/index.js';
 
 export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
   return {
@@ -89,7 +89,18 @@ export function jobStoreContract(open: () => Promise<JobStore>): void {
       expect(await store.activeLoad('org_a')).toEqual({ jobs: 1, pointsPending: 6 });
 
       const rows = resultRows(0, 4, [1, 2]);
-      const judged = { seriesIndex: 0, period: 0, rows, episodes: episodesOf(0, rows) };
+      const episode: JobEpisode = {
+        seriesIndex: 0,
+        firstPoint: 1,
+        lastPoint: 2,
+        firstTsMs: rows[1]!.tsMs,
+        lastTsMs: rows[2]!.tsMs,
+        peakSeverity: rows[2]!.severity,
+        direction: 'positive',
+        flaggedPoints: 2,
+        closed: false,
+      };
+      const judged = { seriesIndex: 0, period: 0, rows, episodes: [episode] };
       await store.completeSeries('org_a', job.jobId, [judged]);
       // Judged again (a replay after a restart): still one row per point.
       await store.completeSeries('org_a', job.jobId, [judged]);
@@ -104,9 +115,7 @@ export function jobStoreContract(open: () => Promise<JobStore>): void {
       const page = await store.results('org_a', job.jobId, { limit: 2, after: { seriesIndex: 0, pointIndex: 2 } });
       expect(page.map((row) => [row.seriesIndex, row.pointIndex])).toEqual([[0, 3], [1, 0]]);
       expect(await store.results('org_b', job.jobId, { limit: 100 })).toEqual([]);
-      expect(await store.episodes('org_a', job.jobId)).toEqual([
-        { seriesIndex: 0, firstPoint: 1, lastPoint: 2, firstTsMs: rows[1]!.tsMs, lastTsMs: rows[2]!.tsMs, peakSeverity: rows[2]!.severity, direction: 'positive' },
-      ]);
+      expect(await store.episodes('org_a', job.jobId)).toEqual([episode]);
 
       expect(await store.transition('org_a', job.jobId, ['running'], { status: 'done', finishedAtMs: 9 })).toBe(true);
       expect(await store.get('org_a', job.jobId)).toEqual({ ...job, status: 'done', startedAtMs: 5, finishedAtMs: 9 });

@@ -1,10 +1,9 @@
-// The JobStore adapters that need no server (memory, DuckDB) against the shared contract, and the
-// episodes rule.
+// The JobStore adapters that need no server (memory, DuckDB) against the shared contract.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDuckDbJobStore, createMemoryJobStore, episodesOf } from '../src/index.js';
+import { createDuckDbJobStore, createMemoryJobStore } from '../src/index.js';
 import { jobStoreContract, resultRows } from './jobs-contract.js';
 
 describe('memory job store', () => {
@@ -37,16 +36,5 @@ describe('DuckDB job store', () => {
     } finally {
       await second.close();
     }
-  });
-});
-
-describe('episodesOf', () => {
-  it('makes one episode per run of consecutive flagged points, with its peak and direction', () => {
-    const rows = resultRows(0, 10, [2, 3, 4, 7]).map((row) => (row.pointIndex === 3 ? { ...row, isPositiveAnomaly: false, isNegativeAnomaly: true } : row));
-    expect(episodesOf(0, rows).map(({ firstPoint, lastPoint, peakSeverity, direction }) => ({ firstPoint, lastPoint, peakSeverity, direction }))).toEqual([
-      { firstPoint: 2, lastPoint: 4, peakSeverity: rows[4]!.severity, direction: 'both' },
-      { firstPoint: 7, lastPoint: 7, peakSeverity: rows[7]!.severity, direction: 'positive' },
-    ]);
-    expect(episodesOf(0, resultRows(0, 5))).toEqual([]);
   });
 });

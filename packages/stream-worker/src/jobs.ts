@@ -24,6 +24,7 @@ import {
   type DetectOptions,
   type SeriesInput,
 } from '@adp/detection';
+import { seriesEpisodes } from '@adp/alerts';
 import { decodeMachineModel, judgeMachine } from '@adp/machine';
 import {
   TOPICS,
@@ -36,7 +37,6 @@ import {
 } from '@adp/streaming';
 import {
   FINISHED_JOB_STATUSES,
-  episodesOf,
   type JobEpisode,
   type JobMachineVerdict,
   type JobRecord,
@@ -100,6 +100,30 @@ interface ReceivedChunk {
 interface SeriesFailure {
   readonly code: string;
   readonly message: string;
+}
+
+/**
+ * A series' episodes by the rule of POST /v1/detect and the stream workers (@adp/alerts
+ * seriesEpisodes: open at a flag, closed once a quiet stretch follows the last one), so a job and
+ * a detection of the same series answer the same episodes.
+ */
+export function seriesEpisodesOf(
+  seriesIndex: number,
+  verdicts: Parameters<typeof seriesEpisodes>[0],
+  timestamps: readonly number[] | null,
+): JobEpisode[] {
+  const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
+  return seriesEpisodes(verdicts).map((episode) => ({
+    seriesIndex,
+    firstPoint: episode.start,
+    lastPoint: episode.end,
+    firstTsMs: at(episode.start),
+    lastTsMs: at(episode.end),
+    peakSeverity: episode.severity,
+    direction: episode.direction,
+    flaggedPoints: episode.flaggedPoints,
+    closed: episode.closed,
+  }));
 }
 
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
@@ -250,7 +274,7 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
         severity: result.severity[i]!,
       };
     }
-    return { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) };
+    return { seriesIndex, period: result.period, rows, episodes: seriesEpisodesOf(seriesIndex, result, timestamps) };
   }
 
   /**
@@ -305,16 +329,22 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
-    const episodes: JobEpisode[] = verdict.episodes.map((episode) => ({
-      seriesIndex,
-      firstPoint: episode.start,
-      lastPoint: episode.end,
-      firstTsMs: at(episode.start),
-      lastTsMs: at(episode.end),
-      peakSeverity: episode.severity,
-      direction: 'positive',
-      drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
-    }));
+    const episodes: JobEpisode[] = verdict.episodes.map((episode) => {
+      let flaggedPoints = 0;
+      for (let t = episode.start; t <= episode.end; t++) if (verdict.isAnomaly[t]) flaggedPoints++;
+      return {
+        seriesIndex,
+        firstPoint: episode.start,
+        lastPoint: episode.end,
+        firstTsMs: at(episode.start),
+        lastTsMs: at(episode.end),
+        peakSeverity: episode.severity,
+        direction: 'positive',
+        flaggedPoints,
+        closed: episode.closed,
+        drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
+      };
+    });
     // No period: the joint model is not seasonal.
     return { seriesIndex, period: 0, rows, episodes };
   }
