@@ -15,6 +15,7 @@ COPY packages/domain/package.json packages/domain/
 COPY packages/web-bundle/package.json packages/web-bundle/
 COPY packages/model/package.json packages/model/
 COPY packages/observability/package.json packages/observability/
+COPY packages/platform/package.json packages/platform/
 COPY packages/store/package.json packages/store/
 COPY packages/stream-worker/package.json packages/stream-worker/
 COPY packages/streaming/package.json packages/streaming/

@@ -19,6 +19,7 @@ import type { ServeReply, ServeRequest } from './serve.js';
 import { benchSeries, type BenchSeries } from './series.js';
 import { BENCH_SECTIONS, BenchArgsError, parseBenchArgs, type BenchArgs, type BenchSection } from './args.js';
 import { round, summarize, type LatencySummary } from './stats.js';
+import { fullResultsPath, runSummary, writeJson } from './summary.js';
 
 const args = ((): BenchArgs => {
   try {
@@ -792,8 +793,10 @@ async function main(): Promise<void> {
     return;
   }
   const out = fileURLToPath(new URL('./results.json', import.meta.url));
-  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
-  log(`wrote ${out}`);
+  await writeJson(out, runSummary(results));
+  const full = fullResultsPath('results.json');
+  await writeJson(full, results);
+  log(`wrote ${out} (the summary the docs show) and ${full} (every figure)`);
 }
 
 async function entry(): Promise<void> {

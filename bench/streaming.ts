@@ -23,7 +23,7 @@
 // Servers from KAFKA_BROKERS, CLICKHOUSE_URL, REDIS_URL (defaults: the infra/ scripts' addresses).
 // Everything it creates (topics, group, database, Redis keys) has a name of its own and is removed
 // at the end. Prints a markdown table and writes bench/streaming-results.json (not with --quick).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,8 @@ import os from 'node:os';
 import { shapeReferenceOf } from '@adp/detection';
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
-import { openStreaming, type OutgoingMessage, type Streaming } from '@adp/streaming';
+import type { OutgoingMessage } from '@adp/streaming';
+import { openStreaming, type Streaming } from '@adp/platform';
 import { startWorker, type BatchSummary, type WorkerRuntimeConfig } from '@adp/stream-worker';
 import {
   cleanUp,
@@ -45,6 +46,7 @@ import {
   type ServerUrls,
 } from '@adp/stream-worker/testing';
 import { round, summarize, type LatencySummary } from './stats.js';
+import { fullResultsPath, streamingSummary, writeJson } from './summary.js';
 
 export interface StreamingBenchOptions {
   readonly quick?: boolean;
@@ -580,8 +582,11 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1] === fileU
       // A partial run (--only) or --quick does not replace the committed figures.
       if (!quick && !only) {
         const out = fileURLToPath(new URL('./streaming-results.json', import.meta.url));
-        await writeFile(out, `${JSON.stringify({ generatedAt: new Date().toISOString(), ...result }, null, 2)}\n`);
-        process.stderr.write(`[bench:streaming] wrote ${out}\n`);
+        const run = { generatedAt: new Date().toISOString(), ...result };
+        await writeJson(out, streamingSummary(run));
+        const full = fullResultsPath('streaming-results.json');
+        await writeJson(full, run);
+        process.stderr.write(`[bench:streaming] wrote ${out} (the summary the docs show) and ${full} (every figure)\n`);
       }
       process.exit(0);
     })

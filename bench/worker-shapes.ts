@@ -12,13 +12,8 @@ import { shapeReferenceOf } from '@adp/detection';
 import { statisticsBaseline } from './streaming.js';
 import { createModelRuntime, robustNormalisation, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
-import {
-  createInProcessBus,
-  createMemoryCheckpointStore,
-  createMemoryNotifier,
-  createMemoryResultStore,
-  loadStreamingCodecs,
-} from '@adp/streaming';
+import { createInProcessBus, createMemoryNotifier, loadStreamingCodecs } from '@adp/streaming';
+import { createMemoryCheckpointStore, createMemoryResultStore } from '@adp/store';
 import { startWorker, type BatchSummary } from '@adp/stream-worker';
 import { exampleSeries, type ExampleSeries } from '@adp/stream-worker/testing';
 

@@ -1,22 +1,15 @@
 // The benchmark table of docs/benchmark.md against the committed bench/results.json: the table is that
-// run's, row for row, each latency and throughput as the run measured it to the digits printed.
+// run's, row for row, each latency and throughput as the run measured it to the digits printed, and
+// the line under it is that run's machine; the file is a summary (bench/summary.ts), nothing more.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { markdownTableRows, printedAs } from '../../test/markdown.js';
+import { runSummary, type RunResult } from '../summary.js';
 
 const PAGE = readFileSync(fileURLToPath(new URL('../../docs/benchmark.md', import.meta.url)), 'utf8');
 
-interface BenchRow {
-  readonly name: string;
-  readonly points: number;
-  readonly latency: { readonly p50Ms: number; readonly p99Ms: number };
-  readonly throughput: number;
-  readonly throughputUnit: string;
-}
-const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as {
-  readonly rows: readonly BenchRow[];
-};
+const results = JSON.parse(readFileSync(fileURLToPath(new URL('../results.json', import.meta.url)), 'utf8')) as RunResult;
 
 const HEADER = '| what | case | points | p50 ms | p99 ms | throughput | notes |';
 
@@ -24,7 +17,7 @@ describe("the benchmark table of docs/benchmark.md", () => {
   it('is the committed run, row for row', () => {
     const rows = markdownTableRows(PAGE, HEADER);
     expect(rows).toHaveLength(results.rows.length);
-    rows.forEach(([, what, points, p50, p99, throughput], index) => {
+    rows.forEach(([, what, points, p50, p99, throughput, notes], index) => {
       const run = results.rows[index]!;
       const label = `${run.name} (row ${index + 1})`;
       // The case names the operation the run measured (its first word: entire/detect, POST, judgeStream, ...).
@@ -35,7 +28,21 @@ describe("the benchmark table of docs/benchmark.md", () => {
       const [value, unit] = throughput!.split(' ');
       expect(unit, label).toBe(run.throughputUnit);
       expect(printedAs(value!, run.throughput), `${label}: throughput ${value} against ${run.throughput}`).toBe(true);
+      expect(notes, label).toBe(run.remark ?? '');
     });
+  });
+
+  it("says under the table when and on what the run was made", () => {
+    const { cpuModel, cores, node, loadAverageAtStart, loadAverageAtEnd } = results.machine;
+    const when = `${results.date.slice(0, 10)} ${results.date.slice(11, 16)} UTC`;
+    expect(PAGE).toContain(
+      `${when}, ${cpuModel}, ${cores} cores, Node ${node}; load average ${loadAverageAtStart[0]} at the start, ` +
+        `${loadAverageAtEnd[0]} at the end; ${results.durationS} s.`,
+    );
+  });
+
+  it('is committed as its summary: what the page shows, nothing more', () => {
+    expect(runSummary(results)).toEqual(results);
   });
 
   it('reads printed numbers at their own digits', () => {

@@ -38,11 +38,11 @@ import { randomTestKey } from './server.js';
 
 const read = (path: string): string => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
 /**
- * The README's blocks, then those of the reference pages it sends readers to (the vendor API's and
- * streaming's): one list, so each example is found once wherever it lives, and an answer is the
- * block after its request in the same page.
+ * The README's blocks, then those of the reference pages it sends readers to (the vendor API's,
+ * streaming's and detection jobs'): one list, so each example is found once wherever it lives, and
+ * an answer is the block after its request in the same page.
  */
-const blocks = ['README.md', 'docs/api.md', 'docs/streaming.md'].flatMap((path) => fencedBlocks(read(path)));
+const blocks = ['README.md', 'docs/api.md', 'docs/streaming.md', 'docs/jobs.md'].flatMap((path) => fencedBlocks(read(path)));
 /** The native API's reference, whose examples continue from those of README and docs. */
 const nativeBlocks = fencedBlocks(read('apps/api/src/native/README.md'));
 /** Keys whose values differ on every run: only their type is compared. */
@@ -340,7 +340,7 @@ describe.skipIf(missing.length > 0 && !inCi)("the README's examples against the 
   });
 
   it('the detection job of 100,000 points is judged and its first page holds the episode the README prints', async () => {
-    const block = theBlock(blocks, 'sh', 'job.json');
+    const block = theBlock(blocks, 'sh', (text) => text.includes('job.json') && text.includes("['episodes']"));
     // The block prints through python3, not curl: close its output as the curl wrapper does.
     const [output] = await runShell(`${block.text}\nprintf '\\n\\036\\n'`, target);
     expectDocumentedAnswer(output!, blockAfter(blocks, block));

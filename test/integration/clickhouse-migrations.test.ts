@@ -6,14 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
-  REGIMES,
-  StreamingError,
-  runClickHouseMigrations,
-  sqlIdentifier,
-  type DetectionResult,
-} from '@adp/streaming';
+import { REGIMES, StreamingError, type DetectionResult } from '@adp/streaming';
+import { DEFAULT_CLICKHOUSE_MIGRATIONS_DIR, runClickHouseMigrations, sqlIdentifier } from '@adp/store';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const gate = await serverGate('clickhouse');

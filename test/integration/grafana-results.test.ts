@@ -6,7 +6,8 @@
 // drops or double-counts points fails the test. A panel this file does not know fails it too.
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { readFileSync } from 'node:fs';
-import { createClickHouseResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
+import type { ResultRow, ResultStore } from '@adp/streaming';
+import { createClickHouseResultStore } from '@adp/store';
 import { resultRow } from '@adp/streaming/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateTitle, isolatedName, serverGate } from './servers.js';

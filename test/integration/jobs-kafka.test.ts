@@ -1,5 +1,5 @@
 // Detection jobs in the scale-out configuration: the ClickHouse job store against the contract
-// every adapter passes (packages/streaming/test/jobs-contract.ts), and the job flow
+// every adapter passes (packages/store/test/jobs-contract.ts), and the job flow
 // (apps/api/test/job-flow.ts, which jobs-embedded.test.ts runs embedded) with the chunks on Kafka
 // and the records and results in ClickHouse. Each test owns its topics, consumer group and
 // database; a restart opens the platform again on the same ones.
@@ -7,14 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe } from 'vitest';
-import { createClickHouseJobStore } from '@adp/streaming';
+import { createClickHouseJobStore } from '@adp/store';
 import { loadWorkerConfig } from '@adp/stream-worker';
 import { removeScaleOut } from '@adp/stream-worker/testing';
 import { loadConfig } from '../../apps/api/src/config.js';
 import { openPlatform } from '../../apps/api/src/platform.js';
 import { jobFlowTests } from '../../apps/api/test/job-flow.js';
 import { API_KEY, constantEnergyModel } from '../../apps/api/test/streaming-helpers.js';
-import { jobStoreContract } from '../../packages/streaming/test/jobs-contract.js';
+import { jobStoreContract } from '../../packages/store/test/jobs-contract.js';
 import { allServersGate, isolatedName } from './servers.js';
 
 const servers = await allServersGate('detection jobs on Kafka and ClickHouse');

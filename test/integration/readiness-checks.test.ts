@@ -4,7 +4,9 @@
 import { createServer } from 'node:net';
 import { ClickHouseLogLevel, createClient as createClickHouse } from '@clickhouse/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createKafkaBus, createRedisCheckpointStore, openStreaming } from '@adp/streaming';
+import { createKafkaBus } from '@adp/streaming';
+import { openStreaming } from '@adp/platform';
+import { createRedisCheckpointStore } from '@adp/store';
 import { allServersGate, isolatedName } from './servers.js';
 
 const servers = await allServersGate('readiness checks on Kafka, ClickHouse and Redis');

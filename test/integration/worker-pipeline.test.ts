@@ -3,7 +3,8 @@
 // with FINAL. Each test has its own topics, consumer group, database and Redis prefixes.
 import { computeEnergyStats, createModelRuntime, robustNormalisation, WINDOW_POINTS, type LoadedModelRuntime } from '@adp/model';
 import type { BaselineRecord } from '@adp/store';
-import { BASELINE_CHANGED_CHANNEL, createRedisNotifier, type DeadLetter, type Streaming } from '@adp/streaming';
+import { BASELINE_CHANGED_CHANNEL, createRedisNotifier, type DeadLetter } from '@adp/streaming';
+import type { Streaming } from '@adp/platform';
 import { ENGINE_VERSION, startWorker, type RunningWorker } from '@adp/stream-worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

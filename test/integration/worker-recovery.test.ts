@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
-import type { Streaming } from '@adp/streaming';
+import type { Streaming } from '@adp/platform';
 import { startWorker, type RunningWorker } from '@adp/stream-worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import {

@@ -2,15 +2,11 @@
 // wins under FINAL, paging, summaries, hostile ids stay data) and the Redis checkpoint store and
 // notifier. Each test has its own database or key prefix.
 import { createClient } from '@clickhouse/client';
-import {
-  createClickHouseResultStore,
-  createRedisCheckpointStore,
-  createRedisNotifier,
-  type ResultRow,
-} from '@adp/streaming';
+import { createRedisNotifier, type ResultRow } from '@adp/streaming';
+import { createClickHouseResultStore, createRedisCheckpointStore } from '@adp/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resultRow } from '@adp/streaming/testing';
-import { checkCheckpointDeletion, checkResultDeletion, checkRetention } from '../../packages/streaming/test/deletion-contract.js';
+import { checkCheckpointDeletion, checkResultDeletion, checkRetention } from '../../packages/store/test/deletion-contract.js';
 import { gateTitle, isolatedName, serverGate } from './servers.js';
 
 const clickhouse = await serverGate('clickhouse');

@@ -4,7 +4,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import swagger from '@fastify/swagger';
 import { Type } from 'typebox';
 import { isStoreError, openStores, type Store } from '@adp/store';
-import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type JobStore, type Notifier, type ResultStore } from '@adp/streaming';
+import { type Bus, type CheckpointStore, closeRedis, type DependencyCheck, type Notifier, type ResultStore } from '@adp/streaming';
+import type { JobStore } from '@adp/store';
 import type { ApiConfig } from './config.js';
 import { limitConnections } from './connections.js';
 import { createMeteringClient, type MarketplaceMeteringClient } from './marketplace/client.js';

@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_MAX_POINTS, DEFAULT_JOB_MAX_SERIES } from '@adp/domain';
-import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
+import { TOPICS } from '@adp/streaming';
+import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers } from '@adp/platform';
 import { ConfigError } from './errors.js';
 import type { MarketplaceConfig } from './marketplace/config.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
@@ -11,7 +12,7 @@ import { API_KEY_PATTERN } from './tenancy/keys.js';
 /** The dashboard's sources in this checkout (apps/dashboard/web), found by path: the API imports no other app. */
 const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/web/', import.meta.url));
 
-export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
+export { LOG_LEVELS, type LogLevel } from '@adp/platform';
 export type { MarketplaceConfig } from './marketplace/config.js';
 
 const MIB = 1024 * 1024;

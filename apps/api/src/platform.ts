@@ -8,7 +8,7 @@
 // alone. server.ts adds the logger, the port and the signals; tests call this directly.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { openStores } from '@adp/store';
-import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/streaming';
+import { openStreaming, serviceStreamingConfig, type Streaming } from '@adp/platform';
 import { startJobWorker, startWorker, type RunningJobWorker, type RunningWorker, type WorkerConfig, type WorkerRuntimeConfig } from '@adp/stream-worker';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config.js';

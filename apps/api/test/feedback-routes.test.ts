@@ -2,7 +2,8 @@
 // span, per organization, listed and removed, audited; a coded error for each bad input.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { createMemoryResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
+import type { ResultRow, ResultStore } from '@adp/streaming';
+import { createMemoryResultStore } from '@adp/store';
 import { DEFAULT_ORGANIZATION_ID } from '@adp/store';
 import { OTHER_KEY, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 

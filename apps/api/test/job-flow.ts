@@ -5,6 +5,7 @@
 // flags of entire-series detection over the same points; idempotent resubmission; organizations
 // apart; usage; a job accepted before a restart judged after it.
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { seriesEpisodes } from '@adp/alerts';
 import { detectEntireSeries, type SeriesInput } from '@adp/detection';
 import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import type { FastifyInstance } from 'fastify';
@@ -78,7 +79,13 @@ interface ResultsPage {
     series_index: number;
     first_point: number;
     last_point: number;
+    first_timestamp: string | null;
+    last_timestamp: string | null;
     points: number;
+    flagged_points: number;
+    peak_severity: number;
+    direction: string;
+    closed: boolean;
     kind?: string;
     channels?: { channel: string; share: number }[];
   }[];
@@ -149,7 +156,7 @@ export function pumpChannels(count: number, seed: number, fault?: { from: number
   return { flow, pressure, temp };
 }
 
-function entireFlags(values: readonly number[]): { isAnomaly: boolean[]; expected: number[] } {
+function entireFlags(values: readonly number[]): ReturnType<typeof detectEntireSeries> & { isAnomaly: boolean[]; expected: number[] } {
   const input: SeriesInput = {
     timestampsMs: values.map((_, i) => T0 + i * MINUTE),
     values,
@@ -158,7 +165,7 @@ function entireFlags(values: readonly number[]): { isAnomaly: boolean[]; expecte
     imputeMode: 'auto',
   };
   const result = detectEntireSeries(input, { sensitivity: 95, maxAnomalyRatio: 0.25 });
-  return { isAnomaly: result.isAnomaly, expected: result.expectedValues };
+  return { ...result, isAnomaly: result.isAnomaly, expected: result.expectedValues };
 }
 
 export function jobFlowTests(makeTarget: () => JobTarget): void {
@@ -198,8 +205,42 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     const flagged = rows.filter((row) => row.is_anomaly).map((row) => row.point_index);
     // The injected spikes and dips are found (the engine reports an event at its first point).
     expect(flagged).toEqual(expect.arrayContaining([4000, 13973, 37026, 93757]));
-    // Episodes are the runs of flagged points.
-    expect(episodes.reduce((sum, episode) => sum + episode.points, 0)).toBe(flagged.length);
+    // Episodes by the rule of POST /v1/detect and the stream (@adp/alerts seriesEpisodes).
+    expect(episodes.map((episode) => [episode.first_point, episode.last_point, episode.flagged_points, episode.peak_severity, episode.closed])).toEqual(
+      seriesEpisodes(entire).map((episode) => [episode.start, episode.end, episode.flaggedPoints, episode.severity, episode.closed]),
+    );
+    expect(episodes.reduce((sum, episode) => sum + episode.flagged_points, 0)).toBe(flagged.length);
+  });
+
+  it('answers the episodes POST /v1/detect answers for the same series: flags under 10 points apart are one episode', async () => {
+    platform = await target.open();
+    const { app } = platform;
+    // Two spikes 9 points apart: two events of the engine, one episode.
+    const values = seriesValues(1000).map((value, i) => (i === 600 || i === 609 ? value + 80 : value));
+    const body = { machine_id: 'press-2', granularity: 'minutely', series: jobPoints(values) };
+    const detected = await app.inject({ method: 'POST', url: '/v1/detect', headers: { 'x-service-key': API_KEY }, payload: body });
+    expect(detected.statusCode).toBe(200);
+    const accepted = await submit(app, body);
+    expect(accepted.statusCode).toBe(202);
+    const job = accepted.json<JobBody>();
+    expect((await waitForStatus(app, job.job_id, ['done', 'failed'], target.settleMs)).status).toBe('done');
+    const { rows, episodes } = await allResults(app, job.job_id);
+    expect(rows.filter((row) => row.is_anomaly).map((row) => row.point_index)).toEqual([600, 609]);
+    const wanted = detected.json<{ episodes: { start: number; end: number; start_timestamp: string; end_timestamp: string; severity: number; flagged_points: number; direction: string; closed: boolean }[] }>().episodes;
+    expect(wanted.map((episode) => [episode.start, episode.end, episode.flagged_points])).toEqual([[600, 609, 2]]);
+    expect(
+      episodes.map((episode) => ({
+        start: episode.first_point,
+        end: episode.last_point,
+        start_timestamp: episode.first_timestamp,
+        end_timestamp: episode.last_timestamp,
+        severity: episode.peak_severity,
+        flagged_points: episode.flagged_points,
+        direction: episode.direction,
+        closed: episode.closed,
+      })),
+    ).toEqual(wanted.map(({ start, end, start_timestamp, end_timestamp, severity, flagged_points, direction, closed }) => ({ start, end, start_timestamp, end_timestamp, severity, flagged_points, direction, closed })));
+    expect(episodes[0]).toMatchObject({ series_index: 0, machine_id: 'press-2', points: 10 });
   });
 
   it('takes many series at once, each judged on its own; resubmission with the same Idempotency-Key is the same job', async () => {

@@ -6,15 +6,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import {
-  TOPICS,
-  createInProcessBus,
-  createMemoryJobStore,
-  loadStreamingCodecs,
-  type Bus,
-  type IncomingMessage,
-  type JobStore,
-} from '@adp/streaming';
+import { TOPICS, createInProcessBus, loadStreamingCodecs, type Bus, type IncomingMessage } from '@adp/streaming';
+import { createMemoryJobStore, type JobStore } from '@adp/store';
 import { detectEntireSeries } from '@adp/detection';
 import { encodeMachineModel, fitMachineModel } from '@adp/machine';
 import { startJobWorker } from '@adp/stream-worker';

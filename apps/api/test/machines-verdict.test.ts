@@ -181,4 +181,39 @@ describe('learned verdicts of a baselined detection', () => {
     expect(tight.upperMargins[75]).toBe(1);
     expect(tight.severity[75]).toBe(0);
   });
+
+  it('holds a flag while the level model finds the series away, under the flag, and with held points outside the cap', () => {
+    const n = 200;
+    const values = new Array<number>(n).fill(0.5);
+    const z = new Array<number>(n).fill(0);
+    z[100] = 4 * BAND; // severity 0.75 at the jump
+    z[180] = 2 * BAND; // another event, severity 0.5
+    const out = (level: boolean[], levelSeverity: number, maxAnomalyRatio: number) =>
+      learnedVerdicts({
+        values,
+        entire: quietEngine(n),
+        scores: z,
+        sensitivity: SENSITIVITY,
+        maxAnomalyRatio,
+        level: { isAnomaly: level, severity: level.map((flag) => (flag ? levelSeverity : 0)), window: 10 },
+      });
+    const away = Array.from({ length: n }, (_, i) => i >= 95 && i < 150);
+    const held = out(away, 0.9, 0.5);
+    // Held from the run's start (before the reported flag) to its end, at the flag's severity at most.
+    expect(held.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual([...Array.from({ length: 55 }, (_, k) => 95 + k), 180]);
+    expect(held.severity[120]).toBe(0.75);
+    // The departure holds where the level model sees it: not at the other event's flag.
+    expect(held.held.flatMap((flag, i) => (flag ? [i] : []))).toEqual(Array.from({ length: 55 }, (_, k) => 95 + k));
+    expect(held.severity[100]).toBe(0.75);
+    // The band agrees with the held severity: 1 - margin / |deviation|.
+    expect(1 - (held.upperMargins[120] ?? 0) / 0.5).toBeCloseTo(0.75, 12);
+    expect(out(away, 0.3, 0.5).severity[120]).toBe(0.3);
+    // A run that starts past the reach, or no run, holds nothing.
+    expect(out(Array.from({ length: n }, (_, i) => i >= 115 && i < 150), 0.9, 0.5).isAnomaly.filter(Boolean)).toHaveLength(2);
+    // The cap counts events: under a cap of one point the most severe flag stays, held whole; the
+    // other event's flag goes.
+    const capped = out(away, 0.9, 0.005);
+    expect(capped.isAnomaly.flatMap((flag, i) => (flag ? [i] : []))).toEqual(Array.from({ length: 55 }, (_, k) => 95 + k));
+    expect(capped.upperMargins[180]).toBe(1);
+  });
 });

@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resultRow } from '@adp/streaming/testing';
 import type { FastifyInstance } from 'fastify';
-import { createMemoryResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
+import type { ResultRow, ResultStore } from '@adp/streaming';
+import { createMemoryResultStore } from '@adp/store';
 import {
   API_KEY,
   OTHER_KEY,

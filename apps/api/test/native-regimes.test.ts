@@ -39,6 +39,7 @@ function predictor(normalisation: Normalisation | null): MachinePredictor {
     weights: null,
     normalisation,
     machineModel: null,
+    levelModel: null,
     baseline: {
       orgId: 'org_default',
       machineId: 'm-1',

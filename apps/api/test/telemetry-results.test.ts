@@ -4,7 +4,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resultRow } from '@adp/streaming/testing';
 import type { FastifyInstance } from 'fastify';
-import { createMemoryResultStore, type ResultRow, type ResultStore } from '@adp/streaming';
+import type { ResultRow, ResultStore } from '@adp/streaming';
+import { createMemoryResultStore } from '@adp/store';
 import { OTHER_KEY, OTHER_ORG, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const T0 = Date.UTC(2024, 0, 1);

@@ -1,7 +1,8 @@
 // RESULTS_RETENTION_DAYS: the sweep deletes the results older than the retention at start and at
 // every interval, keeps sweeping after a failure, and stops with the platform.
 import { describe, expect, it } from 'vitest';
-import { createMemoryResultStore, type ResultStore } from '@adp/streaming';
+import type { ResultStore } from '@adp/streaming';
+import { createMemoryResultStore } from '@adp/store';
 import { resultRow } from '@adp/streaming/testing';
 import { DAY_MS, startRetention } from '../src/telemetry/retention.js';
 

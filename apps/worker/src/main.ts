@@ -9,7 +9,7 @@
 // OpenTelemetry: run with `--import ./apps/worker/src/instrumentation.ts` (see that file).
 import { createModelRuntime } from '@adp/model';
 import { openStores, type Store } from '@adp/store';
-import { openStreaming, serviceStreamingConfig } from '@adp/streaming';
+import { openStreaming, serviceStreamingConfig } from '@adp/platform';
 import { pino } from 'pino';
 import { loadWorkerConfig, startJobWorker, startWorker, WorkerConfigError, type WorkerConfig, type WorkerModel } from '@adp/stream-worker';
 import { shutdownObservability } from './instrumentation.js';

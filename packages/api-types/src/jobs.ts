@@ -99,7 +99,7 @@ export interface JobResultsResponse {
     severity: number;
   }[];
   /**
-   * The episodes (runs of flagged points) that overlap this page's rows.
+   * The episodes that overlap this page's rows. A series' episode opens at a flag and closes once 10 points without one have followed its last flag, as in POST /v1/detect; a machine verdict's are the joint model's own.
    */
   episodes: {
     series_index: number;
@@ -112,13 +112,30 @@ export interface JobResultsResponse {
      * For kind channel.
      */
     channel?: string;
+    /**
+     * Index of its first flagged point.
+     */
     first_point: number;
+    /**
+     * Index of its last flagged point (inclusive).
+     */
     last_point: number;
     first_timestamp: string | null;
     last_timestamp: string | null;
+    /**
+     * Points from first_point to last_point, flagged or not.
+     */
     points: number;
+    /**
+     * Flagged points within it.
+     */
+    flagged_points: number;
     peak_severity: number;
     direction: "positive" | "negative" | "both";
+    /**
+     * False when the series ended before 10 points without a flag followed its last flag (for kind machine: before a whole window of the model).
+     */
+    closed: boolean;
     /**
      * For kind machine: the channels that drove the episode, each one's share of its score, largest first.
      */

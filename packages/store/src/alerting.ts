@@ -2,8 +2,12 @@
 // feedback people give on a machine's episodes. Each record is kept whole, as one document per
 // (kind, organization, id): the adapters (embedded/duckdb-alerting.ts, clickhouse/clickhouse-
 // alerting.ts) store the JSON this module writes and read it back through it, so both refuse and
-// return exactly the same things. Targets keep their signing secrets in the clear: the platform
+// return exactly the same things. A delivery is two documents: its state (status, attempts),
+// replaced at each attempt, and its body, written once under the SHA-256 of the payload (so the
+// deliveries of one alert to many targets share one) and never rewritten; a delivery document
+// written before bodies were apart holds its payload itself and is read as it is. Targets keep their signing secrets in the clear: the platform
 // must sign with them (unlike API keys, which are only ever compared by hash).
+import { createHash } from 'node:crypto';
 import { StoreError } from './errors.js';
 
 export const WEBHOOK_EVENTS = ['episode.opened', 'episode.closed', 'regime.changed'] as const;
@@ -150,7 +154,7 @@ export interface AlertingStore {
 }
 
 /** The document kinds, as the adapters' `kind` column names them. */
-export const ALERTING_KINDS = { webhook: 'webhook', delivery: 'delivery', feedback: 'feedback', alert: 'alert' } as const;
+export const ALERTING_KINDS = { webhook: 'webhook', delivery: 'delivery', body: 'body', feedback: 'feedback', alert: 'alert' } as const;
 export type AlertingKind = (typeof ALERTING_KINDS)[keyof typeof ALERTING_KINDS];
 
 /** One stored document: the columns both adapters keep. */
@@ -158,7 +162,7 @@ export interface AlertingRow {
   readonly kind: AlertingKind;
   readonly orgId: string;
   readonly id: string;
-  /** The target of a delivery, the series of a feedback, the machine of an alert; empty for a target. */
+  /** The target of a delivery, the series of a feedback, the machine of an alert; empty for a target or a body. */
   readonly parent: string;
   /** A delivery's status; empty for the others. */
   readonly status: string;
@@ -253,7 +257,13 @@ export function webhookOf(doc: string): WebhookTarget {
   };
 }
 
-export function deliveryRow(delivery: WebhookDelivery): AlertingRow {
+/** A delivery body's id: the SHA-256 of its payload, in hex. */
+function bodyId(payload: string): string {
+  return createHash('sha256').update(payload).digest('hex');
+}
+
+/** A delivery as stored: its state document, and its body, written once. */
+export function deliveryRows(delivery: WebhookDelivery): { readonly state: AlertingRow; readonly body: AlertingRow } {
   const operation = 'putDelivery';
   validateRef(operation, delivery.orgId, delivery.deliveryId);
   id(operation, 'webhookId', delivery.webhookId);
@@ -261,49 +271,56 @@ export function deliveryRow(delivery: WebhookDelivery): AlertingRow {
   if (!(DELIVERY_STATUSES as readonly string[]).includes(delivery.status)) invalid(operation, `status must be one of ${DELIVERY_STATUSES.join(', ')}`);
   if (typeof delivery.payload !== 'string' || delivery.payload.length > MAX_PAYLOAD) invalid(operation, 'payload must be a string of at most 1 MiB');
   date(operation, 'createdAt', delivery.createdAt);
+  const body = bodyId(delivery.payload);
   const doc = {
     delivery_id: delivery.deliveryId,
     org_id: delivery.orgId,
     webhook_id: delivery.webhookId,
     event_id: delivery.eventId,
     event: delivery.event,
-    payload: delivery.payload,
+    body_id: body,
     status: delivery.status,
     attempts: delivery.attempts.map((a) => ({ at_ms: a.at.getTime(), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error })),
     created_ms: delivery.createdAt.getTime(),
     updated_ms: delivery.updatedAt.getTime(),
   };
   return {
-    kind: 'delivery',
-    orgId: delivery.orgId,
-    id: delivery.deliveryId,
-    parent: delivery.webhookId,
-    status: delivery.status,
-    createdMs: doc.created_ms,
-    doc: JSON.stringify(doc),
+    state: {
+      kind: 'delivery',
+      orgId: delivery.orgId,
+      id: delivery.deliveryId,
+      parent: delivery.webhookId,
+      status: delivery.status,
+      createdMs: doc.created_ms,
+      doc: JSON.stringify(doc),
+    },
+    body: { kind: 'body', orgId: delivery.orgId, id: body, parent: '', status: '', createdMs: doc.created_ms, doc: delivery.payload },
   };
 }
 
-export function deliveryOf(doc: string): WebhookDelivery {
-  const d = JSON.parse(doc) as {
-    delivery_id: string;
-    org_id: string;
-    webhook_id: string;
-    event_id: string;
-    event: string;
-    payload: string;
-    status: DeliveryStatus;
-    attempts: { at_ms: number; status_code: number | null; latency_ms: number; error: string | null }[];
-    created_ms: number;
-    updated_ms: number;
-  };
+interface DeliveryDoc {
+  delivery_id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  event: string;
+  /** The body's id; absent in documents written before bodies were apart, which hold `payload`. */
+  body_id?: string;
+  payload?: string;
+  status: DeliveryStatus;
+  attempts: { at_ms: number; status_code: number | null; latency_ms: number; error: string | null }[];
+  created_ms: number;
+  updated_ms: number;
+}
+
+function deliveryOf(d: DeliveryDoc, payload: string): WebhookDelivery {
   return {
     deliveryId: d.delivery_id,
     orgId: d.org_id,
     webhookId: d.webhook_id,
     eventId: d.event_id,
     event: d.event,
-    payload: d.payload,
+    payload,
     status: d.status,
     attempts: d.attempts.map((a) => ({ at: new Date(a.at_ms), statusCode: a.status_code, latencyMs: a.latency_ms, error: a.error })),
     createdAt: new Date(d.created_ms),
@@ -424,6 +441,8 @@ export function alertOf(doc: string): MachineAlert {
 export interface AlertingDocuments {
   /** Writes the rows in one statement (one or more). */
   put(operation: string, rows: readonly AlertingRow[]): Promise<void>;
+  /** Writes those of the rows whose (kind, organization, id) is not stored yet; the others are left as they are. */
+  putOnce(operation: string, rows: readonly AlertingRow[]): Promise<void>;
   get(operation: string, kind: AlertingKind, orgId: string, id: string): Promise<string | null>;
   /** The documents of those ids that exist. */
   getMany(operation: string, kind: AlertingKind, orgId: string, ids: readonly string[]): Promise<string[]>;
@@ -440,8 +459,20 @@ export interface AlertingDocuments {
   removeChildren(operation: string, kind: AlertingKind, orgId: string, parent: string, parentPrefix: string | null): Promise<number>;
 }
 
+/** Body ids a store remembers as written (bodies are never removed), the oldest forgotten first. */
+const KNOWN_BODIES = 10_000;
+
 export class DocumentAlertingStore implements AlertingStore {
+  /** `<org>/<body id>` of bodies known to be stored: a delivery's later states do not send its body again. */
+  private readonly knownBodies = new Set<string>();
+
   constructor(private readonly docs: AlertingDocuments) {}
+
+  private knowBody(key: string): void {
+    this.knownBodies.delete(key);
+    this.knownBodies.add(key);
+    if (this.knownBodies.size > KNOWN_BODIES) this.knownBodies.delete(this.knownBodies.values().next().value!);
+  }
 
   private static guard<T>(run: () => Promise<T>): Promise<T> {
     try {
@@ -478,27 +509,66 @@ export class DocumentAlertingStore implements AlertingStore {
     });
   }
 
+  /**
+   * The deliveries' bodies not stored yet, then their states with `rows` (one row per record: the
+   * last of the lists wins for an id given twice). The bodies go first, so that a state is never
+   * stored without its body; a body whose state write then failed is written again as it was.
+   */
+  private async writeDeliveries(operation: string, deliveries: readonly WebhookDelivery[], rows: readonly AlertingRow[] = []): Promise<void> {
+    const states = new Map<string, AlertingRow>();
+    const bodies = new Map<string, AlertingRow>();
+    for (const row of rows) states.set(`${row.kind}/${row.orgId}/${row.id}`, row);
+    for (const delivery of deliveries) {
+      const { state, body } = deliveryRows(delivery);
+      states.set(`${state.kind}/${state.orgId}/${state.id}`, state);
+      const key = `${body.orgId}/${body.id}`;
+      if (!this.knownBodies.has(key)) bodies.set(key, body);
+    }
+    if (bodies.size > 0) {
+      await this.docs.putOnce(operation, [...bodies.values()]);
+      for (const key of bodies.keys()) this.knowBody(key);
+    }
+    if (states.size > 0) await this.docs.put(operation, [...states.values()]);
+  }
+
+  /** Delivery documents with their bodies: one read of bodies per organization. */
+  private async readDeliveries(operation: string, docs: readonly string[]): Promise<WebhookDelivery[]> {
+    const parsed = docs.map((doc) => JSON.parse(doc) as DeliveryDoc);
+    const wanted = new Map<string, Set<string>>();
+    for (const d of parsed) {
+      if (d.body_id === undefined) continue;
+      let ids = wanted.get(d.org_id);
+      if (!ids) wanted.set(d.org_id, (ids = new Set()));
+      ids.add(d.body_id);
+    }
+    const bodies = new Map<string, string>();
+    for (const [orgId, ids] of wanted) {
+      for (const payload of await this.docs.getMany(operation, 'body', orgId, [...ids])) {
+        const key = `${orgId}/${bodyId(payload)}`;
+        bodies.set(key, payload);
+        this.knowBody(key);
+      }
+    }
+    return parsed.map((d) => {
+      const payload = d.body_id === undefined ? d.payload : bodies.get(`${d.org_id}/${d.body_id}`);
+      if (payload === undefined) throw new StoreError('STORE_QUERY_FAILED', operation, `the body of delivery ${d.delivery_id} is missing`);
+      return deliveryOf(d, payload);
+    });
+  }
+
   putDelivery(delivery: WebhookDelivery): Promise<void> {
-    return DocumentAlertingStore.guard(() => this.docs.put('putDelivery', [deliveryRow(delivery)]));
+    return DocumentAlertingStore.guard(() => this.writeDeliveries('putDelivery', [delivery]));
   }
 
   putDeliveries(deliveries: readonly WebhookDelivery[]): Promise<void> {
-    return DocumentAlertingStore.guard(async () => {
-      // One row per delivery: the last of the list wins for an id given twice.
-      const rows = new Map<string, AlertingRow>();
-      for (const delivery of deliveries) {
-        const row = deliveryRow(delivery);
-        rows.set(`${row.orgId}/${row.id}`, row);
-      }
-      if (rows.size > 0) await this.docs.put('putDeliveries', [...rows.values()]);
-    });
+    return DocumentAlertingStore.guard(() => this.writeDeliveries('putDeliveries', deliveries));
   }
 
   getDelivery(orgId: string, deliveryId: string): Promise<WebhookDelivery | null> {
     return DocumentAlertingStore.guard(async () => {
       validateRef('getDelivery', orgId, deliveryId);
       const doc = await this.docs.get('getDelivery', 'delivery', orgId, deliveryId);
-      return doc === null ? null : deliveryOf(doc);
+      return doc === null ? null : ((await this.readDeliveries('getDelivery', [doc]))[0] ?? null);
     });
   }
 
@@ -507,7 +577,7 @@ export class DocumentAlertingStore implements AlertingStore {
       id('getDeliveries', 'orgId', orgId);
       for (const deliveryId of deliveryIds) id('getDeliveries', 'deliveryId', deliveryId);
       if (deliveryIds.length === 0) return [];
-      return (await this.docs.getMany('getDeliveries', 'delivery', orgId, [...new Set(deliveryIds)])).map(deliveryOf);
+      return this.readDeliveries('getDeliveries', await this.docs.getMany('getDeliveries', 'delivery', orgId, [...new Set(deliveryIds)]));
     });
   }
 
@@ -516,7 +586,7 @@ export class DocumentAlertingStore implements AlertingStore {
       validateRef('listDeliveries', orgId, webhookId);
       validateLimit('listDeliveries', limit);
       const docs = await this.docs.list('listDeliveries', { kind: 'delivery', orgId, parent: webhookId, limit, newestFirst: true });
-      return docs.map(deliveryOf);
+      return this.readDeliveries('listDeliveries', docs);
     });
   }
 
@@ -524,7 +594,7 @@ export class DocumentAlertingStore implements AlertingStore {
     return DocumentAlertingStore.guard(async () => {
       validateLimit('pendingDeliveries', limit);
       const docs = await this.docs.list('pendingDeliveries', { kind: 'delivery', status: 'pending', limit, newestFirst: false });
-      return docs.map(deliveryOf);
+      return this.readDeliveries('pendingDeliveries', docs);
     });
   }
 
@@ -555,12 +625,8 @@ export class DocumentAlertingStore implements AlertingStore {
   }
 
   recordAlerts(alerts: readonly MachineAlert[], deliveries: readonly WebhookDelivery[]): Promise<void> {
-    return DocumentAlertingStore.guard(async () => {
-      // One row per record: the last of the lists wins for an id given twice.
-      const rows = new Map<string, AlertingRow>();
-      for (const row of [...alerts.map(alertRow), ...deliveries.map(deliveryRow)]) rows.set(`${row.kind}/${row.orgId}/${row.id}`, row);
-      if (rows.size > 0) await this.docs.put('recordAlerts', [...rows.values()]);
-    });
+    // The alerts and the deliveries' states in one write, after the bodies not stored yet.
+    return DocumentAlertingStore.guard(() => this.writeDeliveries('recordAlerts', deliveries, alerts.map(alertRow)));
   }
 
   listAlerts(orgId: string, machineId: string, limit: number): Promise<readonly MachineAlert[]> {

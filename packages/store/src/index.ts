@@ -1,7 +1,8 @@
 // @adp/store: the platform's persistent state behind narrow, async ports cut by capability
 // (tenancy, usage, baselines, machines, audit, metering). `openStores` picks the backend: the
 // embedded DuckDB one by default, the ClickHouse one in the scale-out configuration, shared by every
-// API replica and worker.
+// API replica and worker. Also the stream's stores (results and checkpoints, which implement
+// @adp/streaming's ports; detection jobs) per backend, and the ClickHouse migration runner.
 export type {
   ApiKeyKind,
   ApiKeyRecord,
@@ -99,3 +100,25 @@ export {
   openClickHouseStore,
   type ClickHouseStoreOptions,
 } from './clickhouse/clickhouse-store.js';
+
+// The stream's stores: results and checkpoints (@adp/streaming's ports) and detection jobs, one
+// adapter per backend; @adp/platform's openStreaming picks them from configuration.
+export { createMemoryCheckpointStore, createMemoryResultStore } from './memory/stores.js';
+export { createDuckDbCheckpointStore, type DuckDbCheckpointStoreOptions } from './embedded/duckdb-checkpoints.js';
+export { createDuckDbResultStore, type DuckDbResultStoreOptions } from './embedded/duckdb-results.js';
+export { createClickHouseResultStore, type ClickHouseResultStoreOptions } from './clickhouse/clickhouse-results.js';
+export { createRedisCheckpointStore, type RedisCheckpointOptions } from './redis/checkpoints.js';
+export * from './jobs.js';
+export { createMemoryJobStore } from './memory/jobs.js';
+export { createDuckDbJobStore, type DuckDbJobStoreOptions } from './embedded/duckdb-jobs.js';
+export { createClickHouseJobStore, type ClickHouseJobStoreOptions } from './clickhouse/clickhouse-jobs.js';
+
+// The ClickHouse schema (schemas/clickhouse/): the migration runner, identifier checks, the server's error code.
+export {
+  clickHouseServerCode,
+  DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
+  runClickHouseMigrations,
+  type MigrationReport,
+  type RunClickHouseMigrationsOptions,
+} from './clickhouse/migrations.js';
+export { SQL_IDENTIFIER, sqlIdentifier } from './clickhouse/identifiers.js';

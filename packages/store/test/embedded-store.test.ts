@@ -128,6 +128,80 @@ describe('embedded DuckDB store specifics', () => {
     expect((await migrated.upsertBaseline('org_old', baselineFor('rig', { channels: ['a', 'b'], machineModel }))).machineModel).toBe(machineModel);
   });
 
+  it("writes a delivery's body once: its attempts rewrite only its state; a delivery stored whole before that reads as it was", async () => {
+    const store = await openEmbeddedStore({ dataDir });
+    const payload = '{"type":"episode.opened","data":{"machine_id":"pump-7"}}';
+    const delivery = {
+      deliveryId: 'msg_1',
+      orgId: 'org_a',
+      webhookId: 'wh_1',
+      eventId: 'evt_1',
+      event: 'episode.opened',
+      payload,
+      status: 'pending' as const,
+      attempts: [] as { at: Date; statusCode: number | null; latencyMs: number; error: string | null }[],
+      createdAt: new Date(1_000),
+      updatedAt: new Date(1_000),
+    };
+    await store.alerting!.putDeliveries([delivery, { ...delivery, deliveryId: 'msg_2', webhookId: 'wh_2' }]);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      delivery.attempts.push({ at: new Date(1_000 + attempt), statusCode: 503, latencyMs: 20, error: 'HTTP 503' });
+      await store.alerting!.putDelivery({ ...delivery, attempts: [...delivery.attempts], updatedAt: new Date(1_000 + attempt) });
+    }
+    await store.close();
+
+    const instance = await DuckDBInstance.create(path.join(dataDir, EMBEDDED_STORE_FILE_NAME));
+    const connection = await instance.connect();
+    const rows = (await connection.runAndReadAll("SELECT kind, id, doc FROM alerting WHERE kind IN ('delivery', 'body') ORDER BY kind, id")).getRowObjects();
+    // One body for the two targets' deliveries of the alert; the states do not hold it.
+    expect(rows.map((row) => [row['kind'], row['kind'] === 'body' ? row['doc'] : row['id']])).toEqual([
+      ['body', payload],
+      ['delivery', 'msg_1'],
+      ['delivery', 'msg_2'],
+    ]);
+    expect(rows.filter((row) => row['kind'] === 'delivery').every((row) => !String(row['doc']).includes('machine_id'))).toBe(true);
+    // A delivery as stored before bodies were apart: its payload in its own document.
+    const whole = {
+      delivery_id: 'msg_old',
+      org_id: 'org_a',
+      webhook_id: 'wh_1',
+      event_id: 'evt_0',
+      event: 'episode.closed',
+      payload: '{"type":"episode.closed"}',
+      status: 'pending',
+      attempts: [{ at_ms: 500, status_code: null, latency_ms: 5000, error: 'timed out' }],
+      created_ms: 400,
+      updated_ms: 500,
+    };
+    await connection.run("INSERT INTO alerting VALUES ('delivery', 'org_a', 'msg_old', 'wh_1', 'pending', 400, $1)", [JSON.stringify(whole)]);
+    connection.closeSync();
+    instance.closeSync();
+
+    const reopened = await openEmbeddedStore({ dataDir });
+    opened.push(reopened);
+    const old = {
+      deliveryId: 'msg_old',
+      orgId: 'org_a',
+      webhookId: 'wh_1',
+      eventId: 'evt_0',
+      event: 'episode.closed',
+      payload: '{"type":"episode.closed"}',
+      status: 'pending',
+      attempts: [{ at: new Date(500), statusCode: null, latencyMs: 5000, error: 'timed out' }],
+      createdAt: new Date(400),
+      updatedAt: new Date(500),
+    };
+    expect(await reopened.alerting!.getDelivery('org_a', 'msg_old')).toEqual(old);
+    expect((await reopened.alerting!.pendingDeliveries(10)).map((d) => [d.deliveryId, d.payload, d.attempts.length])).toEqual([
+      ['msg_old', old.payload, 1],
+      ['msg_1', payload, 3],
+      ['msg_2', payload, 0],
+    ]);
+    // Its next attempt stores it in the new form.
+    await reopened.alerting!.putDelivery({ ...old, status: 'delivered', updatedAt: new Date(600) } as never);
+    expect(await reopened.alerting!.getDelivery('org_a', 'msg_old')).toEqual({ ...old, status: 'delivered', updatedAt: new Date(600) });
+  });
+
   it('stores only hashes, never the plaintext key', async () => {
     const plaintext = 'svc_live_ThisIsTheSecretPartOfTheKey_0123';
     const store = await openEmbeddedStore({ dataDir });

@@ -3,9 +3,10 @@
 import { DEFAULT_EPISODE_QUIET_POINTS } from '@adp/alerts';
 import { MAX_SERIES_POINTS } from '@adp/domain';
 import { STREAM_DEFAULTS } from '@adp/detection';
-import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, TOPICS } from '@adp/streaming';
+import { TOPICS } from '@adp/streaming';
+import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers } from '@adp/platform';
 
-export { LOG_LEVELS, type LogLevel } from '@adp/streaming';
+export { LOG_LEVELS, type LogLevel } from '@adp/platform';
 
 /** Default `WORKER_LIVE_JUDGES`. */
 export const DEFAULT_LIVE_JUDGES = 1024;

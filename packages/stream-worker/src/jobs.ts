@@ -24,24 +24,26 @@ import {
   type DetectOptions,
   type SeriesInput,
 } from '@adp/detection';
+import { seriesEpisodes } from '@adp/alerts';
 import { decodeMachineModel, judgeMachine } from '@adp/machine';
 import {
-  FINISHED_JOB_STATUSES,
   TOPICS,
-  episodesOf,
   loadStreamingCodecs,
   type Bus,
   type BusConsumer,
   type IncomingMessage,
   type JobChunk,
+  type StreamingCodecs,
+} from '@adp/streaming';
+import {
+  FINISHED_JOB_STATUSES,
   type JobEpisode,
   type JobMachineVerdict,
   type JobRecord,
   type JobResultRow,
   type JobStore,
   type JudgedSeries,
-  type StreamingCodecs,
-} from '@adp/streaming';
+} from '@adp/store';
 import type { WorkerLogger } from './worker.js';
 
 export interface JobWorkerDeps {
@@ -98,6 +100,30 @@ interface ReceivedChunk {
 interface SeriesFailure {
   readonly code: string;
   readonly message: string;
+}
+
+/**
+ * A series' episodes by the rule of POST /v1/detect and the stream workers (@adp/alerts
+ * seriesEpisodes: open at a flag, closed once a quiet stretch follows the last one), so a job and
+ * a detection of the same series answer the same episodes.
+ */
+export function seriesEpisodesOf(
+  seriesIndex: number,
+  verdicts: Parameters<typeof seriesEpisodes>[0],
+  timestamps: readonly number[] | null,
+): JobEpisode[] {
+  const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
+  return seriesEpisodes(verdicts).map((episode) => ({
+    seriesIndex,
+    firstPoint: episode.start,
+    lastPoint: episode.end,
+    firstTsMs: at(episode.start),
+    lastTsMs: at(episode.end),
+    peakSeverity: episode.severity,
+    direction: episode.direction,
+    flaggedPoints: episode.flaggedPoints,
+    closed: episode.closed,
+  }));
 }
 
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
@@ -248,7 +274,7 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
         severity: result.severity[i]!,
       };
     }
-    return { seriesIndex, period: result.period, rows, episodes: episodesOf(seriesIndex, rows) };
+    return { seriesIndex, period: result.period, rows, episodes: seriesEpisodesOf(seriesIndex, result, timestamps) };
   }
 
   /**
@@ -303,16 +329,22 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
-    const episodes: JobEpisode[] = verdict.episodes.map((episode) => ({
-      seriesIndex,
-      firstPoint: episode.start,
-      lastPoint: episode.end,
-      firstTsMs: at(episode.start),
-      lastTsMs: at(episode.end),
-      peakSeverity: episode.severity,
-      direction: 'positive',
-      drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
-    }));
+    const episodes: JobEpisode[] = verdict.episodes.map((episode) => {
+      let flaggedPoints = 0;
+      for (let t = episode.start; t <= episode.end; t++) if (verdict.isAnomaly[t]) flaggedPoints++;
+      return {
+        seriesIndex,
+        firstPoint: episode.start,
+        lastPoint: episode.end,
+        firstTsMs: at(episode.start),
+        lastTsMs: at(episode.end),
+        peakSeverity: episode.severity,
+        direction: 'positive',
+        flaggedPoints,
+        closed: episode.closed,
+        drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
+      };
+    });
     // No period: the joint model is not seasonal.
     return { seriesIndex, period: 0, rows, episodes };
   }

@@ -2,7 +2,8 @@
 // partition resumes, and the windows held between batches (kept only once stored, never put back
 // for a machine deleted meanwhile).
 import { NO_EPISODE } from '@adp/alerts';
-import { createMemoryCheckpointStore, type IncomingMessage } from '@adp/streaming';
+import type { IncomingMessage } from '@adp/streaming';
+import { createMemoryCheckpointStore } from '@adp/store';
 import { describe, expect, it } from 'vitest';
 import { decodeBatch } from '../src/decode.js';
 import { CheckpointKeys, PartitionOffsets } from '../src/offsets.js';

@@ -3,9 +3,7 @@
 import type { BaselineRecord, Store } from '@adp/store';
 import {
   createInProcessBus,
-  createMemoryCheckpointStore,
   createMemoryNotifier,
-  createMemoryResultStore,
   loadStreamingCodecs,
   type Bus,
   type CheckpointStore,
@@ -15,6 +13,7 @@ import {
   type TelemetryPoint,
   type TelemetryReading,
 } from '@adp/streaming';
+import { createMemoryCheckpointStore, createMemoryResultStore } from '@adp/store';
 import type { WorkerModel, WorkerRuntimeConfig } from '../src/index.js';
 
 export const codecs = loadStreamingCodecs();

@@ -8,16 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectEntireSeries, type SeriesInput } from '@adp/detection';
-import {
-  TOPICS,
-  createDuckDbJobStore,
-  loadStreamingCodecs,
-  openDurableInProcessBus,
-  type InProcessBus,
-  type JobRecord,
-  type JobStore,
-  type OutgoingMessage,
-} from '@adp/streaming';
+import { TOPICS, loadStreamingCodecs, openDurableInProcessBus, type InProcessBus, type OutgoingMessage } from '@adp/streaming';
+import { createDuckDbJobStore, type JobRecord, type JobStore } from '@adp/store';
 import { startJobWorker, type RunningJobWorker } from '../src/index.js';
 
 const codecs = loadStreamingCodecs();

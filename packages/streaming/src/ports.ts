@@ -35,6 +35,13 @@ export interface IncomingBatch {
 export interface BusProducer {
   /** Resolves once the bus has accepted every message (Kafka: acks from all in-sync replicas). */
   send(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Bytes of message values one send may carry at most, where the bus has such a limit (Kafka:
+   * a send's messages to one partition are one record batch, refused past the broker's
+   * message.max.bytes). Absent: any size, and one send is cheaper than several (the durable
+   * in-process bus writes and syncs each send's messages at once).
+   */
+  readonly maxSendBytes?: number;
   close(): Promise<void>;
 }
 

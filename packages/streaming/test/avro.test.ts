@@ -215,6 +215,29 @@ describe('typed decode and encode errors', () => {
     expect(error.code).toBe('MESSAGE_INVALID');
     expect(error.context.path).toBe('channels.0.value');
   });
+
+  it('messages of any size encode as avsc writes them, each its own copy, a failed one leaving the next intact', () => {
+    const chunk = (points: number) => ({
+      organization: 'org_a',
+      job_id: `job_${'a'.repeat(32)}`,
+      series_index: 0,
+      chunk_index: 0,
+      chunk_count: 1,
+      first_point: 0,
+      timestamps: Array.from({ length: points }, (_, i) => 1_735_689_600_000 + i * 60_000),
+      values: Array.from({ length: points }, (_, i) => i / 7),
+    });
+    // A small message, then ones larger than the codec's buffer, then one larger than it keeps.
+    const values = [chunk(3), chunk(2000), chunk(60_000), chunk(300_000), chunk(5)];
+    const messages = values.map((value) => codecs.jobChunk.encode(value));
+    // Compared as bytes (Buffer.equals): a deep comparison of 300,000 items takes minutes.
+    const written = (value: ReturnType<typeof chunk>) => Buffer.concat([Buffer.from([0xc3, 0x01]), codecs.jobChunk.fingerprint, codecs.jobChunk.type.toBuffer(value)]);
+    expect(messages.map((message, index) => message.equals(written(values[index]!)))).toEqual([true, true, true, true, true]);
+    expect(codecs.jobChunk.decode(messages[1]!)).toEqual(values[1]);
+    expect(() => codecs.jobChunk.encode({ ...chunk(2000), values: ['x'] } as unknown as ReturnType<typeof chunk>)).toThrow(StreamingError);
+    expect(codecs.jobChunk.decode(codecs.jobChunk.encode(chunk(4)))).toEqual(chunk(4));
+    expect(messages[2]!.equals(written(values[2]!))).toBe(true);
+  });
 });
 
 describe('the telemetry topic: points and batches side by side', () => {

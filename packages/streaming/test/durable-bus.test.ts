@@ -7,7 +7,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile }
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDurableInProcessBus, openStreaming, type Bus, type DurableInProcessBusOptions, type IncomingMessage, type StreamingError } from '../src/index.js';
+import { openDurableInProcessBus, type Bus, type DurableInProcessBusOptions, type IncomingMessage, type StreamingError } from '../src/index.js';
 import { decodeRecords, encodeRecord } from '../src/in-process/bus-log-records.js';
 import { partitionForKey } from '../src/in-process/partitioner.js';
 
@@ -258,20 +258,9 @@ describe('openDurableInProcessBus', () => {
     await consumer.close();
   });
 
-  it('is one process per directory, and what openStreaming gives with embeddedBus durable', async () => {
+  it('is one process per directory', async () => {
     const dir = await tempDir();
     await open(dir);
     await expect(openDurableInProcessBus({ dir })).rejects.toMatchObject({ code: 'BUS_LOG_UNAVAILABLE' });
-    const dataDir = await tempDir();
-    const streaming = await openStreaming({ dataDir, embeddedBus: 'durable' });
-    try {
-      expect(streaming.mode.bus).toBe('in-process-durable');
-      expect(streaming.backlog?.()).toBe(0);
-      await streaming.bus.ensureTopics([{ name: 't', partitions: 2 }]);
-      expect(await readdir(path.join(dataDir, 'bus', 'topics', 't'))).toEqual(expect.arrayContaining(['0', '1', 'topic.json']));
-    } finally {
-      await streaming.close();
-    }
-    await expect(openStreaming({ embeddedBus: 'durable' })).rejects.toMatchObject({ code: 'VALUE_INVALID' });
   });
 });

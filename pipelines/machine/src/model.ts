@@ -287,7 +287,7 @@ function distances(fit: Fit, values: readonly ArrayLike<number>[], from: number,
  * window on its own (spikes are the channel judges' to flag; the machine's score is for departures
  * that last). `parts` are averaged over the same points, so they still add up to the score.
  */
-function trimmedTrailingMeans(
+export function trimmedTrailingMeans(
   distance: Float64Array,
   parts: readonly Float64Array[],
   points: number,
@@ -307,34 +307,61 @@ function trimmedTrailingMeans(
   all.set(distance, carried);
   const score = new Float64Array(n);
   const contributions = parts.map(() => new Float64Array(n));
-  const window: number[] = [];
+  // The window's indices kept sorted by distance (ties: the earlier first) as points come and go,
+  // so each point costs a binary search and a shift, not a sort of its window.
+  const sorted: number[] = [];
+  const before = (x: number, y: number): boolean => all[x]! < all[y]! || (all[x] === all[y] && x < y);
+  const place = (index: number): number => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(sorted[mid]!, index)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   for (let i = 0; i < all.length; i++) {
-    window.push(i);
-    if (window.length > points) window.shift();
+    if (i >= points) {
+      const leaving = i - points;
+      const at = place(leaving);
+      sorted.splice(sorted[at] === leaving ? at : sorted.indexOf(leaving), 1);
+    }
+    sorted.splice(place(i), 0, i);
     if (i < carried) continue;
-    const trim = Math.floor(window.length * MACHINE_MODEL_TUNING.trimmedShare);
-    const kept = trim === 0 ? window : [...window].sort((x, y) => all[x]! - all[y]! || x - y).slice(0, window.length - trim);
+    const length = sorted.length;
+    const trim = Math.floor(length * MACHINE_MODEL_TUNING.trimmedShare);
+    const keptCount = length - trim;
+    // Summed in the order the points are kept: arrival order when none is trimmed, else by distance.
+    const keptAt = (k: number): number => (trim === 0 ? i - length + 1 + k : sorted[k]!);
     let sum = 0;
-    for (const k of kept) sum += all[k]!;
-    score[i - carried] = sum / kept.length;
+    for (let k = 0; k < keptCount; k++) sum += all[keptAt(k)]!;
+    score[i - carried] = sum / keptCount;
     allParts.forEach((part, c) => {
       let acc = 0;
-      for (const k of kept) acc += part[k]!;
-      contributions[c]![i - carried] = acc / kept.length;
+      for (let k = 0; k < keptCount; k++) acc += part[keptAt(k)]!;
+      contributions[c]![i - carried] = acc / keptCount;
     });
   }
   return { score, contributions };
 }
 
+/** How a model is fitted beyond its healthy rows. */
+export interface FitOptions {
+  /** Trailing points averaged into a score (default MACHINE_MODEL_TUNING.smoothingPoints). */
+  readonly smoothingPoints?: number;
+}
+
 /** Fits the model on a machine's healthy rows (every channel the same length). */
-export function fitMachineModel(healthy: ChannelMatrix): MachineModel {
+export function fitMachineModel(healthy: ChannelMatrix, options: FitOptions = {}): MachineModel {
   const n = rowsOf(healthy);
   if (healthy.values.length === 0 || healthy.values.length !== healthy.channels.length) {
     throw new RangeError('a machine model needs one value series per channel');
   }
   if (healthy.values.some((v) => v.length !== n)) throw new RangeError('every channel needs the same number of healthy rows');
   if (n < MIN_MACHINE_MODEL_ROWS) throw new RangeError(`a machine model needs at least ${MIN_MACHINE_MODEL_ROWS} healthy rows`);
-  const { smoothingPoints, calibrationBlocks } = MACHINE_MODEL_TUNING;
+  const { calibrationBlocks } = MACHINE_MODEL_TUNING;
+  const smoothingPoints = Math.max(1, Math.round(options.smoothingPoints ?? MACHINE_MODEL_TUNING.smoothingPoints));
   const fit = fitRange(healthy.values, 0, n);
   // Out of sample: each block in turn is scored by the model fitted on the other blocks.
   const calibration: number[] = [];

@@ -1,6 +1,6 @@
 // The wire bodies of the job routes (./schemas.ts) from the job store's records.
 import { randomBytes } from 'node:crypto';
-import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/streaming';
+import type { JobEpisode, JobProgress, JobRecord, JobResultRow, JobSeries } from '@adp/store';
 import { pointVerdictBody } from '../point-verdict.js';
 import type { JobBody, JobEpisodeBody, JobResultRowBody } from './schemas.js';
 
@@ -75,8 +75,11 @@ export function episodeBody(episode: JobEpisode, job: JobRecord): JobEpisodeBody
     first_timestamp: iso(episode.firstTsMs),
     last_timestamp: iso(episode.lastTsMs),
     points: episode.lastPoint - episode.firstPoint + 1,
+    // Episodes stored before they spanned quiet points were runs of flags, closed.
+    flagged_points: episode.flaggedPoints ?? episode.lastPoint - episode.firstPoint + 1,
     peak_severity: episode.peakSeverity,
     direction: episode.direction,
+    closed: episode.closed ?? true,
     ...(episode.drivers ? { channels: episode.drivers.map(({ channel, share }) => ({ channel, share })) } : {}),
   };
 }

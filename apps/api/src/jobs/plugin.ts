@@ -18,16 +18,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
 import { decodeMachineModel } from '@adp/machine';
 import type { BaselineRecord, Store } from '@adp/store';
-import {
-  FINISHED_JOB_STATUSES,
-  TOPICS,
-  loadStreamingCodecs,
-  type Bus,
-  type JobRecord,
-  type JobSeries,
-  type JobStore,
-  type OutgoingMessage,
-} from '@adp/streaming';
+import { TOPICS, loadStreamingCodecs, type Bus, type OutgoingMessage } from '@adp/streaming';
+import { FINISHED_JOB_STATUSES, type JobRecord, type JobSeries, type JobStore } from '@adp/store';
 import { lazyProducer } from '../bus-producer.js';
 import type { JobsConfig } from '../config.js';
 import { AppError, ERRORS } from '../errors.js';

@@ -1,21 +1,24 @@
 // Publishing a job's chunks on the jobs topic (the API's half of ./plugin.ts's acceptance).
 import type { BusProducer, OutgoingMessage } from '@adp/streaming';
 
-/**
- * Bytes of chunks one send carries at most: Kafka refuses a record batch over the broker's
- * message.max.bytes (1 MB by default), and a send's messages to one partition are one batch.
- */
-const SEND_MAX_BYTES = 768 * 1024;
-/** Sends in flight at once, each lane a share of the series. */
+/** Sends in flight at once, each lane a share of the series (a bus that limits a send's size). */
 const PUBLISH_LANES = 4;
 
 /**
- * Publishes a job's chunks. The series are dealt to a few lanes; each lane sends its series' chunks
- * in order, packed into sends of at most SEND_MAX_BYTES (many short series share a send), one send
- * after another: a send resolves only once the bus has it, so a series' chunks reach their
- * partition in sequence.
+ * Publishes a job's chunks; resolves once the bus has every one. A bus without a limit on a send's
+ * size (the durable in-process bus) takes them in one send: one write and one sync of its log,
+ * and a series' chunks visible to the worker together, so it judges the series without staging
+ * them. On a bus with a limit (Kafka, BusProducer.maxSendBytes), the series are dealt to a few
+ * lanes; each lane sends its series' chunks in order, packed into sends of at most that many
+ * bytes (many short series share a send), one send after another: a send resolves only once the
+ * bus has it, so a series' chunks reach their partition in sequence.
  */
 export async function publishChunks(producer: BusProducer, topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+  const maxSendBytes = producer.maxSendBytes;
+  if (maxSendBytes === undefined) {
+    if (messages.length > 0) await producer.send(topic, messages);
+    return;
+  }
   const bySeries = new Map<string | null, OutgoingMessage[]>();
   for (const message of messages) {
     const list = bySeries.get(message.key);
@@ -28,7 +31,7 @@ export async function publishChunks(producer: BusProducer, topic: string, messag
     let batch: OutgoingMessage[] = [];
     let bytes = 0;
     for (const message of lane) {
-      if (batch.length > 0 && bytes + message.value.length > SEND_MAX_BYTES) {
+      if (batch.length > 0 && bytes + message.value.length > maxSendBytes) {
         await producer.send(topic, batch);
         batch = [];
         bytes = 0;

@@ -4,7 +4,7 @@
 // the timestamps' order, uniqueness and grid (the engine's own alignment, run here over each
 // series; messages name the series). So a job that is accepted fails later only on a server fault.
 import { alignSeries, SeriesError, type SeriesInput } from '@adp/detection';
-import type { JobDetectOptions, JobResultsCursor } from '@adp/streaming';
+import type { JobDetectOptions, JobResultsCursor } from '@adp/store';
 import { AppError, ERRORS } from '../errors.js';
 import { invalidArgument, invalidSeries } from '../request-checks.js';
 import { isMultichannelSeries, parseMultivariateMachineId, splitChannels } from '../native/multivariate.js';

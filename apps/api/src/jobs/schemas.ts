@@ -135,13 +135,17 @@ const EpisodeBody = Type.Object({
   machine_id: Type.Union([Type.String(), Type.Null()]),
   kind: MultichannelKind,
   channel: Type.Optional(Type.String({ description: 'For kind channel.' })),
-  first_point: Type.Integer(),
-  last_point: Type.Integer(),
+  first_point: Type.Integer({ description: 'Index of its first flagged point.' }),
+  last_point: Type.Integer({ description: 'Index of its last flagged point (inclusive).' }),
   first_timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   last_timestamp: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  points: Type.Integer(),
+  points: Type.Integer({ description: 'Points from first_point to last_point, flagged or not.' }),
+  flagged_points: Type.Integer({ minimum: 1, description: 'Flagged points within it.' }),
   peak_severity: Type.Number(),
   direction: Type.Union([Type.Literal('positive'), Type.Literal('negative'), Type.Literal('both')]),
+  closed: Type.Boolean({
+    description: 'False when the series ended before 10 points without a flag followed its last flag (for kind machine: before a whole window of the model).',
+  }),
   channels: Type.Optional(
     Type.Array(Type.Object({ channel: Type.String(), share: Type.Number() }), {
       description: "For kind machine: the channels that drove the episode, each one's share of its score, largest first.",
@@ -155,7 +159,10 @@ export const JobResultsResponse = Type.Object(
     job_id: Type.String(),
     status: Status,
     results: Type.Array(ResultRowBody),
-    episodes: Type.Array(EpisodeBody, { description: "The episodes (runs of flagged points) that overlap this page's rows." }),
+    episodes: Type.Array(EpisodeBody, {
+      description:
+        "The episodes that overlap this page's rows. A series' episode opens at a flag and closes once 10 points without one have followed its last flag, as in POST /v1/detect; a machine verdict's are the joint model's own.",
+    }),
     next_cursor: Type.Union([Type.String(), Type.Null()]),
   },
   { description: "A page of a job's per-point results, in (series, point) order: the judged series' points so far." },

@@ -12,7 +12,7 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
-import { decodeMachineModel, encodeMachineModel, fitMachineModel, type MachineModel } from '@adp/machine';
+import { decodeMachineModel, encodeMachineModel, fitLevelModel, fitMachineModel, type MachineModel } from '@adp/machine';
 import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
 import { shapeReferenceInSlices } from '@adp/detection';
 import { nextTurn } from './next-turn.js';
@@ -131,6 +131,12 @@ export interface MachinePredictor {
   readonly normalisation: Normalisation | null;
   /** A multivariate machine's joint model of its channels; null for a single series or a machine baselined before it was kept. */
   readonly machineModel: MachineModel | null;
+  /**
+   * A single series' model of its healthy level and spread, fitted on the healthy values its
+   * baseline keeps for its shapes, over the shapes' length (its cycle); null for a multivariate
+   * record or without kept values.
+   */
+  readonly levelModel: MachineModel | null;
 }
 
 export function baselineIdOf(machineId: string): string {
@@ -461,5 +467,13 @@ export class BaselineService {
 
 function toPredictor(record: BaselineRecord, weights: PredictorWeights | null): MachinePredictor {
   const { predictorWeights: _bytes, ...baseline } = record;
-  return { baseline, weights, normalisation: record.normalisation, machineModel: decodeMachineModel(record.machineModel ?? null) };
+  const single = (record.channels?.length ?? 0) === 0;
+  const reference = single ? (record.shapeReference ?? null) : null;
+  return {
+    baseline,
+    weights,
+    normalisation: record.normalisation,
+    machineModel: decodeMachineModel(record.machineModel ?? null),
+    levelModel: reference === null ? null : fitLevelModel(reference.values, reference.length),
+  };
 }

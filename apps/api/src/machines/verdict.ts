@@ -5,10 +5,14 @@
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
 import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
+import { judgeMachine, levelCarry, type LevelVerdict, type MachineModel } from '@adp/machine';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
 export type Verdicts = Omit<EntireResult, 'period' | 'expectedValues'>;
+
+/** The verdicts, and where a departure the level model sees holds (flagged points it finds away). */
+export type HeldVerdicts = Verdicts & { readonly held: readonly boolean[] };
 
 export interface LearnedVerdictInput {
   readonly values: readonly number[];
@@ -27,6 +31,11 @@ export interface LearnedVerdictInput {
   readonly severityScores?: ArrayLike<number>;
   readonly sensitivity: number;
   readonly maxAnomalyRatio: number;
+  /**
+   * The baseline's level model on the request's values (absent: no level model): a reported
+   * event's flag holds while the level it moved to stays away from the healthy one (levelCarry).
+   */
+  readonly level?: LevelVerdict;
 }
 
 /**
@@ -46,11 +55,15 @@ export interface LearnedVerdictInput {
  * can run for hundreds of points before the anomaly within it, and the point the baseline finds
  * worst is where to look (chosen on UCR dev's half A, docs/evaluation.md). An event still under
  * way at the request's end keeps its first point: a level shift's score keeps growing after the
- * jump, and the jump is what to page on. The request's cap on flagged points
- * holds for the union: the most severe are kept, and an engine flag the cap drops gets its band
- * widened past its value as the engine does.
+ * jump, and the jump is what to page on. With a level model, a reported flag then holds for as long
+ * as the series' level or spread stays away from the healthy state (each held point as severe as
+ * the level model finds it, never more than the flag), so a departure that lasts is flagged while
+ * it lasts and is one episode. The request's cap on flagged points
+ * holds for the union's events (the most severe kept, an engine flag the cap drops with its band
+ * widened past its value as the engine does); a held point is part of the event its flag reports,
+ * so held points are added after the cap, from the flags it kept, and do not count against it.
  */
-export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
+export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
   const { values, entire, scores } = input;
   const n = values.length;
   const upperMargins = [...entire.upperMargins];
@@ -58,6 +71,8 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
   const severity = [...entire.severity];
   const isAnomaly = [...entire.isAnomaly];
   const learnedOnly = new Array<boolean>(n).fill(false);
+  // Points flagged only because a departure's level held (after the cap).
+  const held = new Array<boolean>(n).fill(false);
   const band = marginMultiplier(input.sensitivity);
   for (let i = WINDOW_POINTS; i < n; i++) {
     const score = scores[i] ?? Number.NaN;
@@ -114,7 +129,30 @@ export function learnedVerdicts(input: LearnedVerdictInput): Verdicts {
       }
     }
   }
+  // The cap counts events; a departure's held points go with the flag the cap kept.
+  if (input.level !== undefined) {
+    const carried = levelCarry(isAnomaly, severity, input.level);
+    for (let i = 0; i < n; i++) {
+      const carry = carried[i] ?? 0;
+      if (carry <= 0 || isAnomaly[i]) continue;
+      const holds = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, 0, carry);
+      if (holds === null) continue;
+      held[i] = true;
+      isAnomaly[i] = true;
+      severity[i] = holds.severity;
+      upperMargins[i] = holds.margin;
+      lowerMargins[i] = holds.margin;
+    }
+  }
   const isPositiveAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) > (entire.expectedValues[i] ?? 0));
   const isNegativeAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) < (entire.expectedValues[i] ?? 0));
-  return { upperMargins, lowerMargins, isAnomaly, isPositiveAnomaly, isNegativeAnomaly, severity };
+  // Where a departure holds: flagged points the level model finds away from the healthy state.
+  const holding = isAnomaly.map((flag, i) => flag && (held[i] === true || input.level?.isAnomaly[i] === true));
+  return { upperMargins, lowerMargins, isAnomaly, isPositiveAnomaly, isNegativeAnomaly, severity, held: holding };
+}
+
+/** The level model's verdict on a request's values, at the detection's sensitivity. */
+export function levelVerdict(model: MachineModel, values: readonly number[], sensitivity: number): LevelVerdict {
+  const { isAnomaly, severity } = judgeMachine(model, [values], sensitivity);
+  return { isAnomaly, severity, window: model.smoothingPoints };
 }

@@ -1,6 +1,6 @@
 // The native API's wire bodies built from stored records and model output: baselines (one series
 // or a multivariate machine), the telemetry summary, and the number arrays of a detection.
-import { seriesEpisodes, type SeriesVerdicts } from '@adp/alerts';
+import type { SeriesEpisode } from '@adp/alerts';
 import { decodeMachineModel, machineThreshold } from '@adp/machine';
 import type { BaselineRecord } from '@adp/store';
 import type { StoredMachineSummary } from '@adp/streaming';
@@ -184,10 +184,10 @@ export function roundedEmbeddings(embeddings: readonly Float32Array[]): number[]
 }
 
 
-/** A series' episodes on the wire: the stream's rule (@adp/alerts seriesEpisodes) over the answer's flags. */
-export function episodesBody(verdicts: SeriesVerdicts, timestampsMs: ArrayLike<number> | null | undefined) {
+/** A series' episodes on the wire (@adp/alerts seriesEpisodes over the answer's flags: the stream's rule). */
+export function episodesBody(episodes: readonly SeriesEpisode[], timestampsMs: ArrayLike<number> | null | undefined) {
   const at = (index: number): string | null => (timestampsMs ? new Date(timestampsMs[index] ?? 0).toISOString() : null);
-  return seriesEpisodes(verdicts).map(({ start, end, peak, severity, flaggedPoints, direction, closed }) => ({
+  return episodes.map(({ start, end, peak, severity, flaggedPoints, direction, closed }) => ({
     start,
     end,
     start_timestamp: at(start),

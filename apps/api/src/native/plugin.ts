@@ -4,6 +4,7 @@
 // machine's telemetry summary from the injected ResultStore (machines/service.ts merges them). Errors use the app's coded shape
 // `{"error":{"code","message"}}` (the app-wide error handler writes it).
 import { randomUUID } from 'node:crypto';
+import { seriesEpisodes } from '@adp/alerts';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -22,9 +23,9 @@ import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
-import { changePointsOf, machineRegimes } from '../machines/regimes.js';
+import { activeWhere, changePointsOf, machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
-import { learnedVerdicts, type Verdicts } from '../machines/verdict.js';
+import { learnedVerdicts, levelVerdict, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
 import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
@@ -276,21 +277,25 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       // within (the most ordinary subsequence the point is part of), so flags land on unusual
       // points and not half a subsequence before them; how severe a flag is reads the centred one
       // (the answer's shape_scores), which sees the whole unusual subsequence around the point.
-      verdicts = learnedVerdicts({
+      const joined = learnedVerdicts({
         values,
         entire,
         scores: shapes === null ? zScores : learnedScores(zScores, shapes.within),
         ...(shapes === null ? {} : { severityScores: learnedScores(zScores, shapes.around) }),
         sensitivity: prepared.options.sensitivity,
         maxAnomalyRatio: prepared.options.maxAnomalyRatio,
+        ...(predictor.levelModel === null ? {} : { level: levelVerdict(predictor.levelModel, values, prepared.options.sensitivity) }),
       });
-      // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out.
-      regimes = await machineRegimes({ model: current, predictor, values, zScores, changePoints });
+      verdicts = joined;
+      // z_scores stay the series' own; the regimes judge them with spikes' echoes taken out, and
+      // a departure that holds is at least ACTIVE.
+      regimes = activeWhere(await machineRegimes({ model: current, predictor, values, zScores, changePoints }), joined.held);
     } else {
       const own = seriesEnergyStats(energies);
       zScores = zScoresOf(energies, own.energyMean, own.energyStd);
       regimes = unknownRegimes(values.length);
     }
+    const episodes = seriesEpisodes(verdicts);
     // Checked whether or not the answer carries them: they took part in the verdicts.
     const zScoresOut = finiteOrFail(zScores, 'z-score');
     const shapeScoresOut = shapes === null ? null : finiteOrFail(shapes.around, 'shape score');
@@ -306,7 +311,7 @@ export const nativeRoutes: FastifyPluginAsync<NativeRoutesOptions> = async (fast
       isNegativeAnomaly: verdicts.isNegativeAnomaly,
       isPositiveAnomaly: verdicts.isPositiveAnomaly,
       severity: verdicts.severity,
-      episodes: episodesBody(verdicts, parsed.input.timestampsMs),
+      episodes: episodesBody(episodes, parsed.input.timestampsMs),
       regimes,
       energies: parsed.includeEnergy ? roundedSignificant(energies, ENERGY_DIGITS) : null,
       z_scores: parsed.includeZScores ? roundedDecimals(zScoresOut, SCORE_DECIMALS) : null,

@@ -315,8 +315,7 @@ async function machineVerdictAsJob(request: Record<string, unknown>, status: HTM
         peak_score: score[peak] ?? 0,
         severity: episode.peak_severity,
         channels: episode.channels ?? [],
-        // The last point's episode may still go on.
-        closed: episode.last_point < rows.length - 1,
+        closed: episode.closed,
       };
     }),
   };

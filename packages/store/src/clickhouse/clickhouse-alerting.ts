@@ -1,6 +1,7 @@
 // Webhook targets, deliveries and feedback in ClickHouse (schemas/clickhouse/0013_alerting.sql):
 // the documents of ../alerting.ts, each write a row with a new version, reads the latest row per
-// key (argMax), removals a row with deleted = 1. Values reach SQL only through sqlString/sqlInteger.
+// key (argMax), removals a row with deleted = 1; a delivery's body is inserted only when absent.
+// Values reach SQL only through sqlString/sqlInteger.
 import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
 import { sqlInteger, sqlString } from './sql.js';
 
@@ -26,6 +27,32 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
 
   put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
     return this.access.op(operation, (op) => this.write(op, rows, 0));
+  }
+
+  /** One read of which rows are stored (per organization and kind), then one insert of the others. */
+  putOnce(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    return this.access.op(operation, async (op) => {
+      const groups = new Map<string, AlertingRow[]>();
+      for (const row of rows) {
+        const key = `${row.kind}\u0000${row.orgId}`;
+        const group = groups.get(key);
+        if (group) group.push(row);
+        else groups.set(key, [row]);
+      }
+      const missing: AlertingRow[] = [];
+      for (const group of groups.values()) {
+        const { kind, orgId } = group[0]!;
+        const stored = await this.access.rows<{ id: string }>(
+          op,
+          `SELECT id FROM ${this.table}
+            WHERE kind = ${sqlString(kind, op)} AND org_id = ${sqlString(orgId, op)} AND id IN (${group.map((row) => sqlString(row.id, op)).join(', ')})
+            GROUP BY id HAVING argMax(deleted, version) = 0`,
+        );
+        const present = new Set(stored.map((row) => row.id));
+        missing.push(...group.filter((row) => !present.has(row.id)));
+      }
+      if (missing.length > 0) await this.write(op, missing, 0);
+    });
   }
 
   private write(operation: string, rows: readonly AlertingRow[], deleted: 0 | 1): Promise<void> {

@@ -30,11 +30,12 @@
 //     retried (a retry after a lost acknowledgement would count twice); the promises of every call
 //     in that batch reject instead.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { clickHouseServerCode, runClickHouseMigrations, sqlIdentifier } from '@adp/streaming/clickhouse';
 import { StreamingError } from '@adp/streaming/errors';
 import { StoreDatabase, closedError, describe } from '../database.js';
 import { StoreError, type StoreErrorCode } from '../errors.js';
+import { sqlIdentifier } from './identifiers.js';
 import { InsertBatcher } from './insert-batcher.js';
+import { clickHouseServerCode, runClickHouseMigrations } from './migrations.js';
 import { VersionClock } from './version-clock.js';
 
 export interface ClickHouseStoreOptions {

@@ -1,6 +1,6 @@
 // The only ways a value enters the text of a ClickHouse statement. 18.16 has no server-side query
 // parameters (`{name:Type}`), so SELECTs interpolate; inserts never do (their rows travel as
-// JSONEachRow bodies). Identifiers go through `sqlIdentifier` (@adp/streaming/clickhouse).
+// JSONEachRow bodies). Identifiers go through `sqlIdentifier` (`identifiers.ts`).
 import { StoreError } from '../errors.js';
 
 // Backslash escapes that ClickHouse's string-literal parser knows on 18.16 and current releases.

@@ -1,5 +1,6 @@
 // Webhook targets, deliveries and feedback in the embedded database (table `alerting`, migration
-// 11): the documents of ../alerting.ts, one row per (kind, org_id, id), replaced whole.
+// 12): the documents of ../alerting.ts, one row per (kind, org_id, id), replaced whole; a
+// delivery's body is inserted once and never replaced.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
 
@@ -11,10 +12,19 @@ class DuckDBAlertingDocuments implements AlertingDocuments {
   constructor(private readonly access: EmbeddedAlertingAccess) {}
 
   put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    return this.insert(operation, 'INSERT OR REPLACE', rows);
+  }
+
+  putOnce(operation: string, rows: readonly AlertingRow[]): Promise<void> {
+    // A row already stored is neither replaced nor rewritten (a delivery's body, written once).
+    return this.insert(operation, 'INSERT OR IGNORE', rows);
+  }
+
+  private insert(operation: string, verb: 'INSERT OR REPLACE' | 'INSERT OR IGNORE', rows: readonly AlertingRow[]): Promise<void> {
     return this.access.run(operation, async (connection) => {
       const values = rows.map((_, i) => `($${i * 7 + 1}, $${i * 7 + 2}, $${i * 7 + 3}, $${i * 7 + 4}, $${i * 7 + 5}, $${i * 7 + 6}, $${i * 7 + 7})`);
       await connection.run(
-        `INSERT OR REPLACE INTO alerting (kind, org_id, id, parent, status, created_ms, doc) VALUES ${values.join(', ')}`,
+        `${verb} INTO alerting (kind, org_id, id, parent, status, created_ms, doc) VALUES ${values.join(', ')}`,
         rows.flatMap((row) => [row.kind, row.orgId, row.id, row.parent, row.status, BigInt(row.createdMs), row.doc]),
       );
     });

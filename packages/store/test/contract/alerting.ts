@@ -155,6 +155,27 @@ export function describeAlertingContract(name: string, backend: StoreBackend): v
       expect(await alerting.getDelivery('org_a', 'msg_c')).toBeNull();
     });
 
+    it('keeps each delivery with its own body: deliveries of one alert share it, another body replaces it', async () => {
+      const alerting = await open();
+      const other = '{"type":"episode.closed","data":{}}';
+      await alerting.recordAlerts([alert()], [delivery({ deliveryId: 'msg_x' }), delivery({ deliveryId: 'msg_y', webhookId: 'wh_2' })]);
+      await alerting.putDeliveries([delivery({ deliveryId: 'msg_z', payload: other, orgId: 'org_b' })]);
+      await alerting.putDelivery(delivery({ deliveryId: 'msg_y', webhookId: 'wh_2', status: 'failed', updatedAt: new Date(T0 + 9) }));
+      expect((await alerting.getDeliveries('org_a', ['msg_x', 'msg_y'])).map((d) => [d.deliveryId, d.status, d.payload]).sort()).toEqual([
+        ['msg_x', 'pending', delivery().payload],
+        ['msg_y', 'failed', delivery().payload],
+      ]);
+      expect((await alerting.getDelivery('org_b', 'msg_z'))?.payload).toBe(other);
+      // The same delivery put again with another body reads with that body.
+      await alerting.putDelivery(delivery({ deliveryId: 'msg_x', payload: other }));
+      expect((await alerting.getDelivery('org_a', 'msg_x'))?.payload).toBe(other);
+      expect((await alerting.getDelivery('org_a', 'msg_y'))?.payload).toBe(delivery().payload);
+      expect((await alerting.pendingDeliveries(10)).map((d) => [d.deliveryId, d.payload])).toEqual([
+        ['msg_x', other],
+        ['msg_z', other],
+      ]);
+    });
+
     it('keeps feedback per machine, lists and deletes it', async () => {
       const alerting = await open();
       const first = feedback();

@@ -7,11 +7,10 @@ import {
   encodeTelemetryBatches,
   loadStreamingCodecs,
   type KafkaBusOptions,
-  openStreaming,
   type OutgoingMessage,
-  type Streaming,
   type TelemetryPoint,
 } from '@adp/streaming';
+import { openStreaming, type Streaming } from '@adp/platform';
 import { Kafka, logLevel } from 'kafkajs';
 import { createClient as createRedisClient } from 'redis';
 import type { WorkerRuntimeConfig } from '../index.js';

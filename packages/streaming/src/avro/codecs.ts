@@ -39,6 +39,9 @@ export const DEFAULT_AVRO_SCHEMA_DIR = fileURLToPath(new URL('../../../../schema
 export const SINGLE_OBJECT_MARKER = Buffer.from([0xc3, 0x01]);
 /** Marker plus fingerprint. */
 export const SINGLE_OBJECT_HEADER_BYTES = 10;
+/** A codec's encoding buffer at first, and the most it keeps (a larger message gets its own). */
+const SCRATCH_START_BYTES = 4096;
+const SCRATCH_KEPT_BYTES = 4 * 1024 * 1024;
 
 /** The topics' records: the file each lives in and its canonical form as the TS side spells it. */
 export const STREAMING_RECORDS = {
@@ -168,6 +171,10 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
   const fingerprint = schemaFingerprint(reader);
   const fingerprintHex = fingerprint.toString('hex');
   const header = Buffer.concat([SINGLE_OBJECT_MARKER, fingerprint]);
+  // Messages are written here, header first, then copied out at their size: avsc's toBuffer
+  // writes a value larger than its own small buffer twice (once to measure it).
+  let scratch = Buffer.allocUnsafe(SCRATCH_START_BYTES);
+  header.copy(scratch);
   // One resolver per older writer, built on first sight: building one walks both schemas.
   const resolvers = new Map<string, AvroResolver>();
 
@@ -210,9 +217,23 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
     fingerprint,
     fingerprintHex,
     encode(value: T): Buffer {
-      let body: Buffer;
       try {
-        body = reader.toBuffer(value);
+        let end = reader.encode(value, scratch, SINGLE_OBJECT_HEADER_BYTES);
+        if (end < 0) {
+          // Too small by -end bytes: a larger scratch kept for the messages to come, or an exact
+          // buffer for a rare large one.
+          const needed = scratch.length - end;
+          if (needed > SCRATCH_KEPT_BYTES) {
+            const out = Buffer.allocUnsafe(needed);
+            header.copy(out);
+            reader.encode(value, out, SINGLE_OBJECT_HEADER_BYTES);
+            return out;
+          }
+          scratch = Buffer.allocUnsafe(Math.min(SCRATCH_KEPT_BYTES, Math.max(needed, 2 * scratch.length)));
+          header.copy(scratch);
+          end = reader.encode(value, scratch, SINGLE_OBJECT_HEADER_BYTES);
+        }
+        return Buffer.from(scratch.subarray(0, end));
       } catch (cause) {
         const path = invalidPath(reader, value);
         throw new StreamingError(
@@ -222,7 +243,6 @@ export function createAvroCodec<T>(reader: AvroType, writers: WriterSchemaRegist
           { cause },
         );
       }
-      return Buffer.concat([header, body]);
     },
     writtenWithThis,
     decode(message: Uint8Array): T {

@@ -149,6 +149,12 @@ function incoming(topic: string, partition: number, message: KafkaMessage): Inco
  * while the broker is down fails soon and the caller (the API: 503) can say so.
  */
 const PRODUCE_RETRY = { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
+/**
+ * Bytes of values one send carries at most (BusProducer.maxSendBytes): a send's messages to one
+ * partition are one record batch, which the broker refuses past message.max.bytes (1 MB by
+ * default); the rest is room for the batch's framing.
+ */
+const SEND_MAX_BYTES = 768 * 1024;
 /** Connecting a producer or the readiness probe: the same short budget, per connection attempt. */
 const QUICK_CLIENT_RETRY = { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } as const;
 
@@ -307,6 +313,7 @@ export function createKafkaBus(options: KafkaBusOptions): Bus {
       };
       await connected();
       const handle = {
+        maxSendBytes: SEND_MAX_BYTES,
         async send(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
           assertOpen();
           if (producerClosed) throw new StreamingError('STREAMING_CLOSED', 'this producer is closed');

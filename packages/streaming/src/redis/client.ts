@@ -1,8 +1,9 @@
-// The one way this code base builds a Redis connection (npm `redis` v6): the streaming stores, the
-// notifier and the API's key cache and rate limiter all go through `createRedisConnection`, so
+// The one way this code base builds a Redis connection (npm `redis` v6): the checkpoint store
+// (@adp/store), the notifier and the API's key cache and rate limiter all go through it, so
 // the reconnect rule (quick first tries, then every 2 s at most, for as long as the process
 // lives) is written once.
 import { createClient } from 'redis';
+import { StreamingError } from '../errors.js';
 
 /** Longest wait between reconnection attempts, ms: bounds how late a recovered Redis is noticed. */
 export const REDIS_MAX_RECONNECT_DELAY_MS = 2_000;
@@ -58,4 +59,34 @@ export async function closeRedis(client: ClosableRedis): Promise<void> {
     }
   }
   if (client.isOpen) client.destroy();
+}
+
+/** REDIS_UNAVAILABLE (retriable) for a failed Redis call: what was being done, and the cause. */
+export function redisUnavailable(what: string, cause: unknown): StreamingError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : '';
+  return new StreamingError('REDIS_UNAVAILABLE', `${what}${detail}`, {}, { cause });
+}
+
+/** Fails at once while the client is reconnecting: a queued PING would only wait. */
+export async function pingRedis(client: RedisConnection, what: string): Promise<void> {
+  if (!client.isReady) throw new StreamingError('REDIS_UNAVAILABLE', `Redis for ${what} is not connected`);
+  try {
+    await client.ping();
+  } catch (cause) {
+    throw redisUnavailable(`pinging Redis for ${what}`, cause);
+  }
+}
+
+/** A connected client with an 'error' listener; REDIS_UNAVAILABLE when Redis does not answer. */
+export async function connectRedis(url: string, what: string): Promise<RedisConnection> {
+  const client = createRedisConnection({ url });
+  // Without a listener an 'error' event would crash the process; the commands themselves reject.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (cause) {
+    client.destroy();
+    throw redisUnavailable(`cannot connect to Redis for ${what}`, cause);
+  }
+  return client;
 }
