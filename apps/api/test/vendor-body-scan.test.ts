@@ -129,19 +129,19 @@ const timestampText = fc.oneof(
   },
 );
 
+/** Number literals at the edges of JSON's grammar and of the vendor's limits, and values that are not numbers. */
+const NUMBER_LITERALS = [
+  '0', '-0', '-0.0', '0.0', '1', '-17', '100.5', '0.1', '0.30000000000000004', '123456789012345', '1234567890123456789',
+  '1e3', '1E-7', '-2.5e+10', '1e100', '-1e100', '1.0000000000000001e100', '1e101', '-1e101', '1e400', '-1e400', '1e-400',
+  '9007199254740993', '0.000001', '3.141592653589793', '12.0000000000000000000000001', '0.1234567890123456789',
+  '01', '1.', '.5', '+1', '-', '1e', '1e+', '--1', '0x10', 'NaN', 'Infinity', '"12"', '"NaN"', 'null', 'true', 'false', '[]', '{}',
+] as const;
+
 /** Number literals: what JSON.stringify writes, and edge cases of the grammar and the limits. */
 const valueText = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: -100_000, max: 100_000 }).map((n) => String(n / 1000)) },
   { weight: 3, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }).map((v) => JSON.stringify(v)) },
-  {
-    weight: 3,
-    arbitrary: fc.constantFrom(
-      '0', '-0', '-0.0', '0.0', '1', '-17', '100.5', '0.1', '0.30000000000000004', '123456789012345', '1234567890123456789',
-      '1e3', '1E-7', '-2.5e+10', '1e100', '-1e100', '1.0000000000000001e100', '1e101', '-1e101', '1e400', '-1e400', '1e-400',
-      '9007199254740993', '0.000001', '3.141592653589793', '12.0000000000000000000000001', '0.1234567890123456789',
-      '01', '1.', '.5', '+1', '-', '1e', '1e+', '--1', '0x10', 'NaN', 'Infinity', '"12"', '"NaN"', 'null', 'true', 'false', '[]', '{}',
-    ),
-  },
+  { weight: 3, arbitrary: fc.constantFrom(...NUMBER_LITERALS) },
 );
 
 const pointText = fc.oneof(
@@ -185,6 +185,30 @@ const pointDefect: fc.Arbitrary<(members: string[]) => string[] | string> = fc.o
   fc.constantFrom('\t', '	', '', '', 'é', '\"').map((inside) => (members: string[]) => [members[0]!.replace('T', `${inside}T`), members[1]!]),
   fc.constantFrom('1', 'null', '[]', '"x"', '{}').map((other) => () => other),
   fc.constantFrom(true).map(() => (members: string[]) => [...members].reverse()),
+  // The point's own punctuation, good and broken (weighted: each edit is one of many).
+  {
+    weight: 4,
+    arbitrary: fc
+    .constantFrom<(text: string) => string>(
+      (text) => text.replace('"value":', '"value" :'),
+      (text) => text.replace('"value":', '"valueX:'),
+      (text) => text.replace('"value":', '"value"='),
+      (text) => text.replace('"value":', '"value"0'),
+      (text) => text.replace('"timestamp":', '"timestampX:'),
+      (text) => text.replace('":"', '" "'),
+      (text) => text.replace(',"value"', ';"value"'),
+      (text) => text.replace(',"value"', ' "value"'),
+      (text) => text.replace(',"value"', ',,"value"'),
+      (text) => text.replace(/}$/, ';'),
+      (text) => text.replace(/}$/, ']'),
+      (text) => text.replace(/}$/, ',}'),
+      (text) => text.replace('{', '{{'),
+      (text) => text.replace('{', ' { '),
+      (text) => text.replace('{', ''),
+      (text) => text.replace('{', '['),
+    )
+    .map((edit) => (members: string[]) => edit(`{${members.join(',')}}`)),
+  },
 );
 
 const seriesText = fc.oneof(
@@ -199,15 +223,16 @@ const seriesText = fc.oneof(
         fc.constantFrom('', '.000', '.0000000'),
         fc.constantFrom(300_000, 86_400_000),
         fc.array(fc.tuple(fc.nat(), pointDefect), { maxLength: 2 }),
+        fc.constantFrom(',', ',', ',', ',', ', ', '\n,', ';', ' ', ',,'),
       )
-      .map(([n, fraction, stepMs, defects]) => {
+      .map(([n, fraction, stepMs, defects, separator]) => {
         const points: (string[] | string)[] = Array.from({ length: n }, (_, i) => goodPoint(i, stepMs, fraction));
         for (const [at, defect] of defects) {
           const index = at % n;
           const point = points[index]!;
           if (typeof point !== 'string') points[index] = defect(point);
         }
-        return `[${points.map((point) => (typeof point === 'string' ? point : `{${point.join(',')}}`)).join(',')}]`;
+        return `[${points.map((point) => (typeof point === 'string' ? point : `{${point.join(',')}}`)).join(separator)}]`;
       }),
   },
   { weight: 1, arbitrary: fc.constantFrom('null', '[]', '{}', '"x"', '12', '[1,2,3]') },
@@ -241,13 +266,14 @@ const bodyText = fc
     duplicateSeries: fc.option(caseVariants('series'), { nil: undefined, freq: 10 }),
     before: space,
     after: space,
+    comma: fc.constantFrom(',', ',', ',', ',', ',', ';', '', ',,'),
   })
-  .map(({ seriesKey, series, options, granularity, seriesAt, duplicateSeries, before, after }) => {
+  .map(({ seriesKey, series, options, granularity, seriesAt, duplicateSeries, before, after, comma }) => {
     const members = options.map(([key, value]) => `"${key}":${value}`);
     if (granularity !== undefined) members.unshift(`"granularity":${granularity}`);
     if (seriesKey !== undefined) members.splice(seriesAt % (members.length + 1), 0, `"${seriesKey}"${before}:${after}${series}`);
     if (duplicateSeries !== undefined) members.push(`"${duplicateSeries}":${series}`);
-    return `${before}{${after}${members.join(`,${before}`)}${after}}${before}`;
+    return `${before}{${after}${members.join(`${comma}${before}`)}${after}}${before}`;
   });
 
 /** Damage a body the way a broken client or a fuzzer would, now and then. */
@@ -287,10 +313,20 @@ describe('vendor bodies read by the scanner', () => {
       fc.property(damagedBody, (text) => {
         expectSameEverywhere(Buffer.from(text, 'utf8'));
       }),
-      { numRuns: 1500, seed: 20261207 },
+      { numRuns: 3000, seed: 20261207 },
     );
     // Enough of them went the whole way through the scanner for the comparison to mean something.
     expect(scannedToTheEnd).toBeGreaterThan(500);
+  });
+
+  it('give the same answers for each edge-case number literal in an otherwise good body', () => {
+    for (const literal of [...NUMBER_LITERALS, '1.e5', '1e05', '-01', '0.0e0', '1E+0', '5e-324', '1.7976931348623157e308', '2e308']) {
+      for (const at of [0, 5, 11]) {
+        const points = Array.from({ length: 12 }, (_, i) => `{"timestamp":"${new Date(T0 + i * 86_400_000).toISOString()}","value":${i === at ? literal : i}}`);
+        expectSameEverywhere(Buffer.from(`{"granularity":"daily","series":[${points.join(',')}]}`));
+        expectSameEverywhere(Buffer.from(`{"series":[${points.join(',')}]}`));
+      }
+    }
   });
 
   it('give the same answers for bytes that are not valid UTF-8', () => {
@@ -321,10 +357,14 @@ describe('vendor bodies read by the scanner', () => {
       '0000-02-29T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '2024-04-31T00:00:00Z', '2024-04-30T00:00:00Z',
       '2024-01-01T24:00:00Z', '2024-01-01T23:60:00Z', '2024-01-01T23:59:60Z', '2024-13-01T00:00:00Z', '2024-00-10T00:00:00Z',
       '2024-01-00T00:00:00Z', '2024-01-01T00:00:00.1239Z', '2024-01-01T00:00:00.Z', '1970-01-01T00:00:00z',
+      '20a4-01-01T00:00:00Z', '2-24-01-01T00:00:00Z', '2024-0a-01T00:00:00Z', '2024-01-1 T00:00:00Z', '2024-01-01T0:00:00Z',
+      '2024-01-01T00:0:00Z', '2024-01-01T00:00:0Z', '2024-01-01T00:00:00.1a2Z', '2024-01-01T00:00:00:00Z', '2024-01-01T00:00:00ZZ',
     ]) {
       expectAsParsed(text);
     }
-    const digits = (min: number, max = min) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: min, maxLength: max }).map((d) => d.join(''));
+    // Mostly digits; now and then a character that is not one.
+    const character = fc.oneof({ weight: 30, arbitrary: fc.integer({ min: 0, max: 9 }).map(String) }, { weight: 1, arbitrary: fc.constantFrom('a', ' ', '-', ':', '.', '/', '+') });
+    const digits = (min: number, max = min) => fc.array(character, { minLength: min, maxLength: max }).map((d) => d.join(''));
     const field = (max: number) => fc.oneof(digits(2), fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0')));
     // Any digits, and numbers around each field's limits (month 13, day 32, hour 24, minute 60).
     const usualish = fc

@@ -79,6 +79,9 @@ const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** Keys of a point: what readField in ./request.ts matches, case-insensitively. */
 const VALUE_FIELD = 1;
 const TIMESTAMP_FIELD = 2;
+/** `"value"` and `"timestamp"` with their quotes. */
+const VALUE_KEY_BYTES = 7;
+const TIMESTAMP_KEY_BYTES = 11;
 
 /** The deepest nesting of an option's value the scanner skips over (deeper ones: the ordinary road). */
 const MAX_SKIP_DEPTH = 64;
@@ -162,25 +165,29 @@ class Scanner {
     // Values with more digits than a double holds exactly: read by one JSON.parse at the end.
     const hardIndices: number[] = [];
     this.hardLength = 0;
-    this.expect(OPEN_BRACKET);
-    this.skipSpace();
-    if (raw[this.at] === CLOSE_BRACKET) {
-      this.at++;
+    // The cursor lives in `at` here and in this.at only across calls: this loop is most of a request.
+    let at = this.at;
+    if (raw[at++] !== OPEN_BRACKET) throw NOT_SCANNABLE;
+    while (isSpace(raw[at]!)) at++;
+    if (raw[at] === CLOSE_BRACKET) {
+      this.at = at + 1;
       return new ScannedSeries(values, timestampsMs, -1);
     }
     for (;;) {
-      this.skipSpace();
-      this.expect(OPEN_BRACE);
+      while (isSpace(raw[at]!)) at++;
+      if (raw[at++] !== OPEN_BRACE) throw NOT_SCANNABLE;
       let value = 0;
       let valueSeen = false;
       let timestamp = Number.NaN;
       let timestampSeen = false;
       for (;;) {
-        this.skipSpace();
-        const field = this.pointKey();
-        this.skipSpace();
-        this.expect(COLON);
-        this.skipSpace();
+        while (isSpace(raw[at]!)) at++;
+        const field = pointKey(raw, at);
+        at += field === VALUE_FIELD ? VALUE_KEY_BYTES : TIMESTAMP_KEY_BYTES;
+        while (isSpace(raw[at]!)) at++;
+        if (raw[at++] !== COLON) throw NOT_SCANNABLE;
+        while (isSpace(raw[at]!)) at++;
+        this.at = at;
         if (field === VALUE_FIELD) {
           if (valueSeen) throw NOT_SCANNABLE;
           valueSeen = true;
@@ -191,8 +198,9 @@ class Scanner {
           timestampSeen = true;
           timestamp = this.timestamp();
         }
-        this.skipSpace();
-        const next = raw[this.at++];
+        at = this.at;
+        while (isSpace(raw[at]!)) at++;
+        const next = raw[at++];
         if (next === CLOSE_BRACE) break;
         if (next !== COMMA) throw NOT_SCANNABLE;
       }
@@ -200,11 +208,12 @@ class Scanner {
       if (firstUnusable < 0 && Number.isNaN(timestamp)) firstUnusable = values.length;
       timestampsMs.push(timestamp);
       values.push(value);
-      this.skipSpace();
-      const next = raw[this.at++];
+      while (isSpace(raw[at]!)) at++;
+      const next = raw[at++];
       if (next === CLOSE_BRACKET) break;
       if (next !== COMMA) throw NOT_SCANNABLE;
     }
+    this.at = at;
     if (hardIndices.length > 0) {
       // JSON.parse itself reads them, so every value is exactly what the ordinary road reads.
       const hard = JSON.parse(`[${this.hard.toString('latin1', 0, this.hardLength - 1)}]`) as number[];
@@ -216,42 +225,6 @@ class Scanner {
       }
     }
     return new ScannedSeries(values, timestampsMs, firstUnusable);
-  }
-
-  /** A point's key, matched without regard to case: VALUE_FIELD or TIMESTAMP_FIELD; any other is not scanned. */
-  private pointKey(): number {
-    const raw = this.raw;
-    const at = this.at;
-    if (raw[at] !== QUOTE) throw NOT_SCANNABLE;
-    // "value"
-    if (
-      (raw[at + 1]! | CASE_BIT) === 0x76 &&
-      (raw[at + 2]! | CASE_BIT) === 0x61 &&
-      (raw[at + 3]! | CASE_BIT) === 0x6c &&
-      (raw[at + 4]! | CASE_BIT) === 0x75 &&
-      (raw[at + 5]! | CASE_BIT) === LOWER_E &&
-      raw[at + 6] === QUOTE
-    ) {
-      this.at = at + 7;
-      return VALUE_FIELD;
-    }
-    // "timestamp"
-    if (
-      (raw[at + 1]! | CASE_BIT) === 0x74 &&
-      (raw[at + 2]! | CASE_BIT) === 0x69 &&
-      (raw[at + 3]! | CASE_BIT) === 0x6d &&
-      (raw[at + 4]! | CASE_BIT) === LOWER_E &&
-      (raw[at + 5]! | CASE_BIT) === 0x73 &&
-      (raw[at + 6]! | CASE_BIT) === 0x74 &&
-      (raw[at + 7]! | CASE_BIT) === 0x61 &&
-      (raw[at + 8]! | CASE_BIT) === 0x6d &&
-      (raw[at + 9]! | CASE_BIT) === 0x70 &&
-      raw[at + 10] === QUOTE
-    ) {
-      this.at = at + 11;
-      return TIMESTAMP_FIELD;
-    }
-    throw NOT_SCANNABLE;
   }
 
   /**
@@ -287,13 +260,16 @@ class Scanner {
     if (raw[from + 4] !== MINUS || raw[from + 7] !== MINUS || raw[from + 10] !== UPPER_T || raw[from + 13] !== COLON || raw[from + 16] !== COLON) {
       return USUAL_NOT;
     }
-    const year = this.digits(from, 4);
-    const month = this.digits(from + 5, 2);
-    const day = this.digits(from + 8, 2);
-    const hour = this.digits(from + 11, 2);
-    const minute = this.digits(from + 14, 2);
-    const second = this.digits(from + 17, 2);
-    if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return USUAL_NOT;
+    const century = twoDigits(raw, from);
+    const yearOfCentury = twoDigits(raw, from + 2);
+    const month = twoDigits(raw, from + 5);
+    const day = twoDigits(raw, from + 8);
+    const hour = twoDigits(raw, from + 11);
+    const minute = twoDigits(raw, from + 14);
+    const second = twoDigits(raw, from + 17);
+    // A field that is not two digits is negative (or NaN, at the buffer's end).
+    if (!(century >= 0 && yearOfCentury >= 0 && month >= 0 && day >= 0 && hour >= 0 && minute >= 0 && second >= 0)) return USUAL_NOT;
+    const year = century * 100 + yearOfCentury;
     // Then the zone, or `.` and one or more digits before it, and the closing quote.
     let at = from + 19;
     let millis = 0;
@@ -320,17 +296,6 @@ class Scanner {
       this.lastDayMs = daysFromCivil(year, month, day) * 86_400_000;
     }
     return this.lastDayMs + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis;
-  }
-
-  /** `count` decimal digits at `at` as a number, or -1. */
-  private digits(at: number, count: number): number {
-    let n = 0;
-    for (let i = 0; i < count; i++) {
-      const digit = this.raw[at + i]! - ZERO;
-      if (digit < 0 || digit > 9) return -1;
-      n = n * 10 + digit;
-    }
-    return n;
   }
 
   /**
@@ -486,6 +451,45 @@ class Scanner {
     if (this.raw[this.at] !== byte) throw NOT_SCANNABLE;
     this.at++;
   }
+}
+
+/** A point's key at `at`, matched without regard to case: VALUE_FIELD or TIMESTAMP_FIELD; any other is not scanned. */
+function pointKey(raw: Buffer, at: number): number {
+  if (raw[at] !== QUOTE) throw NOT_SCANNABLE;
+  // "value"
+  if (
+    (raw[at + 1]! | CASE_BIT) === 0x76 &&
+    (raw[at + 2]! | CASE_BIT) === 0x61 &&
+    (raw[at + 3]! | CASE_BIT) === 0x6c &&
+    (raw[at + 4]! | CASE_BIT) === 0x75 &&
+    (raw[at + 5]! | CASE_BIT) === LOWER_E &&
+    raw[at + 6] === QUOTE
+  ) {
+    return VALUE_FIELD;
+  }
+  // "timestamp"
+  if (
+    (raw[at + 1]! | CASE_BIT) === 0x74 &&
+    (raw[at + 2]! | CASE_BIT) === 0x69 &&
+    (raw[at + 3]! | CASE_BIT) === 0x6d &&
+    (raw[at + 4]! | CASE_BIT) === LOWER_E &&
+    (raw[at + 5]! | CASE_BIT) === 0x73 &&
+    (raw[at + 6]! | CASE_BIT) === 0x74 &&
+    (raw[at + 7]! | CASE_BIT) === 0x61 &&
+    (raw[at + 8]! | CASE_BIT) === 0x6d &&
+    (raw[at + 9]! | CASE_BIT) === 0x70 &&
+    raw[at + 10] === QUOTE
+  ) {
+    return TIMESTAMP_FIELD;
+  }
+  throw NOT_SCANNABLE;
+}
+
+/** The two decimal digits at `at` as a number (0-99); negative when either is not a digit. */
+function twoDigits(raw: Buffer, at: number): number {
+  const high = raw[at]! - ZERO;
+  const low = raw[at + 1]! - ZERO;
+  return high >= 0 && high <= 9 && low >= 0 && low <= 9 ? high * 10 + low : -1;
 }
 
 /** usualTimestamp's answer for a text that is not of the usual form. */
