@@ -3,7 +3,7 @@
 // the validator's refusals and the engine's series errors alike; usage is counted the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { answerVendorRequest, parseJsonText, refusalOf } from '../src/vendor/answer.js';
+import { answerVendorRequest, readJsonBody, refusalOf } from '../src/vendor/answer.js';
 import { detectionEngine } from '../src/vendor/engine.js';
 import { messageStyleOf, type ApiVersion, type Operation } from '../src/vendor/request.js';
 import { vendorThreads, type VendorThreads } from '../src/vendor/threads.js';
@@ -78,7 +78,7 @@ function route(path: string): { operation: Operation; version: ApiVersion } {
 function inPlace(path: string, text: string): unknown {
   const { operation, version } = route(path);
   try {
-    return { answer: answerVendorRequest(detectionEngine, operation, parseJsonText(text), messageStyleOf(version)) };
+    return { answer: answerVendorRequest(detectionEngine, operation, readJsonBody(Buffer.from(text), detectionEngine), messageStyleOf(version)) };
   } catch (error) {
     return { refusal: refusalOf(error) };
   }
@@ -89,7 +89,7 @@ describe('a detection thread', () => {
     const { operation, version } = route(path);
     let actual: unknown;
     try {
-      actual = { answer: await threads.answer({ text, operation, style: messageStyleOf(version) }) };
+      actual = { answer: await threads.answer({ body: Buffer.from(text), operation, style: messageStyleOf(version) }) };
     } catch (error) {
       actual = { refusal: refusalOf(error) };
     }

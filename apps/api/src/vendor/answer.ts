@@ -1,15 +1,16 @@
-// One vendor request from its body text to its answer text: parse, validate in the vendor's order,
-// detect, write. Pure CPU with no I/O, so it runs the same in the request's thread or in a
-// detection thread (./threads.ts); the routes do everything else (auth, metering, the reply).
+// One vendor request from its body to its answer: read, validate in the vendor's order, detect,
+// write. Pure CPU with no I/O, so it runs the same in the request's thread or in a detection
+// thread (./threads.ts); the routes do everything else (auth, metering, the reply).
 import { SeriesError } from '@adp/detection';
 import type { VendorEngine } from './engine.js';
 import { VendorError, type VendorErrorCode } from './errors.js';
-import { parseVendorRequest, type MessageStyle, type Operation } from './request.js';
+import { NotScanned, ScannedBody, scanVendorBody } from './body-scan.js';
+import { parseVendorRequest, type MessageStyle, type Operation, type ParsedRequest } from './request.js';
 import { writeChangePointBody, writeEntireBody, writeLastBody } from './response.js';
 
 export interface VendorAnswer {
-  /** The success body as JSON text. */
-  readonly body: string;
+  /** The success body: JSON bytes, or JSON text for the small last-point body. */
+  readonly body: Buffer | string;
   /** Points in the request, for usage metering. */
   readonly points: number;
 }
@@ -32,12 +33,33 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
-/** Validates a parsed body, runs the engine and writes the answer; VendorError or SeriesError for a bad request. */
+/**
+ * A request body's bytes as the validator takes them: a ScannedBody where the scanner read it
+ * (./body-scan.ts), else the JSON value; an empty or malformed body is the vendor's 400.
+ */
+export function readJsonBody(raw: Buffer, engine: Pick<VendorEngine, 'parseIsoTimestamp'>): unknown {
+  return scanVendorBody(raw, engine) ?? parseJsonText(raw.toString('utf8'));
+}
+
+/**
+ * Validates a body (from readJsonBody, or any JSON value) in the vendor's order: the engine's input,
+ * or a VendorError for the first rule that fails.
+ */
+export function parseVendorBody(engine: Pick<VendorEngine, 'parseIsoTimestamp'>, operation: Operation, body: unknown, style: MessageStyle): ParsedRequest {
+  const context = { style, parseTimestamp: (text: string) => engine.parseIsoTimestamp(text) };
+  if (!(body instanceof ScannedBody)) return parseVendorRequest(body, operation, context);
+  try {
+    return parseVendorRequest(body.fields, operation, context);
+  } catch (error) {
+    if (!(error instanceof NotScanned)) throw error;
+  }
+  // The validator needs what the scanner did not keep: the body's points as JSON.parse reads them.
+  return parseVendorRequest(parseJsonText(body.raw.toString('utf8')), operation, context);
+}
+
+/** Validates a body (see parseVendorBody), runs the engine and writes the answer; VendorError or SeriesError for a bad request. */
 export function answerVendorRequest(engine: VendorEngine, operation: Operation, body: unknown, style: MessageStyle): VendorAnswer {
-  const parsed = parseVendorRequest(body, operation, {
-    style,
-    parseTimestamp: (text) => engine.parseIsoTimestamp(text),
-  });
+  const parsed = parseVendorBody(engine, operation, body, style);
   const points = parsed.input.values.length;
   switch (parsed.operation) {
     case 'entire':

@@ -21,7 +21,7 @@ import {
   type ApiVersion,
   type Operation,
 } from './request.js';
-import { answerVendorRequest, parseJsonText, type VendorAnswer } from './answer.js';
+import { answerVendorRequest, readJsonBody, type VendorAnswer } from './answer.js';
 import { vendorThreads } from './threads.js';
 import {
   ChangePointDetectRequest,
@@ -114,11 +114,11 @@ async function alwaysNotFound(request: FastifyRequest, reply: FastifyReply): Pro
 }
 
 /**
- * A body left as text for a detection thread to parse (VENDOR_DETECTION_THREADS): JSON.parse of an
- * 8,640-point body is a large share of a request, and it runs there with the rest of the detection.
+ * A body left as bytes for a detection thread to read (VENDOR_DETECTION_THREADS): reading an
+ * 8,640-point body is a share of a request, and it runs there with the rest of the detection.
  */
-class UnparsedJson {
-  constructor(readonly text: string) {}
+class UnreadBody {
+  constructor(readonly raw: Buffer) {}
 }
 
 /** Whether a body goes to a detection thread: `threadsReady` now, `othersInFlight` when it is decided. */
@@ -127,22 +127,33 @@ interface HandOff {
   readonly othersInFlight: () => boolean;
 }
 
+/** Whether the body's text is empty once trimmed (String.prototype.trim's whitespace). */
+function isBlank(raw: Buffer): boolean {
+  for (let at = 0; at < raw.length; at++) {
+    const byte = raw[at]!;
+    if (byte === 0x20 || (byte >= 0x09 && byte <= 0x0d)) continue;
+    // Trim also takes non-ASCII spaces (a byte-order mark, a no-break space): the text decides.
+    return byte < 0x80 ? false : raw.toString('utf8').trim() === '';
+  }
+  return true;
+}
+
 /** The body parser for `application/json` (any charset parameter) inside this plugin only. */
-function jsonBodyParser(handOff: HandOff) {
+function jsonBodyParser(handOff: HandOff, engine: VendorEngine) {
   return function parseJsonBody(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     const finish = (leaveToThreads: boolean): void => {
-      let parsed: unknown;
+      let read: unknown;
       try {
-        parsed = leaveToThreads ? new UnparsedJson(text) : parseJsonText(text);
+        read = leaveToThreads ? new UnreadBody(raw) : readJsonBody(raw, engine);
       } catch (error) {
         done(error as Error);
         return;
       }
-      done(null, parsed);
+      done(null, read);
     };
     // An empty body is refused at once in both cases, before anything else is checked.
-    if (!handOff.threadsReady() || text.trim() === '') {
+    if (!handOff.threadsReady() || isBlank(raw)) {
       finish(false);
       return;
     }
@@ -237,10 +248,12 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
   // bodies and the route schemas only document them (the platform's routes use ../schema-validation.ts).
   app.setValidatorCompiler(() => () => true);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, jsonBodyParser({
-      threadsReady: () => threads?.ready === true,
-      othersInFlight: () => inFlight > 1,
-    }));
+  // The body stays bytes: ./body-scan.ts reads the usual bodies from them without JSON.parse.
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: options.bodyLimitBytes },
+    jsonBodyParser({ threadsReady: () => threads?.ready === true, othersInFlight: () => inFlight > 1 }, engine),
+  );
   app.setErrorHandler(vendorErrorHandler(options.bodyLimitBytes));
   // A child plugin's onClose runs before the app's, which closes the store these counts go to.
   const { drain } = options;
@@ -261,11 +274,11 @@ export const vendorRoutes: FastifyPluginAsync<VendorPluginOptions> = async (fast
     const style = messageStyleOf(routeParams(request).version as ApiVersion); // checked in onRequest
     const { body } = request;
     const answer: VendorAnswer =
-      threads !== null && body instanceof UnparsedJson
-        ? await threads.answer({ text: body.text, operation, style })
+      threads !== null && body instanceof UnreadBody
+        ? await threads.answer({ body: body.raw, operation, style })
         : answerVendorRequest(engine, operation, body, style);
     await options.onDetected(request, USAGE_LABEL[operation], answer.points);
-    // A string with a JSON content type goes out as it is, past the serialiser.
+    // Bytes, or a string with a JSON content type, go out as they are, past the serialiser.
     return reply.type(JSON_CONTENT_TYPE).send(answer.body);
   }
 

@@ -13,6 +13,7 @@ import {
 } from '@adp/detection';
 import { DEFAULT_MAX_ANOMALY_RATIO, DEFAULT_SENSITIVITY, MAX_SERIES_POINTS, MAX_VALUE_MAGNITUDE, MIN_SERIES_POINTS } from '@adp/domain';
 import { VendorError } from './errors.js';
+import { NotScanned, ScannedSeries } from './body-scan.js';
 import { type JsonObject, isJsonObject } from '../request-checks.js';
 
 export const API_VERSIONS = ['v1.0', 'v1.1', 'v1.1-preview', 'v1.1-preview.1'] as const;
@@ -266,11 +267,11 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
     }
   }
 
-  // 10. series shape
+  // 10. series shape (a series the body scanner read was an array)
   if (rawSeries === null) {
     throw new VendorError('BadArgument', `The ${name('series')} field cannot be empty.`);
   }
-  if (!Array.isArray(rawSeries)) {
+  if (!Array.isArray(rawSeries) && !(rawSeries instanceof ScannedSeries)) {
     throw new VendorError('BadArgument', `The ${name('series')} field must be array/list type.`);
   }
 
@@ -284,7 +285,8 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
   }
 
   // 12, 13. points: every point's shape first (in order), then magnitudes.
-  const { timestampsMs, values } = readPoints(rawSeries, granularity, context, name);
+  const { timestampsMs, values } =
+    rawSeries instanceof ScannedSeries ? scannedPoints(rawSeries, granularity) : readPoints(rawSeries, granularity, context, name);
 
   // 8b. stableTrendWindow against the (now valid) series length.
   if (stableTrendWindow !== undefined && stableTrendWindow * 2 >= pointCount) {
@@ -303,6 +305,18 @@ export function parseVendorRequest(body: unknown, operation: Operation, context:
       ? { timestampsMs, values, granularity, customInterval, imputeMode }
       : { timestampsMs, values, granularity, customInterval, imputeMode, imputeFixedValue };
   return { operation, input, options: { period, sensitivity, maxAnomalyRatio, ...(pastRange === undefined ? {} : { pastRange }) } };
+}
+
+/**
+ * Rules 12 and 13 over a series the body scanner read: it took only points with a numeric value
+ * within the magnitude and a timestamp that is a string or null, so the one rule left is a
+ * granularity's need for a timestamp on every point. Where that fails, the message names the point
+ * and what it held, which the scanner did not keep: the ordinary road answers.
+ */
+function scannedPoints(series: ScannedSeries, granularity: Granularity): { timestampsMs: number[] | null; values: number[] } {
+  const complete = series.firstUnusableTimestamp < 0;
+  if (granularity !== 'none' && !complete) throw new NotScanned();
+  return { timestampsMs: complete ? series.timestampsMs : null, values: series.values };
 }
 
 function readPoints(

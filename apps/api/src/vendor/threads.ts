@@ -1,7 +1,7 @@
-// Vendor detection threads (VENDOR_DETECTION_THREADS): a request's body text goes to a thread of a
-// piscina pool, which parses, validates, detects and writes the answer; the event loop keeps only
+// Vendor detection threads (VENDOR_DETECTION_THREADS): a request's body bytes go to a thread of a
+// piscina pool, which reads, validates, detects and writes the answer; the event loop keeps only
 // the HTTP work, authentication, metering and logging. That raises the requests a process answers
-// per second on a machine with a spare core, but the hand-off (the body text copied to the thread,
+// per second on a machine with a spare core, but the hand-off (the body copied to the thread,
 // the answer back, a sleeping thread woken) adds to a request's own time; so the routes hand off
 // only while other vendor requests are in flight (./plugin.ts) and answer a lone one in place.
 import { Piscina } from 'piscina';
@@ -64,7 +64,7 @@ export function vendorThreads(
         if (!ready) fail(error);
       });
       // An empty body is a cheap task that loads the thread's modules (and answers a refusal).
-      started.run({ text: '', operation: 'last', style: 'v1.1' }).then(
+      started.run({ body: new Uint8Array(0), operation: 'last', style: 'v1.1' }).then(
         () => {
           if (!failed) ready = true;
         },
@@ -75,7 +75,8 @@ export function vendorThreads(
       if (pool === null) throw new Error('vendor detection threads are not started');
       const reply = await pool.run(task);
       if ('refusal' in reply) throw new VendorError(reply.refusal.code, reply.refusal.message);
-      return reply.answer;
+      const { body, points } = reply.answer;
+      return { body: typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), points };
     },
     async close() {
       ready = false;
