@@ -208,6 +208,13 @@ describe('learned verdicts of a baselined detection', () => {
     // The band agrees with the held severity: 1 - margin / |deviation|.
     expect(1 - (held.upperMargins[120] ?? 0) / 0.5).toBeCloseTo(0.75, 12);
     expect(out(away, 0.3, 0.5).severity[120]).toBe(0.3);
+    // A held point on its expected value stays in the departure, on a band of width zero.
+    values[130] = 0;
+    const onExpected = out(away, 0.9, 0.5);
+    values[130] = 0.5;
+    expect(onExpected.isAnomaly[130]).toBe(true);
+    expect(onExpected.upperMargins[130]).toBe(0);
+    expect(onExpected.isPositiveAnomaly[130] || onExpected.isNegativeAnomaly[130]).toBe(false);
     // A run that starts past the reach, or no run, holds nothing.
     expect(out(Array.from({ length: n }, (_, i) => i >= 115 && i < 150), 0.9, 0.5).isAnomaly.filter(Boolean)).toHaveLength(2);
     // The cap counts events: under a cap of one point the most severe flag stays, held whole; the

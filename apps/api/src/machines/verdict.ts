@@ -135,8 +135,9 @@ export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
     for (let i = 0; i < n; i++) {
       const carry = carried[i] ?? 0;
       if (carry <= 0 || isAnomaly[i]) continue;
-      const holds = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, 0, carry);
-      if (holds === null) continue;
+      // A held point on its expected value (the engine's fit can follow a fall) is still part of
+      // the departure: flagged on a band of width zero, so its episode does not break there.
+      const holds = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, 0, carry) ?? { severity: carry, margin: 0 };
       held[i] = true;
       isAnomaly[i] = true;
       severity[i] = holds.severity;
