@@ -112,8 +112,17 @@ export function seriesEpisodesOf(
   verdicts: Parameters<typeof seriesEpisodes>[0],
   timestamps: readonly number[] | null,
 ): JobEpisode[] {
+  return seriesEpisodes(verdicts).map((episode) => jobEpisode(seriesIndex, timestamps, episode));
+}
+
+/** An episode (a series' or the machine's) as a job stores it: its points' indexes and timestamps. */
+function jobEpisode(
+  seriesIndex: number,
+  timestamps: readonly number[] | null,
+  episode: { start: number; end: number; severity: number; direction: JobEpisode['direction']; flaggedPoints: number; closed: boolean },
+): JobEpisode {
   const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
-  return seriesEpisodes(verdicts).map((episode) => ({
+  return {
     seriesIndex,
     firstPoint: episode.start,
     lastPoint: episode.end,
@@ -123,7 +132,7 @@ export function seriesEpisodesOf(
     direction: episode.direction,
     flaggedPoints: episode.flaggedPoints,
     closed: episode.closed,
-  }));
+  };
 }
 
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
@@ -328,20 +337,11 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
         severity: verdict.severity[t]!,
       };
     }
-    const at = (t: number): number | null => (timestamps === null ? null : timestamps[t]!);
     const episodes: JobEpisode[] = verdict.episodes.map((episode) => {
       let flaggedPoints = 0;
       for (let t = episode.start; t <= episode.end; t++) if (verdict.isAnomaly[t]) flaggedPoints++;
       return {
-        seriesIndex,
-        firstPoint: episode.start,
-        lastPoint: episode.end,
-        firstTsMs: at(episode.start),
-        lastTsMs: at(episode.end),
-        peakSeverity: episode.severity,
-        direction: 'positive',
-        flaggedPoints,
-        closed: episode.closed,
+        ...jobEpisode(seriesIndex, timestamps, { ...episode, direction: 'positive', flaggedPoints }),
         drivers: episode.channels.map(({ channel, share }) => ({ channel, share })),
       };
     });
