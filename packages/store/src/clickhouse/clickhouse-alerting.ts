@@ -2,7 +2,8 @@
 // the documents of ../alerting.ts, each write a row with a new version, reads the latest row per
 // key (argMax), removals a row with deleted = 1; a delivery's body is inserted only when absent.
 // Values reach SQL only through sqlString/sqlInteger.
-import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
+import type { AlertingKind, AlertingRow } from '../alerting.js';
+import { DocumentAlertingStore, type AlertingDocuments } from '../alerting-documents.js';
 import { sqlInteger, sqlString } from './sql.js';
 
 export interface ClickHouseAlertingAccess {

@@ -2,7 +2,8 @@
 // 12): the documents of ../alerting.ts, one row per (kind, org_id, id), replaced whole; a
 // delivery's body is inserted once and never replaced.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DocumentAlertingStore, type AlertingDocuments, type AlertingKind, type AlertingRow } from '../alerting.js';
+import type { AlertingKind, AlertingRow } from '../alerting.js';
+import { DocumentAlertingStore, type AlertingDocuments } from '../alerting-documents.js';
 
 export interface EmbeddedAlertingAccess {
   run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
