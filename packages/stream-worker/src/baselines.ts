@@ -4,6 +4,7 @@
 // generation that a drop bumps (`GenerationalCache`), so a read that raced a drop does not put
 // the old baseline back.
 import type { ShapeReferenceData } from '@adp/detection';
+import { baselineLevelModel } from '@adp/machine';
 import { decodePredictorWeights, type Normalisation, type PredictorWeights } from '@adp/model';
 import type { BaselineRecord, Store } from '@adp/store';
 import { GenerationalCache } from '@adp/streaming';
@@ -23,6 +24,8 @@ export interface SeriesBaseline {
   readonly shapeReference: ShapeReferenceData | null;
   /** A multi-channel machine's joint model of its channels; null: none (a single series, a channel, an older baseline). */
   readonly machine: MachineModelOf | null;
+  /** A single series' level model (its flags hold while it stays away, level-hold.ts); null: none. */
+  readonly level: MachineModelOf | null;
 }
 
 interface Entry {
@@ -40,7 +43,13 @@ export function toSeriesBaseline(record: BaselineRecord): SeriesBaseline {
     sensitivity: record.sensitivity,
     shapeReference: record.shapeReference ?? null,
     machine: record.machineModel ? machineModelOf(record.machineModel, record.updatedAt.getTime(), record.sensitivity) : null,
+    level: levelModelOf(record),
   };
+}
+
+function levelModelOf(record: BaselineRecord): MachineModelOf | null {
+  const model = baselineLevelModel(record);
+  return model === null ? null : { model, updatedAtMs: record.updatedAt.getTime(), sensitivity: record.sensitivity };
 }
 
 export class BaselineCache {

@@ -6,6 +6,7 @@ import type { ResultRow } from '@adp/streaming';
 import type { SeriesBaseline } from './baselines.js';
 import type { PendingSeries } from './decode.js';
 import type { Detector } from './detect-pool.js';
+import type { LevelStream } from './level-hold.js';
 import { judgeHistory, type SeriesWindow } from './series-window.js';
 import { judgeNewPoints, type JudgeModelState, type JudgeResult, type JudgeSettings, type JudgeTask, type LiveJudges } from './new-points-judge.js';
 
@@ -45,6 +46,8 @@ export interface JudgedSeries {
   learnedScores: Float64Array | null;
   /** Where the newest point beyond the learned band was after the join, to keep with the window (-1: none). */
   lastLearnedExcessAt: number;
+  /** The level model's stream after the new points, to keep with the window (null: no level model). */
+  levelAfter: LevelStream | null;
 }
 
 /** Drops replays and out-of-order points and builds the detection task of series `key`. */
@@ -135,6 +138,7 @@ export async function judgeSeries(
       regimes: null,
       learnedScores: null,
       lastLearnedExcessAt: -1,
+      levelAfter: null,
     };
   });
   return { judged, detectMs };

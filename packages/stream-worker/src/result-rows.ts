@@ -1,9 +1,11 @@
 // The result rows of a batch's judged series: one per new point, the engine's verdict joined with
 // the learned one where the series has a baseline (learned-verdict.ts), the energy, z-score and
 // regime beside it, and the versions that produced it.
+import { heldRegime } from '@adp/regimes';
 import type { ResultRow } from '@adp/streaming';
 import type { JudgedSeries } from './batch-judge.js';
 import { joinLearnedVerdicts } from './learned-verdict.js';
+import { holdLevel } from './level-hold.js';
 
 export interface RowSettings {
   /** The sensitivity of a series whose baseline names none. */
@@ -17,7 +19,9 @@ export interface RowSettings {
 
 /**
  * The rows of the judged series, in their order (each series' new points in turn), and the
- * replays skipped. Records each series' last learned excursion (`lastLearnedExcessAt`) for its window.
+ * replays skipped. A flag holds while the series stays away from its baseline's level (level-hold.ts).
+ * Records each series' last learned excursion (`lastLearnedExcessAt`) and its level model's
+ * stream (`levelAfter`) for its window.
  */
 export function seriesRows(judged: readonly JudgedSeries[], settings: RowSettings): { rows: ResultRow[]; replays: number } {
   const rows: ResultRow[] = [];
@@ -36,8 +40,21 @@ export function seriesRows(judged: readonly JudgedSeries[], settings: RowSetting
             sensitivity: j.baseline?.sensitivity ?? settings.defaultSensitivity,
           });
     j.lastLearnedExcessAt = verdict.lastExcessAt;
+    const level = j.baseline?.level ?? null;
+    const held =
+      level === null || j.newValues.length === 0
+        ? null
+        : holdLevel({
+            values: j.newValues,
+            detections: verdict.detections,
+            level,
+            previous: j.window.level,
+            sensitivity: j.baseline?.sensitivity ?? settings.defaultSensitivity,
+          });
+    j.levelAfter = held?.next ?? null;
+    const detections = held?.detections ?? verdict.detections;
     for (let k = 0; k < j.newValues.length; k++) {
-      const detection = verdict.detections[k]!;
+      const detection = detections[k]!;
       const energy = j.energies?.[k];
       const z = j.zScores?.[k];
       rows.push({
@@ -54,7 +71,7 @@ export function seriesRows(judged: readonly JudgedSeries[], settings: RowSetting
         severity: detection.severity,
         energy: energy !== undefined && Number.isFinite(energy) ? energy : null,
         zScore: z !== undefined && Number.isFinite(z) ? z : null,
-        regime: j.regimes?.[k] ?? 'UNKNOWN',
+        regime: held?.holding[k] === true ? heldRegime(j.regimes?.[k] ?? 'UNKNOWN') : (j.regimes?.[k] ?? 'UNKNOWN'),
         modelVersion: j.baseline ? settings.learnedVersion : settings.engineVersion,
         writtenAtMs: settings.writtenAtMs,
       });

@@ -3,6 +3,7 @@
 // point with the same context. Pure data and its binary checkpoint format.
 import { WINDOW_POINTS } from '@adp/model';
 import type { StreamJudgeModelState } from '@adp/detection';
+import type { LevelStream } from './level-hold.js';
 import type { JudgeModelState } from './new-points-judge.js';
 
 export interface SeriesWindow {
@@ -35,10 +36,12 @@ export interface SeriesWindow {
    * batches.
    */
   lastLearnedExcessAt: number;
+  /** The level model's stream where the series' baseline has one (level-hold.ts); null: none yet. */
+  level: LevelStream | null;
 }
 
 export function emptyWindow(): SeriesWindow {
-  return { values: [], timestampsMs: [], zScores: [], olderValues: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1 };
+  return { values: [], timestampsMs: [], zScores: [], olderValues: [], lastJudgedTsMs: -1, seenPoints: 0, judge: null, lastLearnedExcessAt: -1, level: null };
 }
 
 export function cloneWindow(window: SeriesWindow): SeriesWindow {
@@ -51,6 +54,7 @@ export function cloneWindow(window: SeriesWindow): SeriesWindow {
     seenPoints: window.seenPoints,
     judge: window.judge,
     lastLearnedExcessAt: window.lastLearnedExcessAt,
+    level: window.level,
   };
 }
 
@@ -109,11 +113,14 @@ export function appendToWindow(
 // resumes every series with the context its checkpoint holds, and only what a layout lacks starts
 // afresh.
 //
-// The layout written ('ADW7'):
+// The layout written ('ADW8'):
 //   magic | n: uint32 | lastJudgedTsMs: float64 | seenPoints: float64 |
 //   lastLearnedExcessAt: float64 (-1 = none: where the newest point beyond the learned band was) |
 //   n × timestamp float64 | n × value float64 | n × z-score float64 (NaN = none) |
 //   olderCount: uint32 | olderCount × value float64 (SeriesWindow.olderValues) |
+//   hasLevel: uint8, then when 1 the level model's stream (LevelStream):
+//     baselineUpdatedAtMs, judged, runCap: float64 | k: uint32 | k × distance float64 |
+//     k × part float64 | p: uint32 | p × (until, cap) float64 (the pending flags)
 //   hasJudge: uint8, then when 1 the following judge (FollowingJudgeState):
 //     historyPoints: uint32 | targetWindow: uint32 | switchedAt: float64 (NaN = none) |
 //     its past range (pairs as below) | the current window's judge section (its hasJudge byte 1)
@@ -129,6 +136,7 @@ export function appendToWindow(
 //   errors' summaries the judge reuses between refreshes, StreamJudgeErrors)
 //
 // Earlier layouts, still read:
+// - 'ADW7': as 'ADW8' without the level section (a level model's stream starts afresh).
 // - 'ADW6': no older values and no following judge; a judge section right after the arrays, which
 //   resumes as the following judge of the window it held (history the window less one point, its
 //   past range the judge's).
@@ -144,7 +152,8 @@ const MAGIC_V3 = Buffer.from('ADW3', 'ascii');
 const MAGIC_V4 = Buffer.from('ADW4', 'ascii');
 const MAGIC_V5 = Buffer.from('ADW5', 'ascii');
 const MAGIC_V6 = Buffer.from('ADW6', 'ascii');
-const MAGIC = Buffer.from('ADW7', 'ascii');
+const MAGIC_V7 = Buffer.from('ADW7', 'ascii');
+const MAGIC = Buffer.from('ADW8', 'ascii');
 /** The header without lastLearnedExcessAt ('ADW1' to 'ADW5'). */
 const HEADER_BYTES_V5 = 4 + 4 + 8 + 8;
 const HEADER_BYTES = HEADER_BYTES_V5 + 8;
@@ -152,8 +161,9 @@ const NO_PROFILE = 0xffffffff;
 const ERRORS_BYTES = 1 + 6 * 8;
 const ERRORS_BYTES_V3 = 1 + 4 * 8;
 /** Each readable magic and its layout's rank (the decoders compare ranks to know which sections are present). */
-const LAYOUTS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7])[] = [
-  [MAGIC, 7],
+const LAYOUTS: readonly (readonly [Buffer, 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8])[] = [
+  [MAGIC, 8],
+  [MAGIC_V7, 7],
   [MAGIC_V6, 6],
   [MAGIC_V5, 5],
   [MAGIC_V4, 4],
@@ -183,6 +193,57 @@ function judgeBytes(judge: JudgeModelState | null): number {
   return 1 + 16 + pastBytes(judge.pastLows, judge.pastHighs) + innerBytes(judge.judge);
 }
 
+/** Most distances a level stream may keep in a checkpoint (a smoothing window of WORKER_MEMORY_POINTS' bound). */
+const MAX_LEVEL_DISTANCES = 1_000_000;
+
+function levelBytes(level: LevelStream | null): number {
+  return level === null ? 1 : 1 + 24 + 4 + level.distances.length * 16 + 4 + level.hold.pending.length * 16;
+}
+
+function writeLevel(out: Buffer, offset: number, level: LevelStream | null): number {
+  offset = out.writeUInt8(level === null ? 0 : 1, offset);
+  if (level === null) return offset;
+  for (const x of [level.baselineUpdatedAtMs, level.judged, level.hold.runCap]) offset = out.writeDoubleLE(x, offset);
+  offset = out.writeUInt32LE(level.distances.length, offset);
+  for (const x of level.distances) offset = out.writeDoubleLE(x, offset);
+  for (let i = 0; i < level.distances.length; i++) offset = out.writeDoubleLE(level.parts[i] ?? 0, offset);
+  offset = out.writeUInt32LE(level.hold.pending.length, offset);
+  for (const [until, cap] of level.hold.pending) {
+    offset = out.writeDoubleLE(until, offset);
+    offset = out.writeDoubleLE(cap, offset);
+  }
+  return offset;
+}
+
+/**
+ * The level section at `offset` ('ADW8'): the stream (or null: none) and where the section ends,
+ * or undefined when it is malformed.
+ */
+function readLevel(bytes: Buffer, offset: number): { level: LevelStream | null; end: number } | undefined {
+  if (bytes.length < offset + 1) return undefined;
+  const hasLevel = bytes.readUInt8(offset);
+  if (hasLevel === 0) return { level: null, end: offset + 1 };
+  if (hasLevel !== 1 || bytes.length < offset + 29) return undefined;
+  const baselineUpdatedAtMs = bytes.readDoubleLE(offset + 1);
+  const judged = bytes.readDoubleLE(offset + 9);
+  const runCap = bytes.readDoubleLE(offset + 17);
+  const k = bytes.readUInt32LE(offset + 25);
+  let at = offset + 29;
+  if (k > MAX_LEVEL_DISTANCES || bytes.length < at + k * 16 + 4) return undefined;
+  const distances = Array.from({ length: k }, (_, i) => bytes.readDoubleLE(at + i * 8));
+  const parts = Array.from({ length: k }, (_, i) => bytes.readDoubleLE(at + (k + i) * 8));
+  at += k * 16;
+  const p = bytes.readUInt32LE(at);
+  at += 4;
+  if (p > MAX_PAST_PAIRS || bytes.length < at + p * 16) return undefined;
+  const pending = Array.from({ length: p }, (_, i) => [bytes.readDoubleLE(at + i * 16), bytes.readDoubleLE(at + i * 16 + 8)] as const);
+  at += p * 16;
+  if (!Number.isSafeInteger(baselineUpdatedAtMs) || !Number.isSafeInteger(judged) || judged < 0 || !(runCap >= 0 && runCap <= 1)) return undefined;
+  if (!distances.every(Number.isFinite) || !parts.every(Number.isFinite)) return undefined;
+  if (!pending.every(([until, cap]) => Number.isSafeInteger(until) && cap >= 0 && cap <= 1)) return undefined;
+  return { level: { baselineUpdatedAtMs, judged, distances, parts, hold: { pending, runCap } }, end: at };
+}
+
 function writePast(out: Buffer, offset: number, lows: readonly number[], highs: readonly number[]): number {
   for (const flat of [lows, highs]) {
     offset = out.writeUInt32LE(flat.length / 2, offset);
@@ -194,7 +255,7 @@ function writePast(out: Buffer, offset: number, lows: readonly number[], highs: 
 export function encodeWindow(window: SeriesWindow): Buffer {
   const n = window.values.length;
   const older = window.olderValues.length;
-  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24 + 4 + older * 8 + judgeBytes(window.judge));
+  const out = Buffer.allocUnsafe(HEADER_BYTES + n * 24 + 4 + older * 8 + levelBytes(window.level) + judgeBytes(window.judge));
   MAGIC.copy(out, 0);
   out.writeUInt32LE(n, 4);
   out.writeDoubleLE(window.lastJudgedTsMs, 8);
@@ -209,6 +270,7 @@ export function encodeWindow(window: SeriesWindow): Buffer {
   }
   offset = out.writeUInt32LE(older, offset);
   for (const x of window.olderValues) offset = out.writeDoubleLE(x, offset);
+  offset = writeLevel(out, offset, window.level);
   const following = window.judge;
   offset = out.writeUInt8(following === null ? 0 : 1, offset);
   if (following === null) return out;
@@ -357,13 +419,21 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
   if (!values.every(Number.isFinite) || !timestampsMs.every(Number.isSafeInteger)) return null;
   let olderValues: number[] = [];
   let judge: JudgeModelState | null = null;
-  if (layout === 7) {
+  let level: LevelStream | null = null;
+  if (layout === 7 || layout === 8) {
     const olderCount = bytes.readUInt32LE(arraysEnd);
     const olderEnd = arraysEnd + 4 + olderCount * 8;
     if (olderCount > MAX_HISTORY_POINTS || bytes.length <= olderEnd) return null;
     olderValues = read(arraysEnd + 4, olderCount);
     if (!olderValues.every(Number.isFinite) || n + olderCount > seenPoints) return null;
-    judge = decodeFollowing(bytes, olderEnd) ?? null;
+    let judgeAt = olderEnd;
+    if (layout === 8) {
+      const section = readLevel(bytes, olderEnd);
+      if (section === undefined || bytes.length <= section.end) return null;
+      level = section.level;
+      judgeAt = section.end;
+    }
+    judge = decodeFollowing(bytes, judgeAt) ?? null;
   } else if (layout !== 1) {
     const inner = decodeJudge(bytes, arraysEnd, layout) ?? null;
     judge = inner === null ? null : followingOf(inner);
@@ -381,6 +451,7 @@ export function decodeWindow(bytes: Buffer, capacity: number): SeriesWindow | nu
     // The judge's history is the window's newest values: valid only where the window has all of them.
     judge: judge !== null && judge.judge.seen === seenPoints ? judge : null,
     lastLearnedExcessAt,
+    level,
   };
 }
 
@@ -397,7 +468,7 @@ function followingOf(inner: StreamJudgeModelState): JudgeModelState {
   };
 }
 
-/** The following judge's section at `offset` ('ADW7'): null (none), or undefined when it is malformed. */
+/** The following judge's section at `offset` ('ADW7', 'ADW8'): null (none), or undefined when it is malformed. */
 function decodeFollowing(bytes: Buffer, offset: number): JudgeModelState | null | undefined {
   const hasJudge = bytes.readUInt8(offset);
   if (hasJudge === 0) return bytes.length === offset + 1 ? null : undefined;

@@ -215,6 +215,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       appendToWindow(j.window, { values: j.newValues, timestampsMs: j.newTsMs, zScores }, capacity, j.historyLength ?? capacity);
       j.window.judge = j.judge;
       j.window.lastLearnedExcessAt = j.lastLearnedExcessAt;
+      j.window.level = j.levelAfter;
       updated.set(key, j.window);
       checkpoints.set(keys.window(key), encodeWindow(j.window));
     }

@@ -26,13 +26,22 @@ describe('window checkpoints', () => {
   });
 });
 
+/** A version-8 checkpoint without a level stream as version 7 wrote it: magic ADW7, without the level section. */
+function asVersion7(v8: Buffer): Buffer {
+  expect(v8.subarray(0, 4).toString('ascii')).toBe('ADW8');
+  const arraysEnd = 32 + v8.readUInt32LE(4) * 24;
+  const levelAt = arraysEnd + 4 + v8.readUInt32LE(arraysEnd) * 8;
+  expect(v8.readUInt8(levelAt)).toBe(0);
+  return Buffer.concat([Buffer.from('ADW7', 'ascii'), v8.subarray(4, levelAt), v8.subarray(levelAt + 1)]);
+}
+
 /**
- * A version-7 checkpoint of a judge that never grew its window (no older values, its history the
- * window's) as version 6 wrote it: magic ADW6, without the older values and the following judge's
- * own fields, the current window's judge section as it was.
+ * A version-8 checkpoint of a judge that never grew its window (no older values, its history the
+ * window's) as version 6 wrote it: magic ADW6, without the older values, the level section and the
+ * following judge's own fields, the current window's judge section as it was.
  */
-function asVersion6(v7: Buffer): Buffer {
-  expect(v7.subarray(0, 4).toString('ascii')).toBe('ADW7');
+function asVersion6(v8: Buffer): Buffer {
+  const v7 = asVersion7(v8);
   const arraysEnd = 32 + v7.readUInt32LE(4) * 24;
   expect(v7.readUInt32LE(arraysEnd)).toBe(0);
   const judgeAt = arraysEnd + 4;
@@ -43,11 +52,43 @@ function asVersion6(v7: Buffer): Buffer {
   return Buffer.concat([Buffer.from('ADW6', 'ascii'), v7.subarray(4, arraysEnd), v7.subarray(inner)]);
 }
 
-/** A version-7 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
-function asVersion5(v7: Buffer): Buffer {
-  const v6 = asVersion6(v7);
+/** A version-8 checkpoint as version 5 wrote it: magic ADW5, without the learned excursion's point. */
+function asVersion5(v8: Buffer): Buffer {
+  const v6 = asVersion6(v8);
   return Buffer.concat([Buffer.from('ADW5', 'ascii'), v6.subarray(4, 24), v6.subarray(32)]);
 }
+
+describe('window checkpoints with the level stream (version 8)', () => {
+  it('round-trip the level model stream and its pending flags, read version 7 as having none, and refuse a damaged one', () => {
+    const window = emptyWindow();
+    window.values.push(1, 2, 3);
+    window.timestampsMs.push(10, 20, 30);
+    window.zScores.push(0.1, 0.2, 5);
+    window.lastJudgedTsMs = 30;
+    window.seenPoints = 300;
+    window.level = {
+      baselineUpdatedAtMs: 1_700_000_000_000,
+      judged: 250,
+      distances: [0.5, 1.5, 2.25],
+      parts: [0.5, 1.5, 2.25],
+      hold: { pending: [[260, 0.75], [270, 0.5]], runCap: 0.25 },
+    };
+    const v8 = encodeWindow(window);
+    expect(decodeWindow(v8, 100)).toEqual(window);
+    const none = encodeWindow({ ...window, level: null });
+    expect(decodeWindow(none, 100)).toEqual({ ...window, level: null });
+    expect(decodeWindow(asVersion7(none), 100)).toEqual({ ...window, level: null });
+    // A level section cut short, or with a count past the end or a severity out of [0, 1]: not a checkpoint.
+    const levelAt = 32 + 3 * 24 + 4;
+    expect(decodeWindow(Buffer.concat([v8.subarray(0, levelAt + 20), Buffer.from([0])]), 100)).toBeNull();
+    const tooMany = Buffer.from(v8);
+    tooMany.writeUInt32LE(1000, levelAt + 25);
+    expect(decodeWindow(tooMany, 100)).toBeNull();
+    const badCap = Buffer.from(v8);
+    badCap.writeDoubleLE(1.5, levelAt + 17);
+    expect(decodeWindow(badCap, 100)).toBeNull();
+  });
+});
 
 describe('window checkpoints with the learned excursion (version 6)', () => {
   it("round-trip where the last point beyond the learned band was, and read version-5 checkpoints as having none", () => {
@@ -102,7 +143,7 @@ describe('window checkpoints with the judge state (versions 2 to 6)', () => {
       lower: expect.any(Number) as number,
     });
     const bytes = encodeWindow(window);
-    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW7');
+    expect(bytes.subarray(0, 4).toString('ascii')).toBe('ADW8');
     const back = decodeWindow(bytes, 119)!;
     expect(decodeWindow(asVersion6(bytes), 119)!.judge).toEqual(window.judge);
     expect(decodeWindow(asVersion5(bytes), 119)!.judge).toEqual(window.judge);
@@ -390,7 +431,7 @@ describe('window checkpoints with a grown window (version 7)', () => {
     window.judge = whole.judge;
     const bytes = encodeWindow(window);
     const arraysEnd = 32 + 119 * 24;
-    const judgeAt = arraysEnd + 4 + (kept - 119) * 8;
+    const judgeAt = arraysEnd + 4 + (kept - 119) * 8 + 1;
     expect(decodeWindow(bytes, 119)!.judge).toEqual(whole.judge);
     const noHistory = Buffer.from(bytes);
     noHistory.writeUInt32LE(0, judgeAt + 1);

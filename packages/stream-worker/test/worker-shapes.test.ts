@@ -121,9 +121,22 @@ describe('a baselined series in streaming, with the real model', () => {
 
       // With the baseline's shapes the change is flagged earlier, once, and the engine's own flags stay.
       const reported = flags(pump!).filter(inChange);
-      const learnedOnly = reported.filter((i) => !byEngine.includes(i));
+      const lastEngine = byEngine.at(-1)!;
+      const learnedOnly = reported.filter((i) => !byEngine.includes(i) && i < lastEngine);
       expect(learnedOnly).toHaveLength(1);
       expect(reported.filter((i) => byEngine.includes(i))).toEqual(byEngine);
+      // Where the baseline's level model (its window a cycle) then finds the series away, within a
+      // window of the engine's last flag, that flag holds: a run of points, each no more severe
+      // than the flag, ACTIVE (level-hold.ts).
+      const held = reported.filter((i) => i > lastEngine);
+      expect(held.length).toBeGreaterThan(0);
+      expect(held).toEqual(held.map((_, k) => held[0]! + k));
+      expect(held[0]!).toBeLessThanOrEqual(lastEngine + 48);
+      for (const i of held) {
+        expect(pump![i]!.severity).toBeGreaterThan(0);
+        expect(pump![i]!.severity).toBeLessThanOrEqual(pump![lastEngine]!.severity);
+        expect(pump![i]!.regime).toBe('ACTIVE');
+      }
       const onset = learnedOnly[0]!;
       expect(byEngine.every((i) => i > onset)).toBe(true);
       expect(onset).toBeGreaterThanOrEqual(CHANGE_FROM);

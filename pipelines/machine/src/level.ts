@@ -63,3 +63,78 @@ export function levelCarry(flags: readonly boolean[], severity: readonly number[
   }
   return carried;
 }
+
+/** What a baseline record holds that its level model is fitted from (@adp/store's BaselineRecord). */
+export interface LevelSource {
+  /** A multichannel baseline's channels: such a baseline has its joint model instead. */
+  readonly channels?: readonly string[] | null;
+  /** The healthy values kept for the baseline's shapes, and their cycle (the shape length). */
+  readonly shapeReference?: { readonly values: ArrayLike<number>; readonly length: number } | null;
+}
+
+/**
+ * A single series' baseline's level model (fitLevelModel on the healthy values it keeps for its
+ * shapes, averaged over their cycle); null for a multichannel baseline, one without shapes, or
+ * one too short for the model. The one rule POST /v1/detect and the stream workers apply.
+ */
+export function baselineLevelModel(baseline: LevelSource): MachineModel | null {
+  if ((baseline.channels?.length ?? 0) > 0) return null;
+  const reference = baseline.shapeReference ?? null;
+  return reference === null ? null : fitLevelModel(reference.values, reference.length);
+}
+
+/**
+ * What a stream keeps between batches to hold its flags as levelCarry does (JSON-safe). Point
+ * numbers count from the level model's first streamed point.
+ */
+export interface LevelHoldState {
+  /**
+   * Flags whose reach has met no out point yet: [the last point that may start a run they hold,
+   * their severity]. Later flags reach further; one whose severity a later one matches or exceeds
+   * adds nothing, so severities fall along the list.
+   */
+  readonly pending: readonly (readonly [number, number])[];
+  /** The severity cap of the run of out points under way; 0: none, or not held. */
+  readonly runCap: number;
+}
+
+export const NO_LEVEL_HOLD: LevelHoldState = { pending: [], runCap: 0 };
+
+/**
+ * levelCarry for a stream, one batch at a time: `flags`, `severity` and `level` are the batch's
+ * points, the first of them point number `from`. A stream cannot flag what it has already
+ * reported, so a flag holds forward only: over the run of out points that meets its reach, from
+ * the flag (or the run's start, where the run starts after it) to the run's end, across batches.
+ * Each held point is as severe as the level model finds it, never more than the flags that hold
+ * it; flagged points themselves are never held. Batches of any sizes give the same result.
+ */
+export function streamLevelCarry(
+  flags: readonly boolean[],
+  severity: readonly number[],
+  level: LevelVerdict,
+  state: LevelHoldState,
+  from: number,
+): { carried: Float64Array; state: LevelHoldState } {
+  const n = flags.length;
+  const carried = new Float64Array(n);
+  const pending = state.pending.map(([until, cap]) => [until, cap] as [number, number]);
+  let runCap = state.runCap;
+  for (let t = 0; t < n; t++) {
+    const index = from + t;
+    while (pending.length > 0 && pending[0]![0] < index) pending.shift();
+    if (flags[t]) {
+      const cap = severity[t] ?? 0;
+      while (pending.length > 0 && pending[pending.length - 1]![1] <= cap) pending.pop();
+      pending.push([index + level.window, cap]);
+    }
+    if (!level.isAnomaly[t]) {
+      runCap = 0;
+      continue;
+    }
+    // The first out point within the pending flags' reach: the run it is part of is theirs.
+    for (const [, cap] of pending) runCap = Math.max(runCap, cap);
+    pending.length = 0;
+    if (!flags[t] && runCap > 0) carried[t] = Math.min(level.severity[t] ?? 0, runCap);
+  }
+  return { carried, state: { pending, runCap } };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@adp/detection';
-import { fitLevelModel, judgeMachine, levelCarry, MACHINE_MODEL_TUNING, type LevelVerdict } from '../src/index.js';
+import { baselineLevelModel, fitLevelModel, judgeMachine, levelCarry, MACHINE_MODEL_TUNING, NO_LEVEL_HOLD, streamLevelCarry, type LevelHoldState, type LevelVerdict } from '../src/index.js';
 import { trimmedTrailingMeans } from '../src/model.js';
 
 /** The trimmed means by the plain rule: sort each window, drop its largest tenth, average the rest. */
@@ -106,5 +106,73 @@ describe('levelCarry', () => {
     const flags = flagsOf('....x..x.....');
     const carried = levelCarry(flags, flags.map((f) => (f ? 0.4 : 0)), level('..#######....', 0.7));
     expect(Array.from(carried)).toEqual([0, 0, 0.4, 0.4, 0, 0.4, 0.4, 0, 0.4, 0, 0, 0, 0]);
+  });
+});
+
+describe('streamLevelCarry', () => {
+  /** levelCarry forward of each flag only (what a stream can still flag), by the plain rule. */
+  function forwardCarry(flags: boolean[], severity: number[], level: LevelVerdict): number[] {
+    const n = flags.length;
+    const carried = new Array<number>(n).fill(0);
+    for (let i = 0; i < n; i++) {
+      if (!flags[i]) continue;
+      const j = Array.from({ length: level.window + 1 }, (_, d) => i + d).find((k) => k < n && level.isAnomaly[k]);
+      if (j === undefined) continue;
+      for (let k = Math.max(j, i + 1); k < n && level.isAnomaly[k]; k++) {
+        if (!flags[k]) carried[k] = Math.max(carried[k]!, Math.min(level.severity[k]!, severity[i]!));
+      }
+    }
+    return carried;
+  }
+
+  it('holds as levelCarry does after each flag, the same whatever the batches', () => {
+    const next = seededRandom(17);
+    for (let trial = 0; trial < 200; trial++) {
+      const n = 1 + Math.floor(next() * 120);
+      const window = 1 + Math.floor(next() * 12);
+      // Runs of out points and sparse flags, severities in (0, 1].
+      let out = next() < 0.3;
+      const isAnomaly = Array.from({ length: n }, () => (next() < 0.15 ? (out = !out) : out));
+      const flags = Array.from({ length: n }, () => next() < 0.08);
+      const severity = flags.map((flag) => (flag ? 0.05 + 0.95 * next() : 0));
+      const level: LevelVerdict = { isAnomaly, severity: isAnomaly.map((o) => (o ? 0.05 + 0.95 * next() : 0)), window };
+      const expected = forwardCarry(flags, severity, level);
+      // Whole, then in random batches with the state carried (through JSON, as a checkpoint would).
+      expect(Array.from(streamLevelCarry(flags, severity, level, NO_LEVEL_HOLD, 0).carried)).toEqual(expected);
+      let state: LevelHoldState = NO_LEVEL_HOLD;
+      const streamed: number[] = [];
+      for (let from = 0; from < n; ) {
+        const to = Math.min(n, from + 1 + Math.floor(next() * 15));
+        const part = (xs: readonly (number | boolean)[]) => xs.slice(from, to);
+        const step = streamLevelCarry(part(flags) as boolean[], part(severity) as number[], { isAnomaly: part(isAnomaly) as boolean[], severity: part(level.severity) as number[], window }, state, from + 1000);
+        streamed.push(...step.carried);
+        state = JSON.parse(JSON.stringify(step.state)) as LevelHoldState;
+        // The pending flags stay few: later ones reach further, earlier ones are more severe.
+        expect(state.pending.every(([until, cap], k) => k === 0 || (until > state.pending[k - 1]![0] && cap < state.pending[k - 1]![1]))).toBe(true);
+        from = to;
+      }
+      // The numbering's origin does not matter (1000 above).
+      expect(streamed).toEqual(expected);
+    }
+  });
+
+  it('agrees with levelCarry wherever the flag came first', () => {
+    const flags = [...'..x..........'].map((c) => c === 'x');
+    const out: LevelVerdict = { isAnomaly: [...'....#####....'].map((c) => c === '#'), severity: new Array(13).fill(0.9), window: 3 };
+    const severity = flags.map((f) => (f ? 0.6 : 0));
+    const batch = Array.from(levelCarry(flags, severity, out));
+    const stream = Array.from(streamLevelCarry(flags, severity, out, NO_LEVEL_HOLD, 0).carried);
+    // The stream has already stored point 3 when the run starts at 4: from there on they agree.
+    expect(stream).toEqual(batch.map((x, i) => (i === 3 ? 0 : x)));
+  });
+});
+
+describe('baselineLevelModel', () => {
+  it('fits a single series baseline with shapes, never a multichannel one', () => {
+    const next = seededRandom(3);
+    const values = Array.from({ length: 1000 }, () => next());
+    expect(baselineLevelModel({ shapeReference: { values, length: 50 } })?.smoothingPoints).toBe(50);
+    expect(baselineLevelModel({ channels: ['a', 'b'], shapeReference: { values, length: 50 } })).toBeNull();
+    expect(baselineLevelModel({ channels: [], shapeReference: null })).toBeNull();
   });
 });

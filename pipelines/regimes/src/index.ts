@@ -4,6 +4,8 @@
 export {
   DEFAULT_REGIME_THRESHOLDS,
   REGIMES,
+  activeWhere,
+  heldRegime,
   classifyRegimes,
   countRegimes,
   unknownRegimes,

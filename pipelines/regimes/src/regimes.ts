@@ -214,3 +214,17 @@ export function zScoresOf(energies: ArrayLike<number>, mean: number, std: number
   for (let index = 0; index < energies.length; index++) out[index] = ((energies[index] ?? 0) - mean) / scale;
   return out;
 }
+
+/**
+ * The regime of a point whose departure holds (flagged, its level or spread away from the
+ * healthy state): out of its healthy state, whatever the regime rules say point by point, so at
+ * least ACTIVE.
+ */
+export function heldRegime(regime: Regime): Regime {
+  return regime === 'HEALTHY' || regime === 'UNKNOWN' ? 'ACTIVE' : regime;
+}
+
+/** The regimes with heldRegime where `held` is true. */
+export function activeWhere(regimes: readonly Regime[], held: readonly boolean[]): Regime[] {
+  return regimes.map((regime, index) => (held[index] === true ? heldRegime(regime) : regime));
+}

@@ -54,12 +54,3 @@ export function changePointsOf(input: SeriesInput, period: number): boolean[] | 
     return null;
   }
 }
-
-/**
- * A series whose departure holds (its level or spread away from the healthy state, flagged) is
- * out of its healthy state, whatever its regime model says point by point: there its regime is at
- * least ACTIVE.
- */
-export function activeWhere(regimes: readonly Regime[], held: readonly boolean[]): Regime[] {
-  return regimes.map((regime, index) => (held[index] === true && (regime === 'HEALTHY' || regime === 'UNKNOWN') ? 'ACTIVE' : regime));
-}

@@ -12,7 +12,7 @@
 // with a baseline unless asked for the rest too; a status answers for either. If the ResultStore
 // cannot answer, the inventory answers 503 rather than leave its summaries out. Deleting a
 // machine reaches both sources, the workers' checkpoints and, through the notifier, their memory.
-import { decodeMachineModel, encodeMachineModel, fitLevelModel, fitMachineModel, type MachineModel } from '@adp/machine';
+import { baselineLevelModel, decodeMachineModel, encodeMachineModel, fitMachineModel, type MachineModel } from '@adp/machine';
 import type { BaselineFineTuneStats, BaselineRecord, BaselineStats, MachineDetection, MachineStatusRecord, MachineSummary, ShapeReference, Store } from '@adp/store';
 import { shapeReferenceInSlices } from '@adp/detection';
 import { nextTurn } from './next-turn.js';
@@ -467,13 +467,11 @@ export class BaselineService {
 
 function toPredictor(record: BaselineRecord, weights: PredictorWeights | null): MachinePredictor {
   const { predictorWeights: _bytes, ...baseline } = record;
-  const single = (record.channels?.length ?? 0) === 0;
-  const reference = single ? (record.shapeReference ?? null) : null;
   return {
     baseline,
     weights,
     normalisation: record.normalisation,
     machineModel: decodeMachineModel(record.machineModel ?? null),
-    levelModel: reference === null ? null : fitLevelModel(reference.values, reference.length),
+    levelModel: baselineLevelModel(record),
   };
 }

@@ -23,11 +23,11 @@ import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import type { AdmissionGate } from '../machines/admission.js';
 import { seriesEnergyStats } from '../machines/energy-stats.js';
 import { ModelHolder, toModelAppError, type NativeModel, type NativeModelFactory } from '../machines/model.js';
-import { activeWhere, changePointsOf, machineRegimes } from '../machines/regimes.js';
+import { changePointsOf, machineRegimes } from '../machines/regimes.js';
 import { BaselineService, type MachinePredictor } from '../machines/service.js';
 import { learnedVerdicts, levelVerdict, type Verdicts } from '../machines/verdict.js';
 import { nextTurn } from '../machines/next-turn.js';
-import { countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
+import { activeWhere, countRegimes, unknownRegimes, zScoresOf, type Regime } from '@adp/regimes';
 import { baselinePublisher, parseBaselineChanged } from './baseline-changes.js';
 import {
   baselineBody,
