@@ -33,7 +33,7 @@ import { learnedScores } from '@adp/detection';
 import { stopOnMissingDataset } from './datasets.js';
 import { writeJson } from './harness.js';
 import { listUcrSeries, loadUcrSeries, ucrHalf, type UcrSeries } from './ucr-data.js';
-import { rankedBy, scoreUcrSeries, ucrAccuracy, UCR_EXCLUSION_POINTS, type UcrAccuracy, type UcrSeriesScore } from './ucr-scorer.js';
+import { isUcrHit, rankedBy, scoreUcrSeries, ucrAccuracy, UCR_EXCLUSION_POINTS, type UcrAccuracy, type UcrSeriesScore } from './ucr-scorer.js';
 
 /** Points one request or one baseline holds: the API's limit. */
 export const UCR_REQUEST_POINTS = 8640;
@@ -46,8 +46,8 @@ export const UCR_ANCHORS = [
   { name: 'Matrix Profile, STUMPY discord (published, whole archive)', top1: 0.512, top3: 0.684 },
 ] as const;
 
-/** The ranking a row takes from one series' answers. */
-type RowScores = Record<string, { scores: Float64Array; tiebreak?: Float64Array }>;
+/** The ranking a row takes from one series' answers; severity rows carry the answers' episodes. */
+type RowScores = Record<string, { scores: Float64Array; tiebreak?: Float64Array; episodes?: readonly Episode[] }>;
 
 interface DetectAnswer {
   readonly z_scores: number[];
@@ -55,6 +55,14 @@ interface DetectAnswer {
   readonly severity: number[];
   readonly energies: number[] | null;
   readonly engine: string;
+  /** Positions in the request (its context included). */
+  readonly episodes: readonly { readonly start: number; readonly end: number }[];
+}
+
+/** An episode of the answers, in positions of the whole series (0-based). */
+interface Episode {
+  readonly start: number;
+  readonly end: number;
 }
 
 async function call(app: FastifyInstance, method: 'POST', url: string, body: unknown): Promise<unknown> {
@@ -82,8 +90,9 @@ async function detectTestPart(
   app: FastifyInstance,
   series: UcrSeries,
   machineId: string | null,
-): Promise<{ z: Float64Array; shape: Float64Array | null; severity: Float64Array; engine: string }> {
+): Promise<{ z: Float64Array; shape: Float64Array | null; severity: Float64Array; engine: string; episodes: Episode[] }> {
   const n = series.values.length;
+  const episodes: Episode[] = [];
   const z = new Float64Array(n).fill(Number.NaN);
   let shape: Float64Array | null = null;
   const severity = new Float64Array(n).fill(Number.NaN);
@@ -106,9 +115,14 @@ async function detectTestPart(
       }
       severity[index] = answer.severity[index - contextFrom] ?? Number.NaN;
     }
+    // The episodes that reach the request's new points (one ending in the context was the last
+    // request's).
+    for (const episode of answer.episodes) {
+      if (contextFrom + episode.end >= from) episodes.push({ start: contextFrom + episode.start, end: contextFrom + episode.end });
+    }
     from = to;
   }
-  return { z, shape, severity, engine };
+  return { z, shape, severity, engine, episodes };
 }
 
 /** The training part's last points (a baseline's limit). */
@@ -125,7 +139,7 @@ async function seriesRows(app: FastifyInstance, series: UcrSeries, groups: reado
   if (groups.includes('generic')) {
     const generic = await detectTestPart(app, series, null);
     rows['generic: z-score'] = { scores: generic.z };
-    rows['generic: severity'] = { scores: generic.severity, tiebreak: generic.z };
+    rows['generic: severity'] = { scores: generic.severity, tiebreak: generic.z, episodes: generic.episodes };
   }
   if (groups.includes('stats')) await statsRows(app, series, rows);
   if (groups.includes('tuned')) await tunedRows(app, series, rows);
@@ -147,7 +161,7 @@ async function statsRows(app: FastifyInstance, series: UcrSeries, rows: RowScore
   });
   const withStats = await detectTestPart(app, series, statsMachine);
   rows['generic + baseline statistics: z-score'] = { scores: withStats.z };
-  rows['generic + baseline statistics: severity'] = { scores: withStats.severity, tiebreak: withStats.z };
+  rows['generic + baseline statistics: severity'] = { scores: withStats.severity, tiebreak: withStats.z, episodes: withStats.episodes };
 }
 
 async function tunedRows(app: FastifyInstance, series: UcrSeries, rows: RowScores): Promise<void> {
@@ -163,7 +177,7 @@ async function tunedRows(app: FastifyInstance, series: UcrSeries, rows: RowScore
   // The two learned fields together, as the verdict adds them (there with the shape score within).
   const learned = learnedScores(tuned.z, shape);
   rows['fine-tuned baseline: z-score + shape score'] = { scores: learned };
-  rows['fine-tuned baseline: severity'] = { scores: tuned.severity, tiebreak: learned };
+  rows['fine-tuned baseline: severity'] = { scores: tuned.severity, tiebreak: learned, episodes: tuned.episodes };
 }
 
 export interface UcrRowResult {
@@ -175,10 +189,69 @@ export interface UcrRowResult {
   readonly top1Hits: readonly number[];
   /** Severity rows: the share of test-part points flagged (each series holds one labelled anomaly); null for z-score rows. */
   readonly flaggedShare: number | null;
+  /** Severity rows' flags and episodes by where they lie; null for z-score rows. */
+  readonly flags: UcrFlagCounts | null;
 }
 
-function shareOf(count: { flagged: number; points: number } | undefined): number | null {
-  return count === undefined || count.points === 0 ? null : count.flagged / count.points;
+/**
+ * Where a severity row's flags and episodes lie. Healthy points: those where no location would
+ * hit the anomaly (outside its scoring window, ucr-scorer.ts); anomaly points: the labelled ones.
+ * A false episode overlaps no scoring window.
+ */
+export interface UcrFlagCounts {
+  readonly healthyFlaggedShare: number;
+  readonly anomalyFlaggedShare: number;
+  readonly episodes: number;
+  readonly falseEpisodes: number;
+}
+
+interface FlagTally {
+  flagged: number;
+  points: number;
+  healthy: number;
+  healthyFlagged: number;
+  anomaly: number;
+  anomalyFlagged: number;
+  episodes: number;
+  falseEpisodes: number;
+}
+
+/** Adds one series' severity row to `tally`. */
+export function tallyFlags(tally: FlagTally, scores: ArrayLike<number>, episodes: readonly Episode[], series: Pick<UcrSeries, 'trainEnd' | 'begin' | 'end'>): void {
+  for (let index = series.trainEnd; index < scores.length; index++) {
+    const flagged = (scores[index] ?? 0) > 0;
+    const position = index + 1;
+    tally.points++;
+    if (flagged) tally.flagged++;
+    if (position >= series.begin && position <= series.end) {
+      tally.anomaly++;
+      if (flagged) tally.anomalyFlagged++;
+    } else if (!isUcrHit(position, series)) {
+      tally.healthy++;
+      if (flagged) tally.healthyFlagged++;
+    }
+  }
+  for (const episode of episodes) {
+    tally.episodes++;
+    let hits = false;
+    for (let index = episode.start; index <= episode.end && !hits; index++) hits = isUcrHit(index + 1, series);
+    if (!hits) tally.falseEpisodes++;
+  }
+}
+
+export function emptyTally(): FlagTally {
+  return { flagged: 0, points: 0, healthy: 0, healthyFlagged: 0, anomaly: 0, anomalyFlagged: 0, episodes: 0, falseEpisodes: 0 };
+}
+
+function countsOf(tally: FlagTally | undefined): UcrFlagCounts | null {
+  if (tally === undefined) return null;
+  const share = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole);
+  return {
+    healthyFlaggedShare: share(tally.healthyFlagged, tally.healthy),
+    anomalyFlaggedShare: share(tally.anomalyFlagged, tally.anomaly),
+    episodes: tally.episodes,
+    falseEpisodes: tally.falseEpisodes,
+  };
 }
 
 export interface UcrRunOptions {
@@ -213,21 +286,20 @@ export async function runUcr(options: UcrRunOptions): Promise<{ rows: UcrRowResu
   const config = loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: API_KEY, LOG_LEVEL: 'silent', EMBEDDED_WORKER: 'false' });
   const app = await buildApp(config, { model: modelWith(options.fineTune) });
   const scored = new Map<string, UcrSeriesScore[]>();
-  // Severity rows: flagged points (severity > 0) and points judged, over the test parts.
-  const flagged = new Map<string, { flagged: number; points: number }>();
+  // Severity rows: flagged points (severity > 0) and episodes, over the test parts.
+  const flagged = new Map<string, FlagTally>();
   try {
     for (const info of infos) {
       const series = await loadUcrSeries(options.ucrDir, info);
       const rows = await seriesRows(app, series, options.groups ?? UCR_ROW_GROUPS);
       const line: string[] = [];
-      for (const [name, { scores, tiebreak }] of Object.entries(rows)) {
+      for (const [name, { scores, tiebreak, episodes }] of Object.entries(rows)) {
         const score = scoreUcrSeries(series.id, rankedBy(scores, tiebreak), series.trainEnd, series);
         scored.set(name, [...(scored.get(name) ?? []), score]);
-        if (tiebreak !== undefined) {
-          const count = flagged.get(name) ?? { flagged: 0, points: 0 };
-          for (let index = series.trainEnd; index < scores.length; index++) count.flagged += (scores[index] ?? 0) > 0 ? 1 : 0;
-          count.points += scores.length - series.trainEnd;
-          flagged.set(name, count);
+        if (episodes !== undefined) {
+          const tally = flagged.get(name) ?? emptyTally();
+          tallyFlags(tally, scores, episodes, series);
+          flagged.set(name, tally);
         }
         line.push(`${score.top1 ? 1 : 0}${score.top3 ? 1 : 0}`);
       }
@@ -243,7 +315,8 @@ export async function runUcr(options: UcrRunOptions): Promise<{ rows: UcrRowResu
     B: ucrAccuracy(scores.filter((score) => ucrHalf(score.id) === 'B')),
     all: ucrAccuracy(scores),
     top1Hits: scores.filter((score) => score.top1).map((score) => score.id),
-    flaggedShare: shareOf(flagged.get(name)),
+    flaggedShare: ((tally) => (tally === undefined || tally.points === 0 ? null : tally.flagged / tally.points))(flagged.get(name)),
+    flags: countsOf(flagged.get(name)),
   }));
   return { rows, elapsedS: (performance.now() - started) / 1000 };
 }
@@ -251,13 +324,14 @@ export async function runUcr(options: UcrRunOptions): Promise<{ rows: UcrRowResu
 export function ucrTable(rows: readonly UcrRowResult[]): string {
   const f = (x: number): string => x.toFixed(3);
   const lines = [
-    '| row | top-1 A | top-1 B | top-1 all | top-3 A | top-3 B | top-3 all | flagged | series |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (row) =>
-        `| ${row.name} | ${f(row.A.top1)} | ${f(row.B.top1)} | ${f(row.all.top1)} | ${f(row.A.top3)} | ${f(row.B.top3)} | ${f(row.all.top3)} | ${row.flaggedShare === null ? '' : `${(row.flaggedShare * 100).toFixed(2)} %`} | ${row.all.series} |`,
-    ),
-    ...UCR_ANCHORS.map((anchor) => `| ${anchor.name} | | | ${f(anchor.top1)} | | | ${f(anchor.top3)} | | 250 |`),
+    '| row | top-1 A | top-1 B | top-1 all | top-3 A | top-3 B | top-3 all | flagged | healthy flagged | anomaly flagged | episodes (false) | series |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((row) => {
+      const percent = (share: number | null | undefined): string => (share === null || share === undefined ? '' : `${(share * 100).toFixed(2)} %`);
+      const episodes = row.flags === null ? '' : `${row.flags.episodes.toLocaleString('en-US')} (${row.flags.falseEpisodes.toLocaleString('en-US')})`;
+      return `| ${row.name} | ${f(row.A.top1)} | ${f(row.B.top1)} | ${f(row.all.top1)} | ${f(row.A.top3)} | ${f(row.B.top3)} | ${f(row.all.top3)} | ${percent(row.flaggedShare)} | ${percent(row.flags?.healthyFlaggedShare)} | ${percent(row.flags?.anomalyFlaggedShare)} | ${episodes} | ${row.all.series} |`;
+    }),
+    ...UCR_ANCHORS.map((anchor) => `| ${anchor.name} | | | ${f(anchor.top1)} | | | ${f(anchor.top3)} | | | | | 250 |`),
   ];
   return lines.join('\n');
 }

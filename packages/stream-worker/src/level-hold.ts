@@ -4,7 +4,7 @@
 // stream has already stored the points before a flag. The level model's stream state and the
 // flags still waiting for their departure travel with the series' window (series-window.ts), so
 // a restart, a retry or a rebalance holds exactly as an uninterrupted stream would.
-import { learnedOverride, type LastResult } from '@adp/detection';
+import { heldPoint, type LastResult } from '@adp/detection';
 import { initialStreamState, NO_LEVEL_HOLD, streamLevelCarry, streamMachine, type LevelHoldState } from '@adp/machine';
 import type { MachineModelOf } from './machine-verdicts.js';
 
@@ -34,8 +34,7 @@ export interface HeldDetections {
 /**
  * Holds the batch's flags (`detections`, the series' verdict) over its departures from the
  * baseline's level. A held point is as severe as the level model finds it (never more than its
- * flag), on the side its value lies; one on its expected value is flagged on a band of width
- * zero, so its departure does not break there.
+ * flag), by heldPoint's band.
  */
 export function holdLevel(input: {
   readonly values: readonly number[];
@@ -61,13 +60,12 @@ export function holdLevel(input: {
     const severity = carry.carried[k]!;
     if (severity <= 0 || detection.isAnomaly) return detection;
     held[k] = true;
-    const value = input.values[k]!;
-    const holds = learnedOverride(value, detection.expectedValue, 0, severity) ?? { severity, margin: 0 };
+    const holds = heldPoint(input.values[k]!, detection.expectedValue, severity);
     return {
       ...detection,
       isAnomaly: true,
-      isPositiveAnomaly: value > detection.expectedValue,
-      isNegativeAnomaly: value < detection.expectedValue,
+      isPositiveAnomaly: holds.isPositiveAnomaly,
+      isNegativeAnomaly: holds.isNegativeAnomaly,
       severity: holds.severity,
       upperMargin: holds.margin,
       lowerMargin: holds.margin,

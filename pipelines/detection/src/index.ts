@@ -75,6 +75,7 @@ export {
   bandHolding,
   baselineFindsOrdinary,
   LEARNED_ONSET_POINTS,
+  heldPoint,
   learnedOverride,
   learnedScores,
   learnedSeverity,

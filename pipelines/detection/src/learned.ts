@@ -75,3 +75,13 @@ export function baselineFindsOrdinary(score: number, band: number): boolean {
 export function bandHolding(value: number, expected: number, margin: number): number {
   return Math.max(margin, widenedMargin(value, expected));
 }
+
+/**
+ * A point flagged because the departure its flag reported still holds (a baseline's level model
+ * finds the series away), with `severity`: its band gives that severity by the engine's rule, on
+ * the side its value lies. A value on its expected value (the engine's fit can follow a level it
+ * moved to) is still part of the departure: flagged on a band of width zero, no side.
+ */
+export function heldPoint(value: number, expected: number, severity: number): LearnedOverride {
+  return learnedOverride(value, expected, 0, severity) ?? { severity, margin: 0, isPositiveAnomaly: false, isNegativeAnomaly: false };
+}

@@ -6,5 +6,5 @@ export { symmetricEigen } from './linalg.js';
 export { initialStreamState, streamMachine } from './stream.js';
 export type { MachineStreamState, OpenEpisode, StreamedPoint, StreamEpisode, StreamStep } from './stream.js';
 export { decodeMachineModel, encodeMachineModel } from './codec.js';
-export { baselineLevelModel, fitLevelModel, levelCarry, LEVEL_CHANNEL, NO_LEVEL_HOLD, streamLevelCarry } from './level.js';
+export { baselineLevelModel, fitLevelModel, levelCarry, levelVerdict, LEVEL_CHANNEL, NO_LEVEL_HOLD, streamLevelCarry } from './level.js';
 export type { LevelHoldState, LevelSource, LevelVerdict } from './level.js';

@@ -1,6 +1,7 @@
 // A single series' healthy level and spread, and the flags that hold while the series stays away
 // from them. The series' verdict flags an event once (at its most severe point); a level that
 // moved and stays moved is one departure, and should read as one for as long as it lasts.
+import { judgeMachine } from './judge.js';
 import { fitMachineModel, MACHINE_MODEL_TUNING, MIN_MACHINE_MODEL_ROWS, type MachineModel } from './model.js';
 
 /** The one channel's name in a level model. */
@@ -30,6 +31,12 @@ export interface LevelVerdict {
   readonly severity: readonly number[];
   /** The model's smoothing window: how long its trailing score may take to see a departure. */
   readonly window: number;
+}
+
+/** The level model's verdict on a stretch of the series (judged as following the baseline), at `sensitivity`. */
+export function levelVerdict(model: MachineModel, values: ArrayLike<number>, sensitivity: number): LevelVerdict {
+  const { isAnomaly, severity } = judgeMachine(model, [values], sensitivity);
+  return { isAnomaly, severity, window: model.smoothingPoints };
 }
 
 /**

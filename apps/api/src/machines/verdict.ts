@@ -4,8 +4,8 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
-import { judgeMachine, levelCarry, type LevelVerdict, type MachineModel } from '@adp/machine';
+import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, heldPoint, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
+import { levelCarry, type LevelVerdict } from '@adp/machine';
 import { WINDOW_POINTS } from '@adp/model';
 
 /** The fields of the answer the verdict decides. */
@@ -135,9 +135,9 @@ export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
     for (let i = 0; i < n; i++) {
       const carry = carried[i] ?? 0;
       if (carry <= 0 || isAnomaly[i]) continue;
-      // A held point on its expected value (the engine's fit can follow a fall) is still part of
-      // the departure: flagged on a band of width zero, so its episode does not break there.
-      const holds = learnedOverride(values[i] ?? 0, entire.expectedValues[i] ?? 0, 0, carry) ?? { severity: carry, margin: 0 };
+      // A held point on its expected value is still part of the departure (heldPoint), so its
+      // episode does not break there.
+      const holds = heldPoint(values[i] ?? 0, entire.expectedValues[i] ?? 0, carry);
       held[i] = true;
       isAnomaly[i] = true;
       severity[i] = holds.severity;
@@ -150,10 +150,4 @@ export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
   // Where a departure holds: flagged points the level model finds away from the healthy state.
   const holding = isAnomaly.map((flag, i) => flag && (held[i] === true || input.level?.isAnomaly[i] === true));
   return { upperMargins, lowerMargins, isAnomaly, isPositiveAnomaly, isNegativeAnomaly, severity, held: holding };
-}
-
-/** The level model's verdict on a request's values, at the detection's sensitivity. */
-export function levelVerdict(model: MachineModel, values: readonly number[], sensitivity: number): LevelVerdict {
-  const { isAnomaly, severity } = judgeMachine(model, [values], sensitivity);
-  return { isAnomaly, severity, window: model.smoothingPoints };
 }
