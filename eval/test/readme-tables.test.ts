@@ -79,7 +79,14 @@ interface UcrFigures {
   readonly top3: number;
 }
 const ucr = committed('ucr.json') as {
-  readonly rows: readonly { readonly name: string; readonly A: UcrFigures; readonly B: UcrFigures; readonly all: UcrFigures; readonly flaggedShare: number | null }[];
+  readonly rows: readonly {
+    readonly name: string;
+    readonly A: UcrFigures;
+    readonly B: UcrFigures;
+    readonly all: UcrFigures;
+    readonly flaggedShare: number | null;
+    readonly flags: { readonly healthyFlaggedShare: number; readonly anomalyFlaggedShare: number; readonly episodes: number; readonly falseEpisodes: number } | null;
+  }[];
   readonly anchors: readonly ({ readonly name: string } & UcrFigures)[];
 };
 const tune = JSON.parse(readFileSync(fileURLToPath(new URL('../tune.json', import.meta.url)), 'utf8')) as {
@@ -263,8 +270,11 @@ describe('the evaluation tables of docs/evaluation.md', () => {
         f(r.B.top3),
         f(r.all.top3),
         r.flaggedShare === null ? '' : `${(100 * r.flaggedShare).toFixed(2)} %`,
+        r.flags === null ? '' : `${(100 * r.flags.healthyFlaggedShare).toFixed(2)} %`,
+        r.flags === null ? '' : `${(100 * r.flags.anomalyFlaggedShare).toFixed(1)} %`,
+        r.flags === null ? '' : `${r.flags.episodes.toLocaleString('en-US')} (${r.flags.falseEpisodes.toLocaleString('en-US')})`,
       ]),
-      ...ucr.anchors.map((a) => [a.name, '', '', a.top1.toFixed(3), '', '', a.top3.toFixed(3), '']),
+      ...ucr.anchors.map((a) => [a.name, '', '', a.top1.toFixed(3), '', '', a.top3.toFixed(3), '', '', '', '']),
     ];
     // The page explains some rows in brackets after the run's name.
     const label = (text: string): string => (ucr.rows.some((r) => r.name === text) ? text : text.replace(/ \((the [^)]*)\)$/, ''));
