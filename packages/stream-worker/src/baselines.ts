@@ -12,6 +12,8 @@ import { machineModelOf, type MachineModelOf } from './machine-verdicts.js';
 
 export interface SeriesBaseline {
   readonly baselineId: string;
+  /** When the baseline was last written: a re-read that finds the same one keeps what was decoded and fitted. */
+  readonly updatedAtMs: number;
   /** Fine-tuned predictor; null for a statistics-only baseline (the generic predictor is used). */
   readonly weights: PredictorWeights | null;
   /** The scaling the predictor was tuned with; null = the series' own robust scaling. */
@@ -36,6 +38,7 @@ interface Entry {
 export function toSeriesBaseline(record: BaselineRecord): SeriesBaseline {
   return {
     baselineId: record.baselineId,
+    updatedAtMs: record.updatedAt.getTime(),
     weights: record.predictorWeights === null ? null : decodePredictorWeights(record.predictorWeights),
     normalisation: record.normalisation,
     energyMean: record.stats.energyMean,
@@ -76,7 +79,11 @@ export class BaselineCache {
     const load = (async () => {
       try {
         const record = await this.store.getBaseline(orgId, seriesId);
-        const baseline = record ? toSeriesBaseline(record) : null;
+        // The periodic re-read mostly finds the baseline unchanged: its decoded predictor and its
+        // fitted level model (tens of ms for a long reference) are kept rather than made again.
+        const before = this.entries.peek(key)?.baseline ?? null;
+        const unchanged = record !== null && before !== null && before.baselineId === record.baselineId && before.updatedAtMs === record.updatedAt.getTime();
+        const baseline = record === null ? null : unchanged ? before : toSeriesBaseline(record);
         this.entries.setIfCurrent(key, generation, { baseline, loadedAtMs: this.now() });
         return baseline;
       } finally {

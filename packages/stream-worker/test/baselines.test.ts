@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { BaselineCache, toSeriesBaseline } from '../src/baselines.js';
 
 /** A statistics-only baseline record: what BaselineCache reads of one. */
-function record(baselineId: string): BaselineRecord {
+function record(baselineId: string, updatedAtMs = 0): BaselineRecord {
   return {
     baselineId,
+    updatedAt: new Date(updatedAtMs),
     predictorWeights: null,
     normalisation: null,
     stats: { energyMean: 1, energyStd: 2 },
@@ -18,15 +19,18 @@ function slowStore() {
   const reads: string[] = [];
   const waiting: (() => void)[] = [];
   let version = 1;
+  let writtenAtMs = 0;
   return {
     reads,
     bump: () => version++,
+    /** The same baseline written again (a new update time). */
+    rewrite: () => writtenAtMs++,
     release: () => waiting.splice(0).forEach((go) => go()),
     getBaseline: async (orgId: string, seriesId: string): Promise<BaselineRecord | null> => {
       reads.push(`${orgId}/${seriesId}`);
       const seen = version;
       await new Promise<void>((resolve) => waiting.push(resolve));
-      return seriesId === 'none' ? null : record(`${seriesId}@${seen}`);
+      return seriesId === 'none' ? null : record(`${seriesId}@${seen}`, writtenAtMs);
     },
   };
 }
@@ -57,6 +61,27 @@ describe('BaselineCache', () => {
     expect(await none).toBeNull();
     expect(await cache.get('o', 'none')).toBeNull();
     expect(store.reads).toHaveLength(3);
+  });
+
+  it('keeps what it decoded when a re-read finds the baseline unchanged, and decodes a rewritten one afresh', async () => {
+    const store = slowStore();
+    let now = 0;
+    const cache = new BaselineCache(store, 10, 1000, () => now);
+    const read = async () => {
+      const pending = cache.get('o', 'm');
+      store.release();
+      return pending;
+    };
+    const first = await read();
+    now = 1000;
+    const again = await read();
+    expect(store.reads).toHaveLength(2);
+    expect(again).toBe(first);
+    now = 2000;
+    store.rewrite();
+    const rewritten = await read();
+    expect(rewritten).not.toBe(first);
+    expect(rewritten?.updatedAtMs).toBe(1);
   });
 
   it('drops a machine and its channels, and a read under way for them is not kept', async () => {
