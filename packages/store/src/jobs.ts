@@ -48,12 +48,6 @@ export interface JobSeries {
    * readings point by point (`channels.length` values a point, in this order).
    */
   readonly machine?: JobMachineVerdict;
-  /**
-   * A single series' level model (encodeMachineModel), as its machine's baseline gave it when the
-   * job was accepted: the engine's flags hold while the series stays away from that level, as
-   * POST /v1/detect holds them.
-   */
-  readonly level?: string;
 }
 
 /** What a job's machine-verdict series is judged with. */

@@ -7,9 +7,7 @@
 // around every cut. Each chunk is staged durably in the job store before its offset is
 // committed; when a series' last chunk arrives (a series' chunks share a key, so they arrive in
 // order on one partition) the worker reads the staged chunks back, joins them and judges the
-// whole series at once. Its results are therefore exactly detectEntireSeries over the same points,
-// with, where the series' machine has a single-series baseline with a level model, each flag
-// held while the series stays away from the healthy level (holdDepartures, as POST /v1/detect).
+// whole series at once. Its results are therefore exactly detectEntireSeries over the same points.
 //
 // A multichannel series arrives as one series per channel, each judged as above, and, where its
 // machine's baseline has a joint model, a machine-verdict series: every channel's readings point
@@ -21,15 +19,13 @@
 import {
   detectEntireSeries,
   GRANULARITIES,
-  heldPoint,
   IMPUTE_MODES,
   SeriesError,
   type DetectOptions,
-  type EntireResult,
   type SeriesInput,
 } from '@adp/detection';
 import { seriesEpisodes } from '@adp/alerts';
-import { decodeMachineModel, judgeMachine, levelCarry, levelVerdict } from '@adp/machine';
+import { decodeMachineModel, judgeMachine } from '@adp/machine';
 import {
   TOPICS,
   loadStreamingCodecs,
@@ -271,7 +267,6 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     }
     const notFinite = firstNotFinite(result);
     if (notFinite >= 0) return { code: DETECTION_FAILURE_CODE, message: `The detection engine's answer is not a finite number at point ${notFinite}.` };
-    if (spec.level !== undefined) holdDepartures(result, values, spec.level, options.sensitivity);
     const rows: JobResultRow[] = new Array<JobResultRow>(values.length);
     for (let i = 0; i < values.length; i++) {
       rows[i] = {
@@ -289,28 +284,6 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     return { seriesIndex, period: result.period, rows, episodes: seriesEpisodesOf(seriesIndex, result, timestamps) };
-  }
-
-  /**
-   * Where the series' baseline has a level model, each flag holds while the series stays away
-   * from the healthy level (levelCarry, after the anomaly cap, as POST /v1/detect holds it), at
-   * heldPoint's severity and band. An unreadable model holds nothing.
-   */
-  function holdDepartures(result: EntireResult, values: readonly number[], level: string, sensitivity: number): void {
-    const model = decodeMachineModel(level);
-    if (model === null) return;
-    const carried = levelCarry(result.isAnomaly, result.severity, levelVerdict(model, values, sensitivity));
-    for (let i = 0; i < values.length; i++) {
-      const carry = carried[i]!;
-      if (carry <= 0 || result.isAnomaly[i]) continue;
-      const held = heldPoint(values[i]!, result.expectedValues[i]!, carry);
-      result.isAnomaly[i] = true;
-      result.isPositiveAnomaly[i] = held.isPositiveAnomaly;
-      result.isNegativeAnomaly[i] = held.isNegativeAnomaly;
-      result.severity[i] = held.severity;
-      result.upperMargins[i] = held.margin;
-      result.lowerMargins[i] = held.margin;
-    }
   }
 
   /**

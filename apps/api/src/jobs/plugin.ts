@@ -16,7 +16,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyValidationResult } from 'fastify/types/schema.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parseIsoTimestamp } from '@adp/detection';
-import { baselineLevelModel, decodeMachineModel, encodeMachineModel } from '@adp/machine';
+import { decodeMachineModel } from '@adp/machine';
 import type { BaselineRecord, Store } from '@adp/store';
 import { TOPICS, loadStreamingCodecs, type Bus, type OutgoingMessage } from '@adp/streaming';
 import { FINISHED_JOB_STATUSES, type JobRecord, type JobSeries, type JobStore } from '@adp/store';
@@ -77,7 +77,6 @@ interface PlannedSeries {
   readonly machineId: string | null;
   readonly channel?: string;
   readonly machine?: JobSeries['machine'];
-  readonly level?: string;
   readonly timestampsMs: readonly number[] | null;
   readonly values: readonly number[];
   readonly width: number;
@@ -149,8 +148,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
    */
   async function jobBaselines(request: FastifyRequest, orgId: string, parsed: ParsedJobRequest): Promise<Map<string, BaselineRecord>> {
     const wanted = new Set<string>();
-    // A single series' baseline gives its sensitivity (unless the request set one) and its level model.
-    for (const one of parsed.series) if (one.machineId !== null && one.channel === undefined) wanted.add(one.machineId);
+    if (!parsed.sensitivityGiven) for (const one of parsed.series) if (one.machineId !== null) wanted.add(one.machineId);
     for (const group of parsed.multichannel) if (group.machineId !== null) wanted.add(group.machineId);
     const found = new Map<string, BaselineRecord>();
     if (wanted.size === 0) return found;
@@ -173,29 +171,9 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   function jobSeriesOf(parsed: ParsedJobRequest, baselines: ReadonlyMap<string, BaselineRecord>): PlannedSeries[] {
     const sensitivityOf = (machineId: string | null): number | undefined =>
       parsed.sensitivityGiven || machineId === null ? undefined : (baselines.get(machineId)?.sensitivity ?? undefined);
-    // Fitted once per machine (a machine's series share its baseline).
-    const levels = new Map<string, string | null>();
-    const levelOf = (machineId: string | null): string | null => {
-      const baseline = machineId === null ? undefined : baselines.get(machineId);
-      if (machineId === null || baseline === undefined) return null;
-      if (!levels.has(machineId)) {
-        const model = baselineLevelModel(baseline);
-        levels.set(machineId, model === null ? null : encodeMachineModel(model));
-      }
-      return levels.get(machineId) ?? null;
-    };
     const planned: PlannedSeries[] = [];
     parsed.series.forEach((one, index) => {
-      const level = one.channel === undefined ? levelOf(one.machineId) : null;
-      planned.push({
-        machineId: one.machineId,
-        timestampsMs: one.timestampsMs,
-        values: one.values,
-        width: 1,
-        sensitivity: sensitivityOf(one.machineId),
-        ...(one.channel !== undefined ? { channel: one.channel } : {}),
-        ...(level !== null ? { level } : {}),
-      });
+      planned.push({ machineId: one.machineId, timestampsMs: one.timestampsMs, values: one.values, width: 1, sensitivity: sensitivityOf(one.machineId), ...(one.channel !== undefined ? { channel: one.channel } : {}) });
       const group = parsed.multichannel.find((candidate) => candidate.from + candidate.channels.length - 1 === index);
       const model = group && group.machineId !== null ? (baselines.get(group.machineId)?.machineModel ?? null) : null;
       if (!group || model === null) return;
@@ -252,7 +230,6 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
         ...(one.sensitivity !== undefined ? { sensitivity: one.sensitivity } : {}),
         ...(one.channel !== undefined ? { channel: one.channel } : {}),
         ...(one.machine !== undefined ? { machine: one.machine } : {}),
-        ...(one.level !== undefined ? { level: one.level } : {}),
       });
     });
     return { messages, series };
