@@ -58,14 +58,20 @@ function asVersion5(v8: Buffer): Buffer {
   return Buffer.concat([Buffer.from('ADW5', 'ascii'), v6.subarray(4, 24), v6.subarray(32)]);
 }
 
+/** A window of three judged points out of the series' 300. */
+function threePoints() {
+  const window = emptyWindow();
+  window.values.push(1, 2, 3);
+  window.timestampsMs.push(10, 20, 30);
+  window.zScores.push(0.1, 0.2, 5);
+  window.lastJudgedTsMs = 30;
+  window.seenPoints = 300;
+  return window;
+}
+
 describe('window checkpoints with the level stream (version 8)', () => {
   it('round-trip the level model stream and its pending flags, read version 7 as having none, and refuse a damaged one', () => {
-    const window = emptyWindow();
-    window.values.push(1, 2, 3);
-    window.timestampsMs.push(10, 20, 30);
-    window.zScores.push(0.1, 0.2, 5);
-    window.lastJudgedTsMs = 30;
-    window.seenPoints = 300;
+    const window = threePoints();
     window.level = {
       baselineUpdatedAtMs: 1_700_000_000_000,
       judged: 250,
@@ -92,12 +98,7 @@ describe('window checkpoints with the level stream (version 8)', () => {
 
 describe('window checkpoints with the learned excursion (version 6)', () => {
   it("round-trip where the last point beyond the learned band was, and read version-5 checkpoints as having none", () => {
-    const window = emptyWindow();
-    window.values.push(1, 2, 3);
-    window.timestampsMs.push(10, 20, 30);
-    window.zScores.push(0.1, 0.2, 5);
-    window.lastJudgedTsMs = 30;
-    window.seenPoints = 300;
+    const window = threePoints();
     window.lastLearnedExcessAt = 299;
     const v7 = encodeWindow(window);
     expect(decodeWindow(v7, 100)).toEqual(window);
