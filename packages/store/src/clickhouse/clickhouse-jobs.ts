@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
 import { RowBinaryWriter, writeJudgedPoint } from './row-binary.js';
 import { StreamingError } from '@adp/streaming/errors';
-import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+import { sqlInteger, sqlString } from './sql.js';
 import { FINISHED_JOB_STATUSES, type JobEpisode, type JobRecord, type JobResultRow, type JobStore } from '../jobs.js';
 
 export interface ClickHouseJobStoreOptions {
@@ -96,8 +96,8 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
     }
   }
 
-  const org = (orgId: string): string => `org_id = ${sqlStringLiteral(orgId)}`;
-  const job = (jobId: string): string => `job_id = ${sqlStringLiteral(jobId)}`;
+  const org = (orgId: string): string => `org_id = ${sqlString(orgId)}`;
+  const job = (jobId: string): string => `job_id = ${sqlString(jobId)}`;
 
   async function readJobs(where: string, tail = ''): Promise<JobRecord[]> {
     const rows = await select<{ record: string }>(
@@ -152,7 +152,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
   }
 
   async function byIdempotencyKey(orgId: string, idempotencyKey: string): Promise<JobRecord | null> {
-    return (await readJobs(`${org(orgId)} AND idempotency_key = ${sqlStringLiteral(idempotencyKey)}`, 'ORDER BY created_at_ms LIMIT 1'))[0] ?? null;
+    return (await readJobs(`${org(orgId)} AND idempotency_key = ${sqlString(idempotencyKey)}`, 'ORDER BY created_at_ms LIMIT 1'))[0] ?? null;
   }
 
   return {
@@ -174,10 +174,10 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (before !== undefined) {
         const anchor = await readJob(orgId, before);
         if (anchor === null) return [];
-        const created = sqlIntegerLiteral(anchor.createdAtMs, 'createdAtMs');
-        where += ` AND (created_at_ms < ${created} OR (created_at_ms = ${created} AND job_id < ${sqlStringLiteral(anchor.jobId)}))`;
+        const created = sqlInteger(anchor.createdAtMs, 'list');
+        where += ` AND (created_at_ms < ${created} OR (created_at_ms = ${created} AND job_id < ${sqlString(anchor.jobId)}))`;
       }
-      return readJobs(where, `ORDER BY created_at_ms DESC, job_id DESC LIMIT ${sqlIntegerLiteral(limit, 'limit')}`);
+      return readJobs(where, `ORDER BY created_at_ms DESC, job_id DESC LIMIT ${sqlInteger(limit, 'list')}`);
     },
 
     async transition(orgId, jobId, from, transition) {
@@ -212,7 +212,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (active.length === 0) return { jobs: 0, pointsPending: 0 };
       const done = await select<{ points: number }>(
         `SELECT sum(points) AS points FROM ${database}.job_series FINAL
-         WHERE job_id IN (${active.map((row) => sqlStringLiteral(row.job_id)).join(', ')})`,
+         WHERE job_id IN (${active.map((row) => sqlString(row.job_id)).join(', ')})`,
         'reading the active jobs',
       );
       const total = active.reduce((sum, row) => sum + Number(row.points_total), 0);
@@ -237,7 +237,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if ((await seriesOf(jobId)).some((row) => Number(row.series_index) === seriesIndex)) return chunks;
       const rows = await select<{ chunk_index: number; message: string }>(
         `SELECT chunk_index, message FROM ${database}.job_chunks FINAL
-         WHERE ${job(jobId)} AND series_index = ${sqlIntegerLiteral(seriesIndex, 'seriesIndex')} ORDER BY chunk_index`,
+         WHERE ${job(jobId)} AND series_index = ${sqlInteger(seriesIndex, 'stagedChunks')} ORDER BY chunk_index`,
         'reading staged chunks',
       );
       for (const row of rows) chunks.set(Number(row.chunk_index), Buffer.from(row.message, 'base64'));
@@ -295,14 +295,14 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (!(await visible(orgId, jobId))) return [];
       let where = job(jobId);
       if (after !== undefined) {
-        const series = sqlIntegerLiteral(after.seriesIndex, 'seriesIndex');
-        where += ` AND (series_index > ${series} OR (series_index = ${series} AND point_index > ${sqlIntegerLiteral(after.pointIndex, 'pointIndex')}))`;
+        const series = sqlInteger(after.seriesIndex, 'results');
+        where += ` AND (series_index > ${series} OR (series_index = ${series} AND point_index > ${sqlInteger(after.pointIndex, 'results')}))`;
       }
       const rows = await select<ResultRecord>(
         `SELECT series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin,
                 is_anomaly, is_positive_anomaly, is_negative_anomaly, severity
          FROM ${database}.job_results FINAL WHERE ${where}
-         ORDER BY series_index, point_index LIMIT ${sqlIntegerLiteral(limit, 'limit')}`,
+         ORDER BY series_index, point_index LIMIT ${sqlInteger(limit, 'results')}`,
         'reading job results',
       );
       return rows.map(
