@@ -57,7 +57,11 @@ interface ResultRecord extends JudgedPointRecord {
 }
 
 export async function createClickHouseJobStore(options: ClickHouseJobStoreOptions): Promise<JobStore> {
-  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 60_000 });
+  const { client, database } = await openClickHouse({
+    ...options,
+    database: options.database ?? 'adp',
+    requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
+  });
   let closed = false;
   // Versions of the job rows this process writes: never below the clock, always rising.
   let lastVersion = 0;

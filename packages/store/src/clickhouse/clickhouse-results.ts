@@ -68,13 +68,16 @@ function fromRecord(record: ResultRecord): ResultRow {
   };
 }
 
-/** Our typed error for a failed insert or query: retriable when the server never answered. */
 /**
  * Connects, migrates (unless `migrate: false`) and returns the store. Throws INVALID_IDENTIFIER for
  * a bad database name and the migration runner's errors.
  */
 export async function createClickHouseResultStore(options: ClickHouseResultStoreOptions): Promise<ResultStore> {
-  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
+  const { client, database } = await openClickHouse({
+    ...options,
+    database: options.database ?? 'adp',
+    requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+  });
   const table = `${database}.results`;
   let closed = false;
 
