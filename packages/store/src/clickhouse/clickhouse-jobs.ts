@@ -8,8 +8,9 @@
 // Queries interpolate only the validated database name, escaped literals and checked integers:
 // ClickHouse 18.16 has no server-side query parameters.
 import { Readable } from 'node:stream';
-import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
-import { RowBinaryWriter, writeJudgedPoint } from './row-binary.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse } from './client.js';
+import { JUDGED_POINT_COLUMN_NAMES, type JudgedPointRecord } from '../judged-point.js';
+import { JUDGED_POINT_ROW_BINARY_BYTES, RowBinaryWriter, writeJudgedPoint } from './row-binary.js';
 import { StreamingError } from '@adp/streaming/errors';
 import { sqlInteger, sqlString } from './sql.js';
 import { FINISHED_JOB_STATUSES, type JobEpisode, type JobRecord, type JobResultRow, type JobStore } from '../jobs.js';
@@ -24,6 +25,9 @@ export interface ClickHouseJobStoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** job_results' columns in table order (schemas/clickhouse/0012_jobs.sql): `encodeJobResultsRowBinary`'s layout. */
+const JOB_RESULT_COLUMNS = ['job_id', 'series_index', 'point_index', 'ts_ms', ...JUDGED_POINT_COLUMN_NAMES, 'written_at_ms'];
+
 /** Result rows per INSERT. */
 const ROWS_PER_INSERT = 100_000;
 
@@ -34,9 +38,9 @@ const ROWS_PER_INSERT = 100_000;
 export function encodeJobResultsRowBinary(jobId: string, rows: readonly JobResultRow[], writtenAtMs: number): Buffer {
   const id = Buffer.from(jobId, 'utf8');
   if (id.length >= 0x80) throw new StreamingError('VALUE_INVALID', 'encodeJobResultsRowBinary: job id too long');
-  // Per row: id (1 + length), series 4, point 8, ts 1 (+8), five doubles 40, three flags 3, written 8.
+  // Per row: id (1 + length), series 4, point 8, ts 1 (+8), the judged point, written 8.
   let size = 0;
-  for (const row of rows) size += 1 + id.length + 4 + 8 + 1 + (row.tsMs === null ? 0 : 8) + 40 + 3 + 8;
+  for (const row of rows) size += 1 + id.length + 4 + 8 + 1 + (row.tsMs === null ? 0 : 8) + JUDGED_POINT_ROW_BINARY_BYTES + 8;
   const out = new RowBinaryWriter(size);
   for (const row of rows) {
     out.uint8(id.length);
@@ -258,7 +262,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
         assertOpen();
         try {
           const result = await client.exec({
-            query: `INSERT INTO ${database}.job_results (job_id, series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin, is_anomaly, is_positive_anomaly, is_negative_anomaly, severity, written_at_ms) FORMAT RowBinary`,
+            query: `INSERT INTO ${database}.job_results (${JOB_RESULT_COLUMNS.join(', ')}) FORMAT RowBinary`,
             values: Readable.from([encodeJobResultsRowBinary(jobId, slice, writtenAtMs)]),
           });
           for await (const _ of result.stream) {
@@ -303,8 +307,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
         where += ` AND (series_index > ${series} OR (series_index = ${series} AND point_index > ${sqlInteger(after.pointIndex, 'results')}))`;
       }
       const rows = await select<ResultRecord>(
-        `SELECT series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin,
-                is_anomaly, is_positive_anomaly, is_negative_anomaly, severity
+        `SELECT ${JOB_RESULT_COLUMNS.slice(1, -1).join(', ')}
          FROM ${database}.job_results FINAL WHERE ${where}
          ORDER BY series_index, point_index LIMIT ${sqlInteger(limit, 'results')}`,
         'reading job results',

@@ -9,7 +9,8 @@
 // deletion waits, bounded, for the table's mutations to finish, so its results stop being served
 // by the time it answers (18.16 has no `mutations_sync`).
 import { Readable } from 'node:stream';
-import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse } from './client.js';
+import type { JudgedPointRecord } from '../judged-point.js';
 import { encodeResultRowsRowBinary } from './row-binary.js';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '@adp/streaming';
 import { StreamingError } from '@adp/streaming/errors';

@@ -2,13 +2,15 @@
 // and the stream's result and job stores all connect here, with the same client settings, on a
 // validated database that the migrations in schemas/clickhouse/ bring up to date. Each maps
 // failures to its own error registry (`storeErrorFrom`, `clickHouseError`) from one classification
-// (`clickHouseFailure`).
+// (`clickHouseFailure`). The result and job stores also share here how a judged point is read
+// back from JSONEachRow.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { JudgedPoint } from '@adp/streaming';
 import { StreamingError } from '@adp/streaming/errors';
 import { describe } from '../database.js';
 import { clickHouseFailure } from './failures.js';
 import { sqlIdentifier } from './identifiers.js';
+import { judgedPointFromColumns, type JudgedPointRecord } from '../judged-point.js';
 import { runClickHouseMigrations } from './migrations.js';
 
 export interface ClickHouseConnectionOptions {
@@ -80,28 +82,7 @@ export function clickHouseError(error: unknown, what: string, database: string, 
   return new StreamingError('CLICKHOUSE_QUERY_FAILED', `${what}: ${message}`, { ...context, serverCode }, { cause: error });
 }
 
-/** A judged point's columns as JSONEachRow reads them (flags as 0/1). */
-export interface JudgedPointRecord {
-  value: number;
-  expected_value: number;
-  upper_margin: number;
-  lower_margin: number;
-  is_anomaly: number;
-  is_positive_anomaly: number;
-  is_negative_anomaly: number;
-  severity: number;
-}
-
-/** A judged point read back from its JSONEachRow record. */
+/** The judged point of a JSONEachRow record (doubles as JSON numbers, flags as 0/1). */
 export function judgedPointOfRecord(record: JudgedPointRecord): JudgedPoint {
-  return {
-    value: record.value,
-    expectedValue: record.expected_value,
-    upperMargin: record.upper_margin,
-    lowerMargin: record.lower_margin,
-    isAnomaly: Number(record.is_anomaly) === 1,
-    isPositiveAnomaly: Number(record.is_positive_anomaly) === 1,
-    isNegativeAnomaly: Number(record.is_negative_anomaly) === 1,
-    severity: record.severity,
-  };
+  return judgedPointFromColumns(record, Number, (cell) => Number(cell) === 1);
 }
