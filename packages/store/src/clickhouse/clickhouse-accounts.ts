@@ -77,19 +77,7 @@ export class ClickHouseAccountStore implements AccountStore {
   createSession(session: DashboardSession): Promise<void> {
     return this.access.op('createSession', async (operation) => {
       validateSession(session);
-      await this.access.insert(operation, this.tables.sessions, [
-        {
-          token_hash: session.tokenHash,
-          org_id: session.orgId,
-          subject: session.subject,
-          display_name: session.displayName,
-          method: session.method,
-          created_ms: session.createdAt.getTime(),
-          expires_ms: session.expiresAt.getTime(),
-          deleted: 0,
-          version: this.access.nextVersion(),
-        },
-      ]);
+      await this.access.insert(operation, this.tables.sessions, [sessionRecord(session, false, this.access.nextVersion())]);
     });
   }
 
@@ -106,20 +94,7 @@ export class ClickHouseAccountStore implements AccountStore {
       validateTokenHash(operation, tokenHash);
       const row = await this.sessionRow(operation, tokenHash);
       if (row === null || Number(row.the_deleted) !== 0) return false;
-      const session = toSession(row);
-      await this.access.insert(operation, this.tables.sessions, [
-        {
-          token_hash: tokenHash,
-          org_id: session.orgId,
-          subject: session.subject,
-          display_name: session.displayName,
-          method: session.method,
-          created_ms: session.createdAt.getTime(),
-          expires_ms: session.expiresAt.getTime(),
-          deleted: 1,
-          version: this.access.nextVersion(),
-        },
-      ]);
+      await this.access.insert(operation, this.tables.sessions, [sessionRecord(toSession(row), true, this.access.nextVersion())]);
       return true;
     });
   }
@@ -165,5 +140,20 @@ function toSession(row: SessionRow): DashboardSession {
     method: row.the_method as SessionMethod,
     createdAt: new Date(Number(row.the_created_ms)),
     expiresAt: new Date(Number(row.the_expires_ms)),
+  };
+}
+
+/** A session's row in store_dashboard_sessions: a deletion is the same session again, marked deleted. */
+function sessionRecord(session: DashboardSession, deleted: boolean, version: number): Record<string, unknown> {
+  return {
+    token_hash: session.tokenHash,
+    org_id: session.orgId,
+    subject: session.subject,
+    display_name: session.displayName,
+    method: session.method,
+    created_ms: session.createdAt.getTime(),
+    expires_ms: session.expiresAt.getTime(),
+    deleted: deleted ? 1 : 0,
+    version,
   };
 }
