@@ -12,15 +12,8 @@ import {
   type SessionMethod,
   type UserAccount,
 } from '../accounts.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlString } from './sql.js';
-
-/** What the adapter borrows from the ClickHouse store: its close-aware runner, reads, inserts and version clock. */
-export interface ClickHouseAccountsAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
-  nextVersion(): number;
-}
 
 interface UserRow {
   the_email: string;
@@ -43,7 +36,7 @@ interface SessionRow {
 
 export class ClickHouseAccountStore implements AccountStore {
   constructor(
-    private readonly access: ClickHouseAccountsAccess,
+    private readonly access: ClickHouseAccess,
     private readonly tables: { readonly users: string; readonly sessions: string },
   ) {}
 

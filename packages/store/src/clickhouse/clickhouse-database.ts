@@ -238,12 +238,24 @@ export class ClickHouseDatabase extends StoreDatabase {
     }
   }
 
+  /** The version of a row written now (`clock`). */
+  nextVersion(): number {
+    return this.clock.next();
+  }
+
   nowMs(): number {
     const ms = this.now().getTime();
     if (!Number.isSafeInteger(ms)) throw new StoreError('STORE_INVALID_ARGUMENT', 'now', 'the clock returned an invalid date');
     return ms;
   }
 }
+
+/**
+ * What the port adapters that do not extend `ClickHouseAdapter` (accounts, audit, metering, daily
+ * usage, alerting) borrow from the database: its close-aware runner, reads, inserts, statements and
+ * version clock. The database is one; a narrower one can stand in for it.
+ */
+export type ClickHouseAccess = Pick<ClickHouseDatabase, 'op' | 'rows' | 'insert' | 'command' | 'nextVersion'>;
 
 /**
  * What every ClickHouse port adapter starts from: the shared database's close-aware `op`, reads,
