@@ -1,4 +1,4 @@
-// The audit log in the embedded database (table `audit_events`, migration 3). It shares the
+// The audit log in the embedded database (table `audit_events`, migration 5). It shares the
 // embedded store's connection and queue: DuckDB has one writer per file, and a statement must not
 // run beside another on one connection.
 import type { DuckDBValue } from '@duckdb/node-api';
