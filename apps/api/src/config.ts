@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_MAX_POINTS, DEFAULT_JOB_MAX_SERIES } from '@adp/domain';
 import { TOPICS } from '@adp/streaming';
-import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers } from '@adp/platform';
+import { envReader, type EnvReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, type ServiceServers } from '@adp/platform';
 import { ConfigError } from './errors.js';
 import type { MarketplaceConfig } from './marketplace/config.js';
 import { API_KEY_PATTERN } from './tenancy/keys.js';
@@ -48,7 +48,22 @@ export interface JobsConfig {
   readonly retryAfterSeconds: number;
 }
 
-export interface ApiConfig {
+/**
+ * The API's configuration. The servers (`ServiceServers`, documented there) are read as the worker
+ * reads them; what each means for the API:
+ * - `DATA_DIR` also holds the first-start keys file (`bootstrap-keys.json`); two running servers
+ *   must not share it (DuckDB allows one writer).
+ * - `REDIS_URL` carries the API-key lookup cache, per-organization rate limiting and baseline
+ *   invalidation across replicas (keys `<prefix>apikey:<hash>`, `<prefix>ratelimit:<organization id>`).
+ *   Unset: an in-memory cache and limiter per process, right for one replica; with several and no
+ *   Redis, each replica counts its own rate limit.
+ * - `KAFKA_BROKERS` unset: the in-process bus, and the stream worker runs inside the API process
+ *   (`embeddedWorker`).
+ * - `CLICKHOUSE_URL` holds the per-point results and the platform store (organizations, keys,
+ *   usage, baselines, machines) for every replica, e.g. `http://user:password@127.0.0.1:8123`.
+ *   Unset: `platform.duckdb` and `results.duckdb` under DATA_DIR, both surviving restarts.
+ */
+export interface ApiConfig extends ServiceServers {
   /** `PORT`: TCP port to listen on. Default 8080. 0 picks a free port (tests). */
   readonly port: number;
   /**
@@ -64,12 +79,6 @@ export interface ApiConfig {
    * directory that cannot be bundled answers DashboardUnavailable (503) on /dashboard/.
    */
   readonly dashboardDir: string;
-  /**
-   * `DATA_DIR`: directory for the embedded database (`platform.duckdb`) and the first-start keys
-   * file (`bootstrap-keys.json`). Default `./data`, resolved against the working directory at boot.
-   * Created when absent. Must not be shared by two running servers (DuckDB allows one writer).
-   */
-  readonly dataDir: string;
   /**
    * `BOOTSTRAP_API_KEY`: optional key (`svc_test_...` or `svc_live_...`, 16..128 url-safe
    * characters after the prefix) that is created for the default organization when absent, for
@@ -170,48 +179,10 @@ export interface ApiConfig {
    */
   readonly predictorCacheSize: number;
   /**
-   * `REDIS_URL`: Redis for the API-key lookup cache, per-organization rate limiting and (through the
-   * streaming notifier) baseline invalidation across replicas, e.g. `redis://127.0.0.1:6379`.
-   * Unset (default): an in-memory cache and limiter per process, which is right for one replica.
-   * Caveat: with several replicas and no Redis, each replica counts its own rate limit.
-   */
-  readonly redisUrl: string | undefined;
-  /**
-   * `REDIS_KEY_PREFIX`: prefix of every Redis key the API writes (`<prefix>apikey:<hash>`,
-   * `<prefix>ratelimit:<organization id>`), so several deployments (or test runs) can share one Redis.
-   * Default `adp:`. 1..64 of A-Z a-z 0-9 _ : . -
-   */
-  readonly redisKeyPrefix: string;
-  /**
-   * `REDIS_CHANNEL_PREFIX`: prefix of the pub/sub channel names (baseline changes, key
-   * revocations); the workers must use the same one (their REDIS_CHANNEL_PREFIX). Default none.
-   * 0..64 of A-Z a-z 0-9 _ : . -
-   */
-  readonly redisChannelPrefix: string;
-  /**
-   * `KAFKA_BROKERS`: comma-separated `host:port` list of the Kafka brokers that carry telemetry
-   * (scale-out mode). Unset (default): the in-process bus, and the worker runs inside the API
-   * process (see `embeddedWorker`).
-   */
-  readonly kafkaBrokers: readonly string[] | undefined;
-  /**
    * `TELEMETRY_TOPIC`: the topic POST /v1/telemetry publishes to; the workers must consume the same
    * one (their TELEMETRY_TOPIC). Default `adp.telemetry.v1`. 1..249 of A-Z a-z 0-9 . _ -
    */
   readonly telemetryTopic: string;
-  /**
-   * `CLICKHOUSE_URL`: HTTP URL of the ClickHouse that stores the per-point results and the platform
-   * store (organizations, keys, usage, baselines, machines), shared by every replica, e.g.
-   * `http://user:password@127.0.0.1:8123`. Unset (default): the platform store is the embedded
-   * DuckDB file under DATA_DIR (`platform.duckdb`) and the results another one beside it
-   * (`results.duckdb`), both surviving restarts.
-   */
-  readonly clickhouseUrl: string | undefined;
-  /**
-   * `CLICKHOUSE_DATABASE`: database of the results and store tables; created and migrated at start.
-   * Default `adp`. A plain identifier (letter or underscore, then up to 62 of A-Z a-z 0-9 _).
-   */
-  readonly clickhouseDatabase: string;
   /**
    * `RATE_LIMIT_PER_MINUTE`: requests one organization may make per fixed one-minute window, all
    * its keys together, counted across all replicas when REDIS_URL is set (the counter lives in

@@ -1,15 +1,18 @@
 // Fine-tuning and energy benchmark of @adp/model: `npx tsx packages/model/bench/finetune.ts`
 // [--quick] [--reference-8640] [--threads N]. --reference-8640 adds the slow references at 8,640
-// points (several minutes). Prints a markdown table and writes
-// packages/model/bench/results.json (not with --quick). The fast path is the default fine-tune
+// points (several minutes). Prints a markdown table, the README's table, and (not with --quick)
+// writes packages/model/bench/results.json, the summary the README shows (./summary.ts), and
+// .cache/bench/model-finetune.json, every figure of the run. The fast path is the default fine-tune
 // (closed-form ridge on the predictor head). It is compared with the Adam head fine-tune at its
 // defaults and with slow references: Adam at a 4x lower learning rate, 4x the epochs and 4x the
 // patience, on the head and on all tensors (the cases and their timing live in ./cases.ts, which
 // `npm run bench` also uses). `--threads` sets onnxruntime's intra-op threads (default 1).
-import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { createModelRuntime, fineTuneInThread, startFineTuneThread } from '../src/index.js';
+import { fullResultsPath, writeJson } from '../../../bench/summary.js';
 import { FINETUNE_CASES, machineSeries, timeFineTune } from './cases.js';
+import { FINETUNE_TABLE_CASES, fineTuneSummary, type FineTuneRow } from './summary.js';
 
 const quick = process.argv.includes('--quick');
 const reference8640 = process.argv.includes('--reference-8640');
@@ -102,6 +105,11 @@ for (const r of rows) {
 }
 console.log(`\nenergies, 8,640 points (fine-tuned predictor): ${energyTimes.withoutEmbeddingsMs} ms without embeddings, ${energyTimes.withEmbeddingsMs} ms with`);
 console.log(`fine-tune 1,000 points in a worker: ${coldWorkerSeconds} s with worker startup, ${warmWorkerSeconds} s warm\n`);
+console.log(`README table (${sizes.map((n) => n.toLocaleString('en-US')).join(' and ')} points):`);
+for (const { label, seconds, loss } of FINETUNE_TABLE_CASES) {
+  const cells = (rows as unknown as FineTuneRow[]).flatMap((r) => [r[seconds] ?? '-', r[loss] ?? '-']);
+  console.log(`| ${label} | ${cells.join(' | ')} |`);
+}
 
 if (!quick) {
   const results = {
@@ -109,9 +117,10 @@ if (!quick) {
     measuredAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', loadAverage: load },
     settings: SETTINGS,
-    fineTune: rows,
+    fineTune: rows as unknown as FineTuneRow[],
     energies8640: energyTimes,
     worker: { coldWorkerSeconds, warmWorkerSeconds },
   };
-  await writeFile(new URL('./results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n');
+  await writeJson(fullResultsPath('model-finetune.json'), results);
+  await writeJson(fileURLToPath(new URL('./results.json', import.meta.url)), fineTuneSummary(results));
 }

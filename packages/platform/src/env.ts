@@ -90,11 +90,9 @@ export const KAFKA_NAME = /^[A-Za-z0-9._-]{1,249}$/;
 export const KAFKA_NAME_TEXT = '1 to 249 characters from A-Z a-z 0-9 . _ -';
 
 /**
- * The servers and their namespaces, as the API and the worker both read them: `KAFKA_BROKERS`,
- * `CLICKHOUSE_URL` (http/https), `CLICKHOUSE_DATABASE` (a plain identifier, default `adp`),
- * `REDIS_URL` (redis/rediss), `REDIS_KEY_PREFIX` (1 to 64 of A-Z a-z 0-9 _ : . -, default
- * `adp:`), `REDIS_CHANNEL_PREFIX` (up to 64 of those, default none) and `DATA_DIR` (default
- * `./data`, resolved against the working directory).
+ * The servers and their namespaces, as the API and the worker both read them: each variable, its
+ * default and its pattern are documented on `ServiceServers`; a bad value fails with the app's
+ * error naming the variable.
  */
 export function readServiceServers(read: EnvReader): ServiceServers {
   return {

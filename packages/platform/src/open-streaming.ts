@@ -80,15 +80,39 @@ export interface StreamingConfig {
   readonly redisChannelPrefix?: string;
 }
 
-/** The servers and Redis names a service's configuration gives (the API's and the worker's alike). */
+/**
+ * The servers and their namespaces, as the API's and the worker's configurations both hold them
+ * (`readServiceServers` reads them from the environment). An unset server means the service's
+ * embedded piece (`StreamingConfig`'s `embedded*` choices): the API keeps DuckDB files under
+ * `dataDir`, a standalone worker keeps results and checkpoints in memory.
+ */
 export interface ServiceServers {
+  /** `KAFKA_BROKERS`: comma-separated `host:port`; unset = the in-process bus. */
   readonly kafkaBrokers: readonly string[] | undefined;
+  /**
+   * `CLICKHOUSE_URL` (http or https): results, jobs and the platform store (baselines included) in
+   * ClickHouse, shared by every replica; unset = embedded.
+   */
   readonly clickhouseUrl: string | undefined;
+  /** `CLICKHOUSE_DATABASE`: created and migrated at start. Default `adp`; a plain identifier. */
   readonly clickhouseDatabase: string;
+  /** `REDIS_URL` (redis or rediss): checkpoints and change notifications in Redis; unset = embedded. */
   readonly redisUrl: string | undefined;
-  /** Prefix of the service's Redis keys; checkpoints live under `<prefix>checkpoint:`. */
+  /**
+   * `REDIS_KEY_PREFIX`: prefix of the service's Redis keys (checkpoints live under
+   * `<prefix>checkpoint:`). Default `adp:`; 1 to 64 of A-Z a-z 0-9 _ : . -
+   */
   readonly redisKeyPrefix: string;
+  /**
+   * `REDIS_CHANNEL_PREFIX`: prefix of pub/sub channel names; the API and its workers must use the
+   * same one. Default none; up to 64 of A-Z a-z 0-9 _ : . -
+   */
   readonly redisChannelPrefix: string;
+  /**
+   * `DATA_DIR`: the embedded files' directory (the platform store's `platform.duckdb` among them,
+   * where the worker reads baselines without CLICKHOUSE_URL). Default `./data`, resolved against
+   * the working directory at boot.
+   */
   readonly dataDir: string;
 }
 

@@ -114,8 +114,8 @@ export { createDuckDbJobStore, type DuckDbJobStoreOptions } from './embedded/duc
 export { createClickHouseJobStore, type ClickHouseJobStoreOptions } from './clickhouse/clickhouse-jobs.js';
 
 // The ClickHouse schema (schemas/clickhouse/): the migration runner, identifier checks, the server's error code.
+export { clickHouseServerCode } from './clickhouse/failures.js';
 export {
-  clickHouseServerCode,
   DEFAULT_CLICKHOUSE_MIGRATIONS_DIR,
   runClickHouseMigrations,
   type MigrationReport,

@@ -4,6 +4,7 @@
 import type { ResultQuery, ResultRow, StoredMachineSummary } from '@adp/streaming';
 import { StreamingError } from '@adp/streaming/errors';
 import { REGIMES } from '@adp/streaming/schemas';
+import { JUDGED_POINT_COLUMN_NAMES } from './judged-point.js';
 
 const REGIME_SET: ReadonlySet<string> = new Set(REGIMES);
 
@@ -79,21 +80,14 @@ export function machineSummaryFromRow(row: Readonly<Record<string, unknown>>): S
 }
 
 /** The results table's columns in schema order (schemas/clickhouse/0001_results.sql; the embedded DuckDB table mirrors it). */
-export const RESULT_COLUMNS = [
+export const RESULT_COLUMNS: readonly string[] = [
   'org_id',
   'machine_id',
   'ts_ms',
-  'value',
-  'expected_value',
-  'upper_margin',
-  'lower_margin',
-  'is_anomaly',
-  'is_positive_anomaly',
-  'is_negative_anomaly',
-  'severity',
+  ...JUDGED_POINT_COLUMN_NAMES,
   'energy',
   'z_score',
   'regime',
   'model_version',
   'written_at_ms',
-] as const;
+];

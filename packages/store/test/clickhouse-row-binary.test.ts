@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { REGIMES } from '@adp/streaming';
 import { encodeResultRowsRowBinary, REGIME_ENUM_VALUES } from '../src/clickhouse/row-binary.js';
+import { encodeJobResultsRowBinary } from '../src/clickhouse/clickhouse-jobs.js';
+import { JUDGED_POINT_COLUMNS } from '../src/judged-point.js';
+import { RESULT_COLUMNS } from '../src/result-rows.js';
 import { resultRow } from '@adp/streaming/testing';
 
 const le64 = (x: number): number[] => {
@@ -62,5 +65,66 @@ describe('encodeResultRowsRowBinary', () => {
     const declared = Object.fromEntries([.../regime Enum8\(([^)]*)\)/.exec(ddl)![1]!.matchAll(/'(\w+)' = (\d+)/g)].map((m) => [m[1], Number(m[2])]));
     expect(REGIME_ENUM_VALUES).toEqual(declared);
     expect(Object.keys(REGIME_ENUM_VALUES).sort()).toEqual([...REGIMES].sort());
+  });
+});
+
+describe('encodeJobResultsRowBinary', () => {
+  it("writes job_results' columns in schema order: the id, series and point indices, a nullable timestamp, the judged point, the write time", () => {
+    const point = {
+      value: 7.25,
+      expectedValue: 7,
+      upperMargin: 0.5,
+      lowerMargin: 0.25,
+      isAnomaly: false,
+      isPositiveAnomaly: true,
+      isNegativeAnomaly: false,
+      severity: 0.125,
+    };
+    const rows = [
+      { seriesIndex: 2, pointIndex: 2 ** 32 + 1, tsMs: 1_000, ...point },
+      { seriesIndex: 3, pointIndex: 0, tsMs: null, ...point },
+    ];
+    const judged = [...le64(7.25), ...le64(7), ...le64(0.5), ...le64(0.25), 0, 1, 0, ...le64(0.125)];
+    const expected = [
+      3, ...Buffer.from('job'),
+      2, 0, 0, 0, // series 2 as UInt32 LE
+      1, 0, 0, 0, 1, 0, 0, 0, // point 2^32 + 1 as Int64 LE
+      0, 0xe8, 3, 0, 0, 0, 0, 0, 0, // ts 1000, present
+      ...judged,
+      9, 0, 0, 0, 0, 0, 0, 0, // written at 9
+      3, ...Buffer.from('job'),
+      3, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 0,
+      1, // ts NULL: the flag alone
+      ...judged,
+      9, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    expect([...encodeJobResultsRowBinary('job', rows, 9)]).toEqual(expected);
+  });
+});
+
+describe('the judged-point columns', () => {
+  /** The `name Type` pairs of a CREATE TABLE, comments left out. */
+  const declared = (file: string, table: string): [string, string][] => {
+    const ddl = readFileSync(new URL(`../../../schemas/clickhouse/${file}`, import.meta.url), 'utf8');
+    const body = new RegExp(`CREATE TABLE IF NOT EXISTS \\{database\\}\\.${table} \\(([\\s\\S]*?)\\n\\)`).exec(ddl)![1]!;
+    return body
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('--'))
+      .map((line) => line.replace(/,$/, '').split(' ').slice(0, 2) as [string, string])
+      .filter(([, type]) => type !== 'Date');
+  };
+  const clickHouseType = { double: 'Float64', flag: 'UInt8' } as const;
+  const judged = JUDGED_POINT_COLUMNS.map((column): [string, string] => [column.name, clickHouseType[column.type]]);
+
+  it('are the ClickHouse results table\'s, in its order and types', () => {
+    const columns = declared('0001_results.sql', 'results');
+    expect(columns.map(([name]) => name)).toEqual(RESULT_COLUMNS);
+    expect(columns.slice(3, 3 + judged.length)).toEqual(judged);
+  });
+
+  it("are the ClickHouse job_results table's, in its order and types", () => {
+    expect(declared('0012_jobs.sql', 'job_results').slice(4, 4 + judged.length)).toEqual(judged);
   });
 });

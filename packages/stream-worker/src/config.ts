@@ -4,7 +4,7 @@ import { DEFAULT_EPISODE_QUIET_POINTS } from '@adp/alerts';
 import { MAX_SERIES_POINTS } from '@adp/domain';
 import { STREAM_DEFAULTS } from '@adp/detection';
 import { TOPICS } from '@adp/streaming';
-import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers } from '@adp/platform';
+import { envReader, KAFKA_NAME, KAFKA_NAME_TEXT, type LogLevel, readLogLevel, readServiceServers, type ServiceServers } from '@adp/platform';
 
 export { LOG_LEVELS, type LogLevel } from '@adp/platform';
 
@@ -51,7 +51,14 @@ export interface DetectionConfig {
   readonly baselineRefreshMs: number;
 }
 
-export interface WorkerConfig extends DetectionConfig {
+/**
+ * The worker process's configuration. The servers (`ServiceServers`: KAFKA_BROKERS, CLICKHOUSE_URL,
+ * CLICKHOUSE_DATABASE, REDIS_URL, REDIS_KEY_PREFIX, REDIS_CHANNEL_PREFIX, DATA_DIR) are read as the
+ * API reads them. A standalone worker without KAFKA_BROKERS consumes an in-process bus, which
+ * only this process's tests publish to, and without CLICKHOUSE_URL or REDIS_URL keeps its results
+ * or checkpoints in memory.
+ */
+export interface WorkerConfig extends DetectionConfig, ServiceServers {
   /** `WORKER_GROUP_ID`: Kafka consumer group; every replica of one deployment uses the same. Default `adp-worker`. */
   readonly groupId: string;
   /** `TELEMETRY_TOPIC`: default `adp.telemetry.v1`. */
@@ -69,8 +76,6 @@ export interface WorkerConfig extends DetectionConfig {
    * An existing topic is left as it is.
    */
   readonly telemetryPartitions: number;
-  /** `KAFKA_BROKERS`: comma-separated `host:port`; unset = the in-process bus (only useful in tests of this process). */
-  readonly kafkaBrokers: readonly string[] | undefined;
   /** `KAFKA_CLIENT_ID`: default `adp-worker`. */
   readonly kafkaClientId: string;
   /**
@@ -112,21 +117,6 @@ export interface WorkerConfig extends DetectionConfig {
    * 1024. Range 0 (none) .. 100,000.
    */
   readonly liveJudges: number;
-  /** `CLICKHOUSE_URL`: results in ClickHouse; unset = in memory (tests of this process only). */
-  readonly clickhouseUrl: string | undefined;
-  /** `CLICKHOUSE_DATABASE`: default `adp`; a plain identifier. */
-  readonly clickhouseDatabase: string;
-  /** `REDIS_URL`: checkpoints and baseline notifications in Redis; unset = in memory. */
-  readonly redisUrl: string | undefined;
-  /** `REDIS_KEY_PREFIX`: prefix of checkpoint keys (`<prefix>checkpoint:...`). Default `adp:`. */
-  readonly redisKeyPrefix: string;
-  /** `REDIS_CHANNEL_PREFIX`: prefix of pub/sub channel names (test isolation). Default none. */
-  readonly redisChannelPrefix: string;
-  /**
-   * `DATA_DIR`: the embedded store (baselines) when CLICKHOUSE_URL is unset. Default `./data`.
-   * With CLICKHOUSE_URL set, baselines are read from ClickHouse instead.
-   */
-  readonly dataDir: string;
   /** `LOG_LEVEL`: pino level. Default `info`. */
   readonly logLevel: LogLevel;
   /** `SHUTDOWN_GRACE_MS`: on SIGTERM/SIGINT, how long the batch in flight gets before exit. Default 15000. */

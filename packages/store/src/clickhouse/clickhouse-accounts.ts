@@ -12,15 +12,8 @@ import {
   type SessionMethod,
   type UserAccount,
 } from '../accounts.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlString } from './sql.js';
-
-/** What the adapter borrows from the ClickHouse store: its close-aware runner, reads, inserts and version clock. */
-export interface ClickHouseAccountsAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
-  nextVersion(): number;
-}
 
 interface UserRow {
   the_email: string;
@@ -43,7 +36,7 @@ interface SessionRow {
 
 export class ClickHouseAccountStore implements AccountStore {
   constructor(
-    private readonly access: ClickHouseAccountsAccess,
+    private readonly access: ClickHouseAccess,
     private readonly tables: { readonly users: string; readonly sessions: string },
   ) {}
 
@@ -77,19 +70,7 @@ export class ClickHouseAccountStore implements AccountStore {
   createSession(session: DashboardSession): Promise<void> {
     return this.access.op('createSession', async (operation) => {
       validateSession(session);
-      await this.access.insert(operation, this.tables.sessions, [
-        {
-          token_hash: session.tokenHash,
-          org_id: session.orgId,
-          subject: session.subject,
-          display_name: session.displayName,
-          method: session.method,
-          created_ms: session.createdAt.getTime(),
-          expires_ms: session.expiresAt.getTime(),
-          deleted: 0,
-          version: this.access.nextVersion(),
-        },
-      ]);
+      await this.access.insert(operation, this.tables.sessions, [sessionRecord(session, false, this.access.nextVersion())]);
     });
   }
 
@@ -106,20 +87,7 @@ export class ClickHouseAccountStore implements AccountStore {
       validateTokenHash(operation, tokenHash);
       const row = await this.sessionRow(operation, tokenHash);
       if (row === null || Number(row.the_deleted) !== 0) return false;
-      const session = toSession(row);
-      await this.access.insert(operation, this.tables.sessions, [
-        {
-          token_hash: tokenHash,
-          org_id: session.orgId,
-          subject: session.subject,
-          display_name: session.displayName,
-          method: session.method,
-          created_ms: session.createdAt.getTime(),
-          expires_ms: session.expiresAt.getTime(),
-          deleted: 1,
-          version: this.access.nextVersion(),
-        },
-      ]);
+      await this.access.insert(operation, this.tables.sessions, [sessionRecord(toSession(row), true, this.access.nextVersion())]);
       return true;
     });
   }
@@ -165,5 +133,20 @@ function toSession(row: SessionRow): DashboardSession {
     method: row.the_method as SessionMethod,
     createdAt: new Date(Number(row.the_created_ms)),
     expiresAt: new Date(Number(row.the_expires_ms)),
+  };
+}
+
+/** A session's row in store_dashboard_sessions: a deletion is the same session again, marked deleted. */
+function sessionRecord(session: DashboardSession, deleted: boolean, version: number): Record<string, unknown> {
+  return {
+    token_hash: session.tokenHash,
+    org_id: session.orgId,
+    subject: session.subject,
+    display_name: session.displayName,
+    method: session.method,
+    created_ms: session.createdAt.getTime(),
+    expires_ms: session.expiresAt.getTime(),
+    deleted: deleted ? 1 : 0,
+    version,
   };
 }

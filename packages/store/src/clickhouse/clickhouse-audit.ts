@@ -12,14 +12,8 @@ import {
   type AuditPage,
   type AuditStore,
 } from '../audit.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlInteger, sqlString } from './sql.js';
-
-/** What the adapter borrows from the ClickHouse store: its close-aware runner, reads and inserts. */
-export interface ClickHouseAuditAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
-}
 
 interface AuditRow {
   event_id: string;
@@ -34,7 +28,7 @@ interface AuditRow {
 
 export class ClickHouseAuditStore implements AuditStore {
   constructor(
-    private readonly access: ClickHouseAuditAccess,
+    private readonly access: ClickHouseAccess,
     /** `<database>.store_audit_events`. */
     private readonly table: string,
   ) {}

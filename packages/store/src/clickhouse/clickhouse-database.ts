@@ -29,13 +29,13 @@
 //   - usage, detections and key uses are group-committed (InsertBatcher). An insert that fails is not
 //     retried (a retry after a lost acknowledgement would count twice); the promises of every call
 //     in that batch reject instead.
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { StreamingError } from '@adp/streaming/errors';
 import { StoreDatabase, closedError, describe } from '../database.js';
 import { StoreError, type StoreErrorCode } from '../errors.js';
-import { sqlIdentifier } from './identifiers.js';
+import { openClickHouse } from './client.js';
+import { clickHouseFailure } from './failures.js';
 import { InsertBatcher } from './insert-batcher.js';
-import { clickHouseServerCode, runClickHouseMigrations } from './migrations.js';
 import { VersionClock } from './version-clock.js';
 
 export interface ClickHouseStoreOptions {
@@ -72,18 +72,10 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 const DEFAULT_PING_TIMEOUT_MS = 2_000;
 
-const MAX_QUERY_BYTES = 16 * 1024 * 1024;
-
 const DEFAULT_MIN_INSERT_INTERVAL_MS = 25;
 
 /** Connects to `options.database`, creating and migrating it when needed. */
 export async function openClickHouseDatabase(options: ClickHouseStoreOptions): Promise<ClickHouseDatabase> {
-  let database: string;
-  try {
-    database = sqlIdentifier(options.database, 'database');
-  } catch (cause) {
-    throw new StoreError('STORE_INVALID_ARGUMENT', 'open', describe(cause), { cause });
-  }
   const durations = {
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     pingTimeoutMs: options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS,
@@ -95,41 +87,22 @@ export async function openClickHouseDatabase(options: ClickHouseStoreOptions): P
       throw new StoreError('STORE_INVALID_ARGUMENT', 'open', `${name} must be a finite number of ms, at least ${least}`);
     }
   }
-  let client: ClickHouseClient;
+  let opened: Awaited<ReturnType<typeof openClickHouse>>;
   try {
-    client = createClient({
-      url: options.url,
-      username: options.username ?? 'default',
-      password: options.password ?? '',
-      request_timeout: durations.requestTimeoutMs,
-      clickhouse_settings: {
-        // 64-bit integers as JSON numbers: every one the store writes stays below 2^53.
-        output_format_json_quote_64bit_integers: 0,
-        // Caller strings are quoted into SELECTs; the 256 KiB default would turn a long machine id
-        // into a syntax error. 16 MiB is far above anything the API's body limit lets through.
-        max_query_size: String(MAX_QUERY_BYTES),
-      },
-      // Failures reach the caller as StoreErrors; the client's own logging would repeat them.
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+    opened = await openClickHouse({ ...options, requestTimeoutMs: durations.requestTimeoutMs });
   } catch (cause) {
-    throw new StoreError('STORE_INVALID_ARGUMENT', 'open', `bad ClickHouse configuration: ${describe(cause)}`, { cause });
-  }
-  try {
-    await runClickHouseMigrations(client, {
-      database,
-      ...(options.migrationsDir === undefined ? {} : { migrationsDir: options.migrationsDir }),
-    });
-  } catch (cause) {
-    await client.close().catch(() => undefined);
-    // A refused or edited migration is a deployment error, not an outage, but either way the store
-    // cannot serve; STORE_UNAVAILABLE keeps the API answering 503 while it is fixed.
+    // A bad name or URL is the caller's. A refused or edited migration is a deployment error, not
+    // an outage, but either way the store cannot serve; STORE_UNAVAILABLE keeps the API answering
+    // 503 while it is fixed.
+    if (cause instanceof StreamingError && (cause.code === 'INVALID_IDENTIFIER' || cause.code === 'VALUE_INVALID')) {
+      throw new StoreError('STORE_INVALID_ARGUMENT', 'open', describe(cause), { cause });
+    }
     const where = cause instanceof StreamingError ? ` (${cause.code})` : '';
-    throw new StoreError('STORE_UNAVAILABLE', 'open', `cannot migrate ${database}${where}: ${describe(cause)}`, { cause });
+    throw new StoreError('STORE_UNAVAILABLE', 'open', `cannot migrate ${options.database}${where}: ${describe(cause)}`, { cause });
   }
   return new ClickHouseDatabase(
-    client,
-    database,
+    opened.client,
+    opened.database,
     durations.pingTimeoutMs,
     options.now ?? (() => new Date()),
     durations.minInsertIntervalMs,
@@ -265,12 +238,24 @@ export class ClickHouseDatabase extends StoreDatabase {
     }
   }
 
+  /** The version of a row written now (`clock`). */
+  nextVersion(): number {
+    return this.clock.next();
+  }
+
   nowMs(): number {
     const ms = this.now().getTime();
     if (!Number.isSafeInteger(ms)) throw new StoreError('STORE_INVALID_ARGUMENT', 'now', 'the clock returned an invalid date');
     return ms;
   }
 }
+
+/**
+ * What the port adapters that do not extend `ClickHouseAdapter` (accounts, audit, metering, daily
+ * usage, alerting) borrow from the database: its close-aware runner, reads, inserts, statements and
+ * version clock. The database is one; a narrower one can stand in for it.
+ */
+export type ClickHouseAccess = Pick<ClickHouseDatabase, 'op' | 'rows' | 'insert' | 'command' | 'nextVersion'>;
 
 /**
  * What every ClickHouse port adapter starts from: the shared database's close-aware `op`, reads,
@@ -311,9 +296,7 @@ export abstract class ClickHouseAdapter {
  */
 export function storeErrorFrom(operation: string, cause: unknown): StoreError {
   if (cause instanceof StoreError) return cause;
-  const serverCode = clickHouseServerCode(cause);
+  const { serverCode, message } = clickHouseFailure(cause);
   const code: StoreErrorCode = serverCode === undefined ? 'STORE_UNAVAILABLE' : 'STORE_QUERY_FAILED';
-  const message =
-    serverCode === undefined ? `ClickHouse did not answer: ${describe(cause)}` : `ClickHouse error ${serverCode}: ${describe(cause)}`;
   return new StoreError(code, operation, message, { cause });
 }

@@ -8,10 +8,11 @@
 // Queries interpolate only the validated database name, escaped literals and checked integers:
 // ClickHouse 18.16 has no server-side query parameters.
 import { Readable } from 'node:stream';
-import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
-import { RowBinaryWriter, writeJudgedPoint } from './row-binary.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse } from './client.js';
+import { JUDGED_POINT_COLUMN_NAMES, type JudgedPointRecord } from '../judged-point.js';
+import { JUDGED_POINT_ROW_BINARY_BYTES, RowBinaryWriter, writeJudgedPoint } from './row-binary.js';
 import { StreamingError } from '@adp/streaming/errors';
-import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+import { sqlInteger, sqlString } from './sql.js';
 import { FINISHED_JOB_STATUSES, type JobEpisode, type JobRecord, type JobResultRow, type JobStore } from '../jobs.js';
 
 export interface ClickHouseJobStoreOptions {
@@ -24,6 +25,9 @@ export interface ClickHouseJobStoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** job_results' columns in table order (schemas/clickhouse/0012_jobs.sql): `encodeJobResultsRowBinary`'s layout. */
+const JOB_RESULT_COLUMNS = ['job_id', 'series_index', 'point_index', 'ts_ms', ...JUDGED_POINT_COLUMN_NAMES, 'written_at_ms'];
+
 /** Result rows per INSERT. */
 const ROWS_PER_INSERT = 100_000;
 
@@ -34,9 +38,9 @@ const ROWS_PER_INSERT = 100_000;
 export function encodeJobResultsRowBinary(jobId: string, rows: readonly JobResultRow[], writtenAtMs: number): Buffer {
   const id = Buffer.from(jobId, 'utf8');
   if (id.length >= 0x80) throw new StreamingError('VALUE_INVALID', 'encodeJobResultsRowBinary: job id too long');
-  // Per row: id (1 + length), series 4, point 8, ts 1 (+8), five doubles 40, three flags 3, written 8.
+  // Per row: id (1 + length), series 4, point 8, ts 1 (+8), the judged point, written 8.
   let size = 0;
-  for (const row of rows) size += 1 + id.length + 4 + 8 + 1 + (row.tsMs === null ? 0 : 8) + 40 + 3 + 8;
+  for (const row of rows) size += 1 + id.length + 4 + 8 + 1 + (row.tsMs === null ? 0 : 8) + JUDGED_POINT_ROW_BINARY_BYTES + 8;
   const out = new RowBinaryWriter(size);
   for (const row of rows) {
     out.uint8(id.length);
@@ -57,7 +61,11 @@ interface ResultRecord extends JudgedPointRecord {
 }
 
 export async function createClickHouseJobStore(options: ClickHouseJobStoreOptions): Promise<JobStore> {
-  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 60_000 });
+  const { client, database } = await openClickHouse({
+    ...options,
+    database: options.database ?? 'adp',
+    requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
+  });
   let closed = false;
   // Versions of the job rows this process writes: never below the clock, always rising.
   let lastVersion = 0;
@@ -96,8 +104,8 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
     }
   }
 
-  const org = (orgId: string): string => `org_id = ${sqlStringLiteral(orgId)}`;
-  const job = (jobId: string): string => `job_id = ${sqlStringLiteral(jobId)}`;
+  const org = (orgId: string): string => `org_id = ${sqlString(orgId)}`;
+  const job = (jobId: string): string => `job_id = ${sqlString(jobId)}`;
 
   async function readJobs(where: string, tail = ''): Promise<JobRecord[]> {
     const rows = await select<{ record: string }>(
@@ -152,7 +160,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
   }
 
   async function byIdempotencyKey(orgId: string, idempotencyKey: string): Promise<JobRecord | null> {
-    return (await readJobs(`${org(orgId)} AND idempotency_key = ${sqlStringLiteral(idempotencyKey)}`, 'ORDER BY created_at_ms LIMIT 1'))[0] ?? null;
+    return (await readJobs(`${org(orgId)} AND idempotency_key = ${sqlString(idempotencyKey)}`, 'ORDER BY created_at_ms LIMIT 1'))[0] ?? null;
   }
 
   return {
@@ -174,10 +182,10 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (before !== undefined) {
         const anchor = await readJob(orgId, before);
         if (anchor === null) return [];
-        const created = sqlIntegerLiteral(anchor.createdAtMs, 'createdAtMs');
-        where += ` AND (created_at_ms < ${created} OR (created_at_ms = ${created} AND job_id < ${sqlStringLiteral(anchor.jobId)}))`;
+        const created = sqlInteger(anchor.createdAtMs, 'list');
+        where += ` AND (created_at_ms < ${created} OR (created_at_ms = ${created} AND job_id < ${sqlString(anchor.jobId)}))`;
       }
-      return readJobs(where, `ORDER BY created_at_ms DESC, job_id DESC LIMIT ${sqlIntegerLiteral(limit, 'limit')}`);
+      return readJobs(where, `ORDER BY created_at_ms DESC, job_id DESC LIMIT ${sqlInteger(limit, 'list')}`);
     },
 
     async transition(orgId, jobId, from, transition) {
@@ -212,7 +220,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (active.length === 0) return { jobs: 0, pointsPending: 0 };
       const done = await select<{ points: number }>(
         `SELECT sum(points) AS points FROM ${database}.job_series FINAL
-         WHERE job_id IN (${active.map((row) => sqlStringLiteral(row.job_id)).join(', ')})`,
+         WHERE job_id IN (${active.map((row) => sqlString(row.job_id)).join(', ')})`,
         'reading the active jobs',
       );
       const total = active.reduce((sum, row) => sum + Number(row.points_total), 0);
@@ -237,7 +245,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if ((await seriesOf(jobId)).some((row) => Number(row.series_index) === seriesIndex)) return chunks;
       const rows = await select<{ chunk_index: number; message: string }>(
         `SELECT chunk_index, message FROM ${database}.job_chunks FINAL
-         WHERE ${job(jobId)} AND series_index = ${sqlIntegerLiteral(seriesIndex, 'seriesIndex')} ORDER BY chunk_index`,
+         WHERE ${job(jobId)} AND series_index = ${sqlInteger(seriesIndex, 'stagedChunks')} ORDER BY chunk_index`,
         'reading staged chunks',
       );
       for (const row of rows) chunks.set(Number(row.chunk_index), Buffer.from(row.message, 'base64'));
@@ -254,7 +262,7 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
         assertOpen();
         try {
           const result = await client.exec({
-            query: `INSERT INTO ${database}.job_results (job_id, series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin, is_anomaly, is_positive_anomaly, is_negative_anomaly, severity, written_at_ms) FORMAT RowBinary`,
+            query: `INSERT INTO ${database}.job_results (${JOB_RESULT_COLUMNS.join(', ')}) FORMAT RowBinary`,
             values: Readable.from([encodeJobResultsRowBinary(jobId, slice, writtenAtMs)]),
           });
           for await (const _ of result.stream) {
@@ -295,14 +303,13 @@ export async function createClickHouseJobStore(options: ClickHouseJobStoreOption
       if (!(await visible(orgId, jobId))) return [];
       let where = job(jobId);
       if (after !== undefined) {
-        const series = sqlIntegerLiteral(after.seriesIndex, 'seriesIndex');
-        where += ` AND (series_index > ${series} OR (series_index = ${series} AND point_index > ${sqlIntegerLiteral(after.pointIndex, 'pointIndex')}))`;
+        const series = sqlInteger(after.seriesIndex, 'results');
+        where += ` AND (series_index > ${series} OR (series_index = ${series} AND point_index > ${sqlInteger(after.pointIndex, 'results')}))`;
       }
       const rows = await select<ResultRecord>(
-        `SELECT series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin,
-                is_anomaly, is_positive_anomaly, is_negative_anomaly, severity
+        `SELECT ${JOB_RESULT_COLUMNS.slice(1, -1).join(', ')}
          FROM ${database}.job_results FINAL WHERE ${where}
-         ORDER BY series_index, point_index LIMIT ${sqlIntegerLiteral(limit, 'limit')}`,
+         ORDER BY series_index, point_index LIMIT ${sqlInteger(limit, 'results')}`,
         'reading job results',
       );
       return rows.map(

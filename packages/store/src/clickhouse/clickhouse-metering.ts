@@ -13,18 +13,8 @@ import {
   type MeteringDimension,
   type MeteringStore,
 } from '../metering.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlInteger, sqlString } from './sql.js';
-
-/** What the adapter borrows from the ClickHouse store. */
-export interface ClickHouseMeteringAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
-  /** Adds a row to the group-committed inserts of the hourly calls; resolves once it is written. */
-  addCall(row: Record<string, unknown>): Promise<void>;
-  /** A ReplacingMergeTree version greater than every one this process issued. */
-  nextVersion(): number;
-}
 
 interface LedgerRow {
   the_hour_ms: number | string;
@@ -42,7 +32,9 @@ interface LedgerRow {
 
 export class ClickHouseMeteringStore implements MeteringStore {
   constructor(
-    private readonly access: ClickHouseMeteringAccess,
+    private readonly access: ClickHouseAccess,
+    /** Adds a row to the group-committed inserts of the hourly calls; resolves once it is written. */
+    private readonly addCall: (row: Record<string, unknown>) => Promise<void>,
     private readonly tables: { readonly calls: string; readonly ledger: string; readonly customers: string },
   ) {}
 
@@ -52,7 +44,7 @@ export class ClickHouseMeteringStore implements MeteringStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.access.addCall({ org_id: orgId, dimension, hour_ms: Math.floor(at.getTime() / HOUR_MS) * HOUR_MS, calls: 1 });
+    return this.addCall({ org_id: orgId, dimension, hour_ms: Math.floor(at.getTime() / HOUR_MS) * HOUR_MS, calls: 1 });
   }
 
   callsInHour(hourMs: number): Promise<readonly HourlyCalls[]> {

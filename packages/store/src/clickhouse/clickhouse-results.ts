@@ -9,14 +9,15 @@
 // deletion waits, bounded, for the table's mutations to finish, so its results stop being served
 // by the time it answers (18.16 has no `mutations_sync`).
 import { Readable } from 'node:stream';
-import { clickHouseError, judgedPointOfRecord, openClickHouse, type JudgedPointRecord } from './client.js';
+import { clickHouseError, judgedPointOfRecord, openClickHouse } from './client.js';
+import type { JudgedPointRecord } from '../judged-point.js';
 import { encodeResultRowsRowBinary } from './row-binary.js';
 import type { ResultQuery, ResultRow, ResultStore, StoredMachineSummary } from '@adp/streaming';
 import { StreamingError } from '@adp/streaming/errors';
 import { isEpochMs, machineSummaryFromRow, RESULT_COLUMNS, validateResultQuery, validateResultRows } from '../result-rows.js';
 import { channelPrefixOf, checkMachineRef } from '@adp/streaming/series-ids';
 import { REGIMES } from '@adp/streaming/schemas';
-import { sqlIntegerLiteral, sqlStringLiteral } from './sql-literals.js';
+import { sqlInteger, sqlString } from './sql.js';
 import { retrying, stopRetrying, type RetryPolicy } from '@adp/streaming/retry';
 
 export interface ClickHouseResultStoreOptions {
@@ -68,13 +69,16 @@ function fromRecord(record: ResultRecord): ResultRow {
   };
 }
 
-/** Our typed error for a failed insert or query: retriable when the server never answered. */
 /**
  * Connects, migrates (unless `migrate: false`) and returns the store. Throws INVALID_IDENTIFIER for
  * a bad database name and the migration runner's errors.
  */
 export async function createClickHouseResultStore(options: ClickHouseResultStoreOptions): Promise<ResultStore> {
-  const { client, database } = await openClickHouse({ ...options, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 });
+  const { client, database } = await openClickHouse({
+    ...options,
+    database: options.database ?? 'adp',
+    requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+  });
   const table = `${database}.results`;
   let closed = false;
 
@@ -107,7 +111,7 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
         async () => {
           const pending = await select<{ n: number }>(
             `SELECT count() AS n FROM system.mutations
-             WHERE database = ${sqlStringLiteral(database)} AND table = 'results' AND is_done = 0`,
+             WHERE database = ${sqlString(database)} AND table = 'results' AND is_done = 0`,
             'waiting for a deletion',
           ).catch(stopRetrying);
           if (Number(pending[0]?.n ?? 0) > 0) throw stillPending;
@@ -144,15 +148,15 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
       assertOpen();
       validateResultQuery(query);
       const where = [
-        `org_id = ${sqlStringLiteral(query.orgId)}`,
-        `machine_id = ${sqlStringLiteral(query.machineId)}`,
+        `org_id = ${sqlString(query.orgId)}`,
+        `machine_id = ${sqlString(query.machineId)}`,
       ];
-      if (query.fromMs !== undefined) where.push(`ts_ms >= ${sqlIntegerLiteral(query.fromMs, 'fromMs')}`);
-      if (query.toMs !== undefined) where.push(`ts_ms < ${sqlIntegerLiteral(query.toMs, 'toMs')}`);
-      if (query.afterTsMs !== undefined) where.push(`ts_ms > ${sqlIntegerLiteral(query.afterTsMs, 'afterTsMs')}`);
+      if (query.fromMs !== undefined) where.push(`ts_ms >= ${sqlInteger(query.fromMs, 'query')}`);
+      if (query.toMs !== undefined) where.push(`ts_ms < ${sqlInteger(query.toMs, 'query')}`);
+      if (query.afterTsMs !== undefined) where.push(`ts_ms > ${sqlInteger(query.afterTsMs, 'query')}`);
       const records = await select<ResultRecord>(
         `SELECT ${RESULT_COLUMNS.join(', ')} FROM ${table} FINAL WHERE ${where.join(' AND ')}
-         ORDER BY ts_ms LIMIT ${sqlIntegerLiteral(query.limit, 'limit')}`,
+         ORDER BY ts_ms LIMIT ${sqlInteger(query.limit, 'query')}`,
         `reading results of ${query.machineId}`,
       );
       return records.map(fromRecord);
@@ -167,7 +171,7 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
         `SELECT machine_id, count() AS points, countIf(is_anomaly = 1) AS anomalies,
                 min(ts_ms) AS first_ts_ms, max(ts_ms) AS last_ts_ms,
                 ${REGIMES.map((regime) => `countIf(regime = '${regime}') AS regime_${regime}`).join(', ')}
-         FROM ${table} FINAL WHERE org_id = ${sqlStringLiteral(orgId)}
+         FROM ${table} FINAL WHERE org_id = ${sqlString(orgId)}
          GROUP BY machine_id ORDER BY machine_id`,
         'summarising machines',
       );
@@ -190,9 +194,9 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
       // substring over bytes against the prefix's byte length: no LIKE wildcards to escape.
       const series =
         prefix === null
-          ? `machine_id = ${sqlStringLiteral(machineId)}`
-          : `(machine_id = ${sqlStringLiteral(machineId)} OR substring(machine_id, 1, ${Buffer.byteLength(prefix)}) = ${sqlStringLiteral(prefix)})`;
-      const where = `org_id = ${sqlStringLiteral(orgId)} AND ${series}`;
+          ? `machine_id = ${sqlString(machineId)}`
+          : `(machine_id = ${sqlString(machineId)} OR substring(machine_id, 1, ${Buffer.byteLength(prefix)}) = ${sqlString(prefix)})`;
+      const where = `org_id = ${sqlString(orgId)} AND ${series}`;
       const counted = await select<{ n: number }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, `counting the results of ${machineId}`);
       if (Number(counted[0]?.n ?? 0) === 0) return false;
       await mutate(`ALTER TABLE ${table} DELETE WHERE ${where}`, `deleting the results of ${machineId}`);
@@ -203,7 +207,7 @@ export async function createClickHouseResultStore(options: ClickHouseResultStore
     async deleteBefore(beforeMs: number): Promise<void> {
       assertOpen();
       if (!isEpochMs(beforeMs)) throw new StreamingError('VALUE_INVALID', 'deleteBefore: beforeMs is not an epoch-milliseconds integer');
-      const where = `ts_ms < ${sqlIntegerLiteral(beforeMs, 'beforeMs')}`;
+      const where = `ts_ms < ${sqlInteger(beforeMs, 'deleteBefore')}`;
       // A mutation rewrites every part it touches: none when nothing is due.
       const counted = await select<{ n: number }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, 'counting results past their retention');
       if (Number(counted[0]?.n ?? 0) === 0) return;

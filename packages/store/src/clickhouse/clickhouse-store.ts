@@ -21,12 +21,6 @@ export { BOOTSTRAP_CLAIM_WINDOW_MS, apiKeyIdFor } from './clickhouse-tenancy.js'
 /** Opens the store on `options.database`, creating and migrating it when needed. */
 export async function openClickHouseStore(options: ClickHouseStoreOptions): Promise<Store> {
   const db = await openClickHouseDatabase(options);
-  const access = {
-    op: <T>(operation: string, task: (operation: string) => Promise<T>) => db.op(operation, task),
-    rows: <T>(operation: string, query: string) => db.rows<T>(operation, query),
-    insert: (operation: string, table: string, values: readonly Record<string, unknown>[]) => db.insert(operation, table, values),
-    command: (operation: string, query: string) => db.command(operation, query),
-  };
   const meteringCallInserts = db.batcher('countCall', db.t.meteringCalls);
   return composeStore(
     {
@@ -35,21 +29,15 @@ export async function openClickHouseStore(options: ClickHouseStoreOptions): Prom
       baselines: new ClickHouseBaselineStore(db),
       machines: new ClickHouseMachineStore(db),
       baselineActivity: new ClickHouseBaselineActivityStore(db),
-      audit: new ClickHouseAuditStore(access, db.t.audit),
+      audit: new ClickHouseAuditStore(db, db.t.audit),
       metering: new ClickHouseMeteringStore(
-        {
-          ...access,
-          addCall: (row) => (db.closed ? Promise.reject(closedError('countCall')) : meteringCallInserts.add(row)),
-          nextVersion: () => db.clock.next(),
-        },
+        db,
+        (row) => (db.closed ? Promise.reject(closedError('countCall')) : meteringCallInserts.add(row)),
         { calls: db.t.meteringCalls, ledger: db.t.meteringLedger, customers: db.t.marketplaceCustomers },
       ),
-      accounts: new ClickHouseAccountStore(
-        { ...access, nextVersion: () => db.clock.next() },
-        { users: db.t.users, sessions: db.t.sessions },
-      ),
-      dailyUsage: new ClickHouseDailyUsageStore(access, db.t),
-      alerting: clickHouseAlertingStore({ ...access, nextVersion: () => db.clock.next() }, db.t.alerting),
+      accounts: new ClickHouseAccountStore(db, { users: db.t.users, sessions: db.t.sessions }),
+      dailyUsage: new ClickHouseDailyUsageStore(db, db.t),
+      alerting: clickHouseAlertingStore(db, db.t.alerting),
     },
     db,
   );

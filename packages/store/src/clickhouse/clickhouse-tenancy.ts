@@ -2,7 +2,6 @@
 // rows: created, touched, revoked) and first-start bootstrap claims. See clickhouse-database.ts for
 // what having no transactions means for them.
 import { createHash, randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME } from '../constants.js';
 import { StoreError } from '../errors.js';
 import type {
@@ -18,6 +17,7 @@ import { ClickHouseAdapter, type ClickHouseDatabase, type Versioned } from './cl
 import type { InsertBatcher } from './insert-batcher.js';
 import { sqlInteger, sqlString } from './sql.js';
 import { epochMs, requireNonEmpty, validateNewKey, validateNewOrganization } from './validation.js';
+import { retrying, type RetryPolicy } from '@adp/streaming/retry';
 
 /**
  * A bootstrap claim older than this no longer blocks a new attempt, so a replica that died between
@@ -29,8 +29,8 @@ export const BOOTSTRAP_CLAIM_WINDOW_MS = 60_000;
 /** Claims a replica makes before it gives up on a contended bootstrap. */
 const BOOTSTRAP_ATTEMPTS = 6;
 
-/** Base of the random pause between claims, ms; doubled each attempt (at most 1.6 s in all). */
-const BOOTSTRAP_BACKOFF_MS = 25;
+/** The pause between claims: 25 ms doubling, each drawn up to twice that (at most 1.6 s in all). */
+const BOOTSTRAP_BACKOFF: RetryPolicy = { initialDelayMs: 25, multiplier: 2, maxDelayMs: 800, jitter: true };
 
 /**
  * The id of the key with this hash. Derived, not random, so that two replicas creating the same key
@@ -159,25 +159,33 @@ export class ClickHouseTenancyStore extends ClickHouseAdapter implements Tenancy
       // through claims (store_bootstrap_claims): at most one issues keys; one that finds another
       // claim abandons its own and tries again after a random pause, until the organization is
       // bootstrapped or the attempts run out (then null: the next start repairs it).
-      for (let attempt = 0; attempt < BOOTSTRAP_ATTEMPTS; attempt++) {
-        if (attempt > 0) await delay(Math.random() * BOOTSTRAP_BACKOFF_MS * 2 ** attempt);
-        const before = await this.organizationById(operation, orgId);
-        if (!before.live || before.live.bootstrappedAt !== null) return null;
-        const claim = await this.claimBootstrap(operation, orgId);
-        if (!claim) continue;
-        try {
-          // Read again under the claim: a replica that failed after marking the organization (its
-          // acknowledgement lost) abandoned its claim, and must not be followed by a second set of keys.
-          const organization = await this.organizationById(operation, orgId);
-          if (!organization.live || organization.live.bootstrappedAt !== null) return null;
-          return await this.issueBootstrapKeys(operation, organization, keys);
-        } catch (cause) {
-          // Let another attempt go ahead now rather than after the claim window.
-          await claim.abandon().catch(() => undefined);
-          throw cause;
-        }
+      const collided = new Error('another replica holds a bootstrap claim');
+      try {
+        return await retrying(
+          async () => {
+            const before = await this.organizationById(operation, orgId);
+            if (!before.live || before.live.bootstrappedAt !== null) return null;
+            const claim = await this.claimBootstrap(operation, orgId);
+            if (!claim) throw collided;
+            try {
+              // Read again under the claim: a replica that failed after marking the organization (its
+              // acknowledgement lost) abandoned its claim, and must not be followed by a second set of keys.
+              const organization = await this.organizationById(operation, orgId);
+              if (!organization.live || organization.live.bootstrappedAt !== null) return null;
+              return await this.issueBootstrapKeys(operation, organization, keys);
+            } catch (cause) {
+              // Let another attempt go ahead now rather than after the claim window.
+              await claim.abandon().catch(() => undefined);
+              throw cause;
+            }
+          },
+          // Only a collision is tried again; a failure of the store ends the bootstrap at once.
+          { policy: BOOTSTRAP_BACKOFF, retries: BOOTSTRAP_ATTEMPTS - 1, isRetriable: (error) => error === collided },
+        );
+      } catch (error) {
+        if (error === collided) return null;
+        throw error;
       }
-      return null;
     });
   }
 

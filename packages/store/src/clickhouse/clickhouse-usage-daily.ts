@@ -2,16 +2,12 @@
 // are asked for, the older store_usage_daily (usage from before kinds were recorded was billed, so
 // it counts as live), exactly as the store's `usageFor` reads them.
 import { validateDailyUsageQuery, type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from '../usage-daily.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlString } from './sql.js';
-
-export interface ClickHouseDailyUsageAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-}
 
 export class ClickHouseDailyUsageStore implements DailyUsageStore {
   constructor(
-    private readonly access: ClickHouseDailyUsageAccess,
+    private readonly access: ClickHouseAccess,
     private readonly tables: { readonly usageByKind: string; readonly usage: string },
   ) {}
 

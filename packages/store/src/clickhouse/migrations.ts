@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { StreamingError } from '@adp/streaming/errors';
+import { clickHouseFailure } from './failures.js';
 import { sqlIdentifier } from './identifiers.js';
 
 /** schemas/clickhouse/ of this repository. */
@@ -83,30 +84,11 @@ export function readClickHouseMigrations(dir: string = DEFAULT_CLICKHOUSE_MIGRAT
   return migrations;
 }
 
-/**
- * ClickHouse's numeric error code. Current releases reach us as a ClickHouseError with `code`;
- * 18.16 sends no exception header, so the client rejects with a plain Error whose message starts
- * `Code: 81, e.displayText() = ...`, and the code is only in that text.
- */
-export function clickHouseServerCode(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && /^\d+$/.test(code)) return code;
-  return /^Code: (\d+)[.,]/.exec(error.message)?.[1];
-}
-
 function migrationError(error: unknown, what: string, context: { migration?: string; database: string }): StreamingError {
   if (error instanceof StreamingError) return error;
-  const serverCode = clickHouseServerCode(error);
-  const reason = error instanceof Error ? error.message : String(error);
-  if (serverCode === undefined) {
-    return new StreamingError('CLICKHOUSE_UNAVAILABLE', `${what}: ClickHouse did not answer: ${reason}`, context, {
-      cause: error,
-    });
-  }
-  return new StreamingError('MIGRATION_FAILED', `${what}: ClickHouse error ${serverCode}: ${reason}`, { ...context, serverCode }, {
-    cause: error,
-  });
+  const { serverCode, message } = clickHouseFailure(error);
+  if (serverCode === undefined) return new StreamingError('CLICKHOUSE_UNAVAILABLE', `${what}: ${message}`, context, { cause: error });
+  return new StreamingError('MIGRATION_FAILED', `${what}: ${message}`, { ...context, serverCode }, { cause: error });
 }
 
 interface AppliedRow {

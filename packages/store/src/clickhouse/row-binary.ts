@@ -12,6 +12,7 @@
 // UInt8 = 1 byte; Nullable(Float64) = 1 byte (1: NULL, then nothing; 0: then the 8 bytes);
 // Enum8 = its Int8 value.
 import type { JudgedPoint, ResultRow } from '@adp/streaming';
+import { JUDGED_POINT_CELLS, JUDGED_POINT_COLUMNS } from '../judged-point.js';
 
 /** Enum8 values of the `regime` column, as the DDL declares them. */
 export const REGIME_ENUM_VALUES: Readonly<Record<ResultRow['regime'], number>> = {
@@ -114,16 +115,19 @@ export function rowBinaryString(text: string): Buffer {
   return bytes;
 }
 
-/** A judged point's columns (`value` to `severity`), in the order every result table has them. */
+/** RowBinary bytes of a judged point's columns: 8 a double, 1 a flag. */
+export const JUDGED_POINT_ROW_BINARY_BYTES: number = JUDGED_POINT_COLUMNS.reduce(
+  (bytes, column) => bytes + (column.type === 'double' ? 8 : 1),
+  0,
+);
+
+/** A judged point's columns (`JUDGED_POINT_COLUMNS`: Float64 and UInt8 flags), in table order. */
 export function writeJudgedPoint(out: RowBinaryWriter, point: JudgedPoint): void {
-  out.float64(point.value);
-  out.float64(point.expectedValue);
-  out.float64(point.upperMargin);
-  out.float64(point.lowerMargin);
-  out.bool(point.isAnomaly);
-  out.bool(point.isPositiveAnomaly);
-  out.bool(point.isNegativeAnomaly);
-  out.float64(point.severity);
+  for (let i = 0; i < JUDGED_POINT_CELLS.length; i++) {
+    const cell = JUDGED_POINT_CELLS[i]!(point);
+    if (typeof cell === 'number') out.float64(cell);
+    else out.bool(cell);
+  }
 }
 
 /**
@@ -141,12 +145,12 @@ export function encodeResultRowsRowBinary(rows: readonly ResultRow[]): Buffer {
     return bytes;
   };
 
-  // Fixed part of a row: ts 8, four doubles 32, three flags 3, severity 8, the two nullable
-  // doubles' flags 2 (and 8 for each present), regime 1, written_at 8.
+  // Fixed part of a row: ts 8, the judged point, the two nullable doubles' flags 2 (and 8 for
+  // each present), regime 1, written_at 8.
   let size = 0;
   for (const row of rows) {
     size += encoded(row.orgId).length + encoded(row.machineId).length + encoded(row.modelVersion).length;
-    size += 8 + 32 + 3 + 8 + 2 + 1 + 8;
+    size += 8 + JUDGED_POINT_ROW_BINARY_BYTES + 2 + 1 + 8;
     if (row.energy !== null) size += 8;
     if (row.zScore !== null) size += 8;
   }

@@ -2,6 +2,7 @@
 // `dashboard_sessions`, migration 7). Shares the embedded store's connection and queue, as the
 // audit log does.
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { EmbeddedAccess } from './duckdb-database.js';
 import {
   normaliseEmail,
   validateNewUser,
@@ -14,15 +15,10 @@ import {
   type UserAccount,
 } from '../accounts.js';
 
-/** How the adapter reaches the database: `run` queues `task` behind the store's other statements. */
-export interface EmbeddedAccountsAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
-
 const USER_COLUMNS = 'user_id, org_id, email, password_hash, epoch_ms(created_at) AS created_ms';
 
 export class DuckDBAccountStore implements AccountStore {
-  constructor(private readonly access: EmbeddedAccountsAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   createUser(user: NewUserAccount, now: Date): Promise<{ user: UserAccount; created: boolean }> {
     try {

@@ -1,7 +1,8 @@
-// The audit log in the embedded database (table `audit_events`, migration 3). It shares the
+// The audit log in the embedded database (table `audit_events`, migration 5). It shares the
 // embedded store's connection and queue: DuckDB has one writer per file, and a statement must not
 // run beside another on one connection.
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { EmbeddedAccess } from './duckdb-database.js';
 import {
   auditPage,
   auditQuery,
@@ -13,13 +14,8 @@ import {
   type AuditStore,
 } from '../audit.js';
 
-/** How the adapter reaches the database: `run` queues `task` behind the store's other statements. */
-export interface EmbeddedAuditAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
-
 export class DuckDBAuditStore implements AuditStore {
-  constructor(private readonly access: EmbeddedAuditAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   record(event: AuditEvent): Promise<void> {
     try {

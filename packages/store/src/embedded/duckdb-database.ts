@@ -144,6 +144,15 @@ export class EmbeddedDatabase extends StoreDatabase {
 }
 
 /**
+ * How the port adapters that do not extend `EmbeddedAdapter` (accounts, audit, metering, daily
+ * usage, leases, alerting) reach the database: `run` queues `task` behind the store's other
+ * statements and hands it the connection.
+ */
+export interface EmbeddedAccess {
+  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+}
+
+/**
  * What every embedded port adapter starts from: the shared database's connection, queue-backed
  * `op`, transactions and clock, under the names the adapters' queries use.
  */

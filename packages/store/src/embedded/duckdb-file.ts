@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { JudgedPoint } from '@adp/streaming';
+import { JUDGED_POINT_CELLS, JUDGED_POINT_COLUMNS, judgedPointFromColumns, type JudgedPointRecord } from '../judged-point.js';
 import { StreamingError } from '@adp/streaming/errors';
 
 /** Files open in this process: DuckDB allows one writer, and a second open would wait on its own lock. */
@@ -71,15 +72,10 @@ export async function openDuckDbFile(dataDir: string, fileName: string, schema: 
   };
 }
 
-/** The DDL of a judged point's columns, as every DuckDB result table declares them (`judgedPointOf` reads them). */
-export const JUDGED_POINT_COLUMNS_SQL = `value DOUBLE NOT NULL,
-  expected_value DOUBLE NOT NULL,
-  upper_margin DOUBLE NOT NULL,
-  lower_margin DOUBLE NOT NULL,
-  is_anomaly BOOLEAN NOT NULL,
-  is_positive_anomaly BOOLEAN NOT NULL,
-  is_negative_anomaly BOOLEAN NOT NULL,
-  severity DOUBLE NOT NULL`;
+/** The DDL of a judged point's columns (`JUDGED_POINT_COLUMNS`), as every DuckDB result table declares them. */
+export const JUDGED_POINT_COLUMNS_SQL = JUDGED_POINT_COLUMNS.map(
+  (column) => `${column.name} ${column.type === 'double' ? 'DOUBLE' : 'BOOLEAN'} NOT NULL`,
+).join(',\n  ');
 
 /** Rows in a table's column order, appended one by one (each ended with `endRow`). */
 export type AppendRows = (appender: DuckDBAppender) => void;
@@ -128,32 +124,16 @@ export async function stagedUpsert(
     });
 }
 
-/** A judged point's columns (`value` to `severity`, JUDGED_POINT_COLUMNS_SQL's order) appended to a row. */
+/** A judged point's columns (`JUDGED_POINT_COLUMNS`, in table order) appended to a row. */
 export function appendJudgedPoint(appender: DuckDBAppender, point: JudgedPoint): void {
-  appender.appendDouble(point.value);
-  appender.appendDouble(point.expectedValue);
-  appender.appendDouble(point.upperMargin);
-  appender.appendDouble(point.lowerMargin);
-  appender.appendBoolean(point.isAnomaly);
-  appender.appendBoolean(point.isPositiveAnomaly);
-  appender.appendBoolean(point.isNegativeAnomaly);
-  appender.appendDouble(point.severity);
+  for (let i = 0; i < JUDGED_POINT_CELLS.length; i++) {
+    const cell = JUDGED_POINT_CELLS[i]!(point);
+    if (typeof cell === 'number') appender.appendDouble(cell);
+    else appender.appendBoolean(cell);
+  }
 }
 
-/**
- * The columns of a judged point that every DuckDB result table has (`value` to `severity`), read
- * back; the row's own columns go around it.
- */
-export function judgedPointOf(row: Readonly<Record<string, DuckDBValue>>) {
-  const num = (value: DuckDBValue | undefined): number => Number(value);
-  return {
-    value: num(row['value']),
-    expectedValue: num(row['expected_value']),
-    upperMargin: num(row['upper_margin']),
-    lowerMargin: num(row['lower_margin']),
-    isAnomaly: row['is_anomaly'] === true,
-    isPositiveAnomaly: row['is_positive_anomaly'] === true,
-    isNegativeAnomaly: row['is_negative_anomaly'] === true,
-    severity: num(row['severity']),
-  };
+/** The judged point of a DuckDB row (its columns by name; the row's own columns go around it). */
+export function judgedPointOf(row: Readonly<Record<string, DuckDBValue>>): JudgedPoint {
+  return judgedPointFromColumns(row as JudgedPointRecord, Number, (cell) => cell === true);
 }

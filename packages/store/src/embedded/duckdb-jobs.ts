@@ -5,6 +5,7 @@
 // has one row per point. One statement at a time on the one connection; values always bound.
 import { DuckDBBlobValue, blobValue, type DuckDBValue } from '@duckdb/node-api';
 import { appendJudgedPoint, embeddedUnavailable, JUDGED_POINT_COLUMNS_SQL, judgedPointOf, openDuckDbFile } from './duckdb-file.js';
+import { JUDGED_POINT_COLUMN_NAMES } from '../judged-point.js';
 import {
   FINISHED_JOB_STATUSES,
   type JobEpisode,
@@ -53,8 +54,7 @@ CREATE TABLE IF NOT EXISTS job_results (
   ${JUDGED_POINT_COLUMNS_SQL}
 );`;
 
-const RESULT_COLUMNS =
-  'series_index, point_index, ts_ms, value, expected_value, upper_margin, lower_margin, is_anomaly, is_positive_anomaly, is_negative_anomaly, severity';
+const RESULT_COLUMNS = ['series_index', 'point_index', 'ts_ms', ...JUDGED_POINT_COLUMN_NAMES].join(', ');
 
 function resultOf(row: Record<string, DuckDBValue>): JobResultRow {
   const num = (value: DuckDBValue | undefined): number => Number(value);

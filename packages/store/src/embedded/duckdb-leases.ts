@@ -1,14 +1,10 @@
 // Leases in the embedded database (table `leases`, migration 8). The read and the write of one
 // acquisition run as one task on the store's serial queue, so two callers never both take a lease.
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { EmbeddedAccess } from './duckdb-database.js';
 import { validateLease, type LeaseStore } from '../leases.js';
 
-export interface EmbeddedLeaseAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
-
 export class DuckDBLeaseStore implements LeaseStore {
-  constructor(private readonly access: EmbeddedLeaseAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   tryAcquire(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> {
     try {

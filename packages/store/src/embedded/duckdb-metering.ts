@@ -1,6 +1,7 @@
 // Marketplace metering in the embedded database (tables `metering_hourly_calls` and
 // `metering_ledger`, migration 6), on the embedded store's connection and queue.
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { EmbeddedAccess } from './duckdb-database.js';
 import {
   HOUR_MS,
   validateDimension,
@@ -14,15 +15,10 @@ import {
   type MeteringStore,
 } from '../metering.js';
 
-/** How the adapter reaches the database: `run` queues `task` behind the store's other statements. */
-export interface EmbeddedMeteringAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
-
 const LEDGER_COLUMNS = 'org_id, customer, license_arn, dimension, hour_ms, used, carried_in, quantity, carried_out, status, epoch_ms(updated_at) AS updated_ms';
 
 export class DuckDBMeteringStore implements MeteringStore {
-  constructor(private readonly access: EmbeddedMeteringAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   /** Increments waiting for the next flush, by (organization, dimension, hour). */
   private increments = new Map<string, { orgId: string; dimension: MeteringDimension; hourMs: number; calls: number }>();

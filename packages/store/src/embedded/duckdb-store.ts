@@ -8,7 +8,7 @@ import { duckDBAlertingStore } from './duckdb-alerting.js';
 import { DuckDBAuditStore } from './duckdb-audit.js';
 import { DuckDBBaselineActivityStore } from './duckdb-baseline-activity.js';
 import { DuckDBBaselineStore } from './duckdb-baselines.js';
-import { EMBEDDED_STORE_FILE_NAME, openEmbeddedDatabase, type EmbeddedStoreOptions } from './duckdb-database.js';
+import { EMBEDDED_STORE_FILE_NAME, openEmbeddedDatabase, type EmbeddedAccess, type EmbeddedStoreOptions } from './duckdb-database.js';
 import { DuckDBMachineStore } from './duckdb-machines.js';
 import { DuckDBMeteringStore } from './duckdb-metering.js';
 import { DuckDBTenancyStore } from './duckdb-tenancy.js';
@@ -21,7 +21,7 @@ export { DEFAULT_ORGANIZATION_ID, DEFAULT_ORGANIZATION_NAME, EMBEDDED_STORE_FILE
 /** Opens (creating and migrating when needed) the embedded store under `options.dataDir`. */
 export async function openEmbeddedStore(options: EmbeddedStoreOptions): Promise<Store> {
   const db = await openEmbeddedDatabase(options);
-  const access = { run: <T>(operation: string, task: (connection: typeof db.connection) => Promise<T>) => db.op(operation, () => task(db.connection)) };
+  const access: EmbeddedAccess = { run: (operation, task) => db.op(operation, () => task(db.connection)) };
   return composeStore(
     {
       tenancy: new DuckDBTenancyStore(db),

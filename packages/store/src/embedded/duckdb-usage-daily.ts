@@ -1,14 +1,10 @@
 // Usage per UTC day in the embedded database: a GROUP BY over usage_by_kind_daily, which the store
 // keeps per (organization, key kind, endpoint, day). Runs on the store's queue.
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { EmbeddedAccess } from './duckdb-database.js';
 import { validateDailyUsageQuery, type DailyUsage, type DailyUsageQuery, type DailyUsageStore } from '../usage-daily.js';
 
-export interface EmbeddedDailyUsageAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
-
 export class DuckDBDailyUsageStore implements DailyUsageStore {
-  constructor(private readonly access: EmbeddedDailyUsageAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   usageByDay(orgId: string, query: DailyUsageQuery): Promise<readonly DailyUsage[]> {
     try {
