@@ -287,6 +287,20 @@ function distances(fit: Fit, values: readonly ArrayLike<number>[], from: number,
  * window on its own (spikes are the channel judges' to flag; the machine's score is for departures
  * that last). `parts` are averaged over the same points, so they still add up to the score.
  */
+/** Mean of `values` at the first `count` of `sorted` (null: at first, first + 1, ...), summed in that order. */
+function keptMean(values: Float64Array, sorted: readonly number[] | null, first: number, count: number): number {
+  let sum = 0;
+  if (sorted === null) for (let k = 0; k < count; k++) sum += values[first + k]!;
+  else for (let k = 0; k < count; k++) sum += values[sorted[k]!]!;
+  return sum / count;
+}
+
+function sameValues(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
 export function trimmedTrailingMeans(
   distance: Float64Array,
   parts: readonly Float64Array[],
@@ -307,6 +321,7 @@ export function trimmedTrailingMeans(
   all.set(distance, carried);
   const score = new Float64Array(n);
   const contributions = parts.map(() => new Float64Array(n));
+  const single = parts.length === 1 && sameValues(parts[0]!, distance) && sameValues(allParts[0]!, all);
   // The window's indices kept sorted by distance (ties: the earlier first) as points come and go,
   // so each point costs a binary search and a shift, not a sort of its window.
   const sorted: number[] = [];
@@ -333,16 +348,13 @@ export function trimmedTrailingMeans(
     const trim = Math.floor(length * MACHINE_MODEL_TUNING.trimmedShare);
     const keptCount = length - trim;
     // Summed in the order the points are kept: arrival order when none is trimmed, else by distance.
-    const keptAt = (k: number): number => (trim === 0 ? i - length + 1 + k : sorted[k]!);
-    let sum = 0;
-    for (let k = 0; k < keptCount; k++) sum += all[keptAt(k)]!;
-    score[i - carried] = sum / keptCount;
-    allParts.forEach((part, c) => {
-      let acc = 0;
-      for (let k = 0; k < keptCount; k++) acc += part[keptAt(k)]!;
-      contributions[c]![i - carried] = acc / keptCount;
-    });
+    const first = i - length + 1;
+    score[i - carried] = keptMean(all, trim === 0 ? null : sorted, first, keptCount);
+    // One channel's part is its whole distance: its contribution is the score itself.
+    if (single) continue;
+    for (let c = 0; c < allParts.length; c++) contributions[c]![i - carried] = keptMean(allParts[c]!, trim === 0 ? null : sorted, first, keptCount);
   }
+  if (single) contributions[0]!.set(score);
   return { score, contributions };
 }
 

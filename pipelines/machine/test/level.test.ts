@@ -30,7 +30,8 @@ describe('trimmed trailing means', () => {
       const value = (): number => (trial % 2 === 0 ? Math.floor(next() * 5) : next() * 10);
       const channels = 1 + Math.floor(next() * 3);
       const parts = Array.from({ length: channels }, () => Float64Array.from({ length: n }, value));
-      const distance = Float64Array.from({ length: n }, (_, i) => parts.reduce((sum, part) => sum + part[i]!, 0));
+      // One channel's part is its whole distance (a level model's): the same means, taken once.
+      const distance = channels === 1 ? parts[0]!.slice() : Float64Array.from({ length: n }, (_, i) => parts.reduce((sum, part) => sum + part[i]!, 0));
       const prefixLength = trial % 3 === 0 ? 0 : Math.floor(next() * 80);
       const prefixParts = Array.from({ length: channels }, () => Array.from({ length: prefixLength }, value));
       const prefix = prefixLength === 0 ? undefined : { distance: prefixParts[0]!.map((_, i) => prefixParts.reduce((s, p) => s + p[i]!, 0)), parts: prefixParts };
