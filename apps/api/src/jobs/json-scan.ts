@@ -14,6 +14,7 @@ import { alignSeries, type SeriesInput } from '@adp/detection';
 import { MIN_SERIES_POINTS } from '@adp/domain';
 import { parseJobRequest, type JobLimits, type ParsedJobRequest, type ParseTimestamp } from './request.js';
 import type { JobRequest } from './schemas.js';
+import { JsonNumberReader } from '../json-number.js';
 
 /** One series of the body as read: its points' timestamps (epoch ms) and values. */
 interface ScannedSeries {
@@ -130,17 +131,12 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const BACKSLASH = 0x5c;
 const MINUS = 0x2d;
-const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
-const NINE = 0x39;
 const LOWER_E = 0x65;
-const UPPER_E = 0x45;
 
 /** The vendor's limit on a value's magnitude (larger values are refused by the ordinary road). */
 const MAX_VALUE_MAGNITUDE = 1e100;
-/** Exact powers of ten as doubles: a mantissa below 2^53 times or over one of these rounds once, correctly. */
-const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 function isSpace(byte: number): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
@@ -242,9 +238,8 @@ class Scanner {
     const raw = this.raw;
     const timestampsMs: number[] = [];
     const values: number[] = [];
-    // Values with more digits than a double holds exactly: their texts, read by one JSON.parse at the end.
-    const hardIndices: number[] = [];
-    this.hardLength = 0;
+    const numbers = this.numbers;
+    numbers.begin();
     this.expect(OPEN_BRACKET);
     this.skipSpace();
     if (raw[this.at] === CLOSE_BRACKET) {
@@ -266,8 +261,10 @@ class Scanner {
         if (isValue) {
           if (valueSeen) throw NOT_SCANNABLE;
           valueSeen = true;
-          value = this.number();
-          if (Number.isNaN(value)) hardIndices.push(values.length);
+          value = numbers.read(raw, this.at);
+          if (numbers.end < 0) throw NOT_SCANNABLE;
+          if (Number.isNaN(value)) numbers.keep(raw, this.at, numbers.end, values.length);
+          this.at = numbers.end;
         } else {
           if (!Number.isNaN(timestamp)) throw NOT_SCANNABLE;
           timestamp = this.timestamp();
@@ -284,15 +281,8 @@ class Scanner {
       if (next === CLOSE_BRACKET) break;
       if (next !== COMMA) throw NOT_SCANNABLE;
     }
-    if (hardIndices.length > 0) {
-      // JSON.parse itself reads them, so every value is exactly what the ordinary road reads.
-      const hard = JSON.parse(`[${this.hard.toString('latin1', 0, this.hardLength - 1)}]`) as number[];
-      for (let k = 0; k < hardIndices.length; k++) {
-        const read = hard[k]!;
-        if (!(Math.abs(read) <= MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
-        values[hardIndices[k]!] = read;
-      }
-    }
+    // The values JSON.parse reads (long or with exponents); one too large is the ordinary road's refusal.
+    if (!numbers.settle(values, MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
     return { timestampsMs, values };
   }
 
@@ -381,76 +371,8 @@ class Scanner {
     return n;
   }
 
-  /** Texts of the current series' values that number() left to JSON.parse, comma-separated. */
-  private hard = Buffer.alloc(0);
-  private hardLength = 0;
-
-  /**
-   * A JSON number (its exact grammar) whose magnitude is at most 1e100. Up to 15 significant
-   * digits and as many decimals as a power of ten held exactly (22), it is computed here: one
-   * correctly rounded division of exact operands, which is what JSON.parse gives. Otherwise its
-   * text is kept for JSON.parse (see points()) and the answer is NaN.
-   */
-  private number(): number {
-    const raw = this.raw;
-    const start = this.at;
-    let at = start;
-    let negative = false;
-    if (raw[at] === MINUS) {
-      negative = true;
-      at++;
-    }
-    let mantissa = 0;
-    let digits = 0;
-    let scale = 0;
-    let byte = raw[at];
-    if (byte === ZERO) {
-      byte = raw[++at];
-    } else if (byte !== undefined && byte > ZERO && byte <= NINE) {
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        mantissa = mantissa * 10 + (byte - ZERO);
-        digits++;
-        byte = raw[++at];
-      }
-    } else {
-      throw NOT_SCANNABLE;
-    }
-    if (byte === DOT) {
-      byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        if (mantissa !== 0 || byte !== ZERO) digits++;
-        mantissa = mantissa * 10 + (byte - ZERO);
-        scale++;
-        byte = raw[++at];
-      }
-    }
-    let exact = digits <= 15 && scale <= 22;
-    if (byte === LOWER_E || byte === UPPER_E) {
-      exact = false;
-      byte = raw[++at];
-      if (byte === PLUS || byte === MINUS) byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) byte = raw[++at];
-    }
-    this.at = at;
-    if (exact) {
-      const value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
-      return negative ? -value : value;
-    }
-    const length = at - start;
-    if (this.hardLength + length + 1 > this.hard.length) {
-      const grown = Buffer.allocUnsafe(Math.max(1 << 16, 2 * (this.hardLength + length + 1)));
-      this.hard.copy(grown, 0, 0, this.hardLength);
-      this.hard = grown;
-    }
-    const hard = this.hard;
-    let to = this.hardLength;
-    for (let i = start; i < at; i++) hard[to++] = raw[i]!;
-    hard[to++] = COMMA;
-    this.hardLength = to;
-    return Number.NaN;
-  }
+  /** The series' numbers, read from the bytes (or left to one JSON.parse). */
+  private readonly numbers = new JsonNumberReader();
 
   /** A key without escapes (any other goes the ordinary road). */
   private key(): string {
