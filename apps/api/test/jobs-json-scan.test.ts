@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIsoTimestamp } from '@adp/detection';
 import { acceptScanned, parseJobBody, scanJobJson } from '../src/jobs/json-scan.js';
+import { SeriesPrescan } from '../src/jobs/json-points.js';
 import { checkJobRequest } from '../src/jobs/check.js';
 import { parseJobRequest } from '../src/jobs/request.js';
 import { AppError } from '../src/errors.js';
@@ -156,5 +157,101 @@ describe('POST /v1/jobs JSON bodies read without JSON.parse', () => {
         message: (ordinary as AppError).message,
       });
     }
+  });
+});
+
+/** The body cut into chunks at `cuts` (offsets), fed to a prescan as an upload would. */
+function prescanned(text: string, cuts: readonly number[]): { raw: Buffer; prescan: SeriesPrescan } {
+  const raw = Buffer.from(text);
+  const prescan = new SeriesPrescan(parseIsoTimestamp);
+  let from = 0;
+  for (const cut of [...new Set(cuts.map((c) => c % (raw.length + 1)))].sort((a, b) => a - b)) {
+    // Each chunk a copy, as the socket gives it.
+    prescan.feed(Buffer.from(raw.subarray(from, cut)));
+    from = cut;
+  }
+  prescan.feed(Buffer.from(raw.subarray(from)));
+  return { raw, prescan };
+}
+
+describe('POST /v1/jobs JSON bodies read while they upload', () => {
+  const series = (count: number, at: (i: number) => number) => points(numbers(count, at));
+  const bodies = [
+    `{"granularity":"minutely","series":${series(40, (i) => 100 + Math.sin(i) * 10)}}`,
+    `{"series" : [ ${numbers(30, (i) => i / 7)
+      .map((value, i) => `{ "value" : ${value} , "timestamp" : "${new Date(T0 + i * 60_000).toISOString()}" }`)
+      .join(' ,\n ')} ] , "granularity":"minutely", "machine_id": "a \\"series\\": [" }`,
+    `{"granularity":"minutely","series_list":[${[0, 1, 2].map((k) => `{"machine_id":"m-${k}","series":${series(20 + k, (i) => i * 1e-7 + k)}}`).join(',')}]}`,
+    `{"machine_id":"series","granularity":"minutely","series":${series(25, (i) => (i % 5 === 0 ? 1e50 * i : i))}}`,
+    // A point longer than the prescan holds back: it stops there, and the scanner reads the rest.
+    `{"granularity":"minutely","series":${series(20, (i) => i).replace('"value":5}', `"value":5${' '.repeat(5000)}}`)}}`,
+  ];
+
+  it('gives what the scanner alone gives, however the body is cut, and reads points ahead (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...bodies), fc.array(fc.nat(), { maxLength: 40 }), (text, cuts) => {
+        const { raw, prescan } = prescanned(text, cuts);
+        const alone = scanJobJson(raw, parseIsoTimestamp);
+        const ahead = scanJobJson(raw, parseIsoTimestamp, prescan);
+        expect(alone).not.toBeNull();
+        expect(ahead).toEqual(alone);
+        ahead!.series.forEach((one, k) => one.values.forEach((value, i) => expect(Object.is(value, alone!.series[k]!.values[i])).toBe(true)));
+      }),
+      { numRuns: 300 },
+    );
+    // Cut into 64-byte chunks: every point was read ahead and taken, but where the prescan stopped.
+    for (const text of bodies) {
+      const { raw, prescan } = prescanned(text, Array.from({ length: Math.ceil(text.length / 64) }, (_, i) => i * 64));
+      let taken = 0;
+      const take = prescan.take.bind(prescan);
+      prescan.take = (at) => {
+        const run = take(at);
+        taken += run?.read.values.length ?? 0;
+        return run;
+      };
+      const scanned = scanJobJson(raw, parseIsoTimestamp, prescan);
+      expect(scanned).toEqual(scanJobJson(raw, parseIsoTimestamp));
+      const total = scanned!.series.reduce((sum, one) => sum + one.values.length, 0);
+      if (text === bodies[4]) expect(taken).toBe(5);
+      else expect(taken).toBe(total);
+    }
+  });
+
+  it('hands a run to the scanner only where its array is, and only once', () => {
+    const text = bodies[0]!;
+    const { raw, prescan } = prescanned(text, [10, 100, 1000]);
+    const open = text.indexOf('[');
+    expect(prescan.take(open + 1)).toBeUndefined();
+    const run = prescan.take(open);
+    expect(run?.read.values.length).toBe(40);
+    expect(run?.closedAt).toBe(text.length - 1);
+    expect(prescan.take(open)).toBeUndefined();
+    // Without its run the scanner reads the array itself, to the same result.
+    expect(scanJobJson(raw, parseIsoTimestamp, prescan)).toEqual(scanJobJson(raw, parseIsoTimestamp));
+  });
+
+  it('steps aside for the same bodies as the scanner alone, however they are cut (property)', () => {
+    const good = points(numbers(12, (i) => i));
+    const others = [
+      `{"granularity":"minutely","series":${good.replace('"value":5}', '"value":5,"note":"x"}')}}`,
+      `{"granularity":"minutely","series":${good.replace('"value":5', '"value":"5"')}}`,
+      `{"granularity":"minutely","series":${good.replace('"value":5', '"value":1e400')}}`,
+      `{"granularity":"minutely","series":${good.replace('"value":5', '"value":1e101')}}`,
+      `{"granularity":"minutely","series":${good.replace('2025-01-01T00:05', '2025-02-30T00:05')}}`,
+      `{"granularity":"minutely","series":${good}`,
+      `{"granularity":"minutely","series":${good.slice(0, -1)}`,
+      `{"granularity":"minutely","series":${good}} x`,
+      `{"granularity":"minutely","series":${good.replace('},{', '}{')}}`,
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...others), fc.array(fc.nat(), { maxLength: 20 }), (text, cuts) => {
+        const { raw, prescan } = prescanned(text, cuts);
+        const alone = scanJobJson(raw, parseIsoTimestamp);
+        const ahead = scanJobJson(raw, parseIsoTimestamp, prescan);
+        expect(ahead).toEqual(alone);
+        expect(alone === null || acceptScanned(alone, LIMITS, parseIsoTimestamp, checkJobRequest) === null, text.slice(0, 80)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -2,6 +2,8 @@
 // the test says otherwise): the coded 400s naming the series and point, before anything is
 // accepted; the chunks on the jobs topic (Avro JobChunk, keyed per series); the per-organization
 // caps (429 with Retry-After); cancelling; a failing bus (503 and no job left behind); paging.
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,6 +88,52 @@ describe('detection jobs: requests', () => {
     ]);
     expect(decoded[1]!.chunk).toMatchObject({ organization: orgId, job_id: job.job_id });
     expect(decoded[1]!.chunk.timestamps?.[0]).toBe(Date.parse(minutely(250)[100]!.timestamp));
+  });
+
+  it('reads a JSON body arriving over a socket in pieces as it uploads: the same chunks as in one piece; too large a body is a 413', async () => {
+    const limited = await start({ JOBS_BODY_LIMIT_BYTES: '200000' });
+    await limited.listen({ host: '127.0.0.1', port: 0 });
+    const port = (limited.server.address() as AddressInfo).port;
+    /** POSTs `text` written in pieces of `piece` bytes, each after the one before has gone. */
+    const upload = (text: string, piece: number) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const bytes = Buffer.from(text);
+        const req = httpRequest(
+          { host: '127.0.0.1', port, method: 'POST', path: '/v1/jobs', headers: { 'x-service-key': API_KEY, 'content-type': 'application/json', 'content-length': bytes.length } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          },
+        );
+        req.on('error', reject);
+        const next = (from: number): void => {
+          if (from >= bytes.length) {
+            req.end();
+            return;
+          }
+          req.write(bytes.subarray(from, from + piece), () => setImmediate(() => next(from + piece)));
+        };
+        next(0);
+      });
+    // Values of every length String() writes, timestamps with and without fractions.
+    const series = minutely(400).map((point, i) => ({ value: i % 3 === 0 ? point.value : (point.value * 1e-3) / 7, timestamp: i % 2 === 0 ? point.timestamp : point.timestamp.replace('.000Z', 'Z') }));
+    const body = JSON.stringify({ granularity: 'minutely', series });
+    const pieces = await upload(body, 997);
+    expect(pieces.status, pieces.body).toBe(202);
+    await eventually(async () => received.length === 4);
+    const once = await submit(limited, { granularity: 'minutely', series });
+    expect(once.statusCode).toBe(202);
+    await eventually(async () => received.length === 8);
+    const chunksOf = (messages: readonly IncomingMessage[]) => messages.map((message) => codecs.jobChunk.decode(message.value)).map(({ timestamps, values, chunk_index }) => ({ timestamps, values, chunk_index }));
+    const [uploaded, injected] = [chunksOf(received.slice(0, 4)), chunksOf(received.slice(4))];
+    expect(uploaded).toEqual(injected);
+    expect(uploaded.flatMap((chunk) => chunk.values)).toEqual(series.map((point) => point.value));
+
+    const tooLarge = await upload(JSON.stringify({ granularity: 'minutely', series: minutely(4000) }), 4096);
+    expect(tooLarge.status).toBe(413);
+    expect(JSON.parse(tooLarge.body)).toMatchObject({ error: { code: 'PayloadTooLarge' } });
+    await limited.close();
   });
 
   it('refuses bad input with coded errors naming the series and the point, and accepts nothing', async () => {

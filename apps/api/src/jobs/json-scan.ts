@@ -9,11 +9,13 @@
 // a value that is not a plain number, a timestamp it cannot read, a series too short or too long,
 // an option the skeleton check refuses), and it steps aside, so that every refusal, with its coded
 // error naming the series and the point, comes from the ordinary road alone.
-import type { FastifyRequest } from 'fastify';
+import { pipeline, Transform } from 'node:stream';
+import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import { alignSeries, type SeriesInput } from '@adp/detection';
 import { MIN_SERIES_POINTS } from '@adp/domain';
 import { parseJobRequest, type JobLimits, type ParsedJobRequest, type ParseTimestamp } from './request.js';
 import type { JobRequest } from './schemas.js';
+import { isSpace, NOT_SCANNABLE, NotScannable, plainStringEnd, PointReader, SeriesPrescan, SeriesRead } from './json-points.js';
 
 /** One series of the body as read: its points' timestamps (epoch ms) and values. */
 interface ScannedSeries {
@@ -38,11 +40,44 @@ export class ScannedJobBody {
 type Parse = (request: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => void;
 
 /**
- * The jobs routes' application/json parser (`parseAs: 'buffer'`): an empty body reads as none (as
- * the app's own parser has it), a body of the usual shape as a ScannedJobBody, anything else
- * through Fastify's JSON parser (`fallback`), with its errors.
+ * Prescans of the JSON bodies uploading now (./json-points.ts): `hook` (POST /v1/jobs's preParsing
+ * hook) passes a JSON body's chunks through one on their way to the body parser, which finds it
+ * with `of`. Fastify's own reading of the body (its limit, its length check, its errors) is unchanged.
  */
-export function jobJsonParser(fallback: Parse, parseTimestamp: ParseTimestamp) {
+export class JobBodyPrescans {
+  private readonly byRequest = new WeakMap<FastifyRequest, SeriesPrescan>();
+
+  constructor(private readonly parseTimestamp: ParseTimestamp) {}
+
+  readonly hook: preParsingHookHandler = (request, _reply, payload, done) => {
+    if (!/^\s*application\/json/i.test(request.headers['content-type'] ?? '')) {
+      done(null, payload);
+      return;
+    }
+    const prescan = new SeriesPrescan(this.parseTimestamp);
+    this.byRequest.set(request, prescan);
+    const observed = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        prescan.feed(chunk);
+        callback(null, chunk);
+      },
+    });
+    // The upload's failure reaches the body parser through `observed`, as it would from the payload.
+    pipeline(payload, observed, () => {});
+    done(null, observed);
+  };
+
+  of(request: FastifyRequest): SeriesPrescan | undefined {
+    return this.byRequest.get(request);
+  }
+}
+
+/**
+ * The jobs routes' application/json parser (`parseAs: 'buffer'`): an empty body reads as none (as
+ * the app's own parser has it), a body of the usual shape as a ScannedJobBody (with the points its
+ * prescan read, if any), anything else through Fastify's JSON parser (`fallback`), with its errors.
+ */
+export function jobJsonParser(fallback: Parse, parseTimestamp: ParseTimestamp, prescans?: JobBodyPrescans) {
   return (request: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void): void => {
     const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     let start = 0;
@@ -51,7 +86,7 @@ export function jobJsonParser(fallback: Parse, parseTimestamp: ParseTimestamp) {
       done(null, undefined);
       return;
     }
-    const scanned = scanJobJson(raw, parseTimestamp);
+    const scanned = scanJobJson(raw, parseTimestamp, prescans?.of(request));
     if (scanned !== null) done(null, scanned);
     else fallback(request, raw.toString('utf8'), done);
   };
@@ -129,31 +164,16 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
-
 /** The vendor's limit on a value's magnitude (larger values are refused by the ordinary road). */
 const MAX_VALUE_MAGNITUDE = 1e100;
-/** Exact powers of ten as doubles: a mantissa below 2^53 times or over one of these rounds once, correctly. */
-const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
-
-/** Thrown inside the scanner when the body is not of the shape it reads; caught at its top. */
-class NotScannable extends Error {}
-const NOT_SCANNABLE = new NotScannable('not of the scanned shape');
-
-/** Reads one body; null when it is not of the usual shape (the ordinary road then parses it). */
-export function scanJobJson(raw: Buffer, parseTimestamp: ParseTimestamp): ScannedJobBody | null {
+/**
+ * Reads one body; null when it is not of the usual shape (the ordinary road then parses it). The
+ * points a prescan read while the body uploaded (./json-points.ts) are taken where they fit.
+ */
+export function scanJobJson(raw: Buffer, parseTimestamp: ParseTimestamp, prescan?: SeriesPrescan): ScannedJobBody | null {
   try {
-    return new Scanner(raw, parseTimestamp).body();
+    return new Scanner(raw, parseTimestamp, prescan).body();
   } catch (err) {
     if (err instanceof NotScannable) return null;
     throw err;
@@ -163,10 +183,15 @@ export function scanJobJson(raw: Buffer, parseTimestamp: ParseTimestamp): Scanne
 class Scanner {
   private at = 0;
 
+  private readonly reader: PointReader;
+
   constructor(
     private readonly raw: Buffer,
-    private readonly parseTimestamp: ParseTimestamp,
-  ) {}
+    parseTimestamp: ParseTimestamp,
+    private readonly prescan: SeriesPrescan | undefined,
+  ) {
+    this.reader = new PointReader(parseTimestamp);
+  }
 
   body(): ScannedJobBody {
     const fields: Record<string, unknown> = {};
@@ -240,238 +265,42 @@ class Scanner {
   /** `[ {"timestamp": "...", "value": n}, ... ]`: points of exactly those two fields, in either order. */
   private points(): ScannedSeries {
     const raw = this.raw;
-    const timestampsMs: number[] = [];
-    const values: number[] = [];
-    // Values with more digits than a double holds exactly: their texts, read by one JSON.parse at the end.
-    const hardIndices: number[] = [];
-    this.hardLength = 0;
-    this.expect(OPEN_BRACKET);
-    this.skipSpace();
-    if (raw[this.at] === CLOSE_BRACKET) {
-      this.at++;
-      return { timestampsMs, values };
-    }
-    for (;;) {
-      this.skipSpace();
-      this.expect(OPEN_BRACE);
-      let timestamp = Number.NaN;
-      let value = Number.NaN;
-      let valueSeen = false;
-      for (let field = 0; field < 2; field++) {
-        this.skipSpace();
-        const isValue = this.pointKey();
-        this.skipSpace();
-        this.expect(COLON);
-        this.skipSpace();
-        if (isValue) {
-          if (valueSeen) throw NOT_SCANNABLE;
-          valueSeen = true;
-          value = this.number();
-          if (Number.isNaN(value)) hardIndices.push(values.length);
-        } else {
-          if (!Number.isNaN(timestamp)) throw NOT_SCANNABLE;
-          timestamp = this.timestamp();
-        }
-        this.skipSpace();
-        const next = raw[this.at++];
-        if (next !== (field === 0 ? COMMA : CLOSE_BRACE)) throw NOT_SCANNABLE;
-      }
-      if (!valueSeen || Number.isNaN(timestamp)) throw NOT_SCANNABLE;
-      timestampsMs.push(timestamp);
-      values.push(value);
-      this.skipSpace();
-      const next = raw[this.at++];
-      if (next === CLOSE_BRACKET) break;
-      if (next !== COMMA) throw NOT_SCANNABLE;
-    }
-    if (hardIndices.length > 0) {
-      // JSON.parse itself reads them, so every value is exactly what the ordinary road reads.
-      const hard = JSON.parse(`[${this.hard.toString('latin1', 0, this.hardLength - 1)}]`) as number[];
-      for (let k = 0; k < hardIndices.length; k++) {
-        const read = hard[k]!;
-        if (!(Math.abs(read) <= MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
-        values[hardIndices[k]!] = read;
-      }
-    }
-    return { timestampsMs, values };
-  }
-
-  /** A point's key: true for `"value"`, false for `"timestamp"`; any other key is not scanned. */
-  private pointKey(): boolean {
-    const raw = this.raw;
-    const at = this.at;
-    if (raw[at] !== QUOTE) throw NOT_SCANNABLE;
-    // "value"
-    if (raw[at + 1] === 0x76 && raw[at + 2] === 0x61 && raw[at + 3] === 0x6c && raw[at + 4] === 0x75 && raw[at + 5] === LOWER_E && raw[at + 6] === QUOTE) {
-      this.at = at + 7;
-      return true;
-    }
-    // "timestamp"
-    if (
-      raw[at + 1] === 0x74 && raw[at + 2] === 0x69 && raw[at + 3] === 0x6d && raw[at + 4] === LOWER_E && raw[at + 5] === 0x73 &&
-      raw[at + 6] === 0x74 && raw[at + 7] === 0x61 && raw[at + 8] === 0x6d && raw[at + 9] === 0x70 && raw[at + 10] === QUOTE
-    ) {
-      this.at = at + 11;
-      return false;
-    }
-    throw NOT_SCANNABLE;
-  }
-
-  /**
-   * A timestamp string without escapes, read as the ordinary road reads it: the usual
-   * `YYYY-MM-DDTHH:MM:SS[.fff]Z` from its bytes (the day's start computed once a day), any other
-   * form by the ordinary road's own parser over its text.
-   */
-  private timestamp(): number {
-    const raw = this.raw;
-    const from = this.at + 1;
-    const end = this.plainString(true);
-    const usual = this.usualTimestamp(from, end);
-    if (!Number.isNaN(usual)) return usual;
-    const ms = this.parseTimestamp(raw.toString('latin1', from, end));
-    if (ms === null) throw NOT_SCANNABLE;
-    return ms;
-  }
-
-  private lastDay = -1;
-  private lastDayMs = 0;
-
-  /** `YYYY-MM-DDTHH:MM:SS[.d+]Z` (years from 100) as epoch ms, NaN for any other text. */
-  private usualTimestamp(from: number, end: number): number {
-    const raw = this.raw;
-    const length = end - from;
-    const zone = raw[end - 1];
-    if (length < 20 || (zone !== 0x5a && zone !== 0x7a) || raw[from + 4] !== MINUS || raw[from + 7] !== MINUS || raw[from + 10] !== 0x54) return Number.NaN;
-    if (raw[from + 13] !== COLON || raw[from + 16] !== COLON) return Number.NaN;
-    const year = this.digits(from, 4);
-    const month = this.digits(from + 5, 2);
-    const day = this.digits(from + 8, 2);
-    const hour = this.digits(from + 11, 2);
-    const minute = this.digits(from + 14, 2);
-    const second = this.digits(from + 17, 2);
-    if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59)) return Number.NaN;
-    let millis = 0;
-    if (length > 20) {
-      if (raw[from + 19] !== DOT || length < 22) return Number.NaN;
-      for (let i = 20; i < length - 1; i++) {
-        const digit = raw[from + i]! - ZERO;
-        if (digit < 0 || digit > 9) return Number.NaN;
-        if (i < 23) millis += digit * (i === 20 ? 100 : i === 21 ? 10 : 1);
-      }
-    }
-    const key = year * 10_000 + month * 100 + day;
-    if (key !== this.lastDay) {
-      const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-      const days = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-      if (day > days) return Number.NaN;
-      this.lastDay = key;
-      this.lastDayMs = Date.UTC(year, month - 1, day);
-    }
-    return this.lastDayMs + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis;
-  }
-
-  /** `count` decimal digits at `at` as a number, or -1. */
-  private digits(at: number, count: number): number {
-    let n = 0;
-    for (let i = 0; i < count; i++) {
-      const digit = this.raw[at + i]! - ZERO;
-      if (digit < 0 || digit > 9) return -1;
-      n = n * 10 + digit;
-    }
-    return n;
-  }
-
-  /** Texts of the current series' values that number() left to JSON.parse, comma-separated. */
-  private hard = Buffer.alloc(0);
-  private hardLength = 0;
-
-  /**
-   * A JSON number (its exact grammar) whose magnitude is at most 1e100. Up to 15 significant
-   * digits and as many decimals as a power of ten held exactly (22), it is computed here: one
-   * correctly rounded division of exact operands, which is what JSON.parse gives. Otherwise its
-   * text is kept for JSON.parse (see points()) and the answer is NaN.
-   */
-  private number(): number {
-    const raw = this.raw;
-    const start = this.at;
-    let at = start;
-    let negative = false;
-    if (raw[at] === MINUS) {
-      negative = true;
-      at++;
-    }
-    let mantissa = 0;
-    let digits = 0;
-    let scale = 0;
-    let byte = raw[at];
-    if (byte === ZERO) {
-      byte = raw[++at];
-    } else if (byte !== undefined && byte > ZERO && byte <= NINE) {
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        mantissa = mantissa * 10 + (byte - ZERO);
-        digits++;
-        byte = raw[++at];
-      }
+    const reader = this.reader;
+    let at = this.at;
+    // The points read while the body arrived, where they are this array's: then the rest from there.
+    const prescanned = this.prescan?.take(at);
+    const read = prescanned?.read ?? new SeriesRead();
+    let open: boolean;
+    if (prescanned !== undefined) {
+      open = prescanned.closedAt < 0;
+      at = open ? prescanned.resumeAt : prescanned.closedAt;
     } else {
-      throw NOT_SCANNABLE;
+      if (raw[at++] !== OPEN_BRACKET) throw NOT_SCANNABLE;
+      while (isSpace(raw[at]!)) at++;
+      open = raw[at] !== CLOSE_BRACKET;
+      if (!open) at++;
     }
-    if (byte === DOT) {
-      byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        if (mantissa !== 0 || byte !== ZERO) digits++;
-        mantissa = mantissa * 10 + (byte - ZERO);
-        scale++;
-        byte = raw[++at];
-      }
-    }
-    let exact = digits <= 15 && scale <= 22;
-    if (byte === LOWER_E || byte === UPPER_E) {
-      exact = false;
-      byte = raw[++at];
-      if (byte === PLUS || byte === MINUS) byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) byte = raw[++at];
+    while (open) {
+      while (isSpace(raw[at]!)) at++;
+      at = reader.point(raw, at);
+      read.add(reader, raw);
+      while (isSpace(raw[at]!)) at++;
+      const next = raw[at++];
+      if (next === CLOSE_BRACKET) open = false;
+      else if (next !== COMMA) throw NOT_SCANNABLE;
     }
     this.at = at;
-    if (exact) {
-      const value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
-      return negative ? -value : value;
-    }
-    const length = at - start;
-    if (this.hardLength + length + 1 > this.hard.length) {
-      const grown = Buffer.allocUnsafe(Math.max(1 << 16, 2 * (this.hardLength + length + 1)));
-      this.hard.copy(grown, 0, 0, this.hardLength);
-      this.hard = grown;
-    }
-    const hard = this.hard;
-    let to = this.hardLength;
-    for (let i = start; i < at; i++) hard[to++] = raw[i]!;
-    hard[to++] = COMMA;
-    this.hardLength = to;
-    return Number.NaN;
+    // The values JSON.parse reads (long or with exponents); one too large is the ordinary road's refusal.
+    if (!read.numbers.settle(read.values, MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
+    return { timestampsMs: read.timestampsMs, values: read.values };
   }
 
   /** A key without escapes (any other goes the ordinary road). */
   private key(): string {
-    const from = this.at + 1;
-    const end = this.plainString(false);
-    return this.raw.toString('utf8', from, end);
-  }
-
-  /** Moves past a string without escapes (ASCII only, if asked); answers where its text ends. */
-  private plainString(asciiOnly: boolean): number {
-    const raw = this.raw;
-    if (raw[this.at] !== QUOTE) throw NOT_SCANNABLE;
-    let end = this.at + 1;
-    for (;;) {
-      const byte = raw[end];
-      if (byte === undefined || byte === BACKSLASH || byte < 0x20 || (asciiOnly && byte >= 0x80)) throw NOT_SCANNABLE;
-      if (byte === QUOTE) break;
-      end++;
-    }
+    const end = plainStringEnd(this.raw, this.at, false);
+    const key = this.raw.toString('utf8', this.at + 1, end);
     this.at = end + 1;
-    return end;
+    return key;
   }
 
   /** Any other JSON value, skipped over and then JSON.parse'd alone (small: options, ids). */

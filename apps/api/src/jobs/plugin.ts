@@ -31,7 +31,7 @@ import { usageMeter, type HourlyCallCounting } from '../tenancy/metering.js';
 import { episodeBody, jobBody, newJobId, rowBody } from './bodies.js';
 import { csvJobBody } from './csv.js';
 import { checkJobRequest, JOB_SCHEMA_ERRORS } from './check.js';
-import { jobJsonParser, parseJobBody, ScannedJobBody } from './json-scan.js';
+import { JobBodyPrescans, jobJsonParser, parseJobBody, ScannedJobBody } from './json-scan.js';
 import { publishChunks } from './publish.js';
 import {
   encodeResultsCursor,
@@ -104,9 +104,15 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
   app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: options.bodyLimitBytes }, (_request, body, done) => {
     done(null, body);
   });
-  // JSON bodies of the usual shape have their series read without JSON.parse (./json-scan.ts).
+  // JSON bodies of the usual shape have their series read without JSON.parse (./json-scan.ts),
+  // POST /v1/jobs's while they upload.
+  const prescans = new JobBodyPrescans(parseIsoTimestamp);
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: options.bodyLimitBytes }, jobJsonParser(app.getDefaultJsonParser('error', 'error'), parseIsoTimestamp));
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: options.bodyLimitBytes },
+    jobJsonParser(app.getDefaultJsonParser('error', 'error'), parseIsoTimestamp, prescans),
+  );
 
   const producerOf = lazyProducer(app);
 
@@ -255,6 +261,7 @@ export const jobRoutes: FastifyPluginAsync<JobRoutesOptions> = async (fastify, o
     '/v1/jobs',
     {
       bodyLimit: options.bodyLimitBytes,
+      preParsing: prescans.hook,
       schema: {
         tags: TAGS,
         operationId: 'submitJob',

@@ -11,6 +11,7 @@
 // the body, with every error in its order and words. The fields it did read go through the same
 // validator (./request.ts), which takes the scanned series where it would take the array.
 import { parseIsoTimestamp } from '@adp/detection';
+import { JsonNumberReader } from '../json-number.js';
 import type { JsonObject } from '../request-checks.js';
 import type { VendorEngine } from './engine.js';
 
@@ -61,20 +62,15 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const BACKSLASH = 0x5c;
 const MINUS = 0x2d;
-const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
-const NINE = 0x39;
 const LOWER_E = 0x65;
-const UPPER_E = 0x45;
 const UPPER_T = 0x54;
 const UPPER_Z = 0x5a;
 const LOWER_Z = 0x7a;
 /** OR-ing this into an ASCII letter gives its lower case (and maps no other byte onto a letter). */
 const CASE_BIT = 0x20;
 
-/** Exact powers of ten as doubles: a mantissa below 2^53 over one of these rounds once, correctly. */
-const EXACT_POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /** Keys of a point: what readField in ./request.ts matches, case-insensitively. */
 const VALUE_FIELD = 1;
@@ -115,9 +111,8 @@ class Scanner {
   /** The day of the last usual timestamp (year * 10,000 + month * 100 + day) and its epoch ms. */
   private lastDay = -1;
   private lastDayMs = 0;
-  /** Texts of the series' values that number() left to JSON.parse, comma-separated. */
-  private hard = Buffer.alloc(0);
-  private hardLength = 0;
+  /** The series' values, read from the bytes (or left to one JSON.parse). */
+  private readonly numbers = new JsonNumberReader();
 
   constructor(
     private readonly raw: Buffer,
@@ -162,9 +157,8 @@ class Scanner {
     const values: number[] = [];
     const timestampsMs: number[] = [];
     let firstUnusable = -1;
-    // Values with more digits than a double holds exactly: read by one JSON.parse at the end.
-    const hardIndices: number[] = [];
-    this.hardLength = 0;
+    const numbers = this.numbers;
+    numbers.begin();
     // The cursor lives in `at` here and in this.at only across calls: this loop is most of a request.
     let at = this.at;
     if (raw[at++] !== OPEN_BRACKET) throw NOT_SCANNABLE;
@@ -191,14 +185,16 @@ class Scanner {
         if (field === VALUE_FIELD) {
           if (valueSeen) throw NOT_SCANNABLE;
           valueSeen = true;
-          value = this.number();
-          if (Number.isNaN(value)) hardIndices.push(values.length);
+          value = numbers.read(raw, at);
+          if (numbers.end < 0) throw NOT_SCANNABLE;
+          if (Number.isNaN(value)) numbers.keep(raw, at, numbers.end, values.length);
+          at = numbers.end;
         } else {
           if (timestampSeen) throw NOT_SCANNABLE;
           timestampSeen = true;
           timestamp = this.timestamp();
+          at = this.at;
         }
-        at = this.at;
         while (isSpace(raw[at]!)) at++;
         const next = raw[at++];
         if (next === CLOSE_BRACE) break;
@@ -214,16 +210,8 @@ class Scanner {
       if (next !== COMMA) throw NOT_SCANNABLE;
     }
     this.at = at;
-    if (hardIndices.length > 0) {
-      // JSON.parse itself reads them, so every value is exactly what the ordinary road reads.
-      const hard = JSON.parse(`[${this.hard.toString('latin1', 0, this.hardLength - 1)}]`) as number[];
-      for (let k = 0; k < hardIndices.length; k++) {
-        const read = hard[k]!;
-        // Too large (or Infinity, from a literal such as 1e400): the ordinary road's refusal.
-        if (!(Math.abs(read) <= MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
-        values[hardIndices[k]!] = read;
-      }
-    }
+    // The values JSON.parse reads (long or with exponents); one too large is the ordinary road's refusal.
+    if (!numbers.settle(values, MAX_VALUE_MAGNITUDE)) throw NOT_SCANNABLE;
     return new ScannedSeries(values, timestampsMs, firstUnusable);
   }
 
@@ -296,72 +284,6 @@ class Scanner {
       this.lastDayMs = daysFromCivil(year, month, day) * 86_400_000;
     }
     return this.lastDayMs + hour * 3_600_000 + minute * 60_000 + second * 1000 + millis;
-  }
-
-  /**
-   * A JSON number (its exact grammar). Up to 15 significant digits and 22 decimals it is computed
-   * here: one correctly rounded division of exact operands, which is what JSON.parse gives.
-   * Otherwise its text is kept for JSON.parse (see series()) and the answer is NaN.
-   */
-  private number(): number {
-    const raw = this.raw;
-    const start = this.at;
-    let at = start;
-    let negative = false;
-    if (raw[at] === MINUS) {
-      negative = true;
-      at++;
-    }
-    let mantissa = 0;
-    let digits = 0;
-    let scale = 0;
-    let byte = raw[at];
-    if (byte === ZERO) {
-      byte = raw[++at];
-    } else if (byte !== undefined && byte > ZERO && byte <= NINE) {
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        mantissa = mantissa * 10 + (byte - ZERO);
-        digits++;
-        byte = raw[++at];
-      }
-    } else {
-      throw NOT_SCANNABLE;
-    }
-    if (byte === DOT) {
-      byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) {
-        if (mantissa !== 0 || byte !== ZERO) digits++;
-        mantissa = mantissa * 10 + (byte - ZERO);
-        scale++;
-        byte = raw[++at];
-      }
-    }
-    let exact = digits <= 15 && scale <= 22;
-    if (byte === LOWER_E || byte === UPPER_E) {
-      exact = false;
-      byte = raw[++at];
-      if (byte === PLUS || byte === MINUS) byte = raw[++at];
-      if (byte === undefined || byte < ZERO || byte > NINE) throw NOT_SCANNABLE;
-      while (byte !== undefined && byte >= ZERO && byte <= NINE) byte = raw[++at];
-    }
-    this.at = at;
-    if (exact) {
-      const value = scale === 0 ? mantissa : mantissa / EXACT_POWERS_OF_TEN[scale]!;
-      return negative ? -value : value;
-    }
-    const length = at - start;
-    if (this.hardLength + length + 1 > this.hard.length) {
-      const grown = Buffer.allocUnsafe(Math.max(1 << 16, 2 * (this.hardLength + length + 1)));
-      this.hard.copy(grown, 0, 0, this.hardLength);
-      this.hard = grown;
-    }
-    const hard = this.hard;
-    let to = this.hardLength;
-    for (let i = start; i < at; i++) hard[to++] = raw[i]!;
-    hard[to++] = COMMA;
-    this.hardLength = to;
-    return Number.NaN;
   }
 
   /** A key without escapes (any other goes the ordinary road). */
