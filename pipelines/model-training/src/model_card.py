@@ -208,8 +208,9 @@ the generic weights if none beats them). With `ridgeForm: 'dual'` (or `'auto'` w
 fewer training pairs than the 1,200 features, as for a machine's channels of a few hundred rows)
 the same system is solved over the T training pairs instead (`predictor_head_ridge_dual.onnx`:
 w2 = w2_generic + a^T (a a^T + l I)^-1 (r - a w2_generic), centred features a and targets r, a
-T x T inverse for every strength in one call), which equals the primal solve up to float32
-rounding. The Adam routes stay available: `mode: 'head'` (output
+T x T inverse for every strength in one call): the same solution, and in float32 the closer to
+an exact solve where T is well under 1,200 (the Gram matrix is then nearly singular;
+`packages/model/README.md` has the measurement). The Adam routes stay available: `mode: 'head'` (output
 layer, features from `predictor_features.onnx`, `predictor_head_train_step.onnx`) and
 `mode: 'full'` (all 462,192 parameters, `predictor_train_step.onnx`), both from the generic
 weights with learning rate 1e-3, 10-step warm-up and cosine decay to 5%, batch 128 (larger on long

@@ -194,8 +194,8 @@ export class BaselineService {
       // All at once: the model's threads share them out (one per core); a failure names the first
       // failing channel in the request's order, whichever failed first in time. A channel's ridge is
       // solved over its training pairs where they are fewer than the predictor's features (a
-      // machine's healthy start of a few hundred rows): the same weights up to float32 rounding, in a
-      // fraction of the time (docs/machine-model.md).
+      // machine's healthy start of a few hundred rows): the same solution, solved closer to exactly,
+      // in a fraction of the time (docs/machine-model.md).
       const tuning = Promise.allSettled(channels.map(({ values }) => this.tune(values, CHANNEL_FINE_TUNE)));
       // The joint model of the channels: pure (no model runs), fitted on the same healthy rows on
       // this thread while the model's threads fine-tune (after a turn, so the fine-tunes are sent first).
