@@ -3,7 +3,7 @@
 // (each channel fine-tuned as `<machine_id>:<channel>`, listed and deleted as one machine).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { FINETUNE_DEFAULTS, WARMUP_POINTS } from '@adp/model';
+import { FINETUNE_DEFAULTS, WARMUP_POINTS, type FineTuneOptions } from '@adp/model';
 import type { Regime } from '@adp/regimes';
 import { machineJudgement, type MachineVerdictBody } from '../src/native/multivariate.js';
 import {
@@ -190,6 +190,8 @@ interface MultivariateBody {
 
 describe('multivariate baselines and detection on the real model', () => {
   const model = sharedRealModel();
+  /** Each fine-tune's options, in the order of the calls. */
+  const fineTunes: (FineTuneOptions | undefined)[] = [];
   let env: NativeEnvironment;
   let app: FastifyInstance;
   let baseline: { channels: ChannelBaselineBody[]; [field: string]: unknown };
@@ -198,7 +200,16 @@ describe('multivariate baselines and detection on the real model', () => {
   const rpm = machineSignal(TRAINING_POINTS, 5).map((value) => 1500 + 20 * value);
 
   beforeAll(async () => {
-    env = await nativeEnvironment(model.factory);
+    env = await nativeEnvironment(async () => {
+      const real = await model.factory();
+      return {
+        ...real,
+        fineTune: (values, options) => {
+          fineTunes.push(options);
+          return real.fineTune(values, options);
+        },
+      };
+    });
     app = await env.start();
     const response = await post(app, '/v1/baseline', {
       machine_id: 'rig-1',
@@ -365,5 +376,14 @@ describe('multivariate baselines and detection on the real model', () => {
       expect((await get(app, `/v1/baseline?machine_id=${id}`)).statusCode).toBe(404);
     }
     expect(((await get(app, '/v1/machines?include=telemetry')).json() as { total: number }).total).toBe(0);
+  });
+
+  it("fine-tunes each channel with the ridge solved in its cheaper form, a single series' baseline with the defaults", async () => {
+    // The machine's first baseline (two channels), then its replacement without rpm.
+    expect(fineTunes).toEqual([{ ridgeForm: 'auto' }, { ridgeForm: 'auto' }, { ridgeForm: 'auto' }]);
+    const single = await post(app, '/v1/baseline', { machine_id: 'solo-1', series: points(temp) });
+    expect(single.statusCode, single.body).toBe(200);
+    expect(fineTunes.slice(3)).toEqual([undefined]);
+    expect((await del(app, '/v1/machines/solo-1')).statusCode).toBe(200);
   });
 });

@@ -55,6 +55,14 @@ export interface FineTuneOptions {
    * output layer with Adam; `full` trains all four tensors with Adam. See packages/model/README.md.
    */
   readonly mode?: 'ridge' | 'head' | 'full';
+  /**
+   * How `ridge` solves its system: `primal` (default) inverts the 1,200 x 1,200 Gram matrix of the
+   * features; `dual` inverts the T x T kernel of the T training pairs instead (the same solution,
+   * all strengths in one call, and the closer to an exact solve where T is well under 1,200, whose
+   * Gram matrix is then nearly singular); `auto` takes `dual` when there are fewer training pairs
+   * than features (a series of up to about 1,530 points), where it is the cheaper.
+   */
+  readonly ridgeForm?: 'primal' | 'dual' | 'auto';
 }
 
 export interface FineTuneStats {

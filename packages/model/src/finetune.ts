@@ -57,6 +57,12 @@ export interface TrainingGraphs {
   headGram(feeds: Record<string, Tensor>): Promise<Record<string, Float32Array>>;
   /** predictor_head_ridge.onnx: closed-form head weights (w2_new, b2_new) for one ridge strength. */
   headRidge(feeds: Record<string, Tensor>): Promise<{ w2: Float32Array; b2: Float32Array }>;
+  /**
+   * predictor_head_ridge_dual.onnx: the same closed-form head weights solved over the training
+   * pairs (x, y and the prior's w1, b1, w2), one set per strength of `lambda` [L]: w2_new
+   * [L, 1200, 192] and b2_new [L, 192] back to back.
+   */
+  headRidgeDual(feeds: Record<string, Tensor>): Promise<{ w2: Float32Array; b2: Float32Array }>;
   evalLoss(feeds: Record<string, Tensor>): Promise<number>;
 }
 
@@ -113,6 +119,7 @@ export async function runFineTune(
   const requestedBatch = options.batchSize;
   const random = seededRandom(options.seed ?? FINETUNE_DEFAULTS.seed);
   const mode = options.mode ?? FINETUNE_DEFAULTS.mode;
+  const ridgeForm = options.ridgeForm ?? 'primal';
   const trained: readonly PredictorTensorName[] = mode === 'full' ? PREDICTOR_TENSOR_NAMES : ['w2', 'b2'];
 
   const normalisation = robustNormalisation(values);
@@ -141,7 +148,10 @@ export async function runFineTune(
     state[`v_${name}`] = new Float32Array(generic.data.length);
   }
   if (mode === 'ridge') {
-    return ridgeFineTune({ deps, state, xs, ys, train, holdoutFeeds, normalisation, pairs, started, heldOutFrom });
+    // The dual form inverts a train x train kernel instead of the features' Gram matrix: cheaper
+    // while there are fewer training pairs than features.
+    const dual = ridgeForm === 'dual' || (ridgeForm === 'auto' && train < PREDICTOR_HIDDEN);
+    return ridgeFineTune({ deps, state, xs, ys, train, holdoutFeeds, normalisation, pairs, started, heldOutFrom, dual });
   }
   // Head mode: the first layer is frozen, so its features are computed once for every pair.
   const features =
@@ -242,6 +252,8 @@ interface RidgeInputs {
   readonly pairs: number;
   readonly started: number;
   readonly heldOutFrom: number;
+  /** Solve over the training pairs (predictor_head_ridge_dual.onnx) instead of the features. */
+  readonly dual: boolean;
 }
 
 /**
@@ -251,32 +263,13 @@ interface RidgeInputs {
  * over the data: epochsRun = epochsMax = 1.
  */
 async function ridgeFineTune(input: RidgeInputs): Promise<FineTuneResult> {
-  const { deps, state, xs, ys, train, holdoutFeeds } = input;
-  const tensor = (data: Float32Array, dims: readonly number[]): Tensor => new Tensor('float32', data, dims);
+  const { deps, state, holdoutFeeds } = input;
   const evaluate = (weights: Record<string, Float32Array>): Promise<number> =>
     deps.graphs.evalLoss({ ...holdoutFeeds, ...tensorsOf(weights, '') });
   let best: Record<string, Float32Array> = { ...state };
   let bestLoss = await evaluate(best);
-  const stats = await deps.graphs.headGram({
-    x: tensor(xs.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
-    y: tensor(ys.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
-    ...tensorsOf(state, '', ['w1', 'b1']),
-  });
-  const need = (name: string): Float32Array => {
-    const value = stats[name];
-    if (value === undefined) throw new ModelError('MODEL_INFERENCE_FAILED', `predictor_head_gram returned no ${name}`);
-    return value;
-  };
-  const statFeeds = {
-    gram: tensor(need('gram'), [PREDICTOR_HIDDEN, PREDICTOR_HIDDEN]),
-    cross: tensor(need('cross'), [PREDICTOR_HIDDEN, EMBEDDING_DIM]),
-    a_mean: tensor(need('a_mean'), [1, PREDICTOR_HIDDEN]),
-    r_mean: tensor(need('r_mean'), [1, EMBEDDING_DIM]),
-    diag_mean: tensor(need('diag_mean'), []),
-    ...tensorsOf(state, '', ['w2']),
-  };
-  for (const lambda of FINETUNE_DEFAULTS.ridgeLambdas) {
-    const { w2, b2 } = await deps.graphs.headRidge({ ...statFeeds, lambda: tensor(new Float32Array([lambda]), []) });
+  const candidates = input.dual ? dualRidgeCandidates(input) : primalRidgeCandidates(input);
+  for await (const { w2, b2 } of candidates) {
     const candidate = { ...state, w2, b2 };
     const loss = await evaluate(candidate);
     if (Number.isFinite(loss) && loss < bestLoss) {
@@ -298,6 +291,56 @@ async function ridgeFineTune(input: RidgeInputs): Promise<FineTuneResult> {
       durationSeconds: (performance.now() - input.started) / 1000,
     },
   };
+}
+
+function tensor(data: Float32Array, dims: readonly number[]): Tensor {
+  return new Tensor('float32', data, dims);
+}
+
+/** The head's weights for each ridge strength, in FINETUNE_DEFAULTS.ridgeLambdas' order, from the features' Gram matrix. */
+async function* primalRidgeCandidates(input: RidgeInputs): AsyncGenerator<{ w2: Float32Array; b2: Float32Array }> {
+  const { deps, state, xs, ys, train } = input;
+  const stats = await deps.graphs.headGram({
+    x: tensor(xs.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
+    y: tensor(ys.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
+    ...tensorsOf(state, '', ['w1', 'b1']),
+  });
+  const need = (name: string): Float32Array => {
+    const value = stats[name];
+    if (value === undefined) throw new ModelError('MODEL_INFERENCE_FAILED', `predictor_head_gram returned no ${name}`);
+    return value;
+  };
+  const statFeeds = {
+    gram: tensor(need('gram'), [PREDICTOR_HIDDEN, PREDICTOR_HIDDEN]),
+    cross: tensor(need('cross'), [PREDICTOR_HIDDEN, EMBEDDING_DIM]),
+    a_mean: tensor(need('a_mean'), [1, PREDICTOR_HIDDEN]),
+    r_mean: tensor(need('r_mean'), [1, EMBEDDING_DIM]),
+    diag_mean: tensor(need('diag_mean'), []),
+    ...tensorsOf(state, '', ['w2']),
+  };
+  for (const lambda of FINETUNE_DEFAULTS.ridgeLambdas) {
+    yield await deps.graphs.headRidge({ ...statFeeds, lambda: tensor(new Float32Array([lambda]), []) });
+  }
+}
+
+/** The same candidates solved over the training pairs, every strength in one call. */
+async function* dualRidgeCandidates(input: RidgeInputs): AsyncGenerator<{ w2: Float32Array; b2: Float32Array }> {
+  const { deps, state, xs, ys, train } = input;
+  const lambdas = FINETUNE_DEFAULTS.ridgeLambdas;
+  const { w2, b2 } = await deps.graphs.headRidgeDual({
+    x: tensor(xs.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
+    y: tensor(ys.subarray(0, train * EMBEDDING_DIM), [train, EMBEDDING_DIM]),
+    ...tensorsOf(state, '', ['w1', 'b1', 'w2']),
+    lambda: tensor(Float32Array.from(lambdas), [lambdas.length]),
+  });
+  const w2Size = PREDICTOR_HIDDEN * EMBEDDING_DIM;
+  if (w2.length !== lambdas.length * w2Size || b2.length !== lambdas.length * EMBEDDING_DIM) {
+    throw new ModelError('MODEL_INFERENCE_FAILED', `predictor_head_ridge_dual returned ${w2.length} and ${b2.length} values for ${lambdas.length} strengths`);
+  }
+  // Copies, not views: the kept weights own their buffers (they may be transferred to another thread).
+  for (let k = 0; k < lambdas.length; k++) {
+    yield { w2: w2.slice(k * w2Size, (k + 1) * w2Size), b2: b2.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM) };
+  }
 }
 
 function ownedWeights(best: Record<string, Float32Array>, generic: PredictorWeights): PredictorWeights {

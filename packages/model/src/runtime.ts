@@ -42,6 +42,7 @@ export const ASSET_FILES = {
   headTrainStep: 'predictor_head_train_step.onnx',
   headGram: 'predictor_head_gram.onnx',
   headRidge: 'predictor_head_ridge.onnx',
+  headRidgeDual: 'predictor_head_ridge_dual.onnx',
   genericWeights: 'predictor_generic.bin',
   manifest: 'manifest.json',
 } as const;
@@ -100,6 +101,7 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
   };
   let encoder: InferenceSession, predictor: InferenceSession, trainStep: InferenceSession, evalLoss: InferenceSession;
   let features: InferenceSession, headTrainStep: InferenceSession, headGram: InferenceSession, headRidge: InferenceSession;
+  let headRidgeDual: InferenceSession;
   try {
     encoder = await open(ASSET_FILES.encoder);
     predictor = await open(ASSET_FILES.predictor);
@@ -109,6 +111,7 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
     headTrainStep = await open(ASSET_FILES.headTrainStep);
     headGram = await open(ASSET_FILES.headGram);
     headRidge = await open(ASSET_FILES.headRidge);
+    headRidgeDual = await open(ASSET_FILES.headRidgeDual);
   } catch (err) {
     await Promise.all(sessions.map((s) => s.release()));
     throw err;
@@ -235,6 +238,13 @@ export async function createModelRuntime(options: ModelRuntimeOptions = {}): Pro
       return {
         w2: floatOutput(outputs, 'w2_new', 'predictor_head_ridge'),
         b2: floatOutput(outputs, 'b2_new', 'predictor_head_ridge'),
+      };
+    },
+    async headRidgeDual(feeds) {
+      const outputs = await run(headRidgeDual, 'predictor_head_ridge_dual', feeds);
+      return {
+        w2: floatOutput(outputs, 'w2_new', 'predictor_head_ridge_dual'),
+        b2: floatOutput(outputs, 'b2_new', 'predictor_head_ridge_dual'),
       };
     },
     async features(feeds) {

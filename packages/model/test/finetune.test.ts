@@ -120,6 +120,36 @@ describe('fine-tuning', () => {
     for (const t of spikes) expect(result.energies[t]).toBeGreaterThan(stats.energy_p99);
   });
 
+  it('solves the ridge over its training pairs (dual) to the weights it finds over the features, within float32 rounding', async () => {
+    const generic = await runtime.fineTune(train, { mode: 'head', maxEpochs: 0 });
+    const dual = await runtime.fineTune(train, { ridgeForm: 'dual' });
+    expect(dual.heldOutFrom).toBe(tuned.heldOutFrom);
+    expect(dual.normalisation).toEqual(tuned.normalisation);
+    expect(dual.stats).toMatchObject({ status: 'completed', epochsRun: 1, epochsMax: 1, windows: 400 - WARMUP_POINTS });
+    // Far below the generic predictor's held-out loss, and within a hundredth of the primal solve's.
+    expect(dual.stats.finalLoss).toBeLessThan(0.2 * generic.stats.finalLoss);
+    expect(Math.abs(dual.stats.finalLoss - tuned.stats.finalLoss)).toBeLessThan(0.01 * tuned.stats.finalLoss);
+    // The first layer stays the generic one; the energies of new data agree to rounding.
+    expect(dual.weights.tensors.w1?.data).toEqual(runtime.genericWeights.tensors.w1?.data);
+    const primalEnergies = (await runtime.energies(heldOut, { normalisation: tuned.normalisation, weights: tuned.weights })).energies;
+    const dualEnergies = (await runtime.energies(heldOut, { normalisation: dual.normalisation, weights: dual.weights })).energies;
+    const largest = Math.max(...primalEnergies);
+    primalEnergies.forEach((energy, t) => expect(Math.abs((dualEnergies[t] ?? Number.NaN) - energy), `point ${t}`).toBeLessThan(0.02 * largest));
+  });
+
+  it("'auto' solves over the training pairs while they are fewer than the features, and over the features after", async () => {
+    const short = await runtime.fineTune(train, { ridgeForm: 'auto' });
+    const dual = await runtime.fineTune(train, { ridgeForm: 'dual' });
+    expect(short.weights.tensors.w2?.data).toEqual(dual.weights.tensors.w2?.data);
+    expect(short.weights.tensors.b2?.data).toEqual(dual.weights.tensors.b2?.data);
+    // 1,600 points: 1,568 pairs, 1,254 of them trained on, more than the 1,200 features.
+    const long = healthySeries(1600, 13);
+    const auto = await runtime.fineTune(long, { ridgeForm: 'auto' });
+    const primal = await runtime.fineTune(long);
+    expect(auto.weights.tensors.w2?.data).toEqual(primal.weights.tensors.w2?.data);
+    expect(auto.stats.finalLoss).toBe(primal.stats.finalLoss);
+  });
+
   it('the Adam modes (head and full) also beat the generic held-out loss', async () => {
     const generic = await runtime.fineTune(train, { mode: 'head', maxEpochs: 0 });
     expect(generic.stats.epochsRun).toBe(0);

@@ -175,7 +175,8 @@ for the embedding of point t-1 and the embedding of point t; it is 0 for the fir
   so fine-tuning runs in onnxruntime-node. `predictor_head_train_step.onnx` is the same for the
   output layer only, over features from `predictor_features.onnx`; `predictor_eval.onnx` computes
   the loss only. `predictor_head_gram.onnx` and `predictor_head_ridge.onnx` fine-tune the output
-  layer in closed form (the default, see below).
+  layer in closed form (the default, see below); `predictor_head_ridge_dual.onnx` solves the same
+  problem over the training pairs.
   Checked against a numpy reference and finite differences (`pipelines/model-training/tests`).
 
 ## Data
@@ -203,7 +204,13 @@ predictor's first layer frozen; `mode: 'ridge'` (default) solves the output laye
 (`predictor_head_gram.onnx`, then `predictor_head_ridge.onnx`, which uses onnxruntime's
 `com.microsoft.Inverse` contrib op), for strengths 0.001, 0.01 and 0.1 times the mean diagonal of
 the Gram matrix, keeping the one with the lowest loss on the held-out last 20% of the windows (or
-the generic weights if none beats them). The Adam routes stay available: `mode: 'head'` (output
+the generic weights if none beats them). With `ridgeForm: 'dual'` (or `'auto'` while there are
+fewer training pairs than the 1,200 features, as for a machine's channels of a few hundred rows)
+the same system is solved over the T training pairs instead (`predictor_head_ridge_dual.onnx`:
+w2 = w2_generic + a^T (a a^T + l I)^-1 (r - a w2_generic), centred features a and targets r, a
+T x T inverse for every strength in one call): the same solution, and in float32 the closer to
+an exact solve where T is well under 1,200 (the Gram matrix is then nearly singular;
+`packages/model/README.md` has the measurement). The Adam routes stay available: `mode: 'head'` (output
 layer, features from `predictor_features.onnx`, `predictor_head_train_step.onnx`) and
 `mode: 'full'` (all 462,192 parameters, `predictor_train_step.onnx`), both from the generic
 weights with learning rate 1e-3, 10-step warm-up and cosine decay to 5%, batch 128 (larger on long

@@ -194,12 +194,13 @@ def weight_free_graphs() -> dict[str, onnx.ModelProto]:
         "predictor_head_train_step.onnx": graphs.build_head_train_step(),
         "predictor_head_gram.onnx": graphs.build_head_gram(),
         "predictor_head_ridge.onnx": graphs.build_head_ridge(),
+        "predictor_head_ridge_dual.onnx": graphs.build_head_ridge_dual(),
     }
 
 
 ASSET_ORDER = ("encoder.onnx", "predictor.onnx", "predictor_train_step.onnx", "predictor_eval.onnx",
                "predictor_features.onnx", "predictor_head_train_step.onnx", "predictor_head_gram.onnx",
-               "predictor_head_ridge.onnx", "predictor_generic.bin")
+               "predictor_head_ridge.onnx", "predictor_head_ridge_dual.onnx", "predictor_generic.bin")
 
 
 def asset_entries(out: Path) -> dict:

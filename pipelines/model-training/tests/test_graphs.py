@@ -105,6 +105,23 @@ def test_head_ridge_graphs_match_numpy_solve() -> None:
     assert np.max(np.abs(b2 - b2_ref)) < 2e-3 * max(1.0, np.max(np.abs(b2_ref)))
 
 
+def test_head_ridge_dual_graph_matches_numpy_solve_for_each_strength() -> None:
+    rng, p, _, _ = _tiny_case(11)
+    # Fewer pairs than features, as in a baseline of a few hundred points.
+    x = rng.standard_normal((300, graphs.EMBED)).astype(np.float32)
+    y = (x + 0.1 * rng.standard_normal((300, graphs.EMBED))).astype(np.float32)
+    lambdas = [0.001, 0.01, 0.1]
+    w2, b2 = _session(graphs.build_head_ridge_dual()).run(
+        ["w2_new", "b2_new"],
+        {"x": x, "y": y, "w1": p["w1"], "b1": p["b1"], "w2": p["w2"], "lambda": np.array(lambdas, np.float32)},
+    )
+    assert w2.shape == (3, graphs.HIDDEN_PRED, graphs.EMBED) and b2.shape == (3, graphs.EMBED)
+    for i, lam in enumerate(lambdas):
+        w2_ref, b2_ref = graphs.ridge_reference(p, x, y, lam)
+        assert np.max(np.abs(w2[i] - w2_ref)) < 2e-3 * max(1.0, np.max(np.abs(w2_ref))), (lam, np.max(np.abs(w2[i] - w2_ref)))
+        assert np.max(np.abs(b2[i] - b2_ref)) < 2e-3 * max(1.0, np.max(np.abs(b2_ref)))
+
+
 def test_predictor_and_eval_graphs_match_numpy() -> None:
     _, p, x, y = _tiny_case(3)
     pred = _session(graphs.build_predictor()).run(["pred"], {"x": x, **p})[0]

@@ -27,52 +27,38 @@ export class DuckDBBaselineStore extends EmbeddedAdapter implements BaselineStor
           [orgId, baseline.machineId, now],
         );
         const { stats, fineTuneStats: tune } = baseline;
-        await this.connection.run(
-          `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-                     epoch_ms(CAST($25 AS BIGINT)), epoch_ms(CAST($25 AS BIGINT)))
-             ON CONFLICT (org_id, machine_id) DO UPDATE SET
-               baseline_id = excluded.baseline_id, label = excluded.label, granularity = excluded.granularity,
-               sensitivity = excluded.sensitivity, energy_mean = excluded.energy_mean, energy_std = excluded.energy_std,
-               energy_p99 = excluded.energy_p99, num_windows = excluded.num_windows,
-               series_length = excluded.series_length, finetune_status = excluded.finetune_status,
-               finetune_final_loss = excluded.finetune_final_loss, finetune_epochs_run = excluded.finetune_epochs_run,
-               finetune_epochs_max = excluded.finetune_epochs_max,
-               finetune_early_stopped = excluded.finetune_early_stopped, finetune_windows = excluded.finetune_windows,
-               finetune_duration_seconds = excluded.finetune_duration_seconds,
-               predictor_weights = excluded.predictor_weights, normalisation_center = excluded.normalisation_center,
-               normalisation_scale = excluded.normalisation_scale, channels = excluded.channels,
-               shape_reference = excluded.shape_reference, machine_model = excluded.machine_model,
-               updated_at = excluded.updated_at`,
-          [
-            orgId,
-            baseline.machineId,
-            baseline.baselineId,
-            baseline.label,
-            baseline.granularity,
-            baseline.sensitivity,
-            stats.energyMean,
-            stats.energyStd,
-            stats.energyP99,
-            BigInt(stats.numWindows),
-            BigInt(stats.seriesLength),
-            tune.status,
-            tune.finalLoss,
-            tune.epochsRun,
-            tune.epochsMax,
-            tune.earlyStopped,
-            BigInt(tune.windows),
-            tune.durationSeconds,
-            baseline.predictorWeights === null ? null : new DuckDBBlobValue(baseline.predictorWeights),
-            baseline.normalisation?.center ?? null,
-            baseline.normalisation?.scale ?? null,
-            baseline.channels ? JSON.stringify(baseline.channels) : null,
-            blobOrNull(encodeShapeReference(baseline.shapeReference)),
-            baseline.machineModel ?? null,
-            now,
-          ],
-          BASELINE_PARAMETER_TYPES,
-        );
+        const values = [
+          orgId,
+          baseline.machineId,
+          baseline.baselineId,
+          baseline.label,
+          baseline.granularity,
+          baseline.sensitivity,
+          stats.energyMean,
+          stats.energyStd,
+          stats.energyP99,
+          BigInt(stats.numWindows),
+          BigInt(stats.seriesLength),
+          tune.status,
+          tune.finalLoss,
+          tune.epochsRun,
+          tune.epochsMax,
+          tune.earlyStopped,
+          BigInt(tune.windows),
+          tune.durationSeconds,
+          baseline.predictorWeights === null ? null : new DuckDBBlobValue(baseline.predictorWeights),
+          baseline.normalisation?.center ?? null,
+          baseline.normalisation?.scale ?? null,
+          baseline.channels ? JSON.stringify(baseline.channels) : null,
+          blobOrNull(encodeShapeReference(baseline.shapeReference)),
+          baseline.machineModel ?? null,
+          now,
+        ];
+        // An UPDATE of the row that is there, else an INSERT: DuckDB's INSERT ... ON CONFLICT DO
+        // UPDATE measured 2 to 3 times slower with a channel's 1.8 MB of weights. One queue, one
+        // transaction: nothing lands between the look-up and the write.
+        const existing = await this.connection.runAndReadAll('SELECT 1 FROM baselines WHERE org_id = $1 AND machine_id = $2', [orgId, baseline.machineId]);
+        await this.connection.run(existing.currentRowCount > 0 ? BASELINE_UPDATE : BASELINE_INSERT, values, BASELINE_PARAMETER_TYPES);
         await startActivity(this.connection, orgId, baseline.machineId, now);
         const record = await baselineOf(this.connection, orgId, baseline.machineId);
         if (!record) throw new Error('baseline missing right after upsert');
@@ -100,6 +86,17 @@ const BASELINE_INSERT_COLUMNS = BASELINE_COLUMNS.replace(
   'epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms',
   'created_at, updated_at',
 );
+
+/** The columns a baseline's write binds, $1 to $24 in this order ($25 is the write's time). */
+const BASELINE_VALUE_COLUMNS = BASELINE_INSERT_COLUMNS.split(', ').slice(0, 24);
+
+const BASELINE_INSERT = `INSERT INTO baselines (${BASELINE_INSERT_COLUMNS})
+  VALUES (${BASELINE_VALUE_COLUMNS.map((_, index) => `$${index + 1}`).join(', ')}, epoch_ms(CAST($25 AS BIGINT)), epoch_ms(CAST($25 AS BIGINT)))`;
+
+/** A replacement keeps the key and `created_at`; every other column is the new baseline's. */
+const BASELINE_UPDATE = `UPDATE baselines SET ${BASELINE_VALUE_COLUMNS.slice(2)
+  .map((column, index) => `${column} = $${index + 3}`)
+  .join(', ')}, updated_at = epoch_ms(CAST($25 AS BIGINT)) WHERE org_id = $1 AND machine_id = $2`;
 
 /**
  * The upsert's DOUBLE parameters ($7-$9 statistics, $13 final loss, $18 duration, $20-$21
