@@ -305,6 +305,12 @@ export interface WebhooksConfig {
   readonly retryMaxDelayMs: number;
   /** `PUBLIC_URL`: the address people reach this service at, for the machine links in alerts. Default none (links are paths). */
   readonly publicUrl: string | null;
+  /**
+   * `WEBHOOK_DELIVERY_THREAD`: `true` to make delivery attempts (signing, HTTP) in a thread of their
+   * own, so that a burst of deliveries does not take the API's and the embedded worker's thread.
+   * Default true. `false`: attempts in the dispatcher's thread.
+   */
+  readonly deliveryThread: boolean;
 }
 
 export interface DashboardAuthConfig {
@@ -471,6 +477,7 @@ function readWebhooks(read: EnvReader): WebhooksConfig {
   return Object.freeze({
     allowPrivate: read.boolean('WEBHOOK_ALLOW_PRIVATE', false),
     dispatcher: read.boolean('WEBHOOK_DISPATCHER', true),
+    deliveryThread: read.boolean('WEBHOOK_DELIVERY_THREAD', true),
     alertsTopic: read.pattern('ALERTS_TOPIC', TOPICS.alerts, KAFKA_NAME, KAFKA_NAME_TEXT),
     timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     concurrencyPerTarget: read.integer('WEBHOOK_CONCURRENCY', 4, 1, 64),

@@ -73,6 +73,7 @@ describe('loadConfig', () => {
         retryMinDelayMs: 5_000,
         retryMaxDelayMs: 7_200_000,
         publicUrl: null,
+        deliveryThread: true,
       },
     });
   });
@@ -81,6 +82,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_DELIVERY_THREAD: 'false',
       ALERTS_TOPIC: 'alerts-test',
       WEBHOOK_TIMEOUT_MS: '500',
       WEBHOOK_CONCURRENCY: '2',
@@ -99,10 +101,12 @@ describe('loadConfig', () => {
       retryMinDelayMs: 10,
       retryMaxDelayMs: 20,
       publicUrl: 'https://adp.example.com',
+      deliveryThread: false,
     });
     expect(Object.isFrozen(config.webhooks)).toBe(true);
     for (const [variable, value] of [
       ['WEBHOOK_ALLOW_PRIVATE', 'yes please'],
+      ['WEBHOOK_DELIVERY_THREAD', 'sometimes'],
       ['WEBHOOK_TIMEOUT_MS', '50'],
       ['WEBHOOK_CONCURRENCY', '0'],
       ['WEBHOOK_RETRIES', '101'],
