@@ -70,28 +70,36 @@ export function threadSender(options: ThreadSettings, entry: URL = new URL('./se
   let nextId = 1;
   let closed = false;
   const pending = new Map<number, (outcome: AttemptOutcome) => void>();
+  /** The attempts each thread has been given and not answered: a thread that dies fails only its own. */
+  const given = new Map<Worker, Set<number>>();
 
-  const failAll = (why: string): void => {
-    for (const resolve of pending.values()) resolve(stoppedOutcome(why));
-    pending.clear();
+  const settle = (id: number, outcome: AttemptOutcome): void => {
+    const resolve = pending.get(id);
+    pending.delete(id);
+    resolve?.(outcome);
   };
   const startThread = (): Worker => {
     // No inherited flags: under `npm start` they carry the main thread's module hooks
     // (instrumentation), which the bootstrap cannot run before its own loader.
     const started = new Worker(entry, { workerData: settings, execArgv: [] });
+    const own = new Set<number>();
+    given.set(started, own);
     started.on('message', (reply: ThreadReply) => {
       for (const { id, outcome } of reply.outcomes) {
-        const resolve = pending.get(id);
-        pending.delete(id);
-        resolve?.(outcome);
+        own.delete(id);
+        settle(id, outcome);
       }
     });
     const lost = (why: string): void => {
       if (worker === started) worker = null;
-      failAll(why);
+      for (const id of own) settle(id, stoppedOutcome(why));
+      own.clear();
     };
     started.on('error', (err) => lost(`the delivery thread failed: ${err.message}`));
-    started.on('exit', (code) => lost(`the delivery thread exited (${code})`));
+    started.on('exit', (code) => {
+      lost(`the delivery thread exited (${code})`);
+      given.delete(started);
+    });
     // The thread's connections and timers do not keep the process alive; the attempts' owners do.
     started.unref();
     return started;
@@ -102,13 +110,12 @@ export function threadSender(options: ThreadSettings, entry: URL = new URL('./se
     const attempts = queued;
     queued = [];
     if (closed) {
-      for (const attempt of attempts) {
-        pending.get(attempt.id)?.(stoppedOutcome('abandoned: the dispatcher stopped'));
-        pending.delete(attempt.id);
-      }
+      for (const attempt of attempts) settle(attempt.id, stoppedOutcome('abandoned: the dispatcher stopped'));
       return;
     }
     worker ??= startThread();
+    const own = given.get(worker)!;
+    for (const attempt of attempts) own.add(attempt.id);
     worker.postMessage({ kind: 'attempts', attempts } satisfies ThreadRequest);
   };
   return {
@@ -135,7 +142,7 @@ export function threadSender(options: ThreadSettings, entry: URL = new URL('./se
       }
       worker = null;
       await running.terminate();
-      failAll('abandoned: the dispatcher stopped');
+      for (const id of [...pending.keys()]) settle(id, stoppedOutcome('abandoned: the dispatcher stopped'));
     },
   };
 }
