@@ -430,6 +430,7 @@ export async function buildApp(config: ApiConfig, options: BuildAppOptions = {})
             concurrencyPerTarget: webhooks.concurrencyPerTarget,
             retry: { retries: webhooks.retries, minDelayMs: webhooks.retryMinDelayMs, maxDelayMs: webhooks.retryMaxDelayMs, factor: 2 },
             publicUrl: webhooks.publicUrl,
+            deliveryThread: webhooks.deliveryThread,
           },
           logger: app.log.child({ component: 'webhooks' }),
           ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),

@@ -166,6 +166,17 @@ export interface ApiConfig extends ServiceServers {
    */
   readonly vendorDetectionThreads: number;
   /**
+   * `API_WORKERS`: processes that serve the API on the one port (node:cluster; connections are
+   * handed out in turn), so that the vendor and native routes use more than one core. Default 1
+   * (this process serves). Above 1 it needs the scale-out configuration (CLICKHOUSE_URL,
+   * KAFKA_BROKERS and REDIS_URL), where every process is a replica like those on other hosts:
+   * keys, usage, quotas and rate limits live in ClickHouse and Redis, shared by all. The embedded
+   * store, bus and caches belong to one process, so it refuses to start without them. Each
+   * process runs everything an API replica runs (the embedded worker with EMBEDDED_WORKER, the
+   * webhook dispatcher), as a replica on another host would. Range 1 .. 64.
+   */
+  readonly apiWorkers: number;
+  /**
    * `SHUTDOWN_GRACE_MS`: on SIGINT/SIGTERM, how long in-flight requests get to finish before the
    * process exits anyway, in milliseconds. With the embedded worker, the first half of it lets the
    * worker drain the in-process bus's backlog (what it does not reach stays in the durable log for
@@ -276,6 +287,12 @@ export interface WebhooksConfig {
   readonly retryMaxDelayMs: number;
   /** `PUBLIC_URL`: the address people reach this service at, for the machine links in alerts. Default none (links are paths). */
   readonly publicUrl: string | null;
+  /**
+   * `WEBHOOK_DELIVERY_THREAD`: `true` to make delivery attempts (signing, HTTP) in a thread of their
+   * own, so that a burst of deliveries does not take the API's and the embedded worker's thread.
+   * Default true. `false`: attempts in the dispatcher's thread.
+   */
+  readonly deliveryThread: boolean;
 }
 
 export interface DashboardAuthConfig {
@@ -387,6 +404,24 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const marketplace = readMarketplace(read);
   const dashboard = readDashboardAuth(read, oidc);
   const webhooks = readWebhooks(read);
+  const apiWorkers = read.integer('API_WORKERS', 1, 1, 64);
+  if (apiWorkers > 1) {
+    const missing = (
+      [
+        ['CLICKHOUSE_URL', servers.clickhouseUrl],
+        ['KAFKA_BROKERS', servers.kafkaBrokers],
+        ['REDIS_URL', servers.redisUrl],
+      ] as const
+    )
+      .filter(([, value]) => value === undefined)
+      .map(([name]) => name);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        'API_WORKERS',
+        `above 1 needs the scale-out configuration (CLICKHOUSE_URL, KAFKA_BROKERS and REDIS_URL; missing ${missing.join(', ')}): the embedded store, bus and caches belong to one process`,
+      );
+    }
+  }
 
   return Object.freeze({
     ...servers,
@@ -405,6 +440,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     maxConnections: read.integer('MAX_CONNECTIONS', 4096, 1, 1_000_000),
     modelCallsMaxRunning: read.integer('MODEL_CALLS_MAX_RUNNING', 4, 1, 256),
     modelCallsMaxQueued: read.integer('MODEL_CALLS_MAX_QUEUED', 16, 0, 10_000),
+    apiWorkers,
     vendorDetectionThreads: read.integer('VENDOR_DETECTION_THREADS', 0, 0, 64),
     shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     predictorCacheSize: read.integer('PREDICTOR_CACHE_SIZE', 32, 0, 4096),
@@ -442,6 +478,7 @@ function readWebhooks(read: EnvReader): WebhooksConfig {
   return Object.freeze({
     allowPrivate: read.boolean('WEBHOOK_ALLOW_PRIVATE', false),
     dispatcher: read.boolean('WEBHOOK_DISPATCHER', true),
+    deliveryThread: read.boolean('WEBHOOK_DELIVERY_THREAD', true),
     alertsTopic: read.pattern('ALERTS_TOPIC', TOPICS.alerts, KAFKA_NAME, KAFKA_NAME_TEXT),
     timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     concurrencyPerTarget: read.integer('WEBHOOK_CONCURRENCY', 4, 1, 64),

@@ -1,7 +1,10 @@
 // The process: configuration from the environment, pino logging, listen, graceful shutdown.
 // `npm start` runs this file. The app, the streaming pieces and the embedded worker are opened by
-// openPlatform (./platform.ts) and are testable without it.
+// openPlatform (./platform.ts) and are testable without it. With API_WORKERS above 1 this process
+// is the primary of a cluster of such processes (./cluster.ts).
+import cluster from 'node:cluster';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '@adp/stream-worker';
+import { isShutdownMessage, runPrimary } from './cluster.js';
 import { loadConfig, type ApiConfig } from './config.js';
 import { shutdownObservability } from './instrumentation.js';
 import { ConfigError } from './errors.js';
@@ -23,6 +26,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (config.apiWorkers > 1 && cluster.isPrimary) {
+    await runPrimary({ workers: config.apiWorkers, shutdownGraceMs: config.shutdownGraceMs, log: (line) => process.stdout.write(`${line}\n`) });
+    return;
+  }
 
   const platform = await openPlatform(config, {
     logger: {
@@ -38,7 +45,9 @@ async function main(): Promise<void> {
   const { app } = platform;
 
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: NodeJS.Signals, fromPrimary = false): void => {
+    // A cluster's primary asks too when a terminal's Ctrl-C has signalled every process: not a second signal.
+    if (stopping && fromPrimary) return;
     if (stopping) {
       app.log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
@@ -69,6 +78,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (cluster.isWorker) {
+    process.on('message', (message: unknown) => {
+      if (isShutdownMessage(message)) stop(message.signal, true);
+    });
+  }
 
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -79,7 +93,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  printBootstrap(app.bootstrap);
+  // In a cluster the first worker's start is the one that creates keys; the others would repeat its notices.
+  if (!cluster.isWorker || cluster.worker?.id === 1) printBootstrap(app.bootstrap);
   if (app.bootstrapAccount !== null) {
     const { email, password, file } = app.bootstrapAccount;
     const lines = [

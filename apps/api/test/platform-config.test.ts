@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       maxConnections: 4096,
       modelCallsMaxRunning: 4,
       modelCallsMaxQueued: 16,
+      apiWorkers: 1,
       vendorDetectionThreads: 0,
       shutdownGraceMs: 10_000,
       predictorCacheSize: 32,
@@ -73,6 +74,7 @@ describe('loadConfig', () => {
         retryMinDelayMs: 5_000,
         retryMaxDelayMs: 7_200_000,
         publicUrl: null,
+        deliveryThread: true,
       },
     });
   });
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_DELIVERY_THREAD: 'false',
       ALERTS_TOPIC: 'alerts-test',
       WEBHOOK_TIMEOUT_MS: '500',
       WEBHOOK_CONCURRENCY: '2',
@@ -99,10 +102,12 @@ describe('loadConfig', () => {
       retryMinDelayMs: 10,
       retryMaxDelayMs: 20,
       publicUrl: 'https://adp.example.com',
+      deliveryThread: false,
     });
     expect(Object.isFrozen(config.webhooks)).toBe(true);
     for (const [variable, value] of [
       ['WEBHOOK_ALLOW_PRIVATE', 'yes please'],
+      ['WEBHOOK_DELIVERY_THREAD', 'sometimes'],
       ['WEBHOOK_TIMEOUT_MS', '50'],
       ['WEBHOOK_CONCURRENCY', '0'],
       ['WEBHOOK_RETRIES', '101'],
@@ -286,6 +291,19 @@ describe('loadConfig', () => {
     expect(error.code).toBe('ConfigInvalid');
     expect(error.variable).toBe(variable);
     expect(error.message).toContain(variable);
+  });
+
+  it('runs API_WORKERS processes only on the scale-out configuration, and says which servers are missing', () => {
+    const servers = { CLICKHOUSE_URL: 'http://127.0.0.1:8123', KAFKA_BROKERS: '127.0.0.1:9092', REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({}).apiWorkers).toBe(1);
+    expect(loadConfig({ ...servers, API_WORKERS: '4' }).apiWorkers).toBe(4);
+    const embedded = configError({ API_WORKERS: '2' });
+    expect(embedded.variable).toBe('API_WORKERS');
+    expect(embedded.message).toBe(
+      'Invalid configuration: API_WORKERS above 1 needs the scale-out configuration (CLICKHOUSE_URL, KAFKA_BROKERS and REDIS_URL; missing CLICKHOUSE_URL, KAFKA_BROKERS, REDIS_URL): the embedded store, bus and caches belong to one process',
+    );
+    expect(configError({ CLICKHOUSE_URL: servers.CLICKHOUSE_URL, KAFKA_BROKERS: servers.KAFKA_BROKERS, API_WORKERS: '2' }).message).toContain('missing REDIS_URL)');
+    for (const bad of ['0', '65', 'two']) expect(configError({ ...servers, API_WORKERS: bad }).variable).toBe('API_WORKERS');
   });
 
   it('rejects a HEADERS_TIMEOUT_MS above REQUEST_TIMEOUT_MS', () => {

@@ -13,9 +13,10 @@ import pRetry, { AbortError } from 'p-retry';
 import type { AlertingStore, DeliveryAttempt, MachineAlert, WebhookDelivery, WebhookTarget } from '@adp/store';
 import { loadStreamingCodecs, type Bus, type BusConsumer, type IncomingBatch, type IncomingMessage, type StreamingCodecs } from '@adp/streaming';
 import type { Lookup } from './address-guard.js';
-import { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
+import type { AttemptOutcome } from './deliver.js';
 import { ALERT_EVENT_TYPES, alertPayload, targetWants } from './payload.js';
-import { signDelivery, signingSecrets } from './signing.js';
+import { inlineSender, threadSender, type AttemptSender } from './sender.js';
+import { signingSecrets } from './signing.js';
 
 export interface DispatcherLogger {
   info(object: object, message: string): void;
@@ -49,6 +50,11 @@ export interface DispatcherConfig {
   readonly retry: RetrySchedule;
   /** Base URL of the dashboard for the alerts' links; null: a path only. */
   readonly publicUrl: string | null;
+  /**
+   * Attempts (signing and HTTP) in a delivery thread of their own (sender.ts) instead of this
+   * thread. Default false. Ignored with a `lookup` (tests): a function cannot go to another thread.
+   */
+  readonly deliveryThread?: boolean;
 }
 
 export interface DispatcherDeps {
@@ -112,10 +118,14 @@ export class WebhookDispatcher {
   private queued: { readonly messages: readonly IncomingMessage[]; readonly settle: (error?: unknown) => void }[] = [];
   private handling = false;
   private flushTimer: NodeJS.Timeout | null = null;
-  private readonly connections: DeliveryConnections;
+  private readonly sender: AttemptSender;
 
   constructor(private readonly deps: DispatcherDeps) {
-    this.connections = new DeliveryConnections({ maxSocketsPerAddress: deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS });
+    const pools = { maxSocketsPerAddress: deps.config.concurrencyPerTarget, idleMs: CONNECTION_IDLE_MS };
+    this.sender =
+      deps.config.deliveryThread === true && deps.lookup === undefined
+        ? threadSender(pools)
+        : inlineSender({ ...pools, ...(deps.lookup ? { lookup: deps.lookup } : {}) });
     // Every delivery in flight (and its attempt) listens for the stop: thousands at once is normal.
     setMaxListeners(0, this.abort.signal);
     this.codecs = deps.codecs ?? loadStreamingCodecs();
@@ -128,6 +138,7 @@ export class WebhookDispatcher {
     const { bus, config } = this.deps;
     if (!bus) throw new Error('WebhookDispatcher.start needs a bus');
     await bus.ensureTopics([{ name: config.topic, partitions: 12 }]);
+    this.sender.start();
     for (const delivery of await this.deps.store.pendingDeliveries(PENDING_RESUMED)) this.schedule(delivery);
     const consumer = await bus.consumer({ groupId: config.groupId, topics: [config.topic] });
     try {
@@ -146,8 +157,9 @@ export class WebhookDispatcher {
     this.stopped = true;
     await this.consumer?.close();
     this.abort.abort();
+    // The attempts in flight answer as abandoned, and their deliveries end pending.
+    await this.sender.close();
     await Promise.allSettled([...this.inFlight.values()]);
-    this.connections.close();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     // What cannot be written now stays pending in the store: delivered again after the restart.
@@ -389,16 +401,14 @@ export class WebhookDispatcher {
   }
 
   private attempt(target: WebhookTarget, delivery: WebhookDelivery, at: Date): Promise<AttemptOutcome> {
-    const headers = signDelivery(signingSecrets(target.secrets, at), delivery.deliveryId, at, delivery.payload);
-    return attemptDelivery({
+    return this.sender.send({
       url: target.url,
       body: delivery.payload,
-      headers: { ...headers },
+      secrets: signingSecrets(target.secrets, at),
+      messageId: delivery.deliveryId,
+      atMs: at.getTime(),
       timeoutMs: this.deps.config.timeoutMs,
       allowPrivate: this.deps.config.allowPrivate,
-      signal: this.abort.signal,
-      connections: this.connections,
-      ...(this.deps.lookup ? { lookup: this.deps.lookup } : {}),
     });
   }
 

@@ -1,7 +1,7 @@
 // The dispatcher on the in-process bus and the embedded store: an alert published twice (a replayed
 // batch) is delivered once per target; targets that do not want it get nothing; at most
 // `concurrencyPerTarget` requests are in flight per target; a deleted target's pending deliveries
-// are abandoned.
+// are abandoned. Each case runs with the attempts in the dispatcher's thread and in a delivery thread.
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -72,14 +72,14 @@ afterEach(async () => {
   for (const step of cleanups.splice(0).reverse()) await step();
 });
 
-async function setUp(): Promise<{ store: Store; bus: Bus; dispatcher: WebhookDispatcher }> {
+async function setUpWith(config: DispatcherConfig): Promise<{ store: Store; bus: Bus; dispatcher: WebhookDispatcher }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'adp-dispatcher-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const store = await openEmbeddedStore({ dataDir });
   cleanups.push(() => store.close());
   const bus = createInProcessBus({ retryDelayMs: 10 });
   cleanups.push(() => bus.close());
-  const dispatcher = new WebhookDispatcher({ bus, store: store.alerting!, config: CONFIG, codecs });
+  const dispatcher = new WebhookDispatcher({ bus, store: store.alerting!, config, codecs });
   cleanups.push(() => dispatcher.stop());
   return { store, bus, dispatcher };
 }
@@ -112,7 +112,10 @@ async function publish(bus: Bus, alerts: readonly Alert[]): Promise<void> {
   await producer.close();
 }
 
-describe('WebhookDispatcher', () => {
+// Every case with the attempts in the dispatcher's thread and in a delivery thread of their own.
+describe.each([false, true])('WebhookDispatcher (attempts in a delivery thread: %s)', (deliveryThread) => {
+  const setUp = () => setUpWith({ ...CONFIG, deliveryThread });
+
   it('delivers a replayed alert once per wanting target, with the alert as the body', async () => {
     const { store, bus, dispatcher } = await setUp();
     const all = await receiver(0);
