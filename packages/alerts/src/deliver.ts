@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveTarget, TargetRefused, type Lookup } from './address-guard.js';
+import { signDelivery } from './signing.js';
 
 export interface AttemptOutcome {
   readonly ok: boolean;
@@ -125,5 +126,36 @@ export async function attemptDelivery(request: AttemptRequest): Promise<AttemptO
     if (request.signal?.aborted) abandon();
     else request.signal?.addEventListener('abort', abandon, { once: true });
     req.end(request.body);
+  });
+}
+
+/** A delivery to sign and attempt: its target, body and the secrets in force at `atMs`. */
+export interface SignedDelivery {
+  readonly url: string;
+  readonly body: string;
+  /** The secrets in force at `atMs`: one signature each. */
+  readonly secrets: readonly string[];
+  /** The delivery id (`webhook-id`). */
+  readonly messageId: string;
+  readonly atMs: number;
+  readonly timeoutMs: number;
+  readonly allowPrivate: boolean;
+}
+
+/** Signs a delivery (Standard Webhooks headers) and attempts it; a secret that cannot sign throws. */
+export function signAndAttempt(
+  delivery: SignedDelivery,
+  context: { readonly signal: AbortSignal; readonly connections: DeliveryConnections; readonly lookup?: Lookup },
+): Promise<AttemptOutcome> {
+  const headers = signDelivery(delivery.secrets, delivery.messageId, new Date(delivery.atMs), delivery.body);
+  return attemptDelivery({
+    url: delivery.url,
+    body: delivery.body,
+    headers: { ...headers },
+    timeoutMs: delivery.timeoutMs,
+    allowPrivate: delivery.allowPrivate,
+    signal: context.signal,
+    connections: context.connections,
+    ...(context.lookup ? { lookup: context.lookup } : {}),
   });
 }

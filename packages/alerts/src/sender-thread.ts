@@ -3,21 +3,11 @@
 // An `abort` message abandons those in flight (the dispatcher stopping).
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
-import { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
-import { signDelivery } from './signing.js';
+import { DeliveryConnections, signAndAttempt, type AttemptOutcome, type SignedDelivery } from './deliver.js';
 
 /** One attempt, as the dispatcher hands it to the thread. */
-export interface ThreadAttempt {
+export interface ThreadAttempt extends SignedDelivery {
   readonly id: number;
-  readonly url: string;
-  readonly body: string;
-  /** The secrets in force at `atMs`: one signature each. */
-  readonly secrets: readonly string[];
-  /** The delivery id (`webhook-id`). */
-  readonly messageId: string;
-  readonly atMs: number;
-  readonly timeoutMs: number;
-  readonly allowPrivate: boolean;
 }
 
 /** Attempts go to the thread, and their outcomes come back, in batches: one message per turn of either event loop. */
@@ -63,19 +53,9 @@ parentPort?.on('message', (request: ThreadRequest) => {
 });
 
 function start(attempt: ThreadAttempt): void {
-  const at = new Date(attempt.atMs);
   let outcome: Promise<AttemptOutcome>;
   try {
-    const headers = signDelivery(attempt.secrets, attempt.messageId, at, attempt.body);
-    outcome = attemptDelivery({
-      url: attempt.url,
-      body: attempt.body,
-      headers: { ...headers },
-      timeoutMs: attempt.timeoutMs,
-      allowPrivate: attempt.allowPrivate,
-      signal: abort.signal,
-      connections,
-    });
+    outcome = signAndAttempt(attempt, { signal: abort.signal, connections });
   } catch (err) {
     // A secret the library cannot read: a failed attempt, as it would be in the dispatcher's thread.
     outcome = Promise.resolve({ ok: false, statusCode: null, latencyMs: 0, error: err instanceof Error ? err.message : String(err) });

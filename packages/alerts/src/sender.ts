@@ -7,8 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { Lookup } from './address-guard.js';
-import { DeliveryConnections, attemptDelivery, type AttemptOutcome } from './deliver.js';
-import { signDelivery } from './signing.js';
+import { DeliveryConnections, signAndAttempt, type AttemptOutcome } from './deliver.js';
 import type { ThreadAttempt, ThreadReply, ThreadRequest, ThreadSettings } from './sender-thread.js';
 
 export type SenderAttempt = Omit<ThreadAttempt, 'id'>;
@@ -35,17 +34,7 @@ export function inlineSender(options: SenderOptions): AttemptSender {
   return {
     start() {},
     send(attempt) {
-      const headers = signDelivery(attempt.secrets, attempt.messageId, new Date(attempt.atMs), attempt.body);
-      return attemptDelivery({
-        url: attempt.url,
-        body: attempt.body,
-        headers: { ...headers },
-        timeoutMs: attempt.timeoutMs,
-        allowPrivate: attempt.allowPrivate,
-        signal: abort.signal,
-        connections,
-        ...(options.lookup ? { lookup: options.lookup } : {}),
-      });
+      return signAndAttempt(attempt, { signal: abort.signal, connections, ...(options.lookup ? { lookup: options.lookup } : {}) });
     },
     close() {
       abort.abort();
