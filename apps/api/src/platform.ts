@@ -184,6 +184,7 @@ export async function openPlatform(config: ApiConfig, options: OpenPlatformOptio
         topic: config.jobs.topic,
         groupId: `${options.worker.groupId}.jobs`,
         partitions: options.worker.telemetryPartitions,
+        baselines: app.store,
         logger: app.log.child({ component: 'job-worker' }),
       });
     } else {

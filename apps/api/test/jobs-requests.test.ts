@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { TOPICS, createInProcessBus, loadStreamingCodecs, type Bus, type IncomingMessage } from '@adp/streaming';
 import { createMemoryJobStore, type JobStore } from '@adp/store';
-import { detectEntireSeries } from '@adp/detection';
+import { detectEntireSeries, shapeReferenceOf } from '@adp/detection';
 import { encodeMachineModel, fitMachineModel } from '@adp/machine';
 import { startJobWorker } from '@adp/stream-worker';
 import { jobPoints, pumpChannels, seriesValues, submit, waitForStatus } from './job-flow.js';
@@ -323,6 +323,61 @@ describe('detection jobs: requests', () => {
       // A sensitivity in the request wins over the baseline's.
       const given = (await submit(app, { ...body, sensitivity: 95 })).json<{ series: { sensitivity: number }[] }>();
       expect(given.series.map((series) => series.sensitivity)).toEqual([95, 95]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("holds a flag while the series stays away from its baseline's level, as POST /v1/detect does; a machine without one gets the engine's flags", async () => {
+    // A 48-point cycle; the judged stretch moves up by 6 from point 1000 to 1140 (entire-series
+    // detection reports a level held for less than a twentieth of the series, at its jump).
+    const wave = (count: number, offset: number, shiftFrom = -1, shiftTo = -1): number[] =>
+      Array.from({ length: count }, (_, i) => 50 + 4 * Math.sin((2 * Math.PI * (i + offset)) / 48) + (((i + offset) * 7919) % 13) / 26 + (i >= shiftFrom && i < shiftTo ? 6 : 0));
+    const healthy = wave(1000, 0);
+    const org = app.bootstrap.organizationId;
+    await app.store.upsertBaseline(org, {
+      machineId: 'press-2',
+      baselineId: 'bl_press',
+      label: null,
+      granularity: 'minutely',
+      sensitivity: null,
+      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 990, seriesLength: 1000 },
+      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+      predictorWeights: null,
+      normalisation: null,
+      shapeReference: shapeReferenceOf(healthy),
+    });
+    const judged = wave(3000, 1000, 1000, 1140);
+    const worker = await startJobWorker({ bus, jobs, groupId: 'jobs-level', baselines: app.store, logger: silent });
+    try {
+      const series = jobPoints(judged);
+      const job = (await submit(app, { granularity: 'none', series_list: [{ machine_id: 'press-2', series }, { machine_id: 'other', series }] })).json<{ job_id: string }>();
+      await waitForStatus(app, job.job_id, ['done'], 60_000);
+      const page = (await get(app, `/v1/jobs/${job.job_id}/results?limit=6000`)).json<{
+        results: { series_index: number; is_anomaly: boolean; severity: number }[];
+        episodes: { series_index: number; first_point: number; last_point: number }[];
+      }>();
+      const flagged = (index: number) => page.results.filter((row) => row.series_index === index).flatMap((row, i) => (row.is_anomaly ? [i] : []));
+      // Without a baseline: entire-series detection's flags, which mark the shift at a few points.
+      const engine = detectEntireSeries(
+        { timestampsMs: series.map((point) => Date.parse(point.timestamp)), values: judged, granularity: 'none', customInterval: 1, imputeMode: 'auto' },
+        { sensitivity: 95, maxAnomalyRatio: 0.25 },
+      );
+      const engineFlags = engine.isAnomaly.flatMap((flag, i) => (flag ? [i] : []));
+      expect(flagged(1)).toEqual(engineFlags);
+      const inShift = engineFlags.filter((i) => i >= 1000 && i < 1140);
+      expect(inShift.length).toBeGreaterThan(0);
+      expect(inShift.length).toBeLessThan(10);
+      // With the baseline's level model the shift is flagged from the engine's first flag in it
+      // to (at least) its end, without a break, each held point no more severe than that flag.
+      const held = flagged(0).filter((i) => i >= inShift[0]! && i < 1140 + 48);
+      expect(held[0]).toBe(inShift[0]);
+      expect(held.at(-1)!).toBeGreaterThanOrEqual(1139);
+      expect(held).toEqual(held.map((_, k) => held[0]! + k));
+      // The shift is one episode.
+      const episodes = page.episodes.filter((episode) => episode.series_index === 0 && episode.last_point >= 1000 && episode.first_point < 1140);
+      expect(episodes).toHaveLength(1);
+      expect(episodes[0]!.last_point).toBeGreaterThanOrEqual(1139);
     } finally {
       await worker.stop();
     }

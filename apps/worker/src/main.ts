@@ -78,6 +78,7 @@ async function main(): Promise<void> {
         topic: config.jobsTopic,
         groupId: `${config.groupId}.jobs`,
         partitions: config.telemetryPartitions,
+        baselines: store,
         logger: logger.child({ component: 'job-worker' }),
       })
     : null;

@@ -7,7 +7,9 @@
 // around every cut. Each chunk is staged durably in the job store before its offset is
 // committed; when a series' last chunk arrives (a series' chunks share a key, so they arrive in
 // order on one partition) the worker reads the staged chunks back, joins them and judges the
-// whole series at once. Its results are therefore exactly detectEntireSeries over the same points.
+// whole series at once. Its results are therefore exactly detectEntireSeries over the same points,
+// with, where the series' machine has a single series' baseline with a level model, each flag held
+// while the series stays away from the healthy level (holdDepartures, as POST /v1/detect holds it).
 //
 // A multichannel series arrives as one series per channel, each judged as above, and, where its
 // machine's baseline has a joint model, a machine-verdict series: every channel's readings point
@@ -19,13 +21,15 @@
 import {
   detectEntireSeries,
   GRANULARITIES,
+  heldPoint,
   IMPUTE_MODES,
   SeriesError,
   type DetectOptions,
+  type EntireResult,
   type SeriesInput,
 } from '@adp/detection';
 import { seriesEpisodes } from '@adp/alerts';
-import { decodeMachineModel, judgeMachine } from '@adp/machine';
+import { baselineLevelModel, decodeMachineModel, judgeMachine, levelCarry, levelVerdict, type MachineModel } from '@adp/machine';
 import {
   TOPICS,
   loadStreamingCodecs,
@@ -43,6 +47,7 @@ import {
   type JobResultRow,
   type JobStore,
   type JudgedSeries,
+  type Store,
 } from '@adp/store';
 import type { WorkerLogger } from './worker.js';
 
@@ -60,6 +65,11 @@ export interface JobWorkerDeps {
   readonly ensureTopics?: boolean;
   readonly nowMs?: () => number;
   readonly codecs?: Pick<StreamingCodecs, 'jobChunk'>;
+  /**
+   * The machines' baselines: a single series whose machine's baseline has a level model holds its
+   * flags while it stays away from the healthy level. Absent: nothing is held.
+   */
+  readonly baselines?: Pick<Store, 'getBaseline'>;
 }
 
 export interface RunningJobWorker {
@@ -135,12 +145,41 @@ function jobEpisode(
   };
 }
 
+/** Level models kept: a job of many series of the same machines fits each machine's once. */
+const LEVEL_MODELS_KEPT = 256;
+
+/**
+ * The machines' level models, as their baselines are when a series is judged: each judged series
+ * reads its machine's baseline, and the model fitted for that baseline (its id and update time) is
+ * reused while it stays the same. A store failure rejects (the batch is delivered again).
+ */
+class LevelModels {
+  private readonly fitted = new Map<string, { readonly baselineId: string; readonly updatedAtMs: number; readonly model: MachineModel | null }>();
+
+  constructor(private readonly baselines: Pick<Store, 'getBaseline'> | null) {}
+
+  async of(orgId: string, machineId: string): Promise<MachineModel | null> {
+    if (this.baselines === null) return null;
+    const record = await this.baselines.getBaseline(orgId, machineId);
+    if (record === null) return null;
+    const key = `${orgId}/${machineId}`;
+    const kept = this.fitted.get(key);
+    if (kept !== undefined && kept.baselineId === record.baselineId && kept.updatedAtMs === record.updatedAt.getTime()) return kept.model;
+    const model = baselineLevelModel(record);
+    this.fitted.delete(key);
+    if (this.fitted.size >= LEVEL_MODELS_KEPT) this.fitted.delete(this.fitted.keys().next().value!);
+    this.fitted.set(key, { baselineId: record.baselineId, updatedAtMs: record.updatedAt.getTime(), model });
+    return model;
+  }
+}
+
 export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWorker> {
   const topic = deps.topic ?? TOPICS.jobs;
   const codecs = deps.codecs ?? loadStreamingCodecs();
   const nowMs = deps.nowMs ?? Date.now;
   const log = deps.logger;
   let judgedCount = 0;
+  const levels = new LevelModels(deps.baselines ?? null);
   if (deps.ensureTopics ?? true) await deps.bus.ensureTopics([{ name: topic, partitions: deps.partitions ?? 12 }]);
 
   /**
@@ -267,6 +306,10 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     }
     const notFinite = firstNotFinite(result);
     if (notFinite >= 0) return { code: DETECTION_FAILURE_CODE, message: `The detection engine's answer is not a finite number at point ${notFinite}.` };
+    if (spec.machineId !== null && spec.channel === undefined) {
+      const level = await levels.of(job.orgId, spec.machineId);
+      if (level !== null) holdDepartures(result, values, level, options.sensitivity);
+    }
     const rows: JobResultRow[] = new Array<JobResultRow>(values.length);
     for (let i = 0; i < values.length; i++) {
       rows[i] = {
@@ -284,6 +327,26 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     return { seriesIndex, period: result.period, rows, episodes: seriesEpisodesOf(seriesIndex, result, timestamps) };
+  }
+
+  /**
+   * Where the series' baseline has a level model, each flag holds while the series stays away
+   * from the healthy level (levelCarry, after the anomaly cap, as POST /v1/detect holds it), at
+   * heldPoint's severity and band.
+   */
+  function holdDepartures(result: EntireResult, values: readonly number[], model: MachineModel, sensitivity: number): void {
+    const carried = levelCarry(result.isAnomaly, result.severity, levelVerdict(model, values, sensitivity));
+    for (let i = 0; i < values.length; i++) {
+      const carry = carried[i]!;
+      if (carry <= 0 || result.isAnomaly[i]) continue;
+      const held = heldPoint(values[i]!, result.expectedValues[i]!, carry);
+      result.isAnomaly[i] = true;
+      result.isPositiveAnomaly[i] = held.isPositiveAnomaly;
+      result.isNegativeAnomaly[i] = held.isNegativeAnomaly;
+      result.severity[i] = held.severity;
+      result.upperMargins[i] = held.margin;
+      result.lowerMargins[i] = held.margin;
+    }
   }
 
   /**

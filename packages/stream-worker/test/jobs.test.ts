@@ -126,6 +126,31 @@ describe('job worker', () => {
     expect(halves).not.toEqual(whole.expectedValues);
   });
 
+  it("a baseline read that fails delivers the batch again: the series is judged once the store answers", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
+    dirs.push(dir);
+    const { bus, jobs } = await pieces(dir);
+    const points = values(600);
+    const { record, messages } = job('job_00000000000000000000000000000009', [points], 1000);
+    await jobs.create(record);
+    let reads = 0;
+    const baselines = {
+      async getBaseline() {
+        reads++;
+        if (reads === 1) throw new Error('store unreachable');
+        return null;
+      },
+    };
+    const running = await startJobWorker({ bus, jobs, groupId: 'jobs', partitions: 2, logger: silent, baselines });
+    open.unshift({ close: () => running.stop() });
+    await (await bus.producer()).send(TOPICS.jobs, messages);
+    await until(async () => (await jobs.get(ORG, record.jobId))?.status === 'done');
+    expect(reads).toBe(2);
+    // Without a baseline: entire-series detection's flags.
+    const rows = await jobs.results(ORG, record.jobId, { limit: 10_000 });
+    expect(rows.map((row) => row.isAnomaly)).toEqual(detectEntireSeries(input(points), OPTIONS).isAnomaly);
+  });
+
   it('a series the engine refuses fails the job, saying why and on which series; the worker goes on', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'adp-job-worker-'));
     dirs.push(dir);
