@@ -2,9 +2,10 @@
 // of `quietPoints` judged points has followed its last flagged one. Pure: the worker feeds each
 // series' newly judged points with the state it kept (in its checkpoints), and raises the events.
 // A flagged point that feedback recognises as familiar (feedback.ts) counts as quiet.
+import type { RegimeName } from '@adp/store';
 import type { RegimeState } from './regimes.js';
 
-export type RegimeName = 'HEALTHY' | 'ACTIVE' | 'TRANSITION' | 'SHOCK' | 'UNKNOWN';
+export type { RegimeName };
 
 /** One judged point, as the worker's result row has it. */
 export interface JudgedPoint {

@@ -1,3 +1,4 @@
 export * from './identifiers.js';
 export * from './limits.js';
 export * from './channels-csv.js';
+export * from './regimes.js';

@@ -234,8 +234,8 @@ export interface MachineSummary {
   readonly channels?: readonly string[] | null;
 }
 
-export const REGIME_NAMES = ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] as const;
-export type RegimeName = (typeof REGIME_NAMES)[number];
+export { REGIMES as REGIME_NAMES, type Regime as RegimeName } from '@adp/domain';
+import type { Regime as RegimeName } from '@adp/domain';
 export type RegimeCounts = Readonly<Record<RegimeName, number>>;
 
 /** One detection for a machine, as the status counters record it. */

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { REGIMES } from '@adp/streaming';
 import { encodeResultRowsRowBinary, REGIME_ENUM_VALUES } from '../src/clickhouse/row-binary.js';
+import { REGIME_NAMES } from '../src/types.js';
 import { encodeJobResultsRowBinary } from '../src/clickhouse/clickhouse-jobs.js';
 import { JUDGED_POINT_COLUMNS } from '../src/judged-point.js';
 import { RESULT_COLUMNS } from '../src/result-rows.js';
@@ -65,6 +66,8 @@ describe('encodeResultRowsRowBinary', () => {
     const declared = Object.fromEntries([.../regime Enum8\(([^)]*)\)/.exec(ddl)![1]!.matchAll(/'(\w+)' = (\d+)/g)].map((m) => [m[1], Number(m[2])]));
     expect(REGIME_ENUM_VALUES).toEqual(declared);
     expect(Object.keys(REGIME_ENUM_VALUES).sort()).toEqual([...REGIMES].sort());
+    // The Avro schema's enum lists them in the order of the platform's one list.
+    expect([...REGIMES]).toEqual([...REGIME_NAMES]);
   });
 });
 

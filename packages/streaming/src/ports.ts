@@ -1,6 +1,7 @@
 // The seams of the streaming platform. Each one has an embedded implementation (one process, no
 // server: `npm start`) and a scale-out one (Kafka, ClickHouse, Redis), chosen by configuration;
 // the API, the workers and the integration tests only see these interfaces.
+import type { REGIMES } from './avro/schemas.js';
 
 /** A message as producers hand it to the bus. */
 export interface OutgoingMessage {
@@ -96,7 +97,7 @@ export interface ResultRow extends JudgedPoint {
   readonly tsMs: number;
   readonly energy: number | null;
   readonly zScore: number | null;
-  readonly regime: 'HEALTHY' | 'ACTIVE' | 'TRANSITION' | 'SHOCK' | 'UNKNOWN';
+  readonly regime: (typeof REGIMES)[number];
   readonly modelVersion: string;
   readonly writtenAtMs: number;
 }

@@ -1,8 +1,9 @@
 // Regime rules: per-point operating regimes from a machine's energy z-scores and the engine's
 // changepoints. Pure: plain arrays in, plain arrays out. README.md beside `src/` states the rules.
 
-export const REGIMES = ['HEALTHY', 'ACTIVE', 'TRANSITION', 'SHOCK', 'UNKNOWN'] as const;
-export type Regime = (typeof REGIMES)[number];
+import { REGIMES, type Regime } from '@adp/domain';
+
+export { REGIMES, type Regime };
 export type RegimeCounts = Record<Regime, number>;
 
 export interface RegimeThresholds {
