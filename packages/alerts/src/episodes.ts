@@ -3,21 +3,14 @@
 // series' newly judged points with the state it kept (in its checkpoints), and raises the events.
 // A flagged point that feedback recognises as familiar (feedback.ts) counts as quiet.
 import type { RegimeName } from '@adp/store';
+import type { JudgedPoint as StoredVerdict } from '@adp/streaming';
 import type { RegimeState } from './regimes.js';
 
 export type { RegimeName };
 
-/** One judged point, as the worker's result row has it. */
-export interface JudgedPoint {
+/** One judged point, as the worker's result row has it: the engine's verdict, its time and regime. */
+export interface JudgedPoint extends StoredVerdict {
   readonly tsMs: number;
-  readonly value: number;
-  readonly expectedValue: number;
-  readonly upperMargin: number;
-  readonly lowerMargin: number;
-  readonly isAnomaly: boolean;
-  readonly isPositiveAnomaly: boolean;
-  readonly isNegativeAnomaly: boolean;
-  readonly severity: number;
   readonly regime: RegimeName;
 }
 
