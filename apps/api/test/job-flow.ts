@@ -9,6 +9,7 @@ import { seriesEpisodes } from '@adp/alerts';
 import { detectEntireSeries, type SeriesInput } from '@adp/detection';
 import { encodeMachineModel, fitMachineModel, judgeMachine } from '@adp/machine';
 import type { FastifyInstance } from 'fastify';
+import type { NewBaseline } from '@adp/store';
 import type { Platform } from '../src/platform.js';
 import { describeApiKey } from '../src/tenancy/keys.js';
 import { API_KEY, eventually, get, OTHER_KEY, OTHER_ORG } from './streaming-helpers.js';
@@ -32,6 +33,25 @@ export function seriesValues(count: number, seed = 0): number[] {
     if ((i + seed) % 15013 === 7000) return base - 70;
     return base;
   });
+}
+
+/**
+ * A baseline written straight to the store, without a fine-tune (the suites' models do not
+ * fine-tune): `fields` add what the test needs (a joint model, shapes, a sensitivity).
+ */
+export function storedBaseline(machineId: string, rows: number, fields: Partial<NewBaseline> = {}): NewBaseline {
+  return {
+    machineId,
+    baselineId: `bl_${machineId}`,
+    label: null,
+    granularity: 'minutely',
+    sensitivity: null,
+    stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: rows - 10, seriesLength: rows },
+    fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
+    predictorWeights: null,
+    normalisation: null,
+    ...fields,
+  };
 }
 
 export function jobPoints(values: readonly number[]): { timestamp: string; value: number }[] {
@@ -324,19 +344,7 @@ export function jobFlowTests(makeTarget: () => JobTarget): void {
     const names = ['flow', 'pressure', 'temp'] as const;
     const model = fitMachineModel({ channels: [...names], values: names.map((name) => healthy[name]) });
     const org = await app.store.ensureDefaultOrganization();
-    await app.store.upsertBaseline(org.id, {
-      machineId: 'pump-1',
-      baselineId: 'bl_pump1',
-      label: null,
-      granularity: 'minutely',
-      sensitivity: null,
-      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 390, seriesLength: 400 },
-      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
-      predictorWeights: null,
-      normalisation: null,
-      channels: [...names],
-      machineModel: encodeMachineModel(model),
-    });
+    await app.store.upsertBaseline(org.id, storedBaseline('pump-1', 400, { channels: [...names], machineModel: encodeMachineModel(model) }));
 
     const judged = pumpChannels(2400, 400, { from: 1200, to: 1500 });
     const series = judged.flow.map((_, i) => ({

@@ -13,7 +13,7 @@ import { createMemoryJobStore, type JobStore } from '@adp/store';
 import { detectEntireSeries, shapeReferenceOf } from '@adp/detection';
 import { encodeMachineModel, fitMachineModel } from '@adp/machine';
 import { startJobWorker } from '@adp/stream-worker';
-import { jobPoints, pumpChannels, seriesValues, submit, waitForStatus } from './job-flow.js';
+import { jobPoints, pumpChannels, seriesValues, storedBaseline, submit, waitForStatus } from './job-flow.js';
 import { API_KEY, eventually, get, post, streamingEnvironment, type StreamingEnvironment } from './streaming-helpers.js';
 
 const codecs = loadStreamingCodecs();
@@ -335,18 +335,7 @@ describe('detection jobs: requests', () => {
       Array.from({ length: count }, (_, i) => 50 + 4 * Math.sin((2 * Math.PI * (i + offset)) / 48) + (((i + offset) * 7919) % 13) / 26 + (i >= shiftFrom && i < shiftTo ? 6 : 0));
     const healthy = wave(1000, 0);
     const org = app.bootstrap.organizationId;
-    await app.store.upsertBaseline(org, {
-      machineId: 'press-2',
-      baselineId: 'bl_press',
-      label: null,
-      granularity: 'minutely',
-      sensitivity: null,
-      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 990, seriesLength: 1000 },
-      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
-      predictorWeights: null,
-      normalisation: null,
-      shapeReference: shapeReferenceOf(healthy),
-    });
+    await app.store.upsertBaseline(org, storedBaseline('press-2', 1000, { shapeReference: shapeReferenceOf(healthy) }));
     const judged = wave(3000, 1000, 1000, 1140);
     const worker = await startJobWorker({ bus, jobs, groupId: 'jobs-level', baselines: app.store, logger: silent });
     try {
@@ -402,19 +391,14 @@ describe('detection jobs: requests', () => {
     // With the machine's multivariate baseline: its joint model judges the readings together.
     const org = app.bootstrap.organizationId;
     const healthy = pumpChannels(400, 0);
-    await app.store.upsertBaseline(org, {
-      machineId: 'pump',
-      baselineId: 'bl_pump',
-      label: null,
-      granularity: 'minutely',
-      sensitivity: 90,
-      stats: { energyMean: 1, energyStd: 0.5, energyP99: 2, numWindows: 390, seriesLength: 400 },
-      fineTuneStats: { status: 'skipped', finalLoss: null, epochsRun: 0, epochsMax: 0, earlyStopped: false, windows: 0, durationSeconds: 0 },
-      predictorWeights: null,
-      normalisation: null,
-      channels: ['flow', 'pressure', 'temp'],
-      machineModel: encodeMachineModel(fitMachineModel({ channels: ['flow', 'pressure', 'temp'], values: [healthy.flow, healthy.pressure, healthy.temp] })),
-    });
+    await app.store.upsertBaseline(
+      org,
+      storedBaseline('pump', 400, {
+        sensitivity: 90,
+        channels: ['flow', 'pressure', 'temp'],
+        machineModel: encodeMachineModel(fitMachineModel({ channels: ['flow', 'pressure', 'temp'], values: [healthy.flow, healthy.pressure, healthy.temp] })),
+      }),
+    );
     received.length = 0;
     const joint = await submit(app, { granularity: 'minutely', machine_id: 'pump', series: multichannel(250, ['temp', 'flow', 'pressure']) });
     expect(joint.statusCode).toBe(202);
