@@ -13,14 +13,15 @@
 import { JsonNumberReader } from '../json-number.js';
 import type { ParseTimestamp } from './request.js';
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const BACKSLASH = 0x5c;
+/** JSON's structural bytes (the body scanner in json-scan.ts reads the same). */
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
+export const BACKSLASH = 0x5c;
 const MINUS = 0x2d;
 const DOT = 0x2e;
 const ZERO = 0x30;

@@ -15,7 +15,23 @@ import { alignSeries, type SeriesInput } from '@adp/detection';
 import { MIN_SERIES_POINTS } from '@adp/domain';
 import { parseJobRequest, type JobLimits, type ParsedJobRequest, type ParseTimestamp } from './request.js';
 import type { JobRequest } from './schemas.js';
-import { isSpace, NOT_SCANNABLE, NotScannable, plainStringEnd, PointReader, SeriesPrescan, SeriesRead } from './json-points.js';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isSpace,
+  NOT_SCANNABLE,
+  NotScannable,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  plainStringEnd,
+  PointReader,
+  QUOTE,
+  SeriesPrescan,
+  SeriesRead,
+} from './json-points.js';
 
 /** One series of the body as read: its points' timestamps (epoch ms) and values. */
 interface ScannedSeries {
@@ -156,14 +172,6 @@ export function acceptScanned(body: ScannedJobBody, limits: JobLimits, parseTime
 
 // --- the scanner ----------------------------------------------------------------------------------
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const BACKSLASH = 0x5c;
 /** The vendor's limit on a value's magnitude (larger values are refused by the ordinary road). */
 const MAX_VALUE_MAGNITUDE = 1e100;
 
