@@ -4,16 +4,8 @@
 // Values reach SQL only through sqlString/sqlInteger.
 import type { AlertingKind, AlertingRow } from '../alerting.js';
 import { DocumentAlertingStore, type AlertingDocuments } from '../alerting-documents.js';
+import type { ClickHouseAccess } from './clickhouse-database.js';
 import { sqlInteger, sqlString } from './sql.js';
-
-export interface ClickHouseAlertingAccess {
-  op<T>(operation: string, task: (operation: string) => Promise<T>): Promise<T>;
-  rows<T>(operation: string, query: string): Promise<T[]>;
-  insert(operation: string, table: string, values: readonly Record<string, unknown>[]): Promise<void>;
-  /** A statement without a result set (INSERT ... SELECT). */
-  command(operation: string, query: string): Promise<void>;
-  nextVersion(): number;
-}
 
 interface LatestRow {
   the_doc: string;
@@ -22,7 +14,7 @@ interface LatestRow {
 
 class ClickHouseAlertingDocuments implements AlertingDocuments {
   constructor(
-    private readonly access: ClickHouseAlertingAccess,
+    private readonly access: ClickHouseAccess,
     private readonly table: string,
   ) {}
 
@@ -164,6 +156,6 @@ class ClickHouseAlertingDocuments implements AlertingDocuments {
   }
 }
 
-export function clickHouseAlertingStore(access: ClickHouseAlertingAccess, table: string): DocumentAlertingStore {
+export function clickHouseAlertingStore(access: ClickHouseAccess, table: string): DocumentAlertingStore {
   return new DocumentAlertingStore(new ClickHouseAlertingDocuments(access, table));
 }

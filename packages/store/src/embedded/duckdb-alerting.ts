@@ -1,16 +1,12 @@
 // Webhook targets, deliveries and feedback in the embedded database (table `alerting`, migration
 // 12): the documents of ../alerting.ts, one row per (kind, org_id, id), replaced whole; a
 // delivery's body is inserted once and never replaced.
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { AlertingKind, AlertingRow } from '../alerting.js';
 import { DocumentAlertingStore, type AlertingDocuments } from '../alerting-documents.js';
-
-export interface EmbeddedAlertingAccess {
-  run<T>(operation: string, task: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
-}
+import type { EmbeddedAccess } from './duckdb-database.js';
 
 class DuckDBAlertingDocuments implements AlertingDocuments {
-  constructor(private readonly access: EmbeddedAlertingAccess) {}
+  constructor(private readonly access: EmbeddedAccess) {}
 
   put(operation: string, rows: readonly AlertingRow[]): Promise<void> {
     return this.insert(operation, 'INSERT OR REPLACE', rows);
@@ -83,6 +79,6 @@ class DuckDBAlertingDocuments implements AlertingDocuments {
   }
 }
 
-export function duckDBAlertingStore(access: EmbeddedAlertingAccess): DocumentAlertingStore {
+export function duckDBAlertingStore(access: EmbeddedAccess): DocumentAlertingStore {
   return new DocumentAlertingStore(new DuckDBAlertingDocuments(access));
 }
