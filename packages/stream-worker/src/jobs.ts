@@ -9,7 +9,7 @@
 // order on one partition) the worker reads the staged chunks back, joins them and judges the
 // whole series at once. Its results are therefore exactly detectEntireSeries over the same points,
 // with, where the series' machine has a single series' baseline with a level model, each flag held
-// while the series stays away from the healthy level (holdDepartures, as POST /v1/detect holds it).
+// while the series stays away from the healthy level (flagHeld, as POST /v1/detect holds it).
 //
 // A multichannel series arrives as one series per channel, each judged as above, and, where its
 // machine's baseline has a joint model, a machine-verdict series: every channel's readings point
@@ -21,11 +21,10 @@
 import {
   detectEntireSeries,
   GRANULARITIES,
-  heldPoint,
+  flagHeld,
   IMPUTE_MODES,
   SeriesError,
   type DetectOptions,
-  type EntireResult,
   type SeriesInput,
 } from '@adp/detection';
 import { seriesEpisodes } from '@adp/alerts';
@@ -308,7 +307,9 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
     if (notFinite >= 0) return { code: DETECTION_FAILURE_CODE, message: `The detection engine's answer is not a finite number at point ${notFinite}.` };
     if (spec.machineId !== null && spec.channel === undefined) {
       const level = await levels.of(job.orgId, spec.machineId);
-      if (level !== null) holdDepartures(result, values, level, options.sensitivity);
+      // Each flag holds while the series stays away from the healthy level (after the anomaly
+      // cap, as POST /v1/detect holds it).
+      if (level !== null) flagHeld(result, values, result.expectedValues, levelCarry(result.isAnomaly, result.severity, levelVerdict(level, values, options.sensitivity)));
     }
     const rows: JobResultRow[] = new Array<JobResultRow>(values.length);
     for (let i = 0; i < values.length; i++) {
@@ -327,26 +328,6 @@ export async function startJobWorker(deps: JobWorkerDeps): Promise<RunningJobWor
       };
     }
     return { seriesIndex, period: result.period, rows, episodes: seriesEpisodesOf(seriesIndex, result, timestamps) };
-  }
-
-  /**
-   * Where the series' baseline has a level model, each flag holds while the series stays away
-   * from the healthy level (levelCarry, after the anomaly cap, as POST /v1/detect holds it), at
-   * heldPoint's severity and band.
-   */
-  function holdDepartures(result: EntireResult, values: readonly number[], model: MachineModel, sensitivity: number): void {
-    const carried = levelCarry(result.isAnomaly, result.severity, levelVerdict(model, values, sensitivity));
-    for (let i = 0; i < values.length; i++) {
-      const carry = carried[i]!;
-      if (carry <= 0 || result.isAnomaly[i]) continue;
-      const held = heldPoint(values[i]!, result.expectedValues[i]!, carry);
-      result.isAnomaly[i] = true;
-      result.isPositiveAnomaly[i] = held.isPositiveAnomaly;
-      result.isNegativeAnomaly[i] = held.isNegativeAnomaly;
-      result.severity[i] = held.severity;
-      result.upperMargins[i] = held.margin;
-      result.lowerMargins[i] = held.margin;
-    }
   }
 
   /**

@@ -75,10 +75,12 @@ export {
   bandHolding,
   baselineFindsOrdinary,
   LEARNED_ONSET_POINTS,
+  flagHeld,
   heldPoint,
   learnedOverride,
   learnedScores,
   learnedSeverity,
+  type HeldTarget,
   type LearnedOverride,
 } from './learned.js';
 export {

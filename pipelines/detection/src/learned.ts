@@ -85,3 +85,34 @@ export function bandHolding(value: number, expected: number, margin: number): nu
 export function heldPoint(value: number, expected: number, severity: number): LearnedOverride {
   return learnedOverride(value, expected, 0, severity) ?? { severity, margin: 0, isPositiveAnomaly: false, isNegativeAnomaly: false };
 }
+
+/** The per-point verdict arrays a hold writes into (the sides too, where the caller keeps them). */
+export interface HeldTarget {
+  readonly isAnomaly: boolean[];
+  readonly severity: number[];
+  readonly upperMargins: number[];
+  readonly lowerMargins: number[];
+  readonly isPositiveAnomaly?: boolean[];
+  readonly isNegativeAnomaly?: boolean[];
+}
+
+/**
+ * Flags each point a departure holds (`carried[i]` > 0, the severity it holds at) that is not
+ * flagged already, by heldPoint; which points it flagged.
+ */
+export function flagHeld(target: HeldTarget, values: ArrayLike<number>, expectedValues: ArrayLike<number>, carried: ArrayLike<number>): boolean[] {
+  const held = new Array<boolean>(target.isAnomaly.length).fill(false);
+  for (let i = 0; i < held.length; i++) {
+    const carry = carried[i] ?? 0;
+    if (carry <= 0 || target.isAnomaly[i]) continue;
+    const holds = heldPoint(values[i] ?? 0, expectedValues[i] ?? 0, carry);
+    held[i] = true;
+    target.isAnomaly[i] = true;
+    target.severity[i] = holds.severity;
+    target.upperMargins[i] = holds.margin;
+    target.lowerMargins[i] = holds.margin;
+    if (target.isPositiveAnomaly) target.isPositiveAnomaly[i] = holds.isPositiveAnomaly;
+    if (target.isNegativeAnomaly) target.isNegativeAnomaly[i] = holds.isNegativeAnomaly;
+  }
+  return held;
+}

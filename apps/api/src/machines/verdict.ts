@@ -4,7 +4,7 @@
 // (energy-stats.ts), with the engine's own sensitivity rule: an energy is out of its band when its
 // z-score exceeds marginMultiplier(sensitivity), the number of robust standard deviations the
 // engine's band spans at that sensitivity. So one sensitivity means the same on both sides.
-import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, heldPoint, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
+import { anomalyCap, bandHolding, baselineFindsOrdinary, EVENT_GAP_SHARE, flagHeld, learnedOverride, learnedSeverity, marginMultiplier, reportEvents, ROUTINE_EVENT_COUNT, widenedMargin, type EntireResult } from '@adp/detection';
 import { levelCarry, type LevelVerdict } from '@adp/machine';
 import { WINDOW_POINTS } from '@adp/model';
 
@@ -71,8 +71,6 @@ export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
   const severity = [...entire.severity];
   const isAnomaly = [...entire.isAnomaly];
   const learnedOnly = new Array<boolean>(n).fill(false);
-  // Points flagged only because a departure's level held (after the cap).
-  const held = new Array<boolean>(n).fill(false);
   const band = marginMultiplier(input.sensitivity);
   for (let i = WINDOW_POINTS; i < n; i++) {
     const score = scores[i] ?? Number.NaN;
@@ -130,21 +128,12 @@ export function learnedVerdicts(input: LearnedVerdictInput): HeldVerdicts {
     }
   }
   // The cap counts events; a departure's held points go with the flag the cap kept.
-  if (input.level !== undefined) {
-    const carried = levelCarry(isAnomaly, severity, input.level);
-    for (let i = 0; i < n; i++) {
-      const carry = carried[i] ?? 0;
-      if (carry <= 0 || isAnomaly[i]) continue;
-      // A held point on its expected value is still part of the departure (heldPoint), so its
-      // episode does not break there.
-      const holds = heldPoint(values[i] ?? 0, entire.expectedValues[i] ?? 0, carry);
-      held[i] = true;
-      isAnomaly[i] = true;
-      severity[i] = holds.severity;
-      upperMargins[i] = holds.margin;
-      lowerMargins[i] = holds.margin;
-    }
-  }
+  // Points flagged only because a departure's level held (after the cap). A held point on its
+  // expected value is still part of the departure (heldPoint), so its episode does not break there.
+  const held =
+    input.level === undefined
+      ? []
+      : flagHeld({ isAnomaly, severity, upperMargins, lowerMargins }, values, entire.expectedValues, levelCarry(isAnomaly, severity, input.level));
   const isPositiveAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) > (entire.expectedValues[i] ?? 0));
   const isNegativeAnomaly = isAnomaly.map((flag, i) => flag && (values[i] ?? 0) < (entire.expectedValues[i] ?? 0));
   // Where a departure holds: flagged points the level model finds away from the healthy state.
